@@ -1,0 +1,164 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/spf13/cobra"
+
+	"github.com/streamcrawl/streamcrawl/spiders"
+	"github.com/streamcrawl/streamcrawl/streams"
+)
+
+func (a *app) benchCommand() *cobra.Command {
+	var f runFlags
+	var pages int
+	cmd := &cobra.Command{
+		Use:   "bench [--pages N] [--redis URL]",
+		Short: "Crawl the demo shop at full speed and print pages/s, CPU, memory and Redis cost",
+		Long: `bench starts the demo shop in a child process and crawls it with every stage in this
+process, then prints pages/s, this process's CPU seconds per 1000 pages, its peak RSS, and
+the Redis server's CPU time and commands per page and bytes per seen URL.
+
+Without --redis it starts a throw-away redis-server from PATH (so the Redis figures are
+real); without one there it falls back to the embedded Redis and cannot report them.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx := cmd.Context()
+			site, base, err := startSiteChild(ctx, pages)
+			if err != nil {
+				return err
+			}
+			defer site.stop()
+			if a.redisURL == "" && os.Getenv("REDIS_URL") == "" {
+				if rc, url, err := startRedisChild(ctx); err == nil {
+					defer rc.stop()
+					a.redisURL = url
+				} else {
+					a.log.Warn("no redis-server on PATH; using the embedded Redis (no Redis figures)")
+				}
+			}
+			rdb, err := a.connect(ctx, false)
+			if err != nil {
+				return err
+			}
+			defer rdb.Close()
+			yaml := benchSpider(base)
+			sp, _, err := spiders.Parse("bench.yaml", []byte(yaml))
+			if err != nil {
+				return err
+			}
+			dir, err := os.MkdirTemp("", "streamcrawl-bench")
+			if err != nil {
+				return err
+			}
+			defer os.RemoveAll(dir)
+			f.out = filepath.Join(dir, "items.jsonl")
+			f.untilDone = true
+			before := redisInfo(ctx, rdb)
+			cpu0 := processCPU()
+			start := time.Now()
+			st, err := a.crawl(ctx, rdb, sp, &f, true, io.Discard)
+			if err != nil {
+				return err
+			}
+			took := time.Since(start)
+			cpu := processCPU() - cpu0
+			after := redisInfo(ctx, rdb)
+			printBench(a.stdout, st, took, cpu, before, after, rdb.Embedded == nil)
+			return nil
+		},
+	}
+	a.redisFlags(cmd, true)
+	f.add(cmd, false)
+	cmd.Flags().IntVar(&pages, "pages", 5000, "pages of the demo shop")
+	_ = cmd.Flags().Set("retry-backoff", "100ms")
+	return cmd
+}
+
+// benchSpider is the demo shop's spider at full speed.
+func benchSpider(base string) string {
+	return strings.Replace(`name: bench
+start_urls: [BASE]
+allowed_domains: [127.0.0.1]
+follow:
+  - links: "a[href]"
+items:
+  - type: product
+    when: "div.product"
+    fields:
+      url: "link[rel=canonical]::attr(href)"
+      name: ".product-name::text"
+      price: ".price::text"
+      sku: ".sku::text"
+settings:
+  concurrency: 64
+`, "BASE", base, 1)
+}
+
+// processCPU returns this process's user+system CPU seconds.
+func processCPU() float64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
+}
+
+// peakRSS returns this process's peak resident set size in bytes.
+func peakRSS() int64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return ru.Maxrss * 1024
+}
+
+// redisInfo returns the INFO fields bench compares before and after.
+func redisInfo(ctx context.Context, rdb redis.UniversalClient) map[string]float64 {
+	out := map[string]float64{}
+	info, err := rdb.Info(ctx, "cpu", "stats", "memory").Result()
+	if err != nil {
+		return out
+	}
+	for _, line := range strings.Split(info, "\r\n") {
+		k, v, ok := strings.Cut(line, ":")
+		if !ok {
+			continue
+		}
+		if x, err := strconv.ParseFloat(v, 64); err == nil {
+			out[k] = x
+		}
+	}
+	return out
+}
+
+func printBench(w io.Writer, st *streams.Status, took time.Duration, cpu float64, before, after map[string]float64, realRedis bool) {
+	pages := float64(st.Stats["pages_fetched"])
+	fmt.Fprintf(w, "streamcrawl bench: %d pages fetched, %d items stored, done=%v\n", int64(pages), st.ItemsStored, st.Done)
+	fmt.Fprintf(w, "  wall time                     %.2f s\n", took.Seconds())
+	fmt.Fprintf(w, "  pages/s                       %.0f\n", pages/took.Seconds())
+	fmt.Fprintf(w, "  worker CPU s per 1000 pages   %.2f\n", cpu/pages*1000)
+	fmt.Fprintf(w, "  worker peak RSS               %.0f MiB\n", float64(peakRSS())/(1<<20))
+	if !realRedis {
+		fmt.Fprintf(w, "  (embedded Redis: its CPU is in the worker figures; no Redis figures)\n")
+		return
+	}
+	rcpu := (after["used_cpu_user"] + after["used_cpu_sys"]) - (before["used_cpu_user"] + before["used_cpu_sys"])
+	cmds := after["total_commands_processed"] - before["total_commands_processed"]
+	fmt.Fprintf(w, "  Redis CPU per page            %.0f µs\n", rcpu/pages*1e6)
+	fmt.Fprintf(w, "  Redis commands per page       %.1f\n", cmds/pages)
+	if st.Seen > 0 {
+		fmt.Fprintf(w, "  Redis bytes per seen URL      %.1f (dedup set: %d bytes for %d URLs)\n",
+			float64(st.SeenBytes)/float64(st.Seen), st.SeenBytes, st.Seen)
+	}
+	fmt.Fprintf(w, "  Redis used memory             %.1f MiB (streams keep their entries; see status)\n", after["used_memory"]/(1<<20))
+}

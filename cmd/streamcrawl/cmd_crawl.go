@@ -1,0 +1,100 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/spf13/cobra"
+
+	"github.com/streamcrawl/streamcrawl/handlers"
+	"github.com/streamcrawl/streamcrawl/spiders"
+	"github.com/streamcrawl/streamcrawl/streams"
+)
+
+func (a *app) crawlCommand() *cobra.Command {
+	var f runFlags
+	var fresh bool
+	cmd := &cobra.Command{
+		Use:   "crawl SPIDER.yaml",
+		Short: "Run a whole crawl in one process (all stages) until it is done",
+		Long: `crawl seeds the spider's start URLs, runs the fetch, parse and store stages in this
+process until the crawl is done (frontier empty, nothing pending or unread in any stage),
+prints a summary and exits 0.
+
+Without --redis (and REDIS_URL) it uses an embedded in-process Redis: nothing to install,
+nothing persisted. With a real Redis the crawl's state persists: run it again to resume,
+or pass --fresh to start over.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			sp, err := a.loadSpider(args[0])
+			if err != nil {
+				return err
+			}
+			rdb, err := a.connect(ctx, false)
+			if err != nil {
+				return err
+			}
+			defer rdb.Close()
+			f.untilDone = true
+			_, err = a.crawl(ctx, rdb, sp, &f, fresh, a.stdout)
+			return err
+		},
+	}
+	a.redisFlags(cmd, true)
+	f.add(cmd, true)
+	cmd.Flags().BoolVar(&fresh, "fresh", false, "delete the crawl's keys in Redis first and start over")
+	return cmd
+}
+
+// crawl seeds and runs every stage in this process until done, then prints a summary.
+func (a *app) crawl(ctx context.Context, rdb redis.UniversalClient, sp *spiders.Spider, f *runFlags, fresh bool, w io.Writer) (*streams.Status, error) {
+	keys := streams.NewKeys(sp.Name)
+	if fresh {
+		if _, err := streams.Reset(ctx, rdb, keys); err != nil {
+			return nil, err
+		}
+	}
+	sink, path, err := f.openSink(sp.Name)
+	if err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	n, err := handlers.Seed(ctx, rdb, sp, nil)
+	if err != nil {
+		_ = sink.Close(ctx)
+		return nil, err
+	}
+	a.log.Sugar().Infof("seeded %d start URLs of %s", n, sp.Name)
+	cfg := f.config(a, []string{streams.StageFetch, streams.StageParse, streams.StageStore})
+	cfg.Client, cfg.Spider, cfg.Sink = rdb, sp, sink
+	if err := handlers.Run(ctx, cfg); err != nil {
+		return nil, err
+	}
+	st, err := streams.ReadStatus(context.WithoutCancel(ctx), rdb, keys)
+	if err != nil {
+		return nil, err
+	}
+	printSummary(w, st, time.Since(start), path)
+	if ctx.Err() != nil {
+		return st, fmt.Errorf("interrupted; run the same command again to resume")
+	}
+	return st, nil
+}
+
+// printSummary prints what a finished crawl did.
+func printSummary(w io.Writer, st *streams.Status, took time.Duration, out string) {
+	s := st.Stats
+	fmt.Fprintf(w, "crawl %s: done=%v in %s\n", st.Crawl, st.Done, took.Round(time.Millisecond))
+	fmt.Fprintf(w, "  pages fetched   %d (%.0f/s)\n", s["pages_fetched"], float64(s["pages_fetched"])/took.Seconds())
+	fmt.Fprintf(w, "  http errors     %d final (4xx), %d fetch failures retried\n", s["http_errors_final"], s["fetch_errors"])
+	fmt.Fprintf(w, "  urls seen       %d (%d duplicate links dropped)\n", st.Seen, s["requests_duplicate"])
+	fmt.Fprintf(w, "  items scraped   %d, stored %d (%d duplicates skipped)\n", s["items_scraped"], s["items_stored"], s["items_duplicate"])
+	fmt.Fprintf(w, "  dead letters    %d\n", st.DeadLetters)
+	if out != "" {
+		fmt.Fprintf(w, "  items file      %s\n", out)
+	}
+}

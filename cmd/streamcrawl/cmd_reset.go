@@ -1,0 +1,41 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/streamcrawl/streamcrawl/spiders"
+	"github.com/streamcrawl/streamcrawl/streams"
+)
+
+func (a *app) resetCommand() *cobra.Command {
+	var crawl string
+	cmd := &cobra.Command{
+		Use:   "reset --redis URL --crawl NAME",
+		Short: "Delete every Redis key of a crawl to start it over",
+		Long: `reset deletes the crawl's streams, seen set, stats and dead letters. Stop the crawl's
+processes first: they cache what they learned from Redis. Nothing else ever deletes a
+crawl's state; stopping processes does not.`,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx := cmd.Context()
+			if err := spiders.ValidateName(crawl); err != nil {
+				return err
+			}
+			rdb, err := a.connect(ctx, true)
+			if err != nil {
+				return err
+			}
+			defer rdb.Close()
+			n, err := streams.Reset(ctx, rdb, streams.NewKeys(crawl))
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(a.stdout, "crawl %s reset: %d keys deleted\n", crawl, n)
+			return nil
+		},
+	}
+	a.redisFlags(cmd, false)
+	cmd.Flags().StringVar(&crawl, "crawl", "", "crawl (spider) name (required)")
+	return cmd
+}

@@ -1,0 +1,79 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/streamcrawl/streamcrawl/spiders"
+	"github.com/streamcrawl/streamcrawl/streams"
+)
+
+func (a *app) statusCommand() *cobra.Command {
+	var crawl string
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "status --redis URL --crawl NAME [--json]",
+		Short: "Show a crawl's streams, groups, frontier, seen URLs, items and dead letters",
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx := cmd.Context()
+			if err := spiders.ValidateName(crawl); err != nil {
+				return err
+			}
+			rdb, err := a.connect(ctx, true)
+			if err != nil {
+				return err
+			}
+			defer rdb.Close()
+			st, err := streams.ReadStatus(ctx, rdb, streams.NewKeys(crawl))
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				enc := json.NewEncoder(a.stdout)
+				enc.SetIndent("", "  ")
+				return enc.Encode(st)
+			}
+			printStatus(a.stdout, st)
+			return nil
+		},
+	}
+	a.redisFlags(cmd, false)
+	cmd.Flags().StringVar(&crawl, "crawl", "", "crawl (spider) name (required)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}
+
+func printStatus(w io.Writer, st *streams.Status) {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "crawl\t%s\tdone=%v\n", st.Crawl, st.Done)
+	fmt.Fprintf(tw, "frontier\t%d\trequests queued, not yet taken\n", st.Frontier)
+	fmt.Fprintf(tw, "seen\t%d\turls (%d bytes in Redis)\n", st.Seen, st.SeenBytes)
+	fmt.Fprintf(tw, "items stored\t%d\n", st.ItemsStored)
+	fmt.Fprintf(tw, "dead letters\t%d\n", st.DeadLetters)
+	fmt.Fprintln(tw, "\nSTREAM\tLENGTH\tBYTES\tGROUP\tPENDING\tLAG\tCONSUMERS")
+	for _, s := range st.Streams {
+		if len(s.Groups) == 0 {
+			fmt.Fprintf(tw, "%s\t%d\t%d\t-\t\t\t\n", s.Name, s.Length, s.Bytes)
+		}
+		for _, g := range s.Groups {
+			fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%d\t%d\t%d\n", s.Name, s.Length, s.Bytes, g.Name, g.Pending, g.Lag, g.Consumers)
+		}
+	}
+	if len(st.Stats) > 0 {
+		fmt.Fprintln(tw, "\nCOUNTER\tVALUE")
+		names := make([]string, 0, len(st.Stats))
+		for k := range st.Stats {
+			names = append(names, k)
+		}
+		sort.Strings(names)
+		for _, k := range names {
+			fmt.Fprintf(tw, "%s\t%d\n", k, st.Stats[k])
+		}
+	}
+	_ = tw.Flush()
+}

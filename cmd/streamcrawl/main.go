@@ -1,0 +1,16 @@
+// Command streamcrawl is the distributed crawler: every stage as its own service, or all
+// of them in one process, sharing a crawl through Redis Streams.
+package main
+
+import (
+	"context"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	os.Exit(Run(ctx, os.Args[1:], os.Stdout, os.Stderr))
+}

@@ -1,0 +1,70 @@
+package main
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/streamcrawl/streamcrawl/handlers"
+	"github.com/streamcrawl/streamcrawl/processors"
+	"github.com/streamcrawl/streamcrawl/streams"
+)
+
+// runFlags are the flags of every command that runs stages.
+type runFlags struct {
+	consumer        string
+	out             string
+	untilDone       bool
+	shutdownTimeout time.Duration
+	maxDeliveries   int
+	retryBackoff    time.Duration
+	minIdle         time.Duration
+	claimInterval   time.Duration
+}
+
+func (f *runFlags) add(cmd *cobra.Command, withOut bool) {
+	fl := cmd.Flags()
+	fl.StringVar(&f.consumer, "consumer", "", "this process's consumer name in the stage groups; keep it stable per process slot so a restart re-reads its own pending entries (default host-pid)")
+	if withOut {
+		fl.StringVar(&f.out, "out", "", "JSONL file the store stage appends items to (default <spider name>.jsonl)")
+	}
+	fl.DurationVar(&f.shutdownTimeout, "shutdown-timeout", streams.DefaultShutdownTimeout, "on SIGINT/SIGTERM, how long in-flight work may take to finish")
+	fl.IntVar(&f.maxDeliveries, "max-deliveries", streams.DefaultMaxDeliveries, "deliveries of an entry before it goes to dead letters")
+	fl.DurationVar(&f.retryBackoff, "retry-backoff", streams.DefaultRetryBackoff, "wait before the first redelivery of a failed entry, doubled each time")
+	fl.DurationVar(&f.minIdle, "min-idle", streams.DefaultMinIdle, "how long an entry sits with a silent consumer before another takes it over")
+	fl.DurationVar(&f.claimInterval, "claim-interval", streams.DefaultClaimInterval, "how often idle entries of dead consumers are looked for")
+}
+
+func (f *runFlags) subscriber() streams.SubscriberConfig {
+	return streams.SubscriberConfig{
+		ShutdownTimeout: f.shutdownTimeout, MaxDeliveries: f.maxDeliveries, RetryBackoff: f.retryBackoff,
+		MinIdle: f.minIdle, ClaimInterval: f.claimInterval,
+	}
+}
+
+// openSink opens the JSONL sink for --out (default <name>.jsonl).
+func (f *runFlags) openSink(name string) (processors.Sink, string, error) {
+	path := f.out
+	if path == "" {
+		path = name + ".jsonl"
+	}
+	s, err := processors.OpenJSONL(path)
+	if err != nil {
+		return nil, "", err
+	}
+	return s, path, nil
+}
+
+func (f *runFlags) config(a *app, stages []string) handlers.Config {
+	return handlers.Config{Stages: stages, Consumer: f.consumer, UntilDone: f.untilDone,
+		Subscriber: f.subscriber(), Logger: a.log}
+}
+
+func validStage(s string) error {
+	switch s {
+	case streams.StageFetch, streams.StageParse, streams.StageStore:
+		return nil
+	}
+	return fmt.Errorf("unknown stage %q", s)
+}

@@ -1,0 +1,112 @@
+package handlers
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/klauspost/compress/gzip"
+	"github.com/klauspost/compress/zlib"
+	"github.com/klauspost/compress/zstd"
+
+	"github.com/streamcrawl/streamcrawl/spiders"
+)
+
+// acceptEncoding lists the encodings the fetcher decodes.
+const acceptEncoding = "gzip, deflate, zstd"
+
+// newHTTPClient builds the fetcher's client from the spider settings: connect and
+// response timeouts, a redirect limit, and a connection pool sized for the concurrency.
+func newHTTPClient(s spiders.Settings) *http.Client {
+	dialer := &net.Dialer{Timeout: s.ConnectTimeout, KeepAlive: 30 * time.Second}
+	tr := &http.Transport{
+		Proxy:                 http.ProxyFromEnvironment,
+		DialContext:           dialer.DialContext,
+		TLSHandshakeTimeout:   s.ConnectTimeout,
+		ResponseHeaderTimeout: s.DownloadTimeout,
+		MaxIdleConns:          4 * s.Concurrency,
+		MaxIdleConnsPerHost:   s.Concurrency,
+		IdleConnTimeout:       90 * time.Second,
+		DisableCompression:    true, // we ask for and decode encodings ourselves
+		ForceAttemptHTTP2:     true,
+	}
+	maxRedirects := s.MaxRedirects
+	return &http.Client{
+		Transport: tr,
+		Timeout:   s.DownloadTimeout,
+		CheckRedirect: func(req *http.Request, via []*http.Request) error {
+			if len(via) > maxRedirects {
+				return fmt.Errorf("%w: more than %d redirects", errFinal, maxRedirects)
+			}
+			return nil
+		},
+	}
+}
+
+// errFinal marks fetch failures that retrying cannot fix.
+var errFinal = errors.New("final")
+
+// readBody reads and decodes resp's body, cut at max bytes of decoded content. It reports
+// whether the body was cut.
+func readBody(resp *http.Response, max int64) ([]byte, bool, error) {
+	var r io.Reader = resp.Body
+	switch enc := strings.ToLower(strings.TrimSpace(resp.Header.Get("Content-Encoding"))); enc {
+	case "", "identity":
+	case "gzip", "x-gzip":
+		zr, err := gzip.NewReader(resp.Body)
+		if err != nil {
+			return nil, false, fmt.Errorf("handlers: gzip body: %w", err)
+		}
+		defer zr.Close()
+		r = zr
+	case "deflate":
+		zr, err := zlib.NewReader(resp.Body)
+		if err != nil {
+			return nil, false, fmt.Errorf("handlers: deflate body: %w", err)
+		}
+		defer zr.Close()
+		r = zr
+	case "zstd":
+		zr, err := zstd.NewReader(resp.Body, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(uint64(max)+1<<20))
+		if err != nil {
+			return nil, false, fmt.Errorf("handlers: zstd body: %w", err)
+		}
+		defer zr.Close()
+		r = zr
+	default:
+		return nil, false, fmt.Errorf("%w: unsupported content-encoding %q", errFinal, enc)
+	}
+	capHint := min(max, 64<<10)
+	if resp.ContentLength > 0 && resp.ContentLength < max {
+		capHint = resp.ContentLength
+	}
+	buf := make([]byte, 0, capHint+1)
+	body, err := readAllInto(buf, io.LimitReader(r, max+1))
+	if err != nil {
+		return nil, false, fmt.Errorf("handlers: read body: %w", err)
+	}
+	if int64(len(body)) > max {
+		return body[:max], true, nil
+	}
+	return body, false, nil
+}
+
+func readAllInto(b []byte, r io.Reader) ([]byte, error) {
+	for {
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+		n, err := r.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				return b, nil
+			}
+			return b, err
+		}
+	}
+}

@@ -1,0 +1,214 @@
+package handlers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"strconv"
+	"time"
+
+	"github.com/ThreeDotsLabs/watermill/message"
+	"github.com/redis/go-redis/v9"
+	"go.uber.org/zap"
+
+	"github.com/streamcrawl/streamcrawl/processors"
+	"github.com/streamcrawl/streamcrawl/spiders"
+	"github.com/streamcrawl/streamcrawl/streams"
+)
+
+// Config says which stages a process runs and how.
+type Config struct {
+	// Client is the Redis client; Run does not close it.
+	Client redis.UniversalClient
+	// Spider is the crawl's spider.
+	Spider *spiders.Spider
+	// Stages to run: any of streams.StageFetch, StageParse, StageStore.
+	Stages []string
+	// Sink receives items in the store stage; Run closes it when it stops.
+	Sink processors.Sink
+	// Consumer names this process in the stage groups. Keep it stable for one process
+	// slot (a restart re-reads its own pending entries). Default host-pid.
+	Consumer string
+	// UntilDone makes Run return once the whole crawl is done.
+	UntilDone bool
+	// PollInterval is how often "done" is checked and progress logged. Default 250ms.
+	PollInterval time.Duration
+	// ParseConcurrency is the number of responses parsed at once. Default 4×GOMAXPROCS.
+	ParseConcurrency int
+	// StoreConcurrency is the number of items in flight to the sink. Default 256.
+	StoreConcurrency int
+	// Subscriber tunes every stage's subscriber (Group, Consumer, DeadStream, Client and
+	// MaxInFlight are set by Run).
+	Subscriber streams.SubscriberConfig
+	// Logger; nil means no-op.
+	Logger *zap.Logger
+}
+
+func (c *Config) setDefaults() {
+	if c.Consumer == "" {
+		host, _ := os.Hostname()
+		c.Consumer = host + "-" + strconv.Itoa(os.Getpid())
+	}
+	if c.PollInterval == 0 {
+		c.PollInterval = 250 * time.Millisecond
+	}
+	if c.ParseConcurrency == 0 {
+		c.ParseConcurrency = 4 * runtime.GOMAXPROCS(0)
+	}
+	if c.StoreConcurrency == 0 {
+		c.StoreConcurrency = 256
+	}
+	if c.Logger == nil {
+		c.Logger = zap.NewNop()
+	}
+	c.Spider.Settings.SetDefaults()
+}
+
+// Run runs the configured stages until ctx ends (or, with UntilDone, until the crawl is
+// done), then shuts down in order: stop reading, let in-flight messages finish (up to the
+// subscriber's shutdown timeout), ack them, flush publishers, counters and the sink.
+func Run(ctx context.Context, cfg Config) (err error) {
+	if cfg.Client == nil || cfg.Spider == nil {
+		return errors.New("handlers: run needs a redis client and a spider")
+	}
+	if len(cfg.Stages) == 0 {
+		return errors.New("handlers: no stage to run")
+	}
+	cfg.setDefaults()
+	keys := streams.NewKeys(cfg.Spider.Name)
+	log := cfg.Logger.With(zap.String("crawl", cfg.Spider.Name), zap.String("consumer", cfg.Consumer))
+
+	counters := streams.NewCounters(cfg.Client, keys.Stats(), streams.DefaultCountersInterval)
+	pub, err := streams.NewPublisher(cfg.Client)
+	if err != nil {
+		return err
+	}
+	var frontier *streams.Frontier
+	defer func() {
+		pub.Shutdown()
+		if frontier != nil {
+			frontier.Close()
+		}
+		counters.Close()
+		if cfg.Sink != nil {
+			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+			defer cancel()
+			if cerr := cfg.Sink.Close(cctx); cerr != nil && err == nil {
+				err = cerr
+			}
+		}
+	}()
+
+	router, err := message.NewRouter(message.RouterConfig{
+		CloseTimeout: cfg.Subscriber.ShutdownTimeout + 10*time.Second,
+	}, newZapAdapter(log))
+	if err != nil {
+		return fmt.Errorf("handlers: router: %w", err)
+	}
+	router.AddMiddleware(recordFailures(log))
+
+	for _, stage := range cfg.Stages {
+		slog := cfg.Logger.With(zap.String("crawl", cfg.Spider.Name), zap.String("consumer", cfg.Consumer))
+		scfg := cfg.Subscriber
+		scfg.Client, scfg.Group, scfg.Consumer, scfg.DeadStream, scfg.Logger =
+			cfg.Client, stage, cfg.Consumer, keys.Dead(), slog
+		switch stage {
+		case streams.StageFetch:
+			f, err := NewFetch(cfg.Spider.Settings, counters, slog)
+			if err != nil {
+				return err
+			}
+			scfg.MaxInFlight = cfg.Spider.Settings.Concurrency
+			sub, err := newStageSubscriber(scfg)
+			if err != nil {
+				return err
+			}
+			router.AddHandler(stage, keys.Requests(), sub, keys.Responses(), pub, f.Handle)
+		case streams.StageParse:
+			if frontier == nil {
+				if frontier, err = streams.NewFrontier(streams.FrontierConfig{Client: cfg.Client, Keys: keys}); err != nil {
+					return err
+				}
+			}
+			p, err := NewParse(ParseConfig{Spider: cfg.Spider, Frontier: frontier, Publisher: pub,
+				ItemsStream: keys.Items(), Counters: counters, Logger: slog})
+			if err != nil {
+				return err
+			}
+			scfg.MaxInFlight = cfg.ParseConcurrency
+			sub, err := newStageSubscriber(scfg)
+			if err != nil {
+				return err
+			}
+			router.AddConsumerHandler(stage, keys.Responses(), sub, p.Handle)
+		case streams.StageStore:
+			s, err := NewStore(cfg.Sink, counters)
+			if err != nil {
+				return err
+			}
+			scfg.MaxInFlight = cfg.StoreConcurrency
+			sub, err := newStageSubscriber(scfg)
+			if err != nil {
+				return err
+			}
+			router.AddConsumerHandler(stage, keys.Items(), sub, s.Handle)
+		default:
+			return fmt.Errorf("handlers: unknown stage %q (want fetch, parse or store)", stage)
+		}
+	}
+
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	watchDone := make(chan error, 1)
+	go func() { watchDone <- watch(runCtx, cancel, cfg, keys, log) }()
+	log.Info("stages running", zap.Strings("stages", cfg.Stages))
+	if err := router.Run(runCtx); err != nil {
+		return fmt.Errorf("handlers: %w", err)
+	}
+	cancel()
+	return <-watchDone
+}
+
+func newStageSubscriber(cfg streams.SubscriberConfig) (*streams.Subscriber, error) {
+	cfg.BatchSize = min(max(cfg.BatchSize, streams.DefaultBatchSize), cfg.MaxInFlight)
+	return streams.NewSubscriber(cfg)
+}
+
+// watch logs progress and, with UntilDone, ends the run once the crawl is done.
+func watch(ctx context.Context, stop context.CancelFunc, cfg Config, keys streams.Keys, log *zap.Logger) error {
+	t := time.NewTicker(cfg.PollInterval)
+	defer t.Stop()
+	lastLog := time.Now()
+	failures := 0
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+		p, err := streams.ReadProgress(ctx, cfg.Client, keys)
+		if err != nil {
+			if ctx.Err() == nil && failures%20 == 0 {
+				log.Warn("cannot read crawl progress; retrying", zap.Error(err))
+			}
+			failures++
+			continue
+		}
+		failures = 0
+		if time.Since(lastLog) >= 5*time.Second {
+			lastLog = time.Now()
+			fields := []zap.Field{}
+			for _, s := range p.Stages {
+				fields = append(fields, zap.Int64(s.Group+"_pending", s.Pending), zap.Bool(s.Group+"_unread", s.Unread))
+			}
+			log.Info("progress", fields...)
+		}
+		if cfg.UntilDone && p.Done() {
+			log.Info("crawl done: frontier empty, nothing pending or unread in any stage")
+			stop()
+			return nil
+		}
+	}
+}

@@ -1,0 +1,63 @@
+package handlers
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/streamcrawl/streamcrawl/spiders"
+	"github.com/streamcrawl/streamcrawl/streams"
+)
+
+// Seed queues requests for urls (the spider's start URLs when urls is empty) through the
+// frontier, so URLs already seen are not queued again, and marks the crawl seeded. It
+// returns how many were queued.
+func Seed(ctx context.Context, rdb redis.UniversalClient, spider *spiders.Spider, urls []string) (int, error) {
+	reqs, err := spider.StartRequests()
+	if err != nil {
+		return 0, err
+	}
+	if len(urls) > 0 {
+		reqs = reqs[:0]
+		for _, u := range urls {
+			r, err := spiders.NewRequest(u, spiders.DefaultCallback)
+			if err != nil {
+				return 0, fmt.Errorf("handlers: seed: %w", err)
+			}
+			reqs = append(reqs, r)
+		}
+	}
+	scope, err := spider.Scope()
+	if err != nil {
+		return 0, err
+	}
+	cands := make([]streams.Candidate, 0, len(reqs))
+	for _, r := range reqs {
+		if ok, reason := scope.Allows(r); !ok {
+			return 0, fmt.Errorf("handlers: seed %s: out of the spider's scope (%s)", r.URL, reason)
+		}
+		fp, err := r.Fingerprint()
+		if err != nil {
+			return 0, fmt.Errorf("handlers: seed: %w", err)
+		}
+		payload, err := spiders.MarshalRequest(r)
+		if err != nil {
+			return 0, fmt.Errorf("handlers: seed: %w", err)
+		}
+		cands = append(cands, streams.Candidate{Fingerprint: fp[:], Payload: payload})
+	}
+	f, err := streams.NewFrontier(streams.FrontierConfig{Client: rdb, Keys: streams.NewKeys(spider.Name), SeenCache: -1})
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	n, err := f.Enqueue(ctx, cands)
+	if err != nil {
+		return 0, err
+	}
+	if err := f.MarkSeeded(ctx, spider.Name); err != nil {
+		return n, err
+	}
+	return n, nil
+}

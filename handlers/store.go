@@ -1,0 +1,47 @@
+package handlers
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/ThreeDotsLabs/watermill/message"
+
+	"github.com/streamcrawl/streamcrawl/processors"
+	"github.com/streamcrawl/streamcrawl/spiders"
+	"github.com/streamcrawl/streamcrawl/streams"
+)
+
+// Store is the store stage: it writes each item to the sink and returns once the sink
+// has it durably (or already had it under the same key).
+type Store struct {
+	sink     processors.Sink
+	counters *streams.Counters
+}
+
+// NewStore returns the store stage writing to sink. counters may be nil.
+func NewStore(sink processors.Sink, counters *streams.Counters) (*Store, error) {
+	if sink == nil {
+		return nil, errors.New("handlers: store needs a sink")
+	}
+	return &Store{sink: sink, counters: counters}, nil
+}
+
+// Handle stores the item in msg.
+func (s *Store) Handle(msg *message.Message) error {
+	it, err := spiders.UnmarshalItem(msg.Payload)
+	if err != nil {
+		return fmt.Errorf("%w: %w", streams.ErrPoison, err)
+	}
+	stored, err := s.sink.Store(msg.Context(), it)
+	if err != nil {
+		return fmt.Errorf("handlers: store item %s: %w", it.Key(), err)
+	}
+	if s.counters != nil {
+		if stored {
+			s.counters.Add("items_stored", 1)
+		} else {
+			s.counters.Add("items_duplicate", 1)
+		}
+	}
+	return nil
+}

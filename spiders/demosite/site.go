@@ -1,0 +1,146 @@
+package demosite
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// Site is a generated shop. It is an http.Handler, safe for concurrent use; its pages
+// depend only on the number it was built with and the Host header of the request.
+type Site struct {
+	cat     *catalog
+	counter counter
+	slugs   map[string]int // category slug -> index
+	truthMu sync.Mutex
+	truth   map[bool]*truth // by obeyRobots
+}
+
+// New returns the site with about pages reachable URLs (at least 10, at most 500,000).
+// The same pages always gives the same site.
+func New(pages int) *Site {
+	s := &Site{cat: newCatalog(pages), slugs: map[string]int{}, truth: map[bool]*truth{}}
+	for i, c := range s.cat.cats {
+		s.slugs[c.slug] = i
+	}
+	return s
+}
+
+// Content types served by the site.
+const (
+	ctHTML = "text/html; charset=utf-8"
+	ctJSON = "application/json"
+	ctPNG  = "image/png"
+	ctText = "text/plain; charset=utf-8"
+)
+
+// pixel is a valid 1x1 transparent PNG, served for every /img/<id>.png.
+var pixel = []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08\x06\x00\x00\x00\x1f\x15\xc4\x89" +
+	"\x00\x00\x00\rIDATx\x9cc\xf8\x0f\x00\x00\x01\x01\x00\x05\x18\xd8N\x00\x00\x00\x00IEND\xaeB`\x82")
+
+const robotsTxt = "User-agent: *\nDisallow: /private/\n"
+
+// render appends the answer to path?query to b and returns it with its status and
+// content type. It is the single source of every byte the site serves.
+func (s *Site) render(b []byte, origin, path, query string) ([]byte, int, string) {
+	p := &page{b: b, origin: origin}
+	switch {
+	case path == "/":
+		s.home(p)
+	case strings.HasPrefix(path, "/p/"):
+		id, ok := number(path[len("/p/"):])
+		if !ok || id > s.cat.nProducts {
+			return notFound(p)
+		}
+		s.product(p, id) // any query (tracking parameters) serves the same page
+	case strings.HasPrefix(path, "/c/"):
+		k, ok := s.slugs[path[len("/c/"):]]
+		if !ok {
+			return notFound(p)
+		}
+		n := 1
+		if query != "" {
+			v := queryValue(query, "page")
+			if v != "" {
+				if n, ok = number(v); !ok || n > s.cat.categoryPages(k) {
+					return notFound(p)
+				}
+			}
+		}
+		s.category(p, k, n)
+	case strings.HasPrefix(path, "/img/") && strings.HasSuffix(path, ".png"):
+		id, ok := number(path[len("/img/") : len(path)-len(".png")])
+		if !ok || id > s.cat.nProducts {
+			return notFound(p)
+		}
+		return append(p.b, pixel...), http.StatusOK, ctPNG
+	case strings.HasPrefix(path, "/flaky/"):
+		n, ok := number(path[len("/flaky/"):])
+		if !ok || n > min(3, len(s.cat.cats)) {
+			return notFound(p)
+		}
+		errorPage(p, "500 Internal Server Error")
+		return p.b, http.StatusInternalServerError, ctHTML
+	case path == "/private/x":
+		s.private(p, "Staff area")
+	case path == "/private/offers":
+		s.private(p, "Staff offers")
+	case path == "/feed.json":
+		return s.feed(p), http.StatusOK, ctJSON
+	case path == "/robots.txt":
+		return append(p.b, robotsTxt...), http.StatusOK, ctText
+	default:
+		return notFound(p)
+	}
+	return p.b, http.StatusOK, ctHTML
+}
+
+func notFound(p *page) ([]byte, int, string) {
+	errorPage(p, "404 Not Found")
+	return p.b, http.StatusNotFound, ctHTML
+}
+
+// feed writes a JSON list of the first 20 products with absolute URLs.
+func (s *Site) feed(p *page) []byte {
+	p.s(`{"products":[`)
+	for id := 1; id <= min(20, s.cat.nProducts); id++ {
+		if id > 1 {
+			p.s(",")
+		}
+		p.b = strconv.AppendQuote(append(p.b, `{"url":`...), p.origin+s.cat.productURLs[id])
+		p.b = strconv.AppendQuote(append(p.b, `,"name":`...), s.cat.names[id])
+		p.s(`,"price":"`, s.cat.prices[id], `","sku":"`, s.cat.skus[id], `"}`)
+	}
+	p.s("]}\n")
+	return p.b
+}
+
+// number parses a positive decimal without sign or leading zeros.
+func number(s string) (int, bool) {
+	if s == "" || s[0] == '0' || len(s) > 9 {
+		return 0, false
+	}
+	n := 0
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return 0, false
+		}
+		n = n*10 + int(s[i]-'0')
+	}
+	return n, true
+}
+
+// queryValue returns the raw value of key in a raw query, "" if absent.
+func queryValue(query, key string) string {
+	for query != "" {
+		var kv string
+		kv, query, _ = strings.Cut(query, "&")
+		if k, v, _ := strings.Cut(kv, "="); k == key {
+			return v
+		}
+	}
+	return ""
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }

@@ -1,0 +1,38 @@
+package demosite
+
+import (
+	"fmt"
+	"net/url"
+	"strings"
+)
+
+// SpiderYAML returns a YAML spider called name that crawls the site served at baseURL
+// (e.g. "http://127.0.0.1:8080/"): it follows every a[href] on the site's host and
+// stores one "product" item per page with a div.product, with the fields of
+// ExpectedItems. allowed_domains is the host of baseURL without its port.
+func (s *Site) SpiderYAML(name, baseURL string) string {
+	host := baseURL
+	if u, err := url.Parse(baseURL); err == nil && u.Hostname() != "" {
+		host = u.Hostname()
+	}
+	start := baseURL
+	if !strings.HasSuffix(start, "/") {
+		start += "/"
+	}
+	return fmt.Sprintf(`name: %s
+start_urls: [%s]
+allowed_domains: [%s]
+follow:
+  - links: "a[href]"
+items:
+  - type: product
+    when: "div.product"
+    fields:
+      url: "link[rel=canonical]::attr(href)"
+      name: ".product-name::text"
+      price: ".price::text"
+      sku: ".sku::text"
+settings:
+  concurrency: 32
+`, name, start, host)
+}

@@ -1,0 +1,30 @@
+package spiders
+
+import (
+	"crypto/sha256"
+	"strings"
+)
+
+// FingerprintSize is the length in bytes of a request fingerprint.
+const FingerprintSize = 16
+
+// Fingerprint identifies a request for duplicate filtering: the first FingerprintSize
+// bytes of SHA-256 over the upper-cased method, a NUL byte, CanonicalURL(rawURL), a NUL
+// byte and the body. Equivalent URLs (see CanonicalURL) give equal fingerprints.
+// It returns the error of CanonicalURL for a URL that cannot be fetched.
+func Fingerprint(method, rawURL string, body []byte) ([FingerprintSize]byte, error) {
+	var fp [FingerprintSize]byte
+	canon, err := CanonicalURL(rawURL)
+	if err != nil {
+		return fp, err
+	}
+	h := sha256.New()
+	h.Write([]byte(strings.ToUpper(method)))
+	h.Write([]byte{0})
+	h.Write([]byte(canon))
+	h.Write([]byte{0})
+	h.Write(body)
+	var sum [sha256.Size]byte
+	copy(fp[:], h.Sum(sum[:0]))
+	return fp, nil
+}

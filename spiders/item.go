@@ -1,0 +1,110 @@
+package spiders
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"time"
+)
+
+// ItemVersion is the version of the item wire format written by this build.
+const ItemVersion = 1
+
+// Item is one scraped record. Fields holds what the spider extracted; the pipeline adds
+// the type, the fetched URL and the crawl time when it stores the item.
+type Item struct {
+	// Type names the kind of item ("product"); it is written as _type.
+	Type string `json:"type"`
+	// Fields are the extracted values.
+	Fields map[string]any `json:"fields"`
+	// KeyFields names the fields that identify the item for idempotent sinks; empty
+	// means the "url" field (or the fetched URL when the item has none).
+	KeyFields []string `json:"key_fields,omitempty"`
+	// URL is the URL of the page the item came from (_url).
+	URL string `json:"url"`
+	// CrawledAt is when that page was fetched (_crawled_at).
+	CrawledAt time.Time `json:"crawled_at"`
+	// Meta is the meta of the request that produced the item.
+	Meta map[string]any `json:"meta,omitempty"`
+}
+
+type itemWire struct {
+	V int `json:"v"`
+	*Item
+}
+
+// NewItem returns an item of type typ with the given fields.
+func NewItem(typ string, fields map[string]any) Item {
+	if fields == nil {
+		fields = map[string]any{}
+	}
+	return Item{Type: typ, Fields: fields}
+}
+
+// Key identifies the item for idempotent sinks: a JSON array of its type and its key
+// fields (by default the "url" field, or the fetched URL when the item has none), e.g.
+// ["product","http://shop/p/1"].
+func (it *Item) Key() string {
+	parts := []any{it.Type}
+	switch {
+	case len(it.KeyFields) > 0:
+		for _, k := range it.KeyFields {
+			parts = append(parts, it.Fields[k])
+		}
+	case it.Fields["url"] != nil:
+		parts = append(parts, it.Fields["url"])
+	default:
+		parts = append(parts, it.URL)
+	}
+	b, err := json.Marshal(parts)
+	if err != nil {
+		return fmt.Sprint(parts...)
+	}
+	return string(b)
+}
+
+// Record returns the item as it is written by sinks: the fields plus _type, _url and
+// _crawled_at (RFC 3339, UTC).
+func (it *Item) Record() map[string]any {
+	rec := make(map[string]any, len(it.Fields)+3)
+	for k, v := range it.Fields {
+		rec[k] = v
+	}
+	rec["_type"] = it.Type
+	rec["_url"] = it.URL
+	rec["_crawled_at"] = it.CrawledAt.UTC().Format(time.RFC3339Nano)
+	return rec
+}
+
+// FieldNames returns the item's field names, sorted.
+func (it *Item) FieldNames() []string {
+	names := make([]string, 0, len(it.Fields))
+	for k := range it.Fields {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// MarshalItem encodes it in the versioned wire format.
+func MarshalItem(it *Item) ([]byte, error) {
+	return json.Marshal(itemWire{V: ItemVersion, Item: it})
+}
+
+// UnmarshalItem decodes an item written by MarshalItem.
+func UnmarshalItem(b []byte) (*Item, error) {
+	w := itemWire{Item: &Item{}}
+	if err := json.Unmarshal(b, &w); err != nil {
+		return nil, fmt.Errorf("spiders: decode item: %w", err)
+	}
+	if w.V != ItemVersion {
+		return nil, fmt.Errorf("spiders: item version %d not supported (want %d)", w.V, ItemVersion)
+	}
+	if w.Type == "" {
+		return nil, fmt.Errorf("spiders: item has no type")
+	}
+	if w.Fields == nil {
+		w.Fields = map[string]any{}
+	}
+	return w.Item, nil
+}

@@ -1,0 +1,117 @@
+package spiders
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+)
+
+// RequestVersion is the version of the request wire format written by this build.
+const RequestVersion = 1
+
+// DefaultCallback is the callback a request without one is parsed with.
+const DefaultCallback = "parse"
+
+// Request is a page to fetch. Requests travel through Redis as versioned JSON, so
+// everything a callback needs later (its name, meta) is data, never a function.
+type Request struct {
+	// URL is absolute, http or https.
+	URL string `json:"url"`
+	// Method defaults to GET.
+	Method string `json:"method,omitempty"`
+	// Headers are sent with the request in addition to the spider's defaults.
+	Headers map[string]string `json:"headers,omitempty"`
+	// Body is sent with POST and similar methods; it is part of the fingerprint.
+	Body []byte `json:"body,omitempty"`
+	// Callback names the spider callback that parses the response; empty means "parse".
+	Callback string `json:"callback,omitempty"`
+	// Meta is carried to the response and into the callback unchanged.
+	Meta map[string]any `json:"meta,omitempty"`
+	// Priority orders requests in the frontier: higher first.
+	Priority int `json:"priority,omitempty"`
+	// Depth is the number of links followed from a start request (start requests are 0).
+	Depth int `json:"depth,omitempty"`
+	// DontFilter skips the duplicate filter (used for retries and recrawls).
+	DontFilter bool `json:"dont_filter,omitempty"`
+}
+
+// requestWire is the versioned envelope of a Request on a stream.
+type requestWire struct {
+	V int `json:"v"`
+	*Request
+}
+
+// NewRequest returns a GET request for rawURL parsed by callback ("" means "parse").
+func NewRequest(rawURL, callback string) (*Request, error) {
+	r := &Request{URL: rawURL, Callback: callback}
+	if err := r.Validate(); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// Validate reports whether the request can be fetched: an absolute http(s) URL with a host.
+func (r *Request) Validate() error {
+	if r == nil {
+		return errors.New("spiders: nil request")
+	}
+	u, err := url.Parse(r.URL)
+	if err != nil {
+		return fmt.Errorf("spiders: malformed url %q: %w", r.URL, err)
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return fmt.Errorf("spiders: url %q: scheme %q is not http or https", r.URL, u.Scheme)
+	}
+	if u.Hostname() == "" {
+		return fmt.Errorf("spiders: url %q has no host", r.URL)
+	}
+	if r.Method != "" && strings.ContainsAny(r.Method, " \t\r\n") {
+		return fmt.Errorf("spiders: invalid method %q", r.Method)
+	}
+	return nil
+}
+
+// HTTPMethod returns the request method, GET when unset.
+func (r *Request) HTTPMethod() string {
+	if r.Method == "" {
+		return http.MethodGet
+	}
+	return strings.ToUpper(r.Method)
+}
+
+// CallbackName returns the callback name, "parse" when unset.
+func (r *Request) CallbackName() string {
+	if r.Callback == "" {
+		return DefaultCallback
+	}
+	return r.Callback
+}
+
+// Fingerprint identifies the request for duplicate filtering: method, canonical URL and body.
+func (r *Request) Fingerprint() ([FingerprintSize]byte, error) {
+	return Fingerprint(r.HTTPMethod(), r.URL, r.Body)
+}
+
+// MarshalRequest encodes r in the versioned wire format.
+func MarshalRequest(r *Request) ([]byte, error) {
+	return json.Marshal(requestWire{V: RequestVersion, Request: r})
+}
+
+// UnmarshalRequest decodes a request written by MarshalRequest. Unknown versions and
+// requests without a valid URL are errors.
+func UnmarshalRequest(b []byte) (*Request, error) {
+	w := requestWire{Request: &Request{}}
+	if err := json.Unmarshal(b, &w); err != nil {
+		return nil, fmt.Errorf("spiders: decode request: %w", err)
+	}
+	if w.V != RequestVersion {
+		return nil, fmt.Errorf("spiders: request version %d not supported (want %d)", w.V, RequestVersion)
+	}
+	if err := w.Request.Validate(); err != nil {
+		return nil, err
+	}
+	return w.Request, nil
+}

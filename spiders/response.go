@@ -1,0 +1,153 @@
+package spiders
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"mime"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/PuerkitoBio/goquery"
+)
+
+// ErrNotHTML is returned by Response.Doc for bodies that are not HTML.
+var ErrNotHTML = errors.New("spiders: response body is not html")
+
+// Response is a fetched page as a callback sees it.
+type Response struct {
+	// Request is the request that was fetched (its Meta and Depth included).
+	Request *Request
+	// URL is the final URL after redirects.
+	URL string
+	// Status is the HTTP status code.
+	Status int
+	// Headers are the response headers.
+	Headers http.Header
+	// Body is the (decoded, uncompressed) body, cut at the fetcher's size cap.
+	Body []byte
+	// Truncated is true when the body was cut at the size cap.
+	Truncated bool
+	// FetchedAt is when the fetch completed.
+	FetchedAt time.Time
+
+	docOnce sync.Once
+	doc     *goquery.Document
+	docErr  error
+	base    *url.URL
+}
+
+// ContentType returns the media type of the body ("text/html"), lower-cased, without parameters.
+func (r *Response) ContentType() string {
+	ct := r.Headers.Get("Content-Type")
+	if ct == "" {
+		return ""
+	}
+	mt, _, err := mime.ParseMediaType(ct)
+	if err != nil {
+		return strings.ToLower(strings.TrimSpace(strings.SplitN(ct, ";", 2)[0]))
+	}
+	return mt
+}
+
+// IsHTML reports whether the body is HTML: by content type, or by sniffing when there is none.
+func (r *Response) IsHTML() bool {
+	switch ct := r.ContentType(); ct {
+	case "text/html", "application/xhtml+xml":
+		return true
+	case "":
+		return strings.HasPrefix(http.DetectContentType(r.Body), "text/html")
+	default:
+		return false
+	}
+}
+
+// Doc returns the goquery document of an HTML body, built once per response.
+// It returns ErrNotHTML for other content types.
+func (r *Response) Doc() (*goquery.Document, error) {
+	r.docOnce.Do(func() {
+		if !r.IsHTML() {
+			r.docErr = fmt.Errorf("%w (content type %q)", ErrNotHTML, r.ContentType())
+			return
+		}
+		r.doc, r.docErr = goquery.NewDocumentFromReader(bytes.NewReader(r.Body))
+		if r.docErr != nil {
+			r.docErr = fmt.Errorf("spiders: parse html of %s: %w", r.URL, r.docErr)
+		}
+	})
+	return r.doc, r.docErr
+}
+
+// BaseURL returns the URL relative links resolve against: the document's <base href>
+// when present, else the final URL.
+func (r *Response) BaseURL() *url.URL {
+	if r.base != nil {
+		return r.base
+	}
+	u, err := url.Parse(r.URL)
+	if err != nil {
+		u = &url.URL{}
+	}
+	if doc, err := r.Doc(); err == nil {
+		if href, ok := doc.Find("base[href]").First().Attr("href"); ok {
+			if b, err := u.Parse(strings.TrimSpace(href)); err == nil {
+				u = b
+			}
+		}
+	}
+	r.base = u
+	return u
+}
+
+// Resolve returns href as an absolute URL against the page, or an error for a malformed one.
+func (r *Response) Resolve(href string) (string, error) {
+	href = strings.TrimSpace(href)
+	u, err := r.BaseURL().Parse(href)
+	if err != nil {
+		return "", fmt.Errorf("spiders: malformed link %q on %s: %w", href, r.URL, err)
+	}
+	u.Fragment = ""
+	u.RawFragment = ""
+	return u.String(), nil
+}
+
+// Follow returns a request for href (resolved against the page) parsed by callback, one
+// level deeper than this response, carrying the request's meta.
+func (r *Response) Follow(href, callback string) (*Request, error) {
+	abs, err := r.Resolve(href)
+	if err != nil {
+		return nil, err
+	}
+	req := &Request{URL: abs, Callback: callback, Depth: r.depth() + 1}
+	if r.Request != nil && len(r.Request.Meta) > 0 {
+		req.Meta = make(map[string]any, len(r.Request.Meta))
+		for k, v := range r.Request.Meta {
+			req.Meta[k] = v
+		}
+	}
+	if err := req.Validate(); err != nil {
+		return nil, err
+	}
+	return req, nil
+}
+
+// Meta returns the request's meta value for key, nil when unset.
+func (r *Response) Meta(key string) any {
+	if r.Request == nil {
+		return nil
+	}
+	return r.Request.Meta[key]
+}
+
+// Depth is the depth of the request that produced this response.
+func (r *Response) Depth() int { return r.depth() }
+
+func (r *Response) depth() int {
+	if r.Request == nil {
+		return 0
+	}
+	return r.Request.Depth
+}

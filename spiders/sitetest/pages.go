@@ -1,0 +1,148 @@
+package sitetest
+
+import "html"
+
+// authorHTML are the escaped author names.
+var authorHTML = func() []string {
+	out := make([]string, len(authors))
+	for i, a := range authors {
+		out[i] = html.EscapeString(a.name)
+	}
+	return out
+}()
+
+// home writes the front page: latest articles, every archive month (relative links),
+// the tag cloud, the feed, a removed (404) article and the drafts (robots-disallowed).
+func (s *Site) home(p *page) {
+	c := s.c
+	s.head(p, "Front page", "/")
+	p.s("<h1>Latest</h1>\n<ul class=\"teasers\">\n")
+	for id := c.n; id > max(0, c.n-latest); id-- {
+		s.teaser(p, id)
+	}
+	p.s("</ul>\n<h2>Archive</h2>\n<ul class=\"months\">\n")
+	for m := c.months - 1; m >= 0; m-- {
+		y, mo := c.yearMonth(m)
+		p.s(`<li><a href="`, c.archivePath(m)[1:], `">`, monthNames[mo-1], " ")
+		p.i(y)
+		p.s("</a></li>\n")
+	}
+	p.s("</ul>\n<h2>Tags</h2>\n<p class=\"tags\">\n")
+	for _, t := range tags {
+		p.s(`<a href="/tag/`, t, `">`, t, "</a>\n")
+	}
+	p.s("</p>\n<p>Subscribe to the <a href=\"/feed.xml\">RSS feed</a>. The post <a href=\"/article/removed-post\">Why we removed a post</a> is gone.</p>\n",
+		"<p class=\"staff\"><a href=\"/drafts/upcoming\">Upcoming drafts</a></p>\n")
+	s.foot(p)
+}
+
+var monthNames = []string{"January", "February", "March", "April", "May", "June", "July",
+	"August", "September", "October", "November", "December"}
+
+// article writes article id: one <article> with h1, author, time and body, then
+// links to the previous and next article, its tags and two search pages whose query
+// parameters come in an order that depends on the article.
+func (s *Site) article(p *page, id int) {
+	c := s.c
+	a := c.author[id]
+	s.head(p, c.titles[id], c.urls[id])
+	p.s("<p class=\"crumbs\"><a href=\"../", c.archivePath(c.month[id])[1:], "\">Archive</a></p>\n<article>\n<h1>", c.titles[id],
+		"</h1>\n<p class=\"byline\">By <a rel=\"author\" class=\"author\" href=\"/author/", authors[a].slug, `">`, authorHTML[a],
+		"</a> on <time datetime=\"", c.dates[id], `">`, c.dates[id], "</time> &middot; <a href=\"#comments\">Comments</a></p>\n")
+	for j := 0; j < bodyParas; j++ {
+		p.s("<p>", c.paras[pick(id, 10+j, len(c.paras))], "</p>\n")
+	}
+	p.s("<p class=\"tags\">")
+	for _, t := range c.tagsOf[id] {
+		p.s(`<a href="/tag/`, tags[t], `">`, tags[t], "</a> ")
+	}
+	p.s("</p>\n</article>\n<nav class=\"chain\">\n")
+	if id > 1 {
+		p.s(`<a rel="prev" href="`, c.urls[id-1], "\">Previous article</a>\n")
+	}
+	if id < c.n {
+		p.s(`<a rel="next" href="`)
+		p.o()
+		p.s(c.urls[id+1], "\">Next article</a>\n")
+	}
+	p.s("</nav>\n<section id=\"comments\"><h2>Comments</h2><p>Comments are closed.</p></section>\n<p class=\"more\">More: ")
+	t1, t2 := tags[c.tagsOf[id][0]], tags[c.tagsOf[id][1]]
+	searchLink(p, t1, "date", pick(id, 8, 2) == 0)
+	searchLink(p, t2, "title", pick(id, 9, 2) == 0)
+	p.s("</p>\n")
+	s.foot(p)
+}
+
+// searchLink links /search for tag t sorted by sort, with q first or sort first.
+func searchLink(p *page, t, sort string, qFirst bool) {
+	if qFirst {
+		p.s(`<a href="/search?q=`, t, `&amp;sort=`, sort, `">`)
+	} else {
+		p.s(`<a href="/search?sort=`, sort, `&amp;q=`, t, `">`)
+	}
+	p.s(t, " by ", sort, "</a> ")
+}
+
+// listing writes page n of a paged list of articles (archive, author or tag), newest first.
+func (s *Site) listing(p *page, title, base string, ids []int, n int, extra func(*page)) {
+	pages := pagesOf(len(ids))
+	canonical := base
+	if n > 1 {
+		canonical += "?page=" + itoa(n)
+		title += " (page " + itoa(n) + ")"
+	}
+	s.head(p, title, canonical)
+	p.s("<h1>", title, "</h1>\n")
+	if extra != nil {
+		extra(p)
+	}
+	p.s("<ul class=\"teasers\">\n")
+	for i := (n - 1) * perPage; i < min(n*perPage, len(ids)); i++ {
+		s.teaser(p, ids[len(ids)-1-i])
+	}
+	p.s("</ul>\n")
+	pager(p, base, n, pages)
+	s.foot(p)
+}
+
+// search writes the top results for tag t sorted by "date" (newest first) or "title".
+func (s *Site) search(p *page, t int, by string) {
+	c := s.c
+	top := c.byTitle[t]
+	if by == "date" {
+		top = c.byDate[t]
+	}
+	s.head(p, "Search: "+tags[t], "/search?q="+tags[t]+"&amp;sort="+by)
+	p.s("<h1>Results for ", tags[t], "</h1>\n<p>Sort by ")
+	other := "title"
+	if by == "title" {
+		other = "date"
+	}
+	searchLink(p, tags[t], other, by == "date")
+	p.s("</p>\n<ul class=\"teasers\">\n")
+	for _, id := range top {
+		s.teaser(p, id)
+	}
+	p.s("</ul>\n")
+	s.foot(p)
+}
+
+// about writes the static about page.
+func (s *Site) about(p *page) {
+	s.head(p, "About", "/about")
+	p.s("<h1>About</h1>\n<p>The Test Gazette is a deterministic site for crawler tests.</p>\n")
+	s.foot(p)
+}
+
+// draft writes the page under /drafts/ (disallowed by robots.txt).
+func (s *Site) draft(p *page) {
+	s.head(p, "Upcoming drafts", "")
+	p.s("<h1>Upcoming drafts</h1>\n<p>Disallowed by robots.txt.</p>\n")
+	s.foot(p)
+}
+
+// errorPage writes the small body of a 404 or 500 answer; it links only the home page.
+func errorPage(p *page, status string) {
+	p.s("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>", status,
+		"</title></head>\n<body><h1>", status, "</h1><p><a href=\"/\">Front page</a></p></body></html>\n")
+}

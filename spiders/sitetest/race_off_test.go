@@ -1,0 +1,5 @@
+//go:build !race
+
+package sitetest
+
+const raceEnabled = false

@@ -1,0 +1,35 @@
+package sitetest
+
+import (
+	"net/http"
+	"strconv"
+	"sync"
+)
+
+var bufPool = sync.Pool{New: func() any { b := make([]byte, 0, 16<<10); return &b }}
+
+// ServeHTTP counts the request under its canonical path?query and answers it. Absolute
+// links in the answer use the request's Host header (and https when the connection is
+// TLS).
+func (s *Site) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.counter.add(Canonical(r.URL.EscapedPath(), r.URL.RawQuery))
+	scheme := "http://"
+	if r.TLS != nil {
+		scheme = "https://"
+	}
+	host := r.Host
+	if host == "" {
+		host = "localhost"
+	}
+	bp := bufPool.Get().(*[]byte)
+	body, status, ctype := s.render((*bp)[:0], scheme+host, r.URL.Path, r.URL.RawQuery)
+	h := w.Header()
+	h["Content-Type"] = []string{ctype}
+	h["Content-Length"] = []string{strconv.Itoa(len(body))}
+	w.WriteHeader(status)
+	if r.Method != http.MethodHead {
+		_, _ = w.Write(body)
+	}
+	*bp = body
+	bufPool.Put(bp)
+}

@@ -1,0 +1,217 @@
+package sitetest
+
+import (
+	"fmt"
+	"net/http"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// Site is a generated news site. It is an http.Handler, safe for concurrent use; its
+// pages depend only on the number it was built with and the Host header of the request.
+type Site struct {
+	c       *content
+	counter counter
+	authors map[string]int // slug -> index
+	tags    map[string]int // tag -> index
+	truthMu sync.Mutex
+	truth   map[bool]*truth // by obeyRobots
+}
+
+// New returns the site with about pages reachable URLs (at least 60, at most 500,000).
+// The same pages always gives the same site.
+func New(pages int) *Site {
+	s := &Site{c: newContent(pages), authors: map[string]int{}, tags: map[string]int{}, truth: map[bool]*truth{}}
+	for i, a := range authors {
+		s.authors[a.slug] = i
+	}
+	for i, t := range tags {
+		s.tags[t] = i
+	}
+	return s
+}
+
+// Content types served by the site.
+const (
+	ctHTML = "text/html; charset=utf-8"
+	ctRSS  = "application/rss+xml"
+	ctText = "text/plain; charset=utf-8"
+)
+
+const robotsTxt = "User-agent: *\nDisallow: /drafts/\n"
+
+// render appends the answer to path?query to b and returns it with its status and
+// content type. The order of query parameters does not matter. It is the single
+// source of every byte the site serves.
+func (s *Site) render(b []byte, origin, path, query string) ([]byte, int, string) {
+	p := &page{b: b, origin: origin}
+	c := s.c
+	pageNo := 1
+	if v := queryValue(query, "page"); v != "" {
+		n, ok := number(v)
+		if !ok {
+			return notFound(p)
+		}
+		pageNo = n
+	}
+	listing := func(title, base string, ids []int, extra func(*page)) ([]byte, int, string) {
+		if pageNo > pagesOf(len(ids)) {
+			return notFound(p)
+		}
+		s.listing(p, title, base, ids, pageNo, extra)
+		return p.b, http.StatusOK, ctHTML
+	}
+	switch {
+	case path == "/":
+		s.home(p)
+	case path == "/about":
+		s.about(p)
+	case strings.HasPrefix(path, "/article/"):
+		id, ok := s.articleID(path)
+		if !ok {
+			return notFound(p)
+		}
+		s.article(p, id)
+	case strings.HasPrefix(path, "/archive/"):
+		m, ok := s.monthOf(path[len("/archive/"):])
+		if !ok {
+			return notFound(p)
+		}
+		y, mo := c.yearMonth(m)
+		return listing(fmt.Sprintf("%s %d", monthNames[mo-1], y), path, c.byMonth[m], nil)
+	case strings.HasPrefix(path, "/author/"):
+		a, ok := s.authors[path[len("/author/"):]]
+		if !ok {
+			return notFound(p)
+		}
+		return listing("Articles by "+authorHTML[a], path, c.byAuthor[a], nil)
+	case strings.HasPrefix(path, "/tag/"):
+		t, ok := s.tags[path[len("/tag/"):]]
+		if !ok {
+			return notFound(p)
+		}
+		return listing("Tagged "+tags[t], path, c.byTag[t], func(p *page) {
+			if pageNo != 1 {
+				return
+			}
+			p.s("<p>Search ")
+			searchLink(p, tags[t], "date", true)
+			searchLink(p, tags[t], "title", false)
+			if t < 2 {
+				p.s(`<a href="/broken/`)
+				p.i(t + 1)
+				p.s(`">Most read (beta)</a>`)
+			}
+			p.s("</p>\n")
+		})
+	case path == "/search":
+		t, ok := s.tags[queryValue(query, "q")]
+		by := queryValue(query, "sort")
+		if !ok || (by != "date" && by != "title") {
+			return notFound(p)
+		}
+		s.search(p, t, by)
+	case strings.HasPrefix(path, "/broken/"):
+		if n, ok := number(path[len("/broken/"):]); !ok || n > 2 {
+			return notFound(p)
+		}
+		errorPage(p, "500 Internal Server Error")
+		return p.b, http.StatusInternalServerError, ctHTML
+	case path == "/drafts/upcoming":
+		s.draft(p)
+	case path == "/feed.xml":
+		return s.feed(p), http.StatusOK, ctRSS
+	case path == "/robots.txt":
+		return append(p.b, robotsTxt...), http.StatusOK, ctText
+	default:
+		return notFound(p)
+	}
+	return p.b, http.StatusOK, ctHTML
+}
+
+// monthOf parses "<yyyy>/<mm>" into a month index of the archive.
+func (s *Site) monthOf(ym string) (int, bool) {
+	if len(ym) != 7 || ym[4] != '/' {
+		return 0, false
+	}
+	y, err1 := strconv.Atoi(ym[:4])
+	mo, err2 := strconv.Atoi(ym[5:])
+	m := (y-2012)*12 + mo - 1
+	if err1 != nil || err2 != nil || mo < 1 || mo > 12 || m < 0 || m >= s.c.months {
+		return 0, false
+	}
+	return m, true
+}
+
+func notFound(p *page) ([]byte, int, string) {
+	errorPage(p, "404 Not Found")
+	return p.b, http.StatusNotFound, ctHTML
+}
+
+// feed writes an RSS feed of the latest 20 articles.
+func (s *Site) feed(p *page) []byte {
+	c := s.c
+	p.s("<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<rss version=\"2.0\"><channel><title>The Test Gazette</title><link>")
+	p.o()
+	p.s("/</link>\n")
+	for id := c.n; id > max(0, c.n-20); id-- {
+		p.s("<item><title>", c.titles[id], "</title><link>")
+		p.o()
+		p.s(c.urls[id], "</link><pubDate>", c.dates[id], "</pubDate></item>\n")
+	}
+	p.s("</channel></rss>\n")
+	return p.b
+}
+
+// number parses a positive decimal without sign or leading zeros.
+func number(s string) (int, bool) {
+	if s == "" || s[0] == '0' || len(s) > 9 {
+		return 0, false
+	}
+	n := 0
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return 0, false
+		}
+		n = n*10 + int(s[i]-'0')
+	}
+	return n, true
+}
+
+// queryValue returns the raw value of key in a raw query, "" if absent.
+func queryValue(query, key string) string {
+	for query != "" {
+		var kv string
+		kv, query, _ = strings.Cut(query, "&")
+		if k, v, _ := strings.Cut(kv, "="); k == key {
+			return v
+		}
+	}
+	return ""
+}
+
+// Canonical returns path?query with the query's parameters sorted (as raw key=value
+// strings; empty parameters dropped), the form under which the site counts requests
+// and lists reachable URLs. A path without a query is returned unchanged.
+func Canonical(path, rawQuery string) string {
+	if rawQuery == "" {
+		return path
+	}
+	if !strings.Contains(rawQuery, "&") {
+		return path + "?" + rawQuery
+	}
+	parts := strings.Split(rawQuery, "&")
+	sort.Strings(parts)
+	out := parts[:0]
+	for _, kv := range parts {
+		if kv != "" {
+			out = append(out, kv)
+		}
+	}
+	if len(out) == 0 {
+		return path
+	}
+	return path + "?" + strings.Join(out, "&")
+}

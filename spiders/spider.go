@@ -1,0 +1,101 @@
+package spiders
+
+import (
+	"context"
+	"fmt"
+	"sort"
+)
+
+// Callback parses one response. It yields items and follow-up requests through out and
+// returns an error for a page it could not handle (the page is then retried, and after
+// the stage's delivery limit it becomes a dead letter with that error).
+type Callback func(ctx context.Context, res *Response, out *Output) error
+
+// Output collects what a callback yields.
+type Output struct {
+	Items    []Item
+	Requests []*Request
+}
+
+// Yield adds an item.
+func (o *Output) Yield(it Item) { o.Items = append(o.Items, it) }
+
+// Follow adds a request.
+func (o *Output) Follow(r *Request) {
+	if r != nil {
+		o.Requests = append(o.Requests, r)
+	}
+}
+
+// Spider is a crawl: its name, where it starts, what it may visit, how it fetches
+// (Settings) and its named callbacks. Callbacks are looked up by name because requests
+// travel through Redis; a request with no callback is parsed by "parse".
+type Spider struct {
+	// Name is the crawl name; it namespaces every Redis key of the crawl.
+	Name string
+	// StartURLs are seeded as GET requests parsed by "parse".
+	StartURLs []string
+	// AllowedDomains restricts requests to these host names and their subdomains (any
+	// port); empty allows every host.
+	AllowedDomains []string
+	// Settings tune the fetcher and the crawl.
+	Settings Settings
+	// Callbacks by name.
+	Callbacks map[string]Callback
+}
+
+// Handle registers fn as the callback called name.
+func (s *Spider) Handle(name string, fn Callback) {
+	if s.Callbacks == nil {
+		s.Callbacks = map[string]Callback{}
+	}
+	s.Callbacks[name] = fn
+}
+
+// Callback returns the callback called name.
+func (s *Spider) Callback(name string) (Callback, error) {
+	if name == "" {
+		name = DefaultCallback
+	}
+	fn, ok := s.Callbacks[name]
+	if !ok {
+		return nil, fmt.Errorf("spiders: spider %q has no callback %q (has %v)", s.Name, name, s.callbackNames())
+	}
+	return fn, nil
+}
+
+func (s *Spider) callbackNames() []string {
+	names := make([]string, 0, len(s.Callbacks))
+	for n := range s.Callbacks {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// StartRequests returns the start URLs as requests.
+func (s *Spider) StartRequests() ([]*Request, error) {
+	reqs := make([]*Request, 0, len(s.StartURLs))
+	for _, u := range s.StartURLs {
+		r, err := NewRequest(u, DefaultCallback)
+		if err != nil {
+			return nil, fmt.Errorf("spiders: start url: %w", err)
+		}
+		reqs = append(reqs, r)
+	}
+	return reqs, nil
+}
+
+// Validate checks that the spider can run.
+func (s *Spider) Validate() error {
+	if err := ValidateName(s.Name); err != nil {
+		return err
+	}
+	if _, err := s.Callback(DefaultCallback); err != nil {
+		return err
+	}
+	if _, err := s.StartRequests(); err != nil {
+		return err
+	}
+	return s.Settings.Validate()
+}

@@ -1,0 +1,419 @@
+package spiders
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// SpecError is an error in a YAML spider file, located by file, line and key path.
+type SpecError struct {
+	// File is the name given to Parse, or the path given to LoadFile.
+	File string
+	// Line is 1-based; 0 when the YAML parser did not say.
+	Line int
+	// Key is the path of the offending key ("items[0].fields.price"); "" at the top level.
+	Key string
+	// Err is the cause.
+	Err error
+}
+
+// Error reads "spiders: FILE:LINE: KEY: cause".
+func (e *SpecError) Error() string {
+	var b strings.Builder
+	b.WriteString("spiders: ")
+	b.WriteString(e.File)
+	if e.Line > 0 {
+		b.WriteByte(':')
+		b.WriteString(strconv.Itoa(e.Line))
+	}
+	b.WriteString(": ")
+	msg := strings.TrimPrefix(e.Err.Error(), "spiders: ")
+	if e.Key != "" && !strings.HasPrefix(msg, e.Key) {
+		b.WriteString(e.Key)
+		b.WriteString(": ")
+	}
+	b.WriteString(msg)
+	return b.String()
+}
+
+// Unwrap returns the cause.
+func (e *SpecError) Unwrap() error { return e.Err }
+
+// LoadFile reads and compiles the YAML spider at path; see Parse.
+func LoadFile(path string) (*Spider, []string, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, nil, fmt.Errorf("spiders: read spider file: %w", err)
+	}
+	return Parse(path, data)
+}
+
+// Parse compiles a declarative YAML spider into a Spider with one callback, "parse".
+// name is the file name used in messages. The format (see testdata/shop.yaml):
+//
+//	name: shop                    # crawl name (ValidateName)
+//	start_urls: [http://127.0.0.1:8080/]
+//	allowed_domains: [127.0.0.1]  # host names, any port; subdomains included
+//	follow:                       # links to follow from every page
+//	  - links: "a[href]"          # CSS selector of elements with href (or src); default a[href]
+//	    allow: ["^/p/"]           # regexes on path+query; any must match (none: all links)
+//	    deny: ["^/private/"]      # regexes on path+query; none may match
+//	items:
+//	  - type: product
+//	    when: "div.product"       # yield only on pages where this matches; "" or absent: always
+//	    key: [url]                # fields identifying the item; absent: url
+//	    fields:                   # "CSS::text" (default), "CSS::attr(NAME)"
+//	      url: "link[rel=canonical]::attr(href)"
+//	      name: ".product-name::text"
+//	settings: {concurrency: 32, user_agent: "...", download_timeout: 30s}  # see Settings
+//
+// The callback yields nothing for a page that is not HTML. Otherwise it yields one item
+// per items rule whose when matches, its fields taken from the first element each
+// selector matches (text trimmed with runs of whitespace collapsed; href and src
+// attributes resolved to absolute URLs; a field that matches nothing is left out), and
+// a request, through Response.Follow, for each link that passes a follow rule. Scope
+// (allowed_domains, max_depth) is left to the pipeline.
+//
+// Every error is a *SpecError naming the file, line and key. Keys that belong to the
+// format but whose features are not built yet are accepted and reported in warnings,
+// one "FILE:LINE: KEY is accepted but not implemented yet; it has no effect" each.
+func Parse(name string, data []byte) (*Spider, []string, error) {
+	p := &yamlParser{file: name}
+	sp, err := p.spider(data)
+	if err != nil {
+		return nil, p.warnings, err
+	}
+	return sp, p.warnings, nil
+}
+
+// unimplementedSettings are settings keys of the format whose features are not built yet.
+var unimplementedSettings = map[string]bool{
+	"obey_robots": true, "allow_private_networks": true, "per_host_concurrency": true,
+	"per_host_delay": true, "limits": true, "autothrottle": true, "max_pages": true,
+	"dedup": true, "capacity": true, "error_rate": true, "order": true,
+	"revisit_after": true, "max_retries": true,
+}
+
+// yamlParser walks the node tree of one file, collecting warnings.
+type yamlParser struct {
+	file     string
+	warnings []string
+}
+
+// pair is one key of a mapping with its value.
+type pair struct {
+	key     string
+	keyNode *yaml.Node
+	value   *yaml.Node
+}
+
+func (p *yamlParser) spider(data []byte) (*Spider, error) {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var doc yaml.Node
+	if err := dec.Decode(&doc); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, &SpecError{File: p.file, Line: 1, Err: errors.New("empty file: want a mapping with name and start_urls")}
+		}
+		return nil, p.syntaxError(err)
+	}
+	var next yaml.Node
+	if err := dec.Decode(&next); err == nil {
+		return nil, p.errorf(&next, "", "more than one YAML document in the file")
+	} else if !errors.Is(err, io.EOF) {
+		return nil, p.syntaxError(err)
+	}
+	root := resolve(&doc)
+	if root.Kind == yaml.DocumentNode && len(root.Content) == 1 {
+		root = resolve(root.Content[0])
+	}
+	pairs, err := p.mapping(root, "")
+	if err != nil {
+		return nil, err
+	}
+
+	sp := &Spider{}
+	rules := &yamlRules{}
+	var haveName, haveStart bool
+	for _, kv := range pairs {
+		n := kv.value
+		switch kv.key {
+		case "name":
+			if sp.Name, err = p.str(n, kv.key); err != nil {
+				return nil, err
+			}
+			if err := ValidateName(sp.Name); err != nil {
+				return nil, p.wrap(n, kv.key, err)
+			}
+			haveName = true
+		case "start_urls":
+			if sp.StartURLs, err = p.startURLs(n, kv.key); err != nil {
+				return nil, err
+			}
+			haveStart = true
+		case "allowed_domains":
+			if sp.AllowedDomains, err = p.domains(n, kv.key); err != nil {
+				return nil, err
+			}
+		case "sitemap_urls":
+			if _, err := p.strs(n, kv.key); err != nil {
+				return nil, err
+			}
+			p.notImplemented(kv.keyNode, kv.key)
+		case "follow":
+			if rules.follow, err = p.followRules(n, kv.key); err != nil {
+				return nil, err
+			}
+		case "items":
+			if rules.items, err = p.itemRules(n, kv.key); err != nil {
+				return nil, err
+			}
+		case "settings":
+			if err := p.settings(n, kv.key, &sp.Settings); err != nil {
+				return nil, err
+			}
+		default:
+			return nil, p.unknownKey(kv, "")
+		}
+	}
+	if !haveName {
+		return nil, p.errorf(root, "name", "required key is missing")
+	}
+	if !haveStart {
+		return nil, p.errorf(root, "start_urls", "required key is missing")
+	}
+	sp.Handle(DefaultCallback, rules.parse)
+	if err := sp.Validate(); err != nil {
+		return nil, p.wrap(root, "", err)
+	}
+	return sp, nil
+}
+
+func (p *yamlParser) startURLs(n *yaml.Node, key string) ([]string, error) {
+	items, err := p.list(n, key)
+	if err != nil {
+		return nil, err
+	}
+	if len(items) == 0 {
+		return nil, p.errorf(n, key, "want at least one url")
+	}
+	urls := make([]string, 0, len(items))
+	for i, it := range items {
+		k := index(key, i)
+		s, err := p.str(it, k)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := NewRequest(s, DefaultCallback); err != nil {
+			return nil, p.wrap(it, k, err)
+		}
+		urls = append(urls, s)
+	}
+	return urls, nil
+}
+
+func (p *yamlParser) domains(n *yaml.Node, key string) ([]string, error) {
+	items, err := p.list(n, key)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, 0, len(items))
+	for i, it := range items {
+		k := index(key, i)
+		s, err := p.str(it, k)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := normalizeDomain(s); err != nil {
+			return nil, p.wrap(it, k, err)
+		}
+		out = append(out, strings.TrimSpace(s))
+	}
+	return out, nil
+}
+
+func (p *yamlParser) followRules(n *yaml.Node, key string) ([]followRule, error) {
+	items, err := p.list(n, key)
+	if err != nil {
+		return nil, err
+	}
+	rules := make([]followRule, 0, len(items))
+	for i, it := range items {
+		k := index(key, i)
+		pairs, err := p.mapping(it, k)
+		if err != nil {
+			return nil, err
+		}
+		links := "a[href]"
+		linksNode := it
+		r := followRule{}
+		for _, kv := range pairs {
+			kk := k + "." + kv.key
+			switch kv.key {
+			case "links":
+				if links, err = p.str(kv.value, kk); err != nil {
+					return nil, err
+				}
+				linksNode = kv.value
+			case "allow":
+				if r.allow, err = p.regexps(kv.value, kk); err != nil {
+					return nil, err
+				}
+			case "deny":
+				if r.deny, err = p.regexps(kv.value, kk); err != nil {
+					return nil, err
+				}
+			default:
+				return nil, p.unknownKey(kv, k)
+			}
+		}
+		if r.links, err = compileSelector(links); err != nil {
+			return nil, p.wrap(linksNode, k+".links", err)
+		}
+		rules = append(rules, r)
+	}
+	return rules, nil
+}
+
+func (p *yamlParser) regexps(n *yaml.Node, key string) ([]*regexp.Regexp, error) {
+	items, err := p.list(n, key)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*regexp.Regexp, 0, len(items))
+	for i, it := range items {
+		k := index(key, i)
+		s, err := p.str(it, k)
+		if err != nil {
+			return nil, err
+		}
+		re, err := regexp.Compile(s)
+		if err != nil {
+			return nil, p.errorf(it, k, "invalid regex %q: %w", s, err)
+		}
+		out = append(out, re)
+	}
+	return out, nil
+}
+
+func (p *yamlParser) itemRules(n *yaml.Node, key string) ([]itemRule, error) {
+	items, err := p.list(n, key)
+	if err != nil {
+		return nil, err
+	}
+	rules := make([]itemRule, 0, len(items))
+	for i, it := range items {
+		r, err := p.itemRule(it, index(key, i))
+		if err != nil {
+			return nil, err
+		}
+		rules = append(rules, r)
+	}
+	return rules, nil
+}
+
+func (p *yamlParser) itemRule(n *yaml.Node, key string) (itemRule, error) {
+	var r itemRule
+	pairs, err := p.mapping(n, key)
+	if err != nil {
+		return r, err
+	}
+	var keyNodes []*yaml.Node
+	haveFields := false
+	for _, kv := range pairs {
+		k := key + "." + kv.key
+		v := kv.value
+		switch kv.key {
+		case "type":
+			if r.typ, err = p.str(v, k); err != nil {
+				return r, err
+			}
+			if r.typ = strings.TrimSpace(r.typ); r.typ == "" {
+				return r, p.errorf(v, k, "empty item type")
+			}
+		case "when":
+			s, err := p.str(v, k)
+			if err != nil {
+				return r, err
+			}
+			if strings.TrimSpace(s) != "" {
+				if r.when, err = compileSelector(s); err != nil {
+					return r, p.wrap(v, k, err)
+				}
+			}
+		case "key":
+			if keyNodes, err = p.list(v, k); err != nil {
+				return r, err
+			}
+			for j, kn := range keyNodes {
+				s, err := p.str(kn, index(k, j))
+				if err != nil {
+					return r, err
+				}
+				r.key = append(r.key, s)
+			}
+		case "fields":
+			fields, err := p.mapping(v, k)
+			if err != nil {
+				return r, err
+			}
+			if len(fields) == 0 {
+				return r, p.errorf(v, k, "an item needs at least one field")
+			}
+			for _, f := range fields {
+				fk := k + "." + f.key
+				if strings.TrimSpace(f.key) == "" || strings.HasPrefix(f.key, "_") {
+					return r, p.errorf(f.keyNode, fk, "invalid field name %q: names are non-empty and do not start with '_'", f.key)
+				}
+				expr, err := p.str(f.value, fk)
+				if err != nil {
+					return r, err
+				}
+				sel, attrName, err := compileFieldSelector(expr)
+				if err != nil {
+					return r, p.wrap(f.value, fk, err)
+				}
+				r.fields = append(r.fields, fieldRule{name: f.key, sel: sel, attr: attrName})
+			}
+			haveFields = true
+		default:
+			return r, p.unknownKey(kv, key)
+		}
+	}
+	if r.typ == "" {
+		return r, p.errorf(n, key+".type", "required key is missing")
+	}
+	if !haveFields {
+		return r, p.errorf(n, key+".fields", "required key is missing")
+	}
+	for j, name := range r.key {
+		if !r.hasField(name) {
+			return r, p.errorf(keyNodes[j], index(key+".key", j), "field %q is not in fields", name)
+		}
+	}
+	return r, nil
+}
+
+func (r *itemRule) hasField(name string) bool {
+	for _, f := range r.fields {
+		if f.name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// notImplemented records the warning for an accepted key whose feature is not built yet.
+func (p *yamlParser) notImplemented(keyNode *yaml.Node, key string) {
+	p.warnings = append(p.warnings, fmt.Sprintf("%s:%d: %s is accepted but not implemented yet; it has no effect", p.file, keyNode.Line, key))
+}
+
+// index returns "key[i]".
+func index(key string, i int) string { return key + "[" + strconv.Itoa(i) + "]" }

@@ -1,0 +1,219 @@
+package spiders
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"regexp"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/andybalholm/cascadia"
+	"golang.org/x/net/html"
+)
+
+// yamlRules is the compiled extraction part of a YAML spider: what to follow and which
+// items to yield. Its parse method is the spider's "parse" callback.
+type yamlRules struct {
+	follow []followRule
+	items  []itemRule
+}
+
+// followRule follows the links of the elements matching links whose path and query
+// match one of allow (when there are any) and none of deny.
+type followRule struct {
+	links cascadia.Selector
+	allow []*regexp.Regexp
+	deny  []*regexp.Regexp
+}
+
+// itemRule yields one item of type typ on a page where when matches (nil: every page).
+type itemRule struct {
+	typ    string
+	when   cascadia.Selector
+	key    []string
+	fields []fieldRule
+}
+
+// fieldRule extracts one field: the text of the first element matching sel, or its
+// attribute attr when attr is set.
+type fieldRule struct {
+	name string
+	sel  cascadia.Selector
+	attr string
+}
+
+// parse yields the items and follow-up requests of an HTML page; other pages yield nothing.
+func (y *yamlRules) parse(_ context.Context, res *Response, out *Output) error {
+	if !res.IsHTML() {
+		return nil
+	}
+	doc, err := res.Doc()
+	if err != nil {
+		return err
+	}
+	if len(doc.Nodes) == 0 {
+		return nil
+	}
+	root := doc.Nodes[0]
+	for i := range y.items {
+		if it, ok := y.items[i].extract(res, root); ok {
+			out.Yield(it)
+		}
+	}
+	if len(y.follow) == 0 {
+		return nil
+	}
+	seen := map[string]struct{}{}
+	for _, f := range y.follow {
+		res.eachLink(f.links, func(u *url.URL, abs string) {
+			if !f.wants(u.RequestURI()) {
+				return
+			}
+			if _, dup := seen[abs]; dup {
+				return
+			}
+			seen[abs] = struct{}{}
+			req, err := res.Follow(abs, DefaultCallback)
+			if err != nil {
+				return // eachLink only yields valid http(s) links; nothing to follow
+			}
+			out.Follow(req)
+		})
+	}
+	return nil
+}
+
+// wants reports whether a link with this path and query passes allow and deny.
+func (f *followRule) wants(pathQuery string) bool {
+	for _, re := range f.deny {
+		if re.MatchString(pathQuery) {
+			return false
+		}
+	}
+	if len(f.allow) == 0 {
+		return true
+	}
+	for _, re := range f.allow {
+		if re.MatchString(pathQuery) {
+			return true
+		}
+	}
+	return false
+}
+
+// extract returns the rule's item for the document under root, or false when when does
+// not match.
+func (r *itemRule) extract(res *Response, root *html.Node) (Item, bool) {
+	if r.when != nil && r.when.MatchFirst(root) == nil {
+		return Item{}, false
+	}
+	fields := make(map[string]any, len(r.fields))
+	for _, f := range r.fields {
+		if v, ok := f.extract(res, root); ok {
+			fields[f.name] = v
+		}
+	}
+	it := NewItem(r.typ, fields)
+	it.URL = res.URL
+	if len(r.key) > 0 {
+		it.KeyFields = append([]string(nil), r.key...)
+	}
+	return it, true
+}
+
+// extract returns the field's value in the document under root, false when nothing matches.
+func (f *fieldRule) extract(res *Response, root *html.Node) (string, bool) {
+	n := f.sel.MatchFirst(root)
+	if n == nil {
+		return "", false
+	}
+	if f.attr == "" {
+		return nodeText(n), true
+	}
+	v, ok := attr(n, f.attr)
+	if !ok {
+		return "", false
+	}
+	v = strings.TrimSpace(v)
+	if f.attr == "href" || f.attr == "src" {
+		if abs, err := res.Resolve(cleanHref(v)); err == nil {
+			v = abs
+		}
+	}
+	return v, true
+}
+
+// nodeText returns the text under n (script and style content left out), trimmed, with
+// runs of whitespace collapsed to one space.
+func nodeText(n *html.Node) string {
+	var b strings.Builder
+	pendingSpace := false
+	var walk func(*html.Node)
+	walk = func(n *html.Node) {
+		switch n.Type {
+		case html.TextNode:
+			if n.Data == "" {
+				return
+			}
+			if first, _ := utf8.DecodeRuneInString(n.Data); unicode.IsSpace(first) {
+				pendingSpace = true
+			}
+			for _, f := range strings.Fields(n.Data) {
+				if pendingSpace && b.Len() > 0 {
+					b.WriteByte(' ')
+				}
+				b.WriteString(f)
+				pendingSpace = true
+			}
+			last, _ := utf8.DecodeLastRuneInString(n.Data)
+			pendingSpace = unicode.IsSpace(last)
+			return
+		case html.ElementNode:
+			if n.Data == "script" || n.Data == "style" {
+				return
+			}
+		}
+		for c := n.FirstChild; c != nil; c = c.NextSibling {
+			walk(c)
+		}
+	}
+	walk(n)
+	return b.String()
+}
+
+// compileFieldSelector splits a field expression ("CSS", "CSS::text", "CSS::attr(NAME)")
+// into its compiled CSS selector and attribute name ("" for text).
+func compileFieldSelector(expr string) (cascadia.Selector, string, error) {
+	css, attrName := strings.TrimSpace(expr), ""
+	switch {
+	case strings.HasSuffix(css, "::text"):
+		css = strings.TrimSuffix(css, "::text")
+	case strings.HasSuffix(css, ")") && strings.Contains(css, "::attr("):
+		i := strings.LastIndex(css, "::attr(")
+		attrName = strings.ToLower(strings.TrimSpace(css[i+len("::attr(") : len(css)-1]))
+		css = css[:i]
+		if attrName == "" {
+			return nil, "", fmt.Errorf("empty attribute name in %q", expr)
+		}
+	}
+	sel, err := compileSelector(css)
+	if err != nil {
+		return nil, "", err
+	}
+	return sel, attrName, nil
+}
+
+// compileSelector compiles a CSS selector, rejecting an empty one.
+func compileSelector(css string) (cascadia.Selector, error) {
+	css = strings.TrimSpace(css)
+	if css == "" {
+		return nil, fmt.Errorf("empty selector")
+	}
+	sel, err := cascadia.Compile(css)
+	if err != nil {
+		return nil, fmt.Errorf("invalid selector %q: %w", css, err)
+	}
+	return sel, nil
+}

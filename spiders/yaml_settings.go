@@ -1,0 +1,162 @@
+package spiders
+
+import (
+	"reflect"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+var durationType = reflect.TypeOf(time.Duration(0))
+
+// settings decodes the settings block into s by the yaml tags of Settings, warning about
+// keys whose features are not built yet and validating after each key so that a value
+// out of range is reported at its own line.
+func (p *yamlParser) settings(n *yaml.Node, key string, s *Settings) error {
+	return p.decodeStruct(n, key, reflect.ValueOf(s).Elem(), func(kv pair, path string) error {
+		if unimplementedSettings[kv.key] {
+			p.notImplemented(kv.keyNode, path)
+		}
+		if err := s.Validate(); err != nil {
+			return p.wrap(kv.value, path, err)
+		}
+		return nil
+	})
+}
+
+// decodeStruct decodes a mapping into the struct v by its fields' yaml tags; other keys are
+// errors. after, when not nil, runs after each key is decoded.
+func (p *yamlParser) decodeStruct(n *yaml.Node, key string, v reflect.Value, after func(kv pair, path string) error) error {
+	pairs, err := p.mapping(n, key)
+	if err != nil {
+		return err
+	}
+	for _, kv := range pairs {
+		i := fieldByTag(v.Type(), kv.key)
+		if i < 0 {
+			return p.unknownKey(kv, key)
+		}
+		path := key + "." + kv.key
+		if err := p.decodeValue(kv.value, path, v.Field(i)); err != nil {
+			return err
+		}
+		if after != nil {
+			if err := after(kv, path); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// fieldByTag returns the index of the field of struct type t tagged yaml:"name", or -1.
+func fieldByTag(t reflect.Type, name string) int {
+	for i := 0; i < t.NumField(); i++ {
+		tag, _, _ := strings.Cut(t.Field(i).Tag.Get("yaml"), ",")
+		if tag == name && tag != "-" && t.Field(i).IsExported() {
+			return i
+		}
+	}
+	return -1
+}
+
+// decodeValue decodes a node into v, strictly by v's type: durations are strings like
+// "30s", integers and booleans must be written as such.
+func (p *yamlParser) decodeValue(n *yaml.Node, key string, v reflect.Value) error {
+	n = resolve(n)
+	t := v.Type()
+	switch {
+	case t == durationType:
+		s, err := p.str(n, key)
+		if err != nil || n.ShortTag() != "!!str" {
+			return p.errorf(n, key, "want a duration like \"30s\", got %s", describe(n))
+		}
+		d, err := time.ParseDuration(strings.TrimSpace(s))
+		if err != nil {
+			return p.errorf(n, key, "invalid duration %q: want a duration like \"200ms\" or \"30s\"", s)
+		}
+		v.SetInt(int64(d))
+	case t.Kind() == reflect.Pointer:
+		e := reflect.New(t.Elem())
+		if err := p.decodeValue(n, key, e.Elem()); err != nil {
+			return err
+		}
+		v.Set(e)
+	case t.Kind() == reflect.Bool:
+		var b bool
+		if err := p.scalar(n, key, "a boolean", &b, "!!bool"); err != nil {
+			return err
+		}
+		v.SetBool(b)
+	case t.Kind() == reflect.Int || t.Kind() == reflect.Int64:
+		var i int64
+		if err := p.scalar(n, key, "an integer", &i, "!!int"); err != nil {
+			return err
+		}
+		if v.OverflowInt(i) {
+			return p.errorf(n, key, "integer %s out of range", n.Value)
+		}
+		v.SetInt(i)
+	case t.Kind() == reflect.Float64:
+		var f float64
+		if err := p.scalar(n, key, "a number", &f, "!!int", "!!float"); err != nil {
+			return err
+		}
+		v.SetFloat(f)
+	case t.Kind() == reflect.String:
+		s, err := p.str(n, key)
+		if err != nil {
+			return err
+		}
+		v.SetString(s)
+	case t.Kind() == reflect.Map && t.Key().Kind() == reflect.String:
+		pairs, err := p.mapping(n, key)
+		if err != nil {
+			return err
+		}
+		m := reflect.MakeMapWithSize(t, len(pairs))
+		for _, kv := range pairs {
+			e := reflect.New(t.Elem()).Elem()
+			if err := p.decodeValue(kv.value, key+"."+kv.key, e); err != nil {
+				return err
+			}
+			m.SetMapIndex(reflect.ValueOf(kv.key).Convert(t.Key()), e)
+		}
+		v.Set(m)
+	case t.Kind() == reflect.Slice:
+		items, err := p.list(n, key)
+		if err != nil {
+			return err
+		}
+		s := reflect.MakeSlice(t, len(items), len(items))
+		for i, it := range items {
+			if err := p.decodeValue(it, index(key, i), s.Index(i)); err != nil {
+				return err
+			}
+		}
+		v.Set(s)
+	case t.Kind() == reflect.Struct:
+		return p.decodeStruct(n, key, v, nil)
+	default:
+		return p.errorf(n, key, "settings of type %s are not supported", t)
+	}
+	return nil
+}
+
+// scalar decodes a scalar whose tag is one of tags into out.
+func (p *yamlParser) scalar(n *yaml.Node, key, want string, out any, tags ...string) error {
+	ok := false
+	if n.Kind == yaml.ScalarNode {
+		for _, t := range tags {
+			ok = ok || n.ShortTag() == t
+		}
+	}
+	if !ok {
+		return p.errorf(n, key, "want %s, got %s", want, describe(n))
+	}
+	if err := n.Decode(out); err != nil {
+		return p.errorf(n, key, "want %s: %w", want, err)
+	}
+	return nil
+}

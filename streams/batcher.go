@@ -1,0 +1,120 @@
+package streams
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// errClosed is returned for work handed to a closed batcher or publisher.
+var errClosed = errors.New("streams: closed")
+
+// batcher sends commands from many goroutines to Redis in shared pipelines (group
+// commit): while one pipeline is on the wire, the next one fills. A caller waits for its
+// own command's reply, so it never learns "done" before Redis has the write; no command
+// waits for a timer, so an idle batcher adds no latency.
+type batcher struct {
+	rdb     redis.UniversalClient
+	max     int
+	timeout time.Duration
+	jobs    chan *job
+	stop    chan struct{}
+	wg      sync.WaitGroup
+	once    sync.Once
+}
+
+// job is one command queued on a batcher.
+type job struct {
+	add  func(ctx context.Context, p redis.Pipeliner) redis.Cmder
+	cmd  redis.Cmder
+	done chan struct{}
+}
+
+func newBatcher(rdb redis.UniversalClient, max int, timeout time.Duration) *batcher {
+	b := &batcher{rdb: rdb, max: max, timeout: timeout, jobs: make(chan *job, max), stop: make(chan struct{})}
+	b.wg.Add(1)
+	go b.run()
+	return b
+}
+
+// do queues add and waits for its reply; the returned Cmder holds the result.
+func (b *batcher) do(ctx context.Context, add func(ctx context.Context, p redis.Pipeliner) redis.Cmder) (redis.Cmder, error) {
+	j, err := b.submit(ctx, add)
+	if err != nil {
+		return nil, err
+	}
+	return j.wait()
+}
+
+// submit queues add without waiting for its reply.
+func (b *batcher) submit(ctx context.Context, add func(ctx context.Context, p redis.Pipeliner) redis.Cmder) (*job, error) {
+	j := &job{add: add, done: make(chan struct{})}
+	select {
+	case b.jobs <- j:
+		return j, nil
+	case <-b.stop:
+		return nil, errClosed
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// wait returns the job's reply. Once queued a job always runs, so a caller never treats
+// a write that may still land as not done.
+func (j *job) wait() (redis.Cmder, error) {
+	<-j.done
+	return j.cmd, j.cmd.Err()
+}
+
+func (b *batcher) run() {
+	defer b.wg.Done()
+	batch := make([]*job, 0, b.max)
+	for {
+		select {
+		case j := <-b.jobs:
+			batch = append(batch[:0], j)
+		case <-b.stop:
+			// Drain what was queued before stop.
+			for {
+				select {
+				case j := <-b.jobs:
+					b.exec([]*job{j})
+				default:
+					return
+				}
+			}
+		}
+	fill:
+		for len(batch) < b.max {
+			select {
+			case j := <-b.jobs:
+				batch = append(batch, j)
+			default:
+				break fill
+			}
+		}
+		b.exec(batch)
+	}
+}
+
+func (b *batcher) exec(batch []*job) {
+	ctx, cancel := context.WithTimeout(context.Background(), b.timeout)
+	defer cancel()
+	pipe := b.rdb.Pipeline()
+	for _, j := range batch {
+		j.cmd = j.add(ctx, pipe)
+	}
+	_, _ = pipe.Exec(ctx) // per-command errors are read by each caller
+	for _, j := range batch {
+		close(j.done)
+	}
+}
+
+// close stops taking jobs after running the queued ones.
+func (b *batcher) close() {
+	b.once.Do(func() { close(b.stop) })
+	b.wg.Wait()
+}

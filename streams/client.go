@@ -1,0 +1,138 @@
+package streams
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/redis/go-redis/v9"
+	"go.uber.org/zap"
+)
+
+// DefaultPoolSize is the number of Redis connections a process holds at most, unless
+// --redis-pool-size or the URL's pool_size option says otherwise. Blocking reads hold
+// one connection each for their block time, so a process running all three stages needs
+// at least 3 plus a few for publishing and acks.
+const DefaultPoolSize = 16
+
+// ClientOptions say how to reach Redis.
+type ClientOptions struct {
+	// URL is redis://[user:password@]host:port[/db][?options] or rediss:// for TLS
+	// (options as in go-redis ParseURL: pool_size, dial_timeout, read_timeout, ...).
+	// Empty means an embedded in-process Redis (miniredis) that lives as long as the
+	// process: single-machine mode, nothing persisted.
+	URL string
+	// PoolSize overrides the pool size when > 0. Default DefaultPoolSize (or the URL's).
+	PoolSize int
+	// Logger gets the warnings about risky server settings; nil means no-op.
+	Logger *zap.Logger
+}
+
+// Client is a connected Redis client and what it takes to close it.
+type Client struct {
+	redis.UniversalClient
+	// Embedded is the in-process server when running without a Redis URL.
+	Embedded *miniredis.Miniredis
+	// Addr is the server address, for messages.
+	Addr string
+}
+
+// Close closes the client and stops the embedded server, if any.
+func (c *Client) Close() error {
+	err := c.UniversalClient.Close()
+	if c.Embedded != nil {
+		c.Embedded.Close()
+	}
+	return err
+}
+
+// Connect opens a client, checks that the server answers, and warns (through the
+// logger) when the server's settings could lose crawl state.
+func Connect(ctx context.Context, o ClientOptions) (*Client, error) {
+	log := o.Logger
+	if log == nil {
+		log = zap.NewNop()
+	}
+	c := &Client{}
+	var opt *redis.Options
+	if o.URL == "" {
+		m := miniredis.NewMiniRedis()
+		if err := m.StartAddr("127.0.0.1:0"); err != nil {
+			return nil, fmt.Errorf("streams: start embedded redis: %w", err)
+		}
+		c.Embedded = m
+		opt = &redis.Options{Addr: m.Addr()}
+	} else {
+		var err error
+		opt, err = redis.ParseURL(o.URL)
+		if err != nil {
+			return nil, fmt.Errorf("streams: bad redis url %q: %w", redactURL(o.URL), err)
+		}
+		if !strings.Contains(o.URL, "pool_size=") {
+			opt.PoolSize = DefaultPoolSize
+		}
+	}
+	if o.PoolSize > 0 {
+		opt.PoolSize = o.PoolSize
+	}
+	if opt.PoolSize == 0 {
+		opt.PoolSize = DefaultPoolSize
+	}
+	// Blocking reads need a read timeout longer than their block time.
+	if opt.ReadTimeout == 0 || opt.ReadTimeout < 5*time.Second {
+		opt.ReadTimeout = 10 * time.Second
+	}
+	opt.MinRetryBackoff = 50 * time.Millisecond
+	opt.MaxRetryBackoff = time.Second
+	c.Addr = opt.Addr
+	c.UniversalClient = redis.NewClient(opt)
+
+	pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if err := c.Ping(pctx).Err(); err != nil {
+		_ = c.Close()
+		return nil, fmt.Errorf("streams: cannot reach redis at %s: %w", c.Addr, err)
+	}
+	if c.Embedded == nil {
+		warnRiskySettings(ctx, c.UniversalClient, log)
+	}
+	return c, nil
+}
+
+// warnRiskySettings logs a warning for server settings that can drop crawl state.
+func warnRiskySettings(ctx context.Context, rdb redis.UniversalClient, log *zap.Logger) {
+	cfg, err := rdb.ConfigGet(ctx, "*").Result()
+	if err != nil {
+		// CONFIG is often renamed or disabled on managed Redis: say so once.
+		log.Warn("cannot read redis config; check maxmemory-policy is noeviction and persistence is on", zap.Error(err))
+		return
+	}
+	if p := cfg["maxmemory-policy"]; p != "" && p != "noeviction" {
+		log.Warn("redis maxmemory-policy can evict crawl state (dedup set, streams); use noeviction",
+			zap.String("maxmemory-policy", p))
+	}
+	if cfg["appendonly"] != "yes" && strings.TrimSpace(cfg["save"]) == "" {
+		log.Warn("redis persistence is off (appendonly no, no save points): a redis restart loses the crawl")
+	}
+}
+
+// redactURL hides the password of a Redis URL for messages.
+func redactURL(raw string) string {
+	at := strings.LastIndex(raw, "@")
+	scheme := strings.Index(raw, "://")
+	if at < 0 || scheme < 0 || at < scheme {
+		return raw
+	}
+	return raw[:scheme+3] + "***" + raw[at:]
+}
+
+// IsNoGroup reports a NOGROUP error (the stream or its group was deleted under us).
+func IsNoGroup(err error) bool {
+	return err != nil && strings.HasPrefix(err.Error(), "NOGROUP")
+}
+
+// errNil reports go-redis's redis.Nil (an empty reply).
+func errNil(err error) bool { return errors.Is(err, redis.Nil) }

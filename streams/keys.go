@@ -1,0 +1,74 @@
+package streams
+
+// Stage names; each is the consumer group that reads the stage's input stream.
+const (
+	StageFetch = "fetch"
+	StageParse = "parse"
+	StageStore = "store"
+)
+
+// Keys builds every Redis key of one crawl. All keys share the hash tag {<crawl>}.
+type Keys struct {
+	crawl string
+}
+
+// NewKeys returns the key builder for crawl (a name validated by spiders.ValidateName).
+func NewKeys(crawl string) Keys { return Keys{crawl: crawl} }
+
+// Crawl returns the crawl name.
+func (k Keys) Crawl() string { return k.crawl }
+
+func (k Keys) key(suffix string) string { return "sc:{" + k.crawl + "}:" + suffix }
+
+// Requests is the stream of requests to fetch (read by group "fetch").
+func (k Keys) Requests() string { return k.key("requests") }
+
+// Responses is the stream of fetched responses (read by group "parse").
+func (k Keys) Responses() string { return k.key("responses") }
+
+// Items is the stream of scraped items (read by group "store" and post-processors).
+func (k Keys) Items() string { return k.key("items") }
+
+// Dead is the dead-letter stream: entries that failed too often or could not be decoded.
+func (k Keys) Dead() string { return k.key("dead") }
+
+// Seen is the set of request fingerprints ever enqueued (exact dedup).
+func (k Keys) Seen() string { return k.key("seen") }
+
+// Stats is a hash of crawl counters (pages fetched, items stored, drops by reason...).
+func (k Keys) Stats() string { return k.key("stats") }
+
+// Meta is a hash describing the crawl (spider name, when it was first seeded).
+func (k Keys) Meta() string { return k.key("meta") }
+
+// Input returns the stream a stage reads.
+func (k Keys) Input(stage string) string {
+	switch stage {
+	case StageFetch:
+		return k.Requests()
+	case StageParse:
+		return k.Responses()
+	default:
+		return k.Items()
+	}
+}
+
+// Streams returns the crawl's streams with the stage group that reads each.
+func (k Keys) Streams() []StreamGroup {
+	return []StreamGroup{
+		{Stream: k.Requests(), Group: StageFetch},
+		{Stream: k.Responses(), Group: StageParse},
+		{Stream: k.Items(), Group: StageStore},
+	}
+}
+
+// All returns every key of the crawl, for reset.
+func (k Keys) All() []string {
+	return []string{k.Requests(), k.Responses(), k.Items(), k.Dead(), k.Seen(), k.Stats(), k.Meta()}
+}
+
+// StreamGroup is a stream and the stage group reading it.
+type StreamGroup struct {
+	Stream string
+	Group  string
+}

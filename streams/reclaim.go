@@ -1,0 +1,167 @@
+package streams
+
+import (
+	"context"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"go.uber.org/zap"
+)
+
+// claimScript takes over entries idle longer than min-idle (their consumer died or hung)
+// and dead-letters those that have had their deliveries.
+//
+// KEYS[1] -> stream
+// KEYS[2] -> dead-letter stream
+// ARGV[1] -> group, ARGV[2] -> consumer, ARGV[3] -> min idle (ms), ARGV[4] -> cursor,
+// ARGV[5] -> count, ARGV[6] -> max deliveries
+// Output: {next cursor, dead-lettered count, {id, deliveries, fields}...}
+var claimScript = redis.NewScript(deadLetterLua + `
+local r = redis.call('XAUTOCLAIM', KEYS[1], ARGV[1], ARGV[2], ARGV[3], ARGV[4], 'COUNT', ARGV[5])
+local out = {r[1], 0}
+local maxd = tonumber(ARGV[6])
+for _, e in ipairs(r[2]) do
+  if e then
+    local p = redis.call('XPENDING', KEYS[1], ARGV[1], e[1], e[1], 1)
+    local n = 1
+    if #p > 0 then n = tonumber(p[1][4]) end
+    if n > maxd then
+      dead(KEYS[1], KEYS[2], ARGV[1], e[1], ARGV[2], n - 1,
+           'delivered ' .. (n - 1) .. ' times without an ack (consumer died or timed out)')
+      out[2] = out[2] + 1
+    else
+      out[#out + 1] = {e[1], n, e[2]}
+    end
+  end
+end
+return out
+`)
+
+// claimLoop reclaims idle entries of other consumers every ClaimInterval, refreshes the
+// idle time of our own slow entries (heartbeat) and removes consumers that are gone.
+func (s *subscription) claimLoop() {
+	tick := time.NewTicker(min(s.cfg.ClaimInterval, s.cfg.MinIdle/3))
+	defer tick.Stop()
+	lastClaim, lastSweep := time.Time{}, time.Now()
+	for {
+		select {
+		case <-s.ctx.Done():
+			return
+		case <-tick.C:
+		}
+		s.heartbeat()
+		if time.Since(lastClaim) >= s.cfg.ClaimInterval {
+			lastClaim = time.Now()
+			s.reclaim()
+		}
+		if time.Since(lastSweep) >= 10*s.cfg.MinIdle {
+			lastSweep = time.Now()
+			s.sweepConsumers()
+		}
+	}
+}
+
+// reclaim loops XAUTOCLAIM over the whole pending list, dispatching what it takes.
+func (s *subscription) reclaim() {
+	cursor := "0-0"
+	for s.ctx.Err() == nil {
+		// Claim no more than there are free slots, so claimed entries never wait long.
+		free := max(s.free(), 1)
+		ctx, cancel := context.WithTimeout(s.ctx, 10*time.Second)
+		res, err := claimScript.Run(ctx, s.rdb, []string{s.stream, s.cfg.DeadStream},
+			s.cfg.Group, s.cfg.Consumer, s.cfg.MinIdle.Milliseconds(), cursor,
+			min(free, s.cfg.ClaimBatch), s.cfg.MaxDeliveries).Slice()
+		cancel()
+		if err != nil {
+			if s.ctx.Err() == nil {
+				s.errLog.Warn("reclaim failed", err)
+			}
+			return
+		}
+		next, _ := res[0].(string)
+		if dead, _ := res[1].(int64); dead > 0 {
+			s.log.Warn("entries over their delivery limit moved to dead letters", zap.Int64("count", dead))
+		}
+		for _, raw := range res[2:] {
+			e, ok := raw.([]any)
+			if !ok || len(e) != 3 {
+				continue
+			}
+			id, _ := e[0].(string)
+			n, _ := e[1].(int64)
+			fields, err := pairsToMap(e[2])
+			if err != nil {
+				s.deadLetter(id, int(n), err.Error())
+				continue
+			}
+			if !s.acquire() {
+				return
+			}
+			s.log.Info("reclaimed idle entry", zap.String("id", id), zap.Int64("deliveries", n))
+			s.dispatch(redis.XMessage{ID: id, Values: fields}, int(n))
+		}
+		if next == "" || next == "0-0" {
+			return
+		}
+		cursor = next
+	}
+}
+
+// heartbeat resets the idle time of our entries in flight longer than MinIdle/3 so that a
+// slow but live handler is not robbed by another consumer's reclaim.
+func (s *subscription) heartbeat() {
+	limit := s.cfg.MinIdle / 3
+	var ids []string
+	s.mu.Lock()
+	for id, since := range s.inflight {
+		if time.Since(since) >= limit {
+			ids = append(ids, id)
+			s.inflight[id] = time.Now()
+		}
+	}
+	s.mu.Unlock()
+	if len(ids) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(s.ctx, 5*time.Second)
+	defer cancel()
+	err := s.rdb.XClaimJustID(ctx, &redis.XClaimArgs{
+		Stream: s.stream, Group: s.cfg.Group, Consumer: s.cfg.Consumer, MinIdle: 0, Messages: ids,
+	}).Err()
+	if err != nil && s.ctx.Err() == nil {
+		s.errLog.Warn("heartbeat failed", err)
+	}
+}
+
+// sweepConsumers deletes consumers that hold nothing pending and have been idle for
+// 10×MinIdle. A consumer that still holds entries is never deleted.
+func (s *subscription) sweepConsumers() {
+	ctx, cancel := context.WithTimeout(s.ctx, 5*time.Second)
+	defer cancel()
+	cons, err := s.rdb.XInfoConsumers(ctx, s.stream, s.cfg.Group).Result()
+	if err != nil {
+		return
+	}
+	for _, c := range cons {
+		if c.Name == s.cfg.Consumer || c.Pending > 0 || c.Idle < 10*s.cfg.MinIdle {
+			continue
+		}
+		// XGROUP DELCONSUMER drops the consumer's pending entries, so check again
+		// atomically: delete only if it still holds none.
+		if err := delIdleConsumerScript.Run(ctx, s.rdb, []string{s.stream}, s.cfg.Group, c.Name).Err(); err == nil {
+			s.log.Info("removed idle consumer", zap.String("gone", c.Name), zap.Duration("idle", c.Idle))
+		}
+	}
+}
+
+// delIdleConsumerScript deletes a consumer only if it holds no pending entries.
+//
+// KEYS[1] -> stream
+// ARGV[1] -> group, ARGV[2] -> consumer
+// Output: 1 if deleted, 0 if it holds entries
+var delIdleConsumerScript = redis.NewScript(`
+local p = redis.call('XPENDING', KEYS[1], ARGV[1], '-', '+', 1, ARGV[2])
+if #p > 0 then return 0 end
+redis.call('XGROUP', 'DELCONSUMER', KEYS[1], ARGV[1], ARGV[2])
+return 1
+`)

@@ -1,0 +1,103 @@
+package streams
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// GroupStatus is one consumer group of a stream.
+type GroupStatus struct {
+	Name          string `json:"name"`
+	Pending       int64  `json:"pending"`
+	Lag           int64  `json:"lag"` // -1 when Redis cannot tell
+	Consumers     int64  `json:"consumers"`
+	LastDelivered string `json:"last_delivered"`
+}
+
+// StreamStatus is one stream of the crawl.
+type StreamStatus struct {
+	Name   string        `json:"name"`
+	Length int64         `json:"length"`
+	Bytes  int64         `json:"bytes"`
+	Groups []GroupStatus `json:"groups"`
+}
+
+// Status is what `streamcrawl status` shows.
+type Status struct {
+	Crawl       string           `json:"crawl"`
+	Streams     []StreamStatus   `json:"streams"`
+	Frontier    int64            `json:"frontier"` // requests queued, not yet taken by a fetcher
+	Seen        int64            `json:"seen"`
+	SeenBytes   int64            `json:"seen_bytes"`
+	DeadLetters int64            `json:"dead_letters"`
+	ItemsStored int64            `json:"items_stored"`
+	Stats       map[string]int64 `json:"stats"`
+	Done        bool             `json:"done"`
+}
+
+// ReadStatus collects the crawl's status.
+func ReadStatus(ctx context.Context, rdb redis.UniversalClient, k Keys) (*Status, error) {
+	st := &Status{Crawl: k.Crawl(), Stats: map[string]int64{}}
+	for _, sg := range append(k.Streams(), StreamGroup{Stream: k.Dead()}) {
+		ss := StreamStatus{Name: sg.Stream}
+		n, err := rdb.XLen(ctx, sg.Stream).Result()
+		if err != nil {
+			return nil, fmt.Errorf("streams: status of %s: %w", sg.Stream, err)
+		}
+		ss.Length = n
+		ss.Bytes, _ = rdb.MemoryUsage(ctx, sg.Stream).Result()
+		if n > 0 || sg.Group != "" {
+			groups, err := rdb.XInfoGroups(ctx, sg.Stream).Result()
+			if err != nil && !isNoSuchKey(err) {
+				return nil, fmt.Errorf("streams: groups of %s: %w", sg.Stream, err)
+			}
+			for _, g := range groups {
+				ss.Groups = append(ss.Groups, GroupStatus{Name: g.Name, Pending: g.Pending, Lag: g.Lag,
+					Consumers: g.Consumers, LastDelivered: g.LastDeliveredID})
+				if sg.Stream == k.Requests() && g.Name == StageFetch {
+					st.Frontier = g.Lag
+				}
+			}
+		}
+		if sg.Stream == k.Dead() {
+			st.DeadLetters = n
+		}
+		st.Streams = append(st.Streams, ss)
+	}
+	var err error
+	if st.Seen, err = rdb.SCard(ctx, k.Seen()).Result(); err != nil {
+		return nil, fmt.Errorf("streams: seen count: %w", err)
+	}
+	st.SeenBytes, _ = rdb.MemoryUsage(ctx, k.Seen()).Result()
+	stats, err := rdb.HGetAll(ctx, k.Stats()).Result()
+	if err != nil {
+		return nil, fmt.Errorf("streams: stats: %w", err)
+	}
+	for f, v := range stats {
+		st.Stats[f], _ = strconv.ParseInt(v, 10, 64)
+	}
+	st.ItemsStored = st.Stats["items_stored"]
+	p, err := ReadProgress(ctx, rdb, k)
+	if err != nil {
+		return nil, err
+	}
+	st.Done = p.Done()
+	return st, nil
+}
+
+// Reset deletes every key of the crawl. Stop the crawl's processes first: they keep
+// in-process caches of what Redis had.
+func Reset(ctx context.Context, rdb redis.UniversalClient, k Keys) (int64, error) {
+	n, err := rdb.Del(ctx, k.All()...).Result()
+	if err != nil {
+		return 0, fmt.Errorf("streams: reset crawl %s: %w", k.Crawl(), err)
+	}
+	return n, nil
+}
+
+func isNoSuchKey(err error) bool {
+	return err != nil && (err.Error() == "ERR no such key" || err.Error() == "ERR The XINFO subcommand requires the key to exist.")
+}

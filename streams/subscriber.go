@@ -1,0 +1,187 @@
+package streams
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/ThreeDotsLabs/watermill/message"
+	"github.com/redis/go-redis/v9"
+	"go.uber.org/zap"
+)
+
+// Defaults of SubscriberConfig.
+const (
+	DefaultBatchSize       = 64
+	DefaultMaxInFlight     = 64
+	DefaultBlockTime       = 2 * time.Second
+	DefaultAckBatch        = 256
+	DefaultAckInterval     = 5 * time.Millisecond
+	DefaultMaxDeliveries   = 5
+	DefaultRetryBackoff    = time.Second
+	DefaultMaxRetryBackoff = time.Minute
+	DefaultMinIdle         = 30 * time.Second
+	DefaultClaimInterval   = 5 * time.Second
+	DefaultClaimBatch      = 100
+	DefaultShutdownTimeout = 20 * time.Second
+)
+
+// SubscriberConfig configures a Subscriber.
+type SubscriberConfig struct {
+	// Client is the Redis client. The Subscriber never closes it.
+	Client redis.UniversalClient
+	// Group is the consumer group (the stage name). Required.
+	Group string
+	// Consumer is this process's name in the group. Keep it stable across restarts of
+	// one process slot: a restarted consumer re-reads its own pending entries first.
+	Consumer string
+	// DeadStream is the dead-letter stream. Required.
+	DeadStream string
+	// StartID is where a new group starts reading. Default "0" (the whole stream).
+	StartID string
+	// BatchSize is the COUNT of each XREADGROUP. Default 64.
+	BatchSize int
+	// MaxInFlight bounds messages handed out and not yet acked or nacked. Default 64.
+	MaxInFlight int
+	// BlockTime is how long a read waits for new entries. Default 2s.
+	BlockTime time.Duration
+	// AckBatch is the most IDs sent in one XACK. Default 256.
+	AckBatch int
+	// AckInterval is how long an ack may wait for others to share its XACK. Default 5ms.
+	AckInterval time.Duration
+	// MaxDeliveries is how many deliveries an entry gets before it becomes a dead letter.
+	// Default 5.
+	MaxDeliveries int
+	// RetryBackoff is the wait before redelivering a nacked entry, doubled per delivery
+	// up to MaxRetryBackoff. Defaults 1s and 1m.
+	RetryBackoff, MaxRetryBackoff time.Duration
+	// MinIdle is how long an entry must sit unacked with another consumer before this one
+	// takes it over (XAUTOCLAIM). Live consumers refresh their entries every MinIdle/3.
+	// Default 30s.
+	MinIdle time.Duration
+	// ClaimInterval is how often idle entries are looked for. Default 5s.
+	ClaimInterval time.Duration
+	// ClaimBatch is the COUNT of each XAUTOCLAIM. Default 100.
+	ClaimBatch int
+	// ShutdownTimeout bounds how long Close waits for in-flight messages. Default 20s.
+	ShutdownTimeout time.Duration
+	// Logger; nil means no-op.
+	Logger *zap.Logger
+}
+
+func (c *SubscriberConfig) setDefaults() {
+	if c.StartID == "" {
+		c.StartID = "0"
+	}
+	setDefault(&c.BatchSize, DefaultBatchSize)
+	setDefault(&c.MaxInFlight, DefaultMaxInFlight)
+	setDefault(&c.BlockTime, DefaultBlockTime)
+	setDefault(&c.AckBatch, DefaultAckBatch)
+	setDefault(&c.AckInterval, DefaultAckInterval)
+	setDefault(&c.MaxDeliveries, DefaultMaxDeliveries)
+	setDefault(&c.RetryBackoff, DefaultRetryBackoff)
+	setDefault(&c.MaxRetryBackoff, DefaultMaxRetryBackoff)
+	setDefault(&c.MinIdle, DefaultMinIdle)
+	setDefault(&c.ClaimInterval, DefaultClaimInterval)
+	setDefault(&c.ClaimBatch, DefaultClaimBatch)
+	setDefault(&c.ShutdownTimeout, DefaultShutdownTimeout)
+	if c.Logger == nil {
+		c.Logger = zap.NewNop()
+	}
+}
+
+// Validate reports a config that cannot work.
+func (c *SubscriberConfig) Validate() error {
+	switch {
+	case c.Client == nil:
+		return errors.New("streams: subscriber needs a redis client")
+	case c.Group == "":
+		return errors.New("streams: subscriber needs a consumer group")
+	case c.Consumer == "":
+		return errors.New("streams: subscriber needs a consumer name")
+	case c.DeadStream == "":
+		return errors.New("streams: subscriber needs a dead-letter stream")
+	case c.BatchSize > c.MaxInFlight:
+		return fmt.Errorf("streams: batch size %d exceeds max in flight %d", c.BatchSize, c.MaxInFlight)
+	}
+	return nil
+}
+
+func setDefault[T comparable](v *T, def T) {
+	var zero T
+	if *v == zero {
+		*v = def
+	}
+}
+
+// Subscriber reads a stream in a consumer group and implements Watermill's
+// message.Subscriber. Unlike watermill-redisstream it reads up to BatchSize entries per
+// XREADGROUP, keeps up to MaxInFlight messages out at once, acks in batches, re-reads its
+// own pending entries at start, takes over idle entries of dead consumers with
+// XAUTOCLAIM, and never loops on a Nack: a nacked entry is redelivered after a backoff
+// through XCLAIM (so Redis counts the delivery) and becomes a dead letter after
+// MaxDeliveries. Entries that cannot be decoded become dead letters at once.
+//
+// Contract: every message must be Acked or Nacked. Ack is owed only after the handler's
+// output is in Redis; the XACK itself may follow a few milliseconds later, batched.
+type Subscriber struct {
+	cfg SubscriberConfig
+	log *zap.Logger
+
+	mu     sync.Mutex
+	subs   []*subscription
+	closed bool
+}
+
+// NewSubscriber validates cfg and returns a Subscriber.
+func NewSubscriber(cfg SubscriberConfig) (*Subscriber, error) {
+	cfg.setDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	log := cfg.Logger.With(zap.String("group", cfg.Group))
+	return &Subscriber{cfg: cfg, log: log}, nil
+}
+
+// Subscribe starts reading stream topic. The channel is closed after ctx ends or Close
+// is called and every message handed out has been acked, nacked or abandoned after the
+// shutdown timeout.
+func (s *Subscriber) Subscribe(ctx context.Context, topic string) (<-chan *message.Message, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil, errClosed
+	}
+	if err := ensureGroup(ctx, s.cfg.Client, topic, s.cfg.Group, s.cfg.StartID); err != nil {
+		return nil, err
+	}
+	sub := newSubscription(ctx, s.cfg, topic, s.log.With(zap.String("stream", topic)))
+	s.subs = append(s.subs, sub)
+	go sub.run()
+	return sub.out, nil
+}
+
+// Close stops reading, waits for in-flight messages (up to the shutdown timeout),
+// flushes acks and returns. It does not close the Redis client.
+func (s *Subscriber) Close() error {
+	s.mu.Lock()
+	s.closed = true
+	subs := s.subs
+	s.mu.Unlock()
+	for _, sub := range subs {
+		sub.close()
+	}
+	return nil
+}
+
+// ensureGroup creates group on stream (and the stream) if missing.
+func ensureGroup(ctx context.Context, rdb redis.UniversalClient, stream, group, start string) error {
+	err := rdb.XGroupCreateMkStream(ctx, stream, group, start).Err()
+	if err != nil && !strings.HasPrefix(err.Error(), "BUSYGROUP") {
+		return fmt.Errorf("streams: create group %s on %s: %w", group, stream, err)
+	}
+	return nil
+}

@@ -1,0 +1,240 @@
+package streams_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ThreeDotsLabs/watermill"
+	"github.com/ThreeDotsLabs/watermill/message"
+	"github.com/redis/go-redis/v9"
+	"go.uber.org/zap/zaptest"
+
+	"github.com/streamcrawl/streamcrawl/streams"
+	"github.com/streamcrawl/streamcrawl/streams/streamstest"
+)
+
+func newSub(t *testing.T, rdb redis.UniversalClient, consumer string, mod func(*streams.SubscriberConfig)) *streams.Subscriber {
+	t.Helper()
+	cfg := streams.SubscriberConfig{Client: rdb, Group: "g", Consumer: consumer, DeadStream: "dead", Logger: zaptest.NewLogger(t)}
+	if mod != nil {
+		mod(&cfg)
+	}
+	s, err := streams.NewSubscriber(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
+func publishN(t *testing.T, rdb redis.UniversalClient, stream string, n int) {
+	t.Helper()
+	pub, err := streams.NewPublisher(rdb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pub.Shutdown()
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs <- pub.Publish(stream, message.NewMessage(watermill.NewUUID(), []byte(fmt.Sprint(i))))
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func pending(t *testing.T, rdb redis.UniversalClient, stream string) int64 {
+	t.Helper()
+	p, err := rdb.XPending(context.Background(), stream, "g").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p.Count
+}
+
+func TestSubscriberAcksEverythingInBatches(t *testing.T) {
+	srv := streamstest.Start(t)
+	rdb := srv.Client()
+	ctx := context.Background()
+	const n = 2000
+	publishN(t, rdb, "s", n)
+	sub := newSub(t, rdb, "c1", nil)
+	ch, err := sub.Subscribe(ctx, "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, _ := rdb.Info(ctx, "commandstats").Result()
+	_ = before
+	seen := map[string]bool{}
+	for len(seen) < n {
+		select {
+		case m := <-ch:
+			seen[string(m.Payload)] = true
+			m.Ack()
+		case <-time.After(10 * time.Second):
+			t.Fatalf("got %d of %d messages", len(seen), n)
+		}
+	}
+	if err := sub.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got := pending(t, rdb, "s"); got != 0 {
+		t.Fatalf("pending after close = %d, want 0", got)
+	}
+	if _, ok := <-ch; ok {
+		t.Fatal("channel still open after Close")
+	}
+}
+
+func TestSubscriberNackRedeliversThenDeadLetters(t *testing.T) {
+	srv := streamstest.Start(t)
+	rdb := srv.Client()
+	ctx := context.Background()
+	publishN(t, rdb, "s", 1)
+	sub := newSub(t, rdb, "c1", func(c *streams.SubscriberConfig) {
+		c.MaxDeliveries = 3
+		c.RetryBackoff = 10 * time.Millisecond
+	})
+	ch, err := sub.Subscribe(ctx, "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var deliveries []string
+	deadline := time.After(10 * time.Second)
+	for len(deliveries) < 3 {
+		select {
+		case m := <-ch:
+			deliveries = append(deliveries, m.Metadata.Get(streams.MetaDeliveries))
+			streams.RecordError(m, errors.New("boom"))
+			m.Nack()
+		case <-deadline:
+			t.Fatalf("deliveries = %v", deliveries)
+		}
+	}
+	// No fourth delivery: the entry goes to dead letters instead.
+	select {
+	case m := <-ch:
+		t.Fatalf("unexpected delivery %d: %v", len(deliveries)+1, m.Metadata)
+	case <-time.After(500 * time.Millisecond):
+	}
+	if want := "1 2 3"; fmt.Sprint(deliveries[0], " ", deliveries[1], " ", deliveries[2]) != want {
+		t.Fatalf("delivery counts (-want +got): -%s +%v", want, deliveries)
+	}
+	dead, err := rdb.XRange(ctx, "dead", "-", "+").Result()
+	if err != nil || len(dead) != 1 {
+		t.Fatalf("dead letters = %v, %v; want 1", dead, err)
+	}
+	v := dead[0].Values
+	if v[streams.DeadFieldError] != "boom" || v[streams.DeadFieldDeliveries] != "3" || v[streams.DeadFieldStage] != "g" || v["payload"] != "0" {
+		t.Fatalf("dead letter fields = %v", v)
+	}
+	if got := pending(t, rdb, "s"); got != 0 {
+		t.Fatalf("pending = %d, want 0", got)
+	}
+}
+
+func TestSubscriberMalformedEntryGoesToDeadLettersAndReadingGoesOn(t *testing.T) {
+	srv := streamstest.Start(t)
+	rdb := srv.Client()
+	ctx := context.Background()
+	rdb.XAdd(ctx, &redis.XAddArgs{Stream: "s", Values: map[string]any{"garbage": "x"}})
+	rdb.XAdd(ctx, &redis.XAddArgs{Stream: "s", Values: map[string]any{"_watermill_message_uuid": "u", "metadata": "\xc1bad", "payload": "p"}})
+	publishN(t, rdb, "s", 1)
+	sub := newSub(t, rdb, "c1", nil)
+	ch, _ := sub.Subscribe(ctx, "s")
+	select {
+	case m := <-ch:
+		if string(m.Payload) != "0" {
+			t.Fatalf("payload = %q", m.Payload)
+		}
+		m.Ack()
+	case <-time.After(5 * time.Second):
+		t.Fatal("the good entry behind two bad ones never came")
+	}
+	_ = sub.Close()
+	if n, _ := rdb.XLen(ctx, "dead").Result(); n != 2 {
+		t.Fatalf("dead letters = %d, want 2", n)
+	}
+	if got := pending(t, rdb, "s"); got != 0 {
+		t.Fatalf("pending = %d, want 0", got)
+	}
+}
+
+func TestSubscriberReclaimsEntriesOfADeadConsumer(t *testing.T) {
+	srv := streamstest.Start(t)
+	rdb := srv.Client()
+	ctx := context.Background()
+	publishN(t, rdb, "s", 50)
+	// A consumer that read everything and died without acking.
+	if err := rdb.XGroupCreateMkStream(ctx, "s", "g", "0").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := rdb.XReadGroup(ctx, &redis.XReadGroupArgs{Group: "g", Consumer: "dead", Streams: []string{"s", ">"}, Count: 100}).Err(); err != nil {
+		t.Fatal(err)
+	}
+	sub := newSub(t, rdb, "c2", func(c *streams.SubscriberConfig) {
+		c.MinIdle = 300 * time.Millisecond
+		c.ClaimInterval = 100 * time.Millisecond
+	})
+	ch, _ := sub.Subscribe(ctx, "s")
+	got := map[string]bool{}
+	for len(got) < 50 {
+		select {
+		case m := <-ch:
+			if m.Metadata.Get(streams.MetaDeliveries) != "2" {
+				t.Fatalf("deliveries = %q, want 2", m.Metadata.Get(streams.MetaDeliveries))
+			}
+			got[string(m.Payload)] = true
+			m.Ack()
+		case <-time.After(10 * time.Second):
+			t.Fatalf("reclaimed %d of 50", len(got))
+		}
+	}
+	_ = sub.Close()
+	if p := pending(t, rdb, "s"); p != 0 {
+		t.Fatalf("pending = %d, want 0", p)
+	}
+}
+
+func TestSubscriberRereadsItsOwnPendingAfterRestart(t *testing.T) {
+	srv := streamstest.Start(t)
+	rdb := srv.Client()
+	ctx := context.Background()
+	publishN(t, rdb, "s", 10)
+	sub := newSub(t, rdb, "c1", func(c *streams.SubscriberConfig) { c.ShutdownTimeout = 100 * time.Millisecond })
+	ch, _ := sub.Subscribe(ctx, "s")
+	for i := 0; i < 10; i++ {
+		<-ch // taken, never acked: the process "dies"
+	}
+	_ = sub.Close()
+	if p := pending(t, rdb, "s"); p != 10 {
+		t.Fatalf("pending = %d, want 10", p)
+	}
+	sub2 := newSub(t, rdb, "c1", nil)
+	ch2, _ := sub2.Subscribe(ctx, "s")
+	for i := 0; i < 10; i++ {
+		select {
+		case m := <-ch2:
+			m.Ack()
+		case <-time.After(5 * time.Second):
+			t.Fatalf("re-read %d of 10 own pending entries", i)
+		}
+	}
+	_ = sub2.Close()
+	if p := pending(t, rdb, "s"); p != 0 {
+		t.Fatalf("pending = %d, want 0", p)
+	}
+}

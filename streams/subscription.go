@@ -1,0 +1,272 @@
+package streams
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/ThreeDotsLabs/watermill/message"
+	"github.com/redis/go-redis/v9"
+	"go.uber.org/zap"
+)
+
+// subscription is one stream read by one Subscriber. Its goroutines: the read loop, the
+// claimer (XAUTOCLAIM + heartbeat), the acker, and one waiter per message in flight.
+type subscription struct {
+	cfg    SubscriberConfig
+	rdb    redis.UniversalClient
+	stream string
+	log    *zap.Logger
+	errLog *rateLimited
+
+	out   chan *message.Message
+	slots chan struct{} // one token per message in flight
+	acks  *acker
+
+	ctx      context.Context // ends when reading must stop
+	cancel   context.CancelFunc
+	hard     context.Context // message contexts: end at the shutdown deadline
+	hardStop context.CancelFunc
+
+	mu       sync.Mutex
+	inflight map[string]time.Time // entry ID -> when handed out (for the heartbeat)
+
+	readers   sync.WaitGroup // read loop and claimer
+	waiters   sync.WaitGroup // one per message in flight or waiting for a retry
+	closeOnce sync.Once
+	closed    chan struct{}
+}
+
+func newSubscription(parent context.Context, cfg SubscriberConfig, stream string, log *zap.Logger) *subscription {
+	ctx, cancel := context.WithCancel(parent)
+	hard, hardStop := context.WithCancel(context.WithoutCancel(parent))
+	s := &subscription{
+		cfg: cfg, rdb: cfg.Client, stream: stream, log: log, errLog: newRateLimited(log, 5*time.Second),
+		out: make(chan *message.Message), slots: make(chan struct{}, cfg.MaxInFlight),
+		ctx: ctx, cancel: cancel, hard: hard, hardStop: hardStop,
+		inflight: map[string]time.Time{}, closed: make(chan struct{}),
+	}
+	s.acks = newAcker(cfg.Client, stream, cfg.Group, cfg.AckBatch, cfg.AckInterval, s.errLog)
+	return s
+}
+
+func (s *subscription) run() {
+	s.readers.Add(2)
+	go func() { defer s.readers.Done(); s.claimLoop() }()
+	go func() {
+		<-s.ctx.Done()
+		s.close()
+	}()
+	defer s.readers.Done()
+	s.readOwnPending()
+	s.readNew()
+}
+
+// readOwnPending re-delivers entries this consumer holds from a previous life.
+func (s *subscription) readOwnPending() {
+	id := "0"
+	for s.ctx.Err() == nil {
+		res, err := s.rdb.XReadGroup(s.ctx, &redis.XReadGroupArgs{
+			Group: s.cfg.Group, Consumer: s.cfg.Consumer, Streams: []string{s.stream, id},
+			Count: int64(s.cfg.BatchSize), Block: -1,
+		}).Result()
+		if err != nil {
+			if s.ctx.Err() != nil {
+				return
+			}
+			s.readFailed(err)
+			continue
+		}
+		if len(res) == 0 || len(res[0].Messages) == 0 {
+			return
+		}
+		msgs := res[0].Messages
+		id = msgs[len(msgs)-1].ID
+		counts := s.deliveryCounts(msgs)
+		for _, m := range msgs {
+			n := counts[m.ID]
+			if n > int64(s.cfg.MaxDeliveries) {
+				// It was ours and never acked, again and again: it may be what kills us.
+				s.deadLetter(m.ID, int(n-1), fmt.Sprintf("delivered %d times without an ack (consumer died or timed out)", n-1))
+				continue
+			}
+			if !s.acquire() {
+				return
+			}
+			s.dispatch(m, int(n))
+		}
+	}
+}
+
+// deliveryCounts returns the delivery counts of our pending entries msgs (0 if unknown).
+func (s *subscription) deliveryCounts(msgs []redis.XMessage) map[string]int64 {
+	counts := make(map[string]int64, len(msgs))
+	ext, err := s.rdb.XPendingExt(s.ctx, &redis.XPendingExtArgs{
+		Stream: s.stream, Group: s.cfg.Group, Consumer: s.cfg.Consumer,
+		Start: msgs[0].ID, End: msgs[len(msgs)-1].ID, Count: int64(len(msgs)),
+	}).Result()
+	if err != nil {
+		return counts
+	}
+	for _, p := range ext {
+		counts[p.ID] = p.RetryCount
+	}
+	return counts
+}
+
+// readNew reads new entries ('>'), as many as there are free slots. It holds no slot
+// while its read blocks, so the claimer can dispatch meanwhile; a read entry waits for a
+// slot before it is handed out.
+func (s *subscription) readNew() {
+	for {
+		if !s.acquire() { // wait until at least one slot is free
+			return
+		}
+		n := min(s.cfg.BatchSize, s.free()+1)
+		s.release()
+		res, err := s.rdb.XReadGroup(s.ctx, &redis.XReadGroupArgs{
+			Group: s.cfg.Group, Consumer: s.cfg.Consumer, Streams: []string{s.stream, ">"},
+			Count: int64(n), Block: s.cfg.BlockTime,
+		}).Result()
+		if err == nil && len(res) > 0 {
+			for _, m := range res[0].Messages {
+				if !s.acquire() {
+					return // shutting down: the rest stays pending for our restart
+				}
+				s.dispatch(m, 1)
+			}
+		}
+		if err != nil && !errNil(err) {
+			if s.ctx.Err() != nil {
+				return
+			}
+			s.readFailed(err)
+		}
+	}
+}
+
+// free returns the number of free slots.
+func (s *subscription) free() int { return cap(s.slots) - len(s.slots) }
+
+// readFailed logs a read error at a bounded rate, repairs a missing group, and backs off.
+func (s *subscription) readFailed(err error) {
+	s.errLog.Warn("read failed; retrying", err)
+	if IsNoGroup(err) {
+		if gerr := ensureGroup(s.ctx, s.rdb, s.stream, s.cfg.Group, s.cfg.StartID); gerr != nil {
+			s.errLog.Warn("recreate group failed", gerr)
+		}
+	}
+	sleepCtx(s.ctx, 200*time.Millisecond+rand.N(300*time.Millisecond))
+}
+
+// dispatch hands one entry (holding a slot) to the handler, or dead-letters it when it
+// cannot be decoded. deliveries is the delivery count when known (0: unknown).
+func (s *subscription) dispatch(m redis.XMessage, deliveries int) {
+	msg, err := decode(m.Values)
+	if err != nil {
+		s.log.Warn("malformed entry; moving it to dead letters", zap.String("id", m.ID), zap.Error(err))
+		s.deadLetter(m.ID, deliveries, err.Error())
+		s.release()
+		return
+	}
+	msg.Metadata.Set(MetaStreamID, m.ID)
+	if deliveries > 0 {
+		msg.Metadata.Set(MetaDeliveries, strconv.Itoa(deliveries))
+	}
+	msg.SetContext(s.hard)
+	s.mu.Lock()
+	s.inflight[m.ID] = time.Now()
+	s.mu.Unlock()
+	s.waiters.Add(1)
+	select {
+	case s.out <- msg:
+		go s.await(msg, m.ID, deliveries)
+	case <-s.closed:
+		// Never handed out: it stays pending for our restart or a reclaim.
+		s.forget(m.ID)
+		s.waiters.Done()
+		s.release()
+	}
+}
+
+// await waits for the handler's verdict on one message.
+func (s *subscription) await(msg *message.Message, id string, deliveries int) {
+	defer s.waiters.Done()
+	select {
+	case <-msg.Acked():
+		s.acks.add(id)
+		s.forget(id)
+		s.release()
+	case <-msg.Nacked():
+		s.forget(id)
+		if msg.Metadata.Get(MetaPoison) != "" {
+			s.log.Warn("poison message moved to dead letters", zap.String("id", id),
+				zap.String("error", msg.Metadata.Get(MetaError)))
+			s.deadLetter(id, deliveries, msg.Metadata.Get(MetaError))
+			s.release()
+			return
+		}
+		s.release()
+		s.waiters.Add(1)
+		go s.retry(id, deliveries, msg.Metadata.Get(MetaError))
+	case <-s.hard.Done():
+		// Shutdown deadline: left pending for our restart or a reclaim.
+		s.forget(id)
+		s.release()
+	}
+}
+
+func (s *subscription) forget(id string) {
+	s.mu.Lock()
+	delete(s.inflight, id)
+	s.mu.Unlock()
+}
+
+func (s *subscription) acquire() bool {
+	select {
+	case s.slots <- struct{}{}:
+		return true
+	case <-s.ctx.Done():
+		return false
+	}
+}
+
+func (s *subscription) release() { <-s.slots }
+
+// close stops reading, waits for in-flight messages up to the shutdown timeout, flushes
+// acks and closes the output channel.
+func (s *subscription) close() {
+	s.closeOnce.Do(func() {
+		s.cancel()
+		close(s.closed)
+		s.readers.Wait()
+		done := make(chan struct{})
+		go func() { s.waiters.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(s.cfg.ShutdownTimeout):
+			s.log.Warn("shutdown timeout: unfinished messages stay pending for a reclaim",
+				zap.Duration("timeout", s.cfg.ShutdownTimeout))
+			s.hardStop()
+			<-done
+		}
+		s.hardStop()
+		s.acks.close()
+		close(s.out)
+	})
+}
+
+// sleepCtx sleeps for d or until ctx ends; it reports whether the full time passed.
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}

@@ -67,10 +67,14 @@ func (p *Parse) Handle(msg *message.Message) error {
 	if err != nil {
 		return err
 	}
-	if err := p.enqueue(ctx, res, out.Requests); err != nil {
-		return err
+	// Items and requests go out at the same time; the page is acked after both are in.
+	itemsErr := make(chan error, 1)
+	go func() { itemsErr <- p.publishItems(ctx, res, out.Items) }()
+	err = p.enqueue(ctx, res, out.Requests)
+	if ierr := <-itemsErr; err == nil {
+		err = ierr
 	}
-	if err := p.publishItems(ctx, res, out.Items); err != nil {
+	if err != nil {
 		return err
 	}
 	p.count("pages_parsed", 1)

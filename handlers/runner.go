@@ -35,7 +35,8 @@ type Config struct {
 	UntilDone bool
 	// PollInterval is how often "done" is checked and progress logged. Default 250ms.
 	PollInterval time.Duration
-	// ParseConcurrency is the number of responses parsed at once. Default 4×GOMAXPROCS.
+	// ParseConcurrency is the number of responses in the parse stage at once (parsing, or
+	// waiting for Redis to take the page's output). Default 16×GOMAXPROCS.
 	ParseConcurrency int
 	// StoreConcurrency is the number of items in flight to the sink. Default 256.
 	StoreConcurrency int
@@ -55,7 +56,7 @@ func (c *Config) setDefaults() {
 		c.PollInterval = 250 * time.Millisecond
 	}
 	if c.ParseConcurrency == 0 {
-		c.ParseConcurrency = 4 * runtime.GOMAXPROCS(0)
+		c.ParseConcurrency = 16 * runtime.GOMAXPROCS(0)
 	}
 	if c.StoreConcurrency == 0 {
 		c.StoreConcurrency = 256

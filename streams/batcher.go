@@ -20,6 +20,7 @@ type batcher struct {
 	rdb     redis.UniversalClient
 	max     int
 	timeout time.Duration
+	linger  time.Duration
 	jobs    chan *job
 	stop    chan struct{}
 	wg      sync.WaitGroup
@@ -33,8 +34,12 @@ type job struct {
 	done chan struct{}
 }
 
-func newBatcher(rdb redis.UniversalClient, max int, timeout time.Duration) *batcher {
-	b := &batcher{rdb: rdb, max: max, timeout: timeout, jobs: make(chan *job, max), stop: make(chan struct{})}
+// newBatcher returns a batcher of at most max commands per pipeline. After the first
+// command of a pipeline arrives it waits up to linger for others (0: no wait): a round
+// trip costs Redis ~10 µs of network work whatever it carries, so a millisecond of
+// latency buys a lot of Redis CPU when commands trickle in.
+func newBatcher(rdb redis.UniversalClient, max int, timeout, linger time.Duration) *batcher {
+	b := &batcher{rdb: rdb, max: max, timeout: timeout, linger: linger, jobs: make(chan *job, max), stop: make(chan struct{})}
 	b.wg.Add(1)
 	go b.run()
 	return b
@@ -87,16 +92,37 @@ func (b *batcher) run() {
 				}
 			}
 		}
-	fill:
-		for len(batch) < b.max {
-			select {
-			case j := <-b.jobs:
-				batch = append(batch, j)
-			default:
-				break fill
-			}
-		}
+		b.fill(&batch)
 		b.exec(batch)
+	}
+}
+
+// fill adds queued jobs to batch, waiting up to linger for more.
+func (b *batcher) fill(batch *[]*job) {
+	var deadline <-chan time.Time
+	if b.linger > 0 {
+		t := time.NewTimer(b.linger)
+		defer t.Stop()
+		deadline = t.C
+	}
+	for len(*batch) < b.max {
+		select {
+		case j := <-b.jobs:
+			*batch = append(*batch, j)
+			continue
+		default:
+		}
+		if deadline == nil {
+			return
+		}
+		select {
+		case j := <-b.jobs:
+			*batch = append(*batch, j)
+		case <-deadline:
+			return
+		case <-b.stop:
+			return
+		}
 	}
 }
 

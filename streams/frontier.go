@@ -53,7 +53,7 @@ func NewFrontier(cfg FrontierConfig) (*Frontier, error) {
 	if cfg.SeenCache == 0 {
 		cfg.SeenCache = 1_000_000
 	}
-	f := &Frontier{rdb: cfg.Client, keys: cfg.Keys, b: newBatcher(cfg.Client, 64, DefaultPublishTimeout)}
+	f := &Frontier{rdb: cfg.Client, keys: cfg.Keys, b: newBatcher(cfg.Client, 64, DefaultPublishTimeout, DefaultPublishLinger)}
 	if cfg.SeenCache > 0 {
 		f.seen = newSeenCache(cfg.SeenCache)
 	}
@@ -66,7 +66,7 @@ func NewFrontier(cfg FrontierConfig) (*Frontier, error) {
 // KEYS[1] -> sc:{c}:seen
 // KEYS[2] -> sc:{c}:requests
 // KEYS[3] -> sc:{c}:stats
-// ARGV[3i+1] -> fingerprint ('' = do not filter), ARGV[3i+2] -> message UUID,
+// ARGV[3i+1] -> fingerprint (” = do not filter), ARGV[3i+2] -> message UUID,
 // ARGV[3i+3] -> payload
 // Output: one integer per request: 1 queued, 0 already seen.
 var enqueueScript = redis.NewScript(`

@@ -12,6 +12,10 @@ import (
 // DefaultPublishTimeout bounds one pipelined round trip of the Publisher.
 const DefaultPublishTimeout = 10 * time.Second
 
+// DefaultPublishLinger is how long a pipelined write waits for others to share its round
+// trip.
+const DefaultPublishLinger = time.Millisecond
+
 // Publisher appends messages to streams and implements Watermill's message.Publisher.
 // Concurrent Publish calls share pipelined round trips (group commit); each call returns
 // only after Redis has every message of the call. It never trims: trimming is the
@@ -25,7 +29,7 @@ func NewPublisher(rdb redis.UniversalClient) (*Publisher, error) {
 	if rdb == nil {
 		return nil, errors.New("streams: publisher needs a redis client")
 	}
-	return &Publisher{b: newBatcher(rdb, 256, DefaultPublishTimeout)}, nil
+	return &Publisher{b: newBatcher(rdb, 256, DefaultPublishTimeout, DefaultPublishLinger)}, nil
 }
 
 // Publish appends msgs to stream topic and returns once all are in Redis.

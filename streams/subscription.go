@@ -131,6 +131,7 @@ func (s *subscription) readNew() {
 			Group: s.cfg.Group, Consumer: s.cfg.Consumer, Streams: []string{s.stream, ">"},
 			Count: int64(n), Block: s.cfg.BlockTime,
 		}).Result()
+		got := 0
 		if err == nil && len(res) > 0 {
 			for _, m := range res[0].Messages {
 				if !s.acquire() {
@@ -138,6 +139,12 @@ func (s *subscription) readNew() {
 				}
 				s.dispatch(m, 1)
 			}
+			got = len(res[0].Messages)
+		}
+		if got > 0 && got < n/2 && s.cfg.ReadLinger > 0 {
+			// A trickle: let entries gather so the next read takes several in one call.
+			// Each call costs Redis far more than the entries it returns.
+			sleepCtx(s.ctx, s.cfg.ReadLinger)
 		}
 		if err != nil && !errNil(err) {
 			if s.ctx.Err() != nil {

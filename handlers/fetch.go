@@ -20,28 +20,54 @@ import (
 // Fetch is the fetch stage: it turns a request message into a response message.
 //
 // 2xx (and other non-error) responses go on to the parse stage with their body (decoded,
-// cut at the spider's max_body_size and flagged truncated). 408, 429 and 5xx answers and
-// network errors are retried by the subscriber with backoff and end as dead letters after
-// the delivery limit. Other 4xx answers are final: counted (status_404, ...) and dropped.
-// A request that can never succeed (malformed message, too many redirects) goes to dead
-// letters at once.
+// cut at the spider's max_body_size and flagged truncated). Network errors, timeouts,
+// 408, 429 and 5xx answers are retried: the request goes to the crawl's delayed set with
+// exponential backoff and jitter (or the server's Retry-After) and the handler moves on;
+// after max_retries it becomes a dead letter with its last error. Other 4xx answers are
+// final: counted (status_404, ...) and dropped. A request that can never succeed
+// (malformed message, too many redirects) goes to dead letters at once.
 type Fetch struct {
 	client   *http.Client
 	settings spiders.Settings
+	delayed  *streams.Delayed
+	base     time.Duration
 	counters *streams.Counters
 	log      *zap.Logger
 }
 
-// NewFetch returns the fetch stage for spider settings s. counters and log may be nil.
-func NewFetch(s spiders.Settings, counters *streams.Counters, log *zap.Logger) (*Fetch, error) {
+// FetchConfig configures the fetch stage.
+type FetchConfig struct {
+	// Settings of the spider.
+	Settings spiders.Settings
+	// Delayed is where retries wait. Required.
+	Delayed *streams.Delayed
+	// RetryBase is the delay before the first retry, doubled for each next one.
+	// Default DefaultRetryBase.
+	RetryBase time.Duration
+	// Counters and Logger may be nil.
+	Counters *streams.Counters
+	Logger   *zap.Logger
+}
+
+// NewFetch returns the fetch stage.
+func NewFetch(cfg FetchConfig) (*Fetch, error) {
+	s := cfg.Settings
 	s.SetDefaults()
 	if err := s.Validate(); err != nil {
 		return nil, err
 	}
+	if cfg.Delayed == nil {
+		return nil, errors.New("handlers: fetch needs the delayed set for retries")
+	}
+	if cfg.RetryBase <= 0 {
+		cfg.RetryBase = DefaultRetryBase
+	}
+	log := cfg.Logger
 	if log == nil {
 		log = zap.NewNop()
 	}
-	return &Fetch{client: newHTTPClient(s), settings: s, counters: counters, log: log}, nil
+	return &Fetch{client: newHTTPClient(s), settings: s, delayed: cfg.Delayed, base: cfg.RetryBase,
+		counters: cfg.Counters, log: log}, nil
 }
 
 // Handle fetches the request in msg and returns the response message.
@@ -50,12 +76,16 @@ func (f *Fetch) Handle(msg *message.Message) ([]*message.Message, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", streams.ErrPoison, err)
 	}
-	res, err := f.Fetch(msg.Context(), req)
-	if err != nil {
-		f.count("fetch_errors", 1)
+	ctx := msg.Context()
+	res, err := f.Fetch(ctx, req)
+	var rerr *retryableError
+	switch {
+	case errors.As(err, &rerr):
+		return nil, f.retry(ctx, req, rerr)
+	case err != nil:
+		f.count("fetch_errors_final", 1)
 		return nil, err
-	}
-	if res == nil {
+	case res == nil:
 		return nil, nil // final HTTP error: counted, nothing to parse
 	}
 	payload, err := spiders.MarshalResponse(res)
@@ -65,9 +95,43 @@ func (f *Fetch) Handle(msg *message.Message) ([]*message.Message, error) {
 	return []*message.Message{message.NewMessage(watermill.NewUUID(), payload)}, nil
 }
 
-// Fetch performs one request. It returns (nil, nil) for a final HTTP error status, an
-// error wrapping streams.ErrPoison when retrying cannot help, and a plain error for a
-// failure worth retrying.
+// retry puts req in the delayed set for its next attempt, or gives up on it (a dead
+// letter with the last error) after max_retries. The caller acks the input only once the
+// retry is in Redis.
+func (f *Fetch) retry(ctx context.Context, req *spiders.Request, rerr *retryableError) error {
+	if req.Retries >= f.settings.Retries() {
+		f.count("retries_exhausted", 1)
+		return fmt.Errorf("%w: handlers: gave up on %s after %d retries: %w", streams.ErrPoison, req.URL, req.Retries, rerr.err)
+	}
+	next := *req
+	next.Retries++
+	next.LastError = rerr.err.Error()
+	payload, err := spiders.MarshalRequest(&next)
+	if err != nil {
+		return fmt.Errorf("%w: %w", streams.ErrPoison, err)
+	}
+	delay := retryDelay(f.base, next.Retries, rerr.retryAfter, time.Now())
+	if err := f.delayed.Schedule(ctx, payload, time.Now().Add(delay)); err != nil {
+		return err // not in Redis: the input is not acked and comes back
+	}
+	f.count("retries_scheduled", 1)
+	f.log.Debug("retry scheduled", zap.String("url", req.URL), zap.Int("retry", next.Retries),
+		zap.Duration("in", delay), zap.String("error", next.LastError))
+	return nil
+}
+
+// retryableError is a fetch failure worth retrying, with the server's Retry-After.
+type retryableError struct {
+	err        error
+	retryAfter string
+}
+
+func (e *retryableError) Error() string { return e.err.Error() }
+func (e *retryableError) Unwrap() error { return e.err }
+
+// Fetch performs one request. It returns (nil, nil) for a final HTTP error status, a
+// *retryableError for a failure worth retrying, and an error wrapping streams.ErrPoison
+// when retrying cannot help.
 func (f *Fetch) Fetch(ctx context.Context, req *spiders.Request) (*spiders.Response, error) {
 	var body *bytes.Reader
 	if len(req.Body) > 0 {
@@ -92,13 +156,14 @@ func (f *Fetch) Fetch(ctx context.Context, req *spiders.Request) (*spiders.Respo
 		if errors.Is(err, errFinal) {
 			return nil, fmt.Errorf("%w: handlers: fetch %s: %w", streams.ErrPoison, req.URL, err)
 		}
-		return nil, fmt.Errorf("handlers: fetch %s: %w", req.URL, err)
+		return nil, &retryableError{err: fmt.Errorf("handlers: fetch %s: %w", req.URL, err)}
 	}
 	defer resp.Body.Close()
 	f.count("status_"+strconv.Itoa(resp.StatusCode), 1)
 	switch code := resp.StatusCode; {
-	case code == http.StatusRequestTimeout || code == http.StatusTooManyRequests || code >= 500:
-		return nil, fmt.Errorf("handlers: fetch %s: HTTP %d", req.URL, code)
+	case retryableStatus(code):
+		return nil, &retryableError{err: fmt.Errorf("handlers: fetch %s: HTTP %d", req.URL, code),
+			retryAfter: resp.Header.Get("Retry-After")}
 	case code >= 400:
 		f.count("http_errors_final", 1)
 		return nil, nil
@@ -108,7 +173,7 @@ func (f *Fetch) Fetch(ctx context.Context, req *spiders.Request) (*spiders.Respo
 		if errors.Is(err, errFinal) {
 			return nil, fmt.Errorf("%w: handlers: %s: %w", streams.ErrPoison, req.URL, err)
 		}
-		return nil, fmt.Errorf("handlers: fetch %s: %w", req.URL, err)
+		return nil, &retryableError{err: fmt.Errorf("handlers: fetch %s: %w", req.URL, err)}
 	}
 	f.count("pages_fetched", 1)
 	f.count("bytes_fetched", int64(len(data)))

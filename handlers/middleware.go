@@ -26,10 +26,10 @@ func recordFailures(log *zap.Logger) message.HandlerMiddleware {
 					return
 				}
 				if errors.Is(err, streams.ErrPoison) {
-					streams.MarkPoison(msg, err)
-				} else {
-					streams.RecordError(msg, err)
+					streams.MarkPoison(msg, err) // the subscriber logs its move to dead letters
+					return
 				}
+				streams.RecordError(msg, err)
 				limiter.warn("handler failed", zap.Error(err), zap.String("id", msg.Metadata.Get(streams.MetaStreamID)),
 					zap.String("deliveries", msg.Metadata.Get(streams.MetaDeliveries)))
 			}()

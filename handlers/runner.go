@@ -7,6 +7,7 @@ import (
 	"os"
 	"runtime"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/ThreeDotsLabs/watermill/message"
@@ -40,11 +41,24 @@ type Config struct {
 	ParseConcurrency int
 	// StoreConcurrency is the number of items in flight to the sink. Default 256.
 	StoreConcurrency int
+	// Retain says how long each stream keeps entries after every group has acked them
+	// (for replay), by stage of its reading group. Missing stages get the defaults
+	// (requests 0, responses 1h, items 24h).
+	Retain map[string]streams.Retention
+	// TrimInterval is how often this process trims its stages' input streams.
+	// Default streams.DefaultTrimInterval.
+	TrimInterval time.Duration
+	// RetryBase is the delay before a failed fetch's first retry (doubled per retry).
+	// Default DefaultRetryBase.
+	RetryBase time.Duration
 	// Subscriber tunes every stage's subscriber (Group, Consumer, DeadStream, Client and
 	// MaxInFlight are set by Run).
 	Subscriber streams.SubscriberConfig
 	// Logger; nil means no-op.
 	Logger *zap.Logger
+	// BeforeAck is a fault hook for tests (see streams.SubscriberConfig.BeforeAck), called
+	// with the stage name.
+	BeforeAck func(stage string, msg *message.Message)
 }
 
 func (c *Config) setDefaults() {
@@ -64,6 +78,18 @@ func (c *Config) setDefaults() {
 	if c.Logger == nil {
 		c.Logger = zap.NewNop()
 	}
+	if c.TrimInterval == 0 {
+		c.TrimInterval = streams.DefaultTrimInterval
+	}
+	retain := map[string]streams.Retention{
+		streams.StageFetch: {Age: streams.DefaultRetainRequests},
+		streams.StageParse: {Age: streams.DefaultRetainResponses},
+		streams.StageStore: {Age: streams.DefaultRetainItems},
+	}
+	for k, v := range c.Retain {
+		retain[k] = v
+	}
+	c.Retain = retain
 	c.Spider.Settings.SetDefaults()
 }
 
@@ -80,6 +106,12 @@ func Run(ctx context.Context, cfg Config) (err error) {
 	cfg.setDefaults()
 	keys := streams.NewKeys(cfg.Spider.Name)
 	log := cfg.Logger.With(zap.String("crawl", cfg.Spider.Name), zap.String("consumer", cfg.Consumer))
+
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var background sync.WaitGroup // goroutines beside the router, stopped before cleanup
+	defer background.Wait()
+	defer cancel()
 
 	counters := streams.NewCounters(cfg.Client, keys.Stats(), streams.DefaultCountersInterval)
 	pub, err := streams.NewPublisher(cfg.Client)
@@ -115,9 +147,21 @@ func Run(ctx context.Context, cfg Config) (err error) {
 		scfg := cfg.Subscriber
 		scfg.Client, scfg.Group, scfg.Consumer, scfg.DeadStream, scfg.Logger =
 			cfg.Client, stage, cfg.Consumer, keys.Dead(), slog
+		if cfg.BeforeAck != nil {
+			hook, st := cfg.BeforeAck, stage
+			scfg.BeforeAck = func(m *message.Message) { hook(st, m) }
+		}
 		switch stage {
 		case streams.StageFetch:
-			f, err := NewFetch(cfg.Spider.Settings, counters, slog)
+			delayed, err := streams.NewDelayed(cfg.Client, keys)
+			if err != nil {
+				return err
+			}
+			defer delayed.Close()
+			background.Add(1)
+			go func() { defer background.Done(); delayed.Run(runCtx, streams.DefaultDelayedInterval, slog) }()
+			f, err := NewFetch(FetchConfig{Settings: cfg.Spider.Settings, Delayed: delayed,
+				RetryBase: cfg.RetryBase, Counters: counters, Logger: slog})
 			if err != nil {
 				return err
 			}
@@ -160,8 +204,15 @@ func Run(ctx context.Context, cfg Config) (err error) {
 		}
 	}
 
-	runCtx, cancel := context.WithCancel(ctx)
-	defer cancel()
+	trim := map[string]streams.Retention{}
+	for _, stage := range cfg.Stages {
+		trim[keys.Input(stage)] = cfg.Retain[stage]
+	}
+	background.Add(1)
+	go func() {
+		defer background.Done()
+		streams.RunTrimmer(runCtx, cfg.Client, trim, cfg.TrimInterval, log)
+	}()
 	watchDone := make(chan error, 1)
 	go func() { watchDone <- watch(runCtx, cancel, cfg, keys, log) }()
 	log.Info("stages running", zap.Strings("stages", cfg.Stages))

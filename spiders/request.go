@@ -36,6 +36,10 @@ type Request struct {
 	Depth int `json:"depth,omitempty"`
 	// DontFilter skips the duplicate filter (used for retries and recrawls).
 	DontFilter bool `json:"dont_filter,omitempty"`
+	// Retries is how many times the fetch has been retried after a failure.
+	Retries int `json:"retries,omitempty"`
+	// LastError is the failure that caused the latest retry.
+	LastError string `json:"last_error,omitempty"`
 }
 
 // requestWire is the versioned envelope of a Request on a stream.

@@ -14,6 +14,7 @@ const (
 	DefaultConnectTimeout  = 10 * time.Second
 	DefaultMaxBodySize     = 10 << 20
 	DefaultMaxRedirects    = 10
+	DefaultMaxRetries      = 3
 )
 
 // Settings tune how a spider's pages are fetched and which are followed. Zero values
@@ -34,6 +35,11 @@ type Settings struct {
 	MaxRedirects int `yaml:"max_redirects"`
 	// Headers are sent with every request.
 	Headers map[string]string `yaml:"headers"`
+	// MaxRetries is how many times a fetch that failed with a network error, a timeout,
+	// a 5xx, 408 or 429 is retried (with exponential backoff through the crawl's delayed
+	// set) before the request becomes a dead letter. Default 3; 0 means the default, a
+	// negative value no retries.
+	MaxRetries int `yaml:"max_retries"`
 	// MaxDepth drops requests deeper than this many links from a start URL; 0 means no limit.
 	MaxDepth int `yaml:"max_depth"`
 
@@ -50,7 +56,6 @@ type Settings struct {
 	ErrorRate            float64        `yaml:"error_rate"`
 	Order                string         `yaml:"order"`
 	RevisitAfter         time.Duration  `yaml:"revisit_after"`
-	MaxRetries           *int           `yaml:"max_retries"`
 	Extra                map[string]any `yaml:"-"`
 }
 
@@ -81,6 +86,17 @@ func (s *Settings) SetDefaults() {
 	if s.MaxRedirects == 0 {
 		s.MaxRedirects = DefaultMaxRedirects
 	}
+}
+
+// Retries returns the effective MaxRetries: the default for 0, none for a negative value.
+func (s *Settings) Retries() int {
+	switch {
+	case s.MaxRetries == 0:
+		return DefaultMaxRetries
+	case s.MaxRetries < 0:
+		return 0
+	}
+	return s.MaxRetries
 }
 
 // Validate reports settings out of range.

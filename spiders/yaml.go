@@ -99,7 +99,7 @@ var unimplementedSettings = map[string]bool{
 	"obey_robots": true, "allow_private_networks": true, "per_host_concurrency": true,
 	"per_host_delay": true, "limits": true, "autothrottle": true, "max_pages": true,
 	"dedup": true, "capacity": true, "error_rate": true, "order": true,
-	"revisit_after": true, "max_retries": true,
+	"revisit_after": true,
 }
 
 // yamlParser walks the node tree of one file, collecting warnings.

@@ -178,7 +178,7 @@ settings:
   error_rate: 0.001
   order: bfs
   revisit_after: 24h
-  max_retries: 0
+  max_retries: -1
 `
 	sp, warnings, err := Parse("shop.yaml", []byte(src))
 	if err != nil {
@@ -188,7 +188,7 @@ settings:
 	for line, key := range map[int]string{3: "sitemap_urls", 6: "settings.obey_robots", 7: "settings.allow_private_networks",
 		8: "settings.per_host_concurrency", 9: "settings.per_host_delay", 10: "settings.limits", 14: "settings.autothrottle",
 		15: "settings.max_pages", 16: "settings.dedup", 17: "settings.capacity", 18: "settings.error_rate",
-		19: "settings.order", 20: "settings.revisit_after", 21: "settings.max_retries"} {
+		19: "settings.order", 20: "settings.revisit_after"} {
 		want = append(want, fmt.Sprintf("shop.yaml:%d: %s is accepted but not implemented yet; it has no effect", line, key))
 	}
 	sortStrings(want)
@@ -199,7 +199,7 @@ settings:
 	}
 	s := sp.Settings
 	if s.Concurrency != 4 || s.ObeyRobots == nil || !*s.ObeyRobots || s.PerHostDelay != 250*time.Millisecond ||
-		s.MaxRetries == nil || *s.MaxRetries != 0 || s.ErrorRate != 0.001 || s.Dedup != "bloom" ||
+		s.MaxRetries != -1 || s.ErrorRate != 0.001 || s.Dedup != "bloom" ||
 		!reflect.DeepEqual(s.Limits, []LimitRule{{Domain: "example.com", Concurrency: 1, Delay: time.Second}}) {
 		t.Errorf("settings not decoded: %+v", s)
 	}

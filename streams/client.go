@@ -27,7 +27,10 @@ type ClientOptions struct {
 	URL string
 	// PoolSize overrides the pool size when > 0. Default DefaultPoolSize (or the URL's).
 	PoolSize int
-	// Logger gets the warnings about risky server settings; nil means no-op.
+	// CheckSettings logs a warning when the server's settings can lose crawl state
+	// (eviction policy, persistence off). Commands that run stages set it.
+	CheckSettings bool
+	// Logger gets the warnings; nil means no-op.
 	Logger *zap.Logger
 }
 
@@ -96,7 +99,7 @@ func Connect(ctx context.Context, o ClientOptions) (*Client, error) {
 		_ = c.Close()
 		return nil, fmt.Errorf("streams: cannot reach redis at %s: %w", c.Addr, err)
 	}
-	if c.Embedded == nil {
+	if c.Embedded == nil && o.CheckSettings {
 		warnRiskySettings(ctx, c.UniversalClient, log)
 	}
 	return c, nil

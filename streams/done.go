@@ -13,7 +13,9 @@ import (
 // atomic look can never see the work "between" two streams.
 //
 // KEYS[i] -> stream i, ARGV[i] -> the group that reads it
-// Output: per stream {length, pending, unread(0/1)}, then seeded (0/1) from KEYS[#ARGV+1]
+// KEYS[#ARGV+1] -> sc:{c}:meta, KEYS[#ARGV+2] -> sc:{c}:delayed
+// Output: per stream {length, pending, unread(0/1)}, then seeded (0/1), then the number
+// of delayed requests
 var progressScript = redis.NewScript(`
 local function newer(a, b) -- is stream ID a after b?
   local am, as = string.match(a, '(%d+)-(%d+)')
@@ -41,6 +43,7 @@ for i = 1, #ARGV do
   out[#out + 1] = {len, pending, unread}
 end
 out[#out + 1] = redis.call('HEXISTS', KEYS[#ARGV + 1], 'seeded_at')
+out[#out + 1] = redis.call('ZCARD', KEYS[#ARGV + 2])
 return out
 `)
 
@@ -60,11 +63,14 @@ func (p StageProgress) Idle() bool { return p.Pending == 0 && !p.Unread }
 type Progress struct {
 	Seeded bool            `json:"seeded"`
 	Stages []StageProgress `json:"stages"`
+	// Delayed is the number of requests waiting for a retry time.
+	Delayed int64 `json:"delayed"`
 }
 
-// Done reports that the crawl was seeded and no stage has anything pending or unread.
+// Done reports that the crawl was seeded, no request waits in the delayed set, and no
+// stage has anything pending or unread.
 func (p Progress) Done() bool {
-	if !p.Seeded {
+	if !p.Seeded || p.Delayed > 0 {
 		return false
 	}
 	for _, s := range p.Stages {
@@ -84,7 +90,7 @@ func ReadProgress(ctx context.Context, rdb redis.UniversalClient, k Keys) (Progr
 		keys = append(keys, s.Stream)
 		args = append(args, s.Group)
 	}
-	keys = append(keys, k.Meta())
+	keys = append(keys, k.Meta(), k.Delayed())
 	res, err := progressScript.Run(ctx, rdb, keys, args...).Slice()
 	if err != nil {
 		return Progress{}, fmt.Errorf("streams: read progress: %w", err)
@@ -103,5 +109,6 @@ func ReadProgress(ctx context.Context, rdb redis.UniversalClient, k Keys) (Progr
 	}
 	seeded, _ := res[len(sg)].(int64)
 	p.Seeded = seeded == 1
+	p.Delayed, _ = res[len(sg)+1].(int64)
 	return p, nil
 }

@@ -32,6 +32,9 @@ func (k Keys) Items() string { return k.key("items") }
 // Dead is the dead-letter stream: entries that failed too often or could not be decoded.
 func (k Keys) Dead() string { return k.key("dead") }
 
+// Delayed is the ZSET of requests waiting for a time (retries), scored by due time (ms).
+func (k Keys) Delayed() string { return k.key("delayed") }
+
 // Seen is the set of request fingerprints ever enqueued (exact dedup).
 func (k Keys) Seen() string { return k.key("seen") }
 
@@ -64,7 +67,7 @@ func (k Keys) Streams() []StreamGroup {
 
 // All returns every key of the crawl, for reset.
 func (k Keys) All() []string {
-	return []string{k.Requests(), k.Responses(), k.Items(), k.Dead(), k.Seen(), k.Stats(), k.Meta()}
+	return []string{k.Requests(), k.Responses(), k.Items(), k.Dead(), k.Delayed(), k.Seen(), k.Stats(), k.Meta()}
 }
 
 // StreamGroup is a stream and the stage group reading it.

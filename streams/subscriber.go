@@ -76,6 +76,10 @@ type SubscriberConfig struct {
 	ShutdownTimeout time.Duration
 	// Logger; nil means no-op.
 	Logger *zap.Logger
+	// BeforeAck, when set, is called for each acked message just before its ID is queued
+	// for XACK: a fault hook for tests that kill a process between a stage's output
+	// landing in Redis and its input being acked.
+	BeforeAck func(msg *message.Message)
 }
 
 func (c *SubscriberConfig) setDefaults() {

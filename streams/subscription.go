@@ -204,6 +204,9 @@ func (s *subscription) await(msg *message.Message, id string, deliveries int) {
 	defer s.waiters.Done()
 	select {
 	case <-msg.Acked():
+		if s.cfg.BeforeAck != nil {
+			s.cfg.BeforeAck(msg)
+		}
 		s.acks.add(id)
 		s.forget(id)
 		s.release()

@@ -34,7 +34,7 @@ or pass --fresh to start over.`,
 			if err != nil {
 				return err
 			}
-			rdb, err := a.connect(ctx, false)
+			rdb, err := a.connectWorker(ctx, false)
 			if err != nil {
 				return err
 			}
@@ -69,7 +69,11 @@ func (a *app) crawl(ctx context.Context, rdb redis.UniversalClient, sp *spiders.
 		return nil, err
 	}
 	a.log.Sugar().Infof("seeded %d start URLs of %s", n, sp.Name)
-	cfg := f.config(a, []string{streams.StageFetch, streams.StageParse, streams.StageStore})
+	cfg, err := f.config(a, []string{streams.StageFetch, streams.StageParse, streams.StageStore})
+	if err != nil {
+		_ = sink.Close(ctx)
+		return nil, err
+	}
 	cfg.Client, cfg.Spider, cfg.Sink = rdb, sp, sink
 	if err := handlers.Run(ctx, cfg); err != nil {
 		return nil, err
@@ -79,8 +83,8 @@ func (a *app) crawl(ctx context.Context, rdb redis.UniversalClient, sp *spiders.
 		return nil, err
 	}
 	printSummary(w, st, time.Since(start), path)
-	if ctx.Err() != nil {
-		return st, fmt.Errorf("interrupted; run the same command again to resume")
+	if ctx.Err() != nil && !st.Done {
+		fmt.Fprintln(w, "interrupted: in-flight work finished and was acked; with a real Redis, run the same command again to resume")
 	}
 	return st, nil
 }
@@ -90,7 +94,8 @@ func printSummary(w io.Writer, st *streams.Status, took time.Duration, out strin
 	s := st.Stats
 	fmt.Fprintf(w, "crawl %s: done=%v in %s\n", st.Crawl, st.Done, took.Round(time.Millisecond))
 	fmt.Fprintf(w, "  pages fetched   %d (%.0f/s)\n", s["pages_fetched"], float64(s["pages_fetched"])/took.Seconds())
-	fmt.Fprintf(w, "  http errors     %d final (4xx), %d fetch failures retried\n", s["http_errors_final"], s["fetch_errors"])
+	fmt.Fprintf(w, "  http errors     %d final (4xx), %d retries scheduled, %d requests given up\n",
+		s["http_errors_final"], s["retries_scheduled"], s["retries_exhausted"])
 	fmt.Fprintf(w, "  urls seen       %d (%d duplicate links dropped)\n", st.Seen, s["requests_duplicate"])
 	fmt.Fprintf(w, "  items scraped   %d, stored %d (%d duplicates skipped)\n", s["items_scraped"], s["items_stored"], s["items_duplicate"])
 	fmt.Fprintf(w, "  dead letters    %d\n", st.DeadLetters)

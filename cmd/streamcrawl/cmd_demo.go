@@ -98,7 +98,7 @@ JSONL file in the current directory. Nothing needs to be installed.`,
 				return err
 			}
 			fmt.Fprintf(a.stdout, "demo shop of %d pages at %s\n", pages, base)
-			rdb, err := a.connect(ctx, false)
+			rdb, err := a.connectWorker(ctx, false)
 			if err != nil {
 				return err
 			}

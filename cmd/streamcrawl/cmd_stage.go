@@ -38,12 +38,15 @@ reading, let in-flight work finish (up to --shutdown-timeout), ack it and exit 0
 			if err != nil {
 				return err
 			}
-			rdb, err := a.connect(ctx, true)
+			rdb, err := a.connectWorker(ctx, true)
 			if err != nil {
 				return err
 			}
 			defer rdb.Close()
-			cfg := f.config(a, []string{stage})
+			cfg, err := f.config(a, []string{stage})
+			if err != nil {
+				return err
+			}
 			cfg.Client, cfg.Spider = rdb, sp
 			if stage == streams.StageStore {
 				sink, path, err := f.openSink(sp.Name)

@@ -72,7 +72,7 @@ Start with 'streamcrawl demo'.`,
 	pf.StringVar(&a.logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	pf.StringVar(&a.logFormat, "log-format", "console", "log format: console or json")
 	root.AddCommand(a.crawlCommand(), a.stageCommand("fetch"), a.stageCommand("parse"), a.stageCommand("store"),
-		a.seedCommand(), a.statusCommand(), a.resetCommand(), a.demoSiteCommand(), a.demoCommand(), a.benchCommand())
+		a.seedCommand(), a.statusCommand(), a.resetCommand(), a.deadCommand(), a.demoSiteCommand(), a.demoCommand(), a.benchCommand())
 	return root
 }
 
@@ -88,6 +88,16 @@ func (a *app) redisFlags(cmd *cobra.Command, embeddedOK bool) {
 
 // connect opens Redis from --redis or $REDIS_URL; required says an URL is needed.
 func (a *app) connect(ctx context.Context, required bool) (*streams.Client, error) {
+	return a.connectOpts(ctx, required, false)
+}
+
+// connectWorker is connect for commands that run stages: it also warns about server
+// settings that can lose crawl state.
+func (a *app) connectWorker(ctx context.Context, required bool) (*streams.Client, error) {
+	return a.connectOpts(ctx, required, true)
+}
+
+func (a *app) connectOpts(ctx context.Context, required, check bool) (*streams.Client, error) {
 	url := a.redisURL
 	if url == "" {
 		url = os.Getenv("REDIS_URL")
@@ -95,7 +105,7 @@ func (a *app) connect(ctx context.Context, required bool) (*streams.Client, erro
 	if url == "" && required {
 		return nil, errors.New("no Redis: pass --redis redis://host:port or set REDIS_URL")
 	}
-	c, err := streams.Connect(ctx, streams.ClientOptions{URL: url, PoolSize: a.poolSize, Logger: a.log})
+	c, err := streams.Connect(ctx, streams.ClientOptions{URL: url, PoolSize: a.poolSize, CheckSettings: check, Logger: a.log})
 	if err != nil {
 		return nil, err
 	}

@@ -21,6 +21,8 @@ type runFlags struct {
 	retryBackoff    time.Duration
 	minIdle         time.Duration
 	claimInterval   time.Duration
+	retain          [3]time.Duration // requests, responses, items
+	trimInterval    time.Duration
 }
 
 func (f *runFlags) add(cmd *cobra.Command, withOut bool) {
@@ -31,9 +33,13 @@ func (f *runFlags) add(cmd *cobra.Command, withOut bool) {
 	}
 	fl.DurationVar(&f.shutdownTimeout, "shutdown-timeout", streams.DefaultShutdownTimeout, "on SIGINT/SIGTERM, how long in-flight work may take to finish")
 	fl.IntVar(&f.maxDeliveries, "max-deliveries", streams.DefaultMaxDeliveries, "deliveries of an entry before it goes to dead letters")
-	fl.DurationVar(&f.retryBackoff, "retry-backoff", streams.DefaultRetryBackoff, "wait before the first redelivery of a failed entry, doubled each time")
+	fl.DurationVar(&f.retryBackoff, "retry-backoff", streams.DefaultRetryBackoff, "wait before the first retry of a failed fetch or the redelivery of a failed entry, doubled each time")
 	fl.DurationVar(&f.minIdle, "min-idle", streams.DefaultMinIdle, "how long an entry sits with a silent consumer before another takes it over")
 	fl.DurationVar(&f.claimInterval, "claim-interval", streams.DefaultClaimInterval, "how often idle entries of dead consumers are looked for")
+	fl.DurationVar(&f.retain[0], "retain-requests", streams.DefaultRetainRequests, "how long the requests stream keeps entries every group has acked")
+	fl.DurationVar(&f.retain[1], "retain-responses", streams.DefaultRetainResponses, "how long the responses stream keeps acked entries (for re-parsing)")
+	fl.DurationVar(&f.retain[2], "retain-items", streams.DefaultRetainItems, "how long the items stream keeps acked entries (for new sinks and post-processors)")
+	fl.DurationVar(&f.trimInterval, "trim-interval", streams.DefaultTrimInterval, "how often acked entries past retention are trimmed")
 }
 
 func (f *runFlags) subscriber() streams.SubscriberConfig {
@@ -56,9 +62,13 @@ func (f *runFlags) openSink(name string) (processors.Sink, string, error) {
 	return s, path, nil
 }
 
-func (f *runFlags) config(a *app, stages []string) handlers.Config {
-	return handlers.Config{Stages: stages, Consumer: f.consumer, UntilDone: f.untilDone,
-		Subscriber: f.subscriber(), Logger: a.log}
+func (f *runFlags) config(a *app, stages []string) (handlers.Config, error) {
+	cfg := handlers.Config{Stages: stages, Consumer: f.consumer, UntilDone: f.untilDone,
+		RetryBase: f.retryBackoff, Subscriber: f.subscriber(), Logger: a.log, TrimInterval: f.trimInterval,
+		Retain: map[string]streams.Retention{
+			streams.StageFetch: {Age: f.retain[0]}, streams.StageParse: {Age: f.retain[1]}, streams.StageStore: {Age: f.retain[2]},
+		}}
+	return cfg, installFault(&cfg)
 }
 
 func validStage(s string) error {

@@ -1,0 +1,128 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"text/tabwriter"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/spf13/cobra"
+
+	"github.com/streamcrawl/streamcrawl/spiders"
+	"github.com/streamcrawl/streamcrawl/streams"
+)
+
+func (a *app) deadCommand() *cobra.Command {
+	var crawl string
+	var ids []string
+	var asJSON bool
+	var limit int64
+	cmd := &cobra.Command{
+		Use:   "dead list|retry|purge --redis URL --crawl NAME [--id ID...]",
+		Short: "Show, re-queue or clear a crawl's dead letters",
+		Long: `Entries that failed their stage too often (or could not be decoded, or whose fetch ran
+out of retries) end in the crawl's dead-letter stream with the stage, the last error and
+the delivery count.
+
+  dead list    show them (--json for everything, including the original entry)
+  dead retry   put them back on their stream (all, or --id ID...); a request starts
+               its retries afresh
+  dead purge   delete them (all, or --id ID...)`,
+		Args:      cobra.ExactArgs(1),
+		ValidArgs: []string{"list", "retry", "purge"},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			if err := spiders.ValidateName(crawl); err != nil {
+				return err
+			}
+			rdb, err := a.connect(ctx, true)
+			if err != nil {
+				return err
+			}
+			defer rdb.Close()
+			k := streams.NewKeys(crawl)
+			switch args[0] {
+			case "list":
+				return a.deadList(ctx, rdb, k, limit, asJSON)
+			case "retry":
+				return a.deadRetry(ctx, rdb, k, ids)
+			case "purge":
+				n, err := streams.PurgeDead(ctx, rdb, k, ids)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(a.stdout, "purged %d dead letters of crawl %s\n", n, crawl)
+				return nil
+			}
+			return fmt.Errorf("unknown action %q: want list, retry or purge", args[0])
+		},
+	}
+	a.redisFlags(cmd, false)
+	cmd.Flags().StringVar(&crawl, "crawl", "", "crawl (spider) name (required)")
+	cmd.Flags().StringSliceVar(&ids, "id", nil, "dead-letter IDs (default: all)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "list as JSON")
+	cmd.Flags().Int64Var(&limit, "limit", 1000, "list at most this many")
+	return cmd
+}
+
+func (a *app) deadList(ctx context.Context, rdb redis.UniversalClient, k streams.Keys, limit int64, asJSON bool) error {
+	dead, err := streams.ListDead(ctx, rdb, k, "-", limit)
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		enc := json.NewEncoder(a.stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(dead)
+	}
+	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tSTAGE\tDELIVERIES\tURL\tERROR")
+	for _, d := range dead {
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", d.ID, d.Stage, d.Deliveries, deadURL(d), d.Error)
+	}
+	return tw.Flush()
+}
+
+// deadURL digs the page URL out of a dead letter's payload, for people.
+func deadURL(d streams.DeadLetter) string {
+	var p struct {
+		URL string `json:"url"`
+	}
+	if json.Unmarshal([]byte(d.Fields["payload"]), &p) == nil {
+		return p.URL
+	}
+	return "-"
+}
+
+func (a *app) deadRetry(ctx context.Context, rdb redis.UniversalClient, k streams.Keys, ids []string) error {
+	var dead []streams.DeadLetter
+	var err error
+	if len(ids) > 0 {
+		dead, err = streams.GetDead(ctx, rdb, k, ids)
+	} else {
+		dead, err = streams.ListDead(ctx, rdb, k, "-", 1<<30)
+	}
+	if err != nil {
+		return err
+	}
+	n := 0
+	for _, d := range dead {
+		var payload []byte
+		if d.Stream == k.Requests() {
+			// A request that ran out of retries gets them all again.
+			if r, err := spiders.UnmarshalRequest([]byte(d.Fields["payload"])); err == nil {
+				r.Retries, r.LastError = 0, ""
+				if payload, err = spiders.MarshalRequest(r); err != nil {
+					return err
+				}
+			}
+		}
+		if _, err := streams.Requeue(ctx, rdb, k, d, payload); err != nil {
+			return err
+		}
+		n++
+	}
+	fmt.Fprintf(a.stdout, "re-queued %d dead letters of crawl %s\n", n, k.Crawl())
+	return nil
+}

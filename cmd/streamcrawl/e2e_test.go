@@ -1,0 +1,247 @@
+package main
+
+import (
+	"fmt"
+	"net/http"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/streamcrawl/streamcrawl/spiders/demosite"
+	"github.com/streamcrawl/streamcrawl/spiders/sitetest"
+	"github.com/streamcrawl/streamcrawl/streams"
+	"github.com/streamcrawl/streamcrawl/streams/streamstest"
+)
+
+// maxDeliveries is the --max-deliveries of the end-to-end crawls: a URL that answers 500
+// is fetched exactly this many times, then dead-lettered.
+const maxDeliveries = 3
+
+// crawlTimeout bounds every end-to-end crawl.
+const crawlTimeout = 120 * time.Second
+
+// fastRetries are the flags that let the sites' 500 pages reach dead letters quickly.
+var fastRetries = []string{"--retry-backoff", "50ms", "--max-deliveries", strconv.Itoa(maxDeliveries)}
+
+// cluster is a crawl of one test site by separate stage processes on a real Redis.
+type cluster struct {
+	t      *testing.T
+	name   string // crawl (spider) name
+	base   string // site base URL
+	spider string // spider YAML file
+	out    string // items file of the store stage
+	srv    *streamstest.Server
+	rdb    *redis.Client
+}
+
+// newCluster serves site, writes its spider and starts a redis-server.
+func newCluster(t *testing.T, name string, site testSite) *cluster {
+	t.Helper()
+	c := &cluster{t: t, name: name}
+	c.srv = streamstest.Start(t)
+	c.rdb = c.srv.Client()
+	c.base = serveSite(t, site)
+	c.spider = writeFile(t, name+".yaml", site.SpiderYAML(name, c.base))
+	c.out = filepath.Join(t.TempDir(), name+".jsonl")
+	return c
+}
+
+// seed runs `streamcrawl seed` and checks it queued the start URL.
+func (c *cluster) seed() {
+	c.t.Helper()
+	code, stdout, stderr := runCLI(c.t, 30*time.Second, nil, "seed", "--redis", c.srv.URL(), "--spider", c.spider)
+	if code != 0 || !strings.Contains(stdout, "queued 1 of 1 URLs for crawl "+c.name) {
+		c.t.Fatalf("seed: exit %d, stdout %q, stderr:\n%s", code, stdout, stderr)
+	}
+}
+
+// stage starts one stage process with --until-done, consumer name consumer, extra env
+// and extra flags.
+func (c *cluster) stage(stage, consumer string, env []string, extra ...string) *proc {
+	args := []string{stage, "--until-done", "--redis", c.srv.URL(), "--spider", c.spider,
+		"--consumer", consumer, "--log-level", "info"}
+	args = append(args, fastRetries...)
+	if stage == streams.StageStore {
+		args = append(args, "--out", c.out)
+	}
+	return startProc(c.t, consumer, env, append(args, extra...)...)
+}
+
+// start starts fetchers, parsers and storers processes of each stage.
+func (c *cluster) start(fetchers, parsers, storers int) []*proc {
+	var procs []*proc
+	for stage, n := range map[string]int{streams.StageFetch: fetchers, streams.StageParse: parsers, streams.StageStore: storers} {
+		for i := 1; i <= n; i++ {
+			procs = append(procs, c.stage(stage, fmt.Sprintf("%s-%d", stage, i), nil))
+		}
+	}
+	return procs
+}
+
+// checkExit0 asserts that every process exited 0.
+func checkExit0(t *testing.T, procs ...*proc) {
+	t.Helper()
+	for _, p := range procs {
+		if code, ok := p.Wait(0); !ok || code != 0 {
+			t.Errorf("%s: exit %d (exited=%v), want 0", p.name, code, ok)
+		}
+	}
+}
+
+// wantRequests returns how often a correct crawl requests each reachable URL: once,
+// maxDeliveries times for those that answer 500.
+func wantRequests(reachable, serverErrors []string) map[string]int {
+	want := setOf(reachable)
+	for _, u := range serverErrors {
+		want[u] = maxDeliveries
+	}
+	return want
+}
+
+// checkRequests compares the site's request counts with want.
+func checkRequests(t *testing.T, want, got map[string]int) {
+	t.Helper()
+	if d := diffCounts(want, got, 40); d != "" {
+		total := 0
+		for _, n := range got {
+			total += n
+		}
+		t.Errorf("site requests (%d distinct, %d in all; want %d distinct) (-want +got):\n%s", len(got), total, len(want), d)
+	}
+}
+
+// checkItemCounters checks the stats of the items of a crawl whose store stage never
+// crashed: every item entry was stored or skipped as a duplicate, and exactly
+// wantStored were stored.
+func checkItemCounters(t *testing.T, rdb redis.UniversalClient, crawl string, wantStored int) (entries int64) {
+	t.Helper()
+	entries = xlen(t, rdb, streams.NewKeys(crawl).Items())
+	stored := statInt(t, rdb, crawl, "items_stored")
+	dup := statInt(t, rdb, crawl, "items_duplicate")
+	if stored != int64(wantStored) || stored+dup != entries {
+		t.Errorf("items_stored=%d items_duplicate=%d, items stream has %d entries; want %d stored and stored+duplicate = entries",
+			stored, dup, entries, wantStored)
+	}
+	return entries
+}
+
+// demoItemPages returns the reachable product pages (tracking variants included), each
+// of which yields one item: the number of item entries of a crawl without redeliveries.
+func demoItemPages(site *demosite.Site) int {
+	n := 0
+	for _, u := range site.ReachableKind(false, demosite.HTML) {
+		if strings.HasPrefix(u, "/p/") {
+			n++
+		}
+	}
+	return n
+}
+
+// testSite is demosite.Site or sitetest.Site.
+type testSite interface {
+	http.Handler
+	SpiderYAML(name, base string) string
+}
+
+func TestMultiProcessCrawlDemoSite(t *testing.T) {
+	t.Parallel()
+	site := demosite.New(2000)
+	c := newCluster(t, "shop", site)
+	c.seed()
+	procs := c.start(2, 2, 1)
+	took := waitAll(t, crawlTimeout, c.rdb, c.name, procs...)
+	checkExit0(t, procs...)
+	t.Logf("crawl of %d URLs by 2 fetch, 2 parse, 1 store processes: %s", len(site.Reachable(false)), took.Round(time.Millisecond))
+
+	checkRequests(t, wantRequests(site.Reachable(false), site.ReachableKind(false, demosite.ServerError)), site.Requests())
+	checkItems(t, readItems(t, c.out), site.ExpectedItems(c.base), "product", "url")
+	checkFinished(t, c.rdb, c.name)
+	if d := diffCounts(prefixed("stage=fetch ", setOf(site.ReachableKind(false, demosite.ServerError))),
+		deadLetterPaths(t, c.rdb, c.name, c.base), 20); d != "" {
+		t.Errorf("dead letters (-want +got):\n%s", d)
+	}
+	// Without a crash nothing is redelivered: one item entry per product page (its
+	// tracking-parameter variants included, which the sink skips by key).
+	if n := checkItemCounters(t, c.rdb, c.name, len(site.Products())); n != int64(demoItemPages(site)) {
+		t.Errorf("items stream has %d entries, want one per reachable product page: %d", n, demoItemPages(site))
+	}
+}
+
+// summaryRE matches the summary line of `crawl` about items.
+var summaryRE = regexp.MustCompile(`items scraped\s+(\d+), stored (\d+) \((\d+) duplicates skipped\)`)
+
+func TestEmbeddedCrawlDemoSite(t *testing.T) {
+	t.Parallel()
+	site := demosite.New(2000)
+	base := serveSite(t, site)
+	spider := writeFile(t, "shop.yaml", site.SpiderYAML("shop", base))
+	out := filepath.Join(t.TempDir(), "items.jsonl")
+	p := startProc(t, "crawl", nil, append([]string{"crawl", spider, "--out", out}, fastRetries...)...)
+	code, ok := p.Wait(crawlTimeout)
+	if !ok {
+		t.Fatalf("crawl still running after %s", crawlTimeout)
+	}
+	if code != 0 {
+		t.Fatalf("crawl: exit %d, want 0", code)
+	}
+	if !strings.Contains(p.Stderr(), "using embedded Redis") {
+		t.Errorf("crawl without --redis and REDIS_URL did not say it uses the embedded Redis")
+	}
+	checkRequests(t, wantRequests(site.Reachable(false), site.ReachableKind(false, demosite.ServerError)), site.Requests())
+	checkItems(t, readItems(t, out), site.ExpectedItems(base), "product", "url")
+
+	stdout := p.Stdout()
+	if !strings.Contains(stdout, "crawl shop: done=true") {
+		t.Errorf("summary does not say done=true:\n%s", stdout)
+	}
+	m := summaryRE.FindStringSubmatch(stdout)
+	if m == nil {
+		t.Fatalf("no items line in the summary:\n%s", stdout)
+	}
+	scraped, _ := strconv.Atoi(m[1])
+	stored, _ := strconv.Atoi(m[2])
+	dup, _ := strconv.Atoi(m[3])
+	if scraped != demoItemPages(site) || stored != len(site.Products()) || dup != scraped-stored {
+		t.Errorf("summary: scraped %d, stored %d, %d duplicates; want %d, %d, %d:\n%s",
+			scraped, stored, dup, demoItemPages(site), len(site.Products()), demoItemPages(site)-len(site.Products()), stdout)
+	}
+	if want := fmt.Sprintf("dead letters    %d\n", len(site.ReachableKind(false, demosite.ServerError))); !strings.Contains(stdout, want) {
+		t.Errorf("summary lacks %q:\n%s", want, stdout)
+	}
+}
+
+func TestMultiProcessCrawl20kSiteTest(t *testing.T) {
+	t.Parallel()
+	pages := 20000
+	if raceEnabled {
+		pages = 5000 // the race detector makes every process 5-10x slower
+	}
+	site := sitetest.New(pages)
+	c := newCluster(t, "news", site)
+	reachable := site.Reachable(false)
+	c.seed()
+	start := time.Now()
+	procs := c.start(2, 2, 1)
+	waitAll(t, crawlTimeout, c.rdb, c.name, procs...)
+	took := time.Since(start)
+	checkExit0(t, procs...)
+	fetched := statInt(t, c.rdb, c.name, "pages_fetched")
+	t.Logf("sitetest.New(%d): %d reachable URLs, %d pages fetched in %s by 2 fetch, 2 parse, 1 store processes: %.0f pages/s (race=%v)",
+		pages, len(reachable), fetched, took.Round(time.Millisecond), float64(fetched)/took.Seconds(), raceEnabled)
+
+	checkRequests(t, wantRequests(reachable, site.ReachableKind(false, sitetest.ServerError)), site.Requests())
+	checkItems(t, readItems(t, c.out), site.ExpectedItems(c.base), "article", "url")
+	checkFinished(t, c.rdb, c.name)
+	if d := diffCounts(prefixed("stage=fetch ", setOf(site.ReachableKind(false, sitetest.ServerError))),
+		deadLetterPaths(t, c.rdb, c.name, c.base), 20); d != "" {
+		t.Errorf("dead letters (-want +got):\n%s", d)
+	}
+	if n := checkItemCounters(t, c.rdb, c.name, len(site.Articles())); n != int64(len(site.Articles())) {
+		t.Errorf("items stream has %d entries, want one per article: %d", n, len(site.Articles()))
+	}
+}

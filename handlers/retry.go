@@ -1,0 +1,51 @@
+package handlers
+
+import (
+	"math/rand/v2"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Retry delays of the fetch stage.
+const (
+	// DefaultRetryBase is the delay before the first retry; each next one doubles it.
+	DefaultRetryBase = time.Second
+	// MaxRetryDelay caps a retry delay, Retry-After included.
+	MaxRetryDelay = 10 * time.Minute
+)
+
+// retryableStatus reports answers worth retrying: 408, 429 and 5xx.
+func retryableStatus(code int) bool {
+	return code == http.StatusRequestTimeout || code == http.StatusTooManyRequests || code >= 500
+}
+
+// retryDelay returns the wait before retry number n (1-based): base×2^(n-1) with ±50%
+// jitter, or the server's Retry-After when it says so; capped at MaxRetryDelay.
+func retryDelay(base time.Duration, n int, retryAfter string, now time.Time) time.Duration {
+	if d, ok := parseRetryAfter(retryAfter, now); ok {
+		return min(d, MaxRetryDelay)
+	}
+	d := base << min(max(n-1, 0), 20)
+	d = min(d, MaxRetryDelay)
+	return d/2 + rand.N(d+1)
+}
+
+// parseRetryAfter reads a Retry-After header: seconds or an HTTP date.
+func parseRetryAfter(v string, now time.Time) (time.Duration, bool) {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return 0, false
+	}
+	if secs, err := strconv.Atoi(v); err == nil {
+		if secs < 0 {
+			return 0, false
+		}
+		return time.Duration(secs) * time.Second, true
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		return max(t.Sub(now), 0), true
+	}
+	return 0, false
+}

@@ -1,0 +1,342 @@
+package processors
+
+import (
+	"bytes"
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/maphash"
+	"io"
+	"os"
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	"github.com/streamcrawl/streamcrawl/spiders"
+)
+
+// CSV is a sink that appends one row per item to a CSV file with a header row. It is
+// idempotent like JSONL: at open it reads the keys of the rows already in the file from
+// the _key column (and cuts a torn last row a crash may have left), and it skips items
+// whose key it has written. Concurrent Store calls share one write and one fsync (group
+// commit).
+//
+// The columns are fixed by the header: those given to OpenCSV, or, when none are given,
+// _key, _type, _url, _crawled_at and the sorted field names of the first item stored. A
+// reopened file keeps the header it has. Fields that have no column are dropped and
+// counted (DroppedFields). String values are written as they are, missing and nil values
+// as empty cells, other values JSON-encoded.
+type CSV struct {
+	path string
+	f    *os.File
+	seed maphash.Seed
+	keys map[uint64]struct{} // 64-bit hashes of the keys in the file; writer only
+	// header is published once it is durable in the file; until then the writer
+	// encodes rows itself (it fixes the header from the first item).
+	header  atomic.Pointer[csvHeader]
+	newFile bool // the directory entry still needs an fsync
+
+	dropMu  sync.Mutex
+	dropped map[string]int64
+
+	reqs chan *csvReq
+	stop chan struct{}
+	wg   sync.WaitGroup
+	once sync.Once
+}
+
+type csvReq struct {
+	key     string
+	rec     map[string]any
+	row     []byte   // encoded row, or nil when the header was not known yet
+	dropped []string // fields of rec without a column, when row is set
+	done    chan error
+	dup     bool
+}
+
+// csvHeader is the fixed column list of a file.
+type csvHeader struct {
+	cols  []string
+	index map[string]int
+	line  []byte // the encoded header row
+}
+
+// csvBaseColumns lead the header chosen from the first item.
+var csvBaseColumns = []string{"_key", "_type", "_url", "_crawled_at"}
+
+func newCSVHeader(cols []string) (*csvHeader, error) {
+	h := &csvHeader{cols: cols, index: make(map[string]int, len(cols))}
+	for i, c := range cols {
+		if c == "" {
+			return nil, fmt.Errorf("column %d has no name", i+1)
+		}
+		if _, ok := h.index[c]; ok {
+			return nil, fmt.Errorf("column %q appears twice", c)
+		}
+		h.index[c] = i
+	}
+	if _, ok := h.index["_key"]; !ok {
+		return nil, errors.New("no _key column")
+	}
+	var buf bytes.Buffer
+	w := csv.NewWriter(&buf)
+	_ = w.Write(cols)
+	w.Flush()
+	h.line = buf.Bytes()
+	return h, nil
+}
+
+// headerFor returns the header chosen from the first item: the base columns and the
+// item's other fields, sorted.
+func headerFor(rec map[string]any) *csvHeader {
+	cols := slices.Clone(csvBaseColumns)
+	var fields []string
+	for k := range rec {
+		if !slices.Contains(csvBaseColumns, k) {
+			fields = append(fields, k)
+		}
+	}
+	slices.Sort(fields)
+	h, _ := newCSVHeader(append(cols, fields...)) // names are unique and include _key
+	return h
+}
+
+// encode returns rec as a CSV row and the names of its fields that have no column.
+func (h *csvHeader) encode(rec map[string]any) (row []byte, dropped []string, err error) {
+	cells := make([]string, len(h.cols))
+	var val bytes.Buffer
+	enc := json.NewEncoder(&val)
+	enc.SetEscapeHTML(false)
+	for k, v := range rec {
+		i, ok := h.index[k]
+		if !ok {
+			dropped = append(dropped, k)
+			continue
+		}
+		switch v := v.(type) {
+		case nil:
+		case string:
+			cells[i] = v
+		default:
+			val.Reset()
+			if err := enc.Encode(v); err != nil {
+				return nil, nil, fmt.Errorf("field %q: %w", k, err)
+			}
+			cells[i] = string(bytes.TrimSuffix(val.Bytes(), []byte("\n")))
+		}
+	}
+	var buf bytes.Buffer
+	w := csv.NewWriter(&buf)
+	_ = w.Write(cells) // writes to a bytes.Buffer cannot fail
+	w.Flush()
+	return buf.Bytes(), dropped, nil
+}
+
+// OpenCSV opens (or creates) the CSV file at path for appending. columns is the header
+// of a new file (a missing _key column is put first, since the sink needs it to be
+// idempotent); nil means the header is chosen from the first item. An existing file
+// keeps its own header, whatever columns says.
+func OpenCSV(path string, columns []string) (*CSV, error) {
+	var want *csvHeader
+	if columns != nil {
+		cols := slices.Clone(columns)
+		if !slices.Contains(cols, "_key") {
+			cols = append([]string{"_key"}, cols...)
+		}
+		h, err := newCSVHeader(cols)
+		if err != nil {
+			return nil, fmt.Errorf("processors: csv columns: %w", err)
+		}
+		want = h
+	}
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("processors: open %s: %w", path, err)
+	}
+	s := &CSV{path: path, f: f, seed: maphash.MakeSeed(), keys: map[uint64]struct{}{},
+		dropped: map[string]int64{}, reqs: make(chan *csvReq, 1024), stop: make(chan struct{})}
+	if err := s.load(want); err != nil {
+		_ = f.Close()
+		return nil, err
+	}
+	s.wg.Add(1)
+	go s.run()
+	return s, nil
+}
+
+// Columns returns the header of the file, or nil while it is not fixed yet (a new file
+// opened without columns, before the first item).
+func (s *CSV) Columns() []string {
+	if h := s.header.Load(); h != nil {
+		return slices.Clone(h.cols)
+	}
+	return nil
+}
+
+// DroppedFields returns, by field name, how many values were not written because the
+// header has no column for them.
+func (s *CSV) DroppedFields() map[string]int64 {
+	s.dropMu.Lock()
+	defer s.dropMu.Unlock()
+	out := make(map[string]int64, len(s.dropped))
+	for k, v := range s.dropped {
+		out[k] = v
+	}
+	return out
+}
+
+// Store appends it unless an item with the same key is in the file.
+func (s *CSV) Store(ctx context.Context, it *spiders.Item) (bool, error) {
+	key := it.Key()
+	rec := it.Record()
+	rec["_key"] = key
+	req := &csvReq{key: key, rec: rec, done: make(chan error, 1)}
+	if h := s.header.Load(); h != nil {
+		row, dropped, err := h.encode(rec)
+		if err != nil {
+			return false, fmt.Errorf("processors: encode item %q: %w", key, err)
+		}
+		req.row, req.dropped = row, dropped
+	}
+	select {
+	case s.reqs <- req:
+	case <-s.stop:
+		return false, errors.New("processors: csv sink closed")
+	case <-ctx.Done():
+		return false, ctx.Err()
+	}
+	if err := <-req.done; err != nil {
+		return false, err
+	}
+	return !req.dup, nil
+}
+
+func (s *CSV) run() {
+	defer s.wg.Done()
+	var batch []*csvReq
+	var buf bytes.Buffer
+	for {
+		select {
+		case r := <-s.reqs:
+			batch = append(batch[:0], r)
+		case <-s.stop:
+			return
+		}
+	fill:
+		for len(batch) < 4096 {
+			select {
+			case r := <-s.reqs:
+				batch = append(batch, r)
+			default:
+				break fill
+			}
+		}
+		s.write(batch, &buf)
+	}
+}
+
+// write appends the new items of batch (and the header, if the file has none yet) with
+// one write and one fsync, then answers all.
+func (s *CSV) write(batch []*csvReq, buf *bytes.Buffer) {
+	buf.Reset()
+	h := s.header.Load()
+	var newHeader *csvHeader
+	var added []uint64
+	var written []*csvReq
+	inBatch := map[uint64]bool{}
+	for _, r := range batch {
+		hash := maphash.String(s.seed, r.key)
+		if _, ok := s.keys[hash]; ok || inBatch[hash] {
+			r.dup = true
+			continue
+		}
+		if h == nil { // the first item fixes the header
+			h = headerFor(r.rec)
+			newHeader = h
+			buf.Write(h.line)
+		}
+		if r.row == nil {
+			row, dropped, err := h.encode(r.rec)
+			if err != nil {
+				r.done <- fmt.Errorf("processors: encode item %q: %w", r.key, err)
+				r.done = nil
+				continue
+			}
+			r.row, r.dropped = row, dropped
+		}
+		inBatch[hash] = true
+		added = append(added, hash)
+		written = append(written, r)
+		buf.Write(r.row)
+	}
+	var err error
+	if buf.Len() > 0 {
+		err = s.append(buf.Bytes())
+		if err == nil {
+			for _, hash := range added {
+				s.keys[hash] = struct{}{}
+			}
+			if newHeader != nil {
+				s.header.Store(newHeader)
+			}
+			s.countDropped(written)
+		}
+	}
+	for _, r := range batch {
+		if r.done != nil {
+			r.done <- err
+		}
+	}
+}
+
+// append writes b at the end of the file and fsyncs it; on failure it cuts the file back
+// to where it was, so no partial row stays behind.
+func (s *CSV) append(b []byte) error {
+	_, err := s.f.Write(b)
+	if err == nil {
+		err = s.f.Sync()
+	}
+	if err == nil && s.newFile {
+		if err = syncDir(s.path); err == nil {
+			s.newFile = false
+		}
+	}
+	if err != nil {
+		if off, serr := s.f.Seek(-int64(len(b)), io.SeekCurrent); serr == nil {
+			_ = s.f.Truncate(off)
+		}
+		return fmt.Errorf("processors: write %s: %w", s.path, err)
+	}
+	return nil
+}
+
+func (s *CSV) countDropped(written []*csvReq) {
+	s.dropMu.Lock()
+	defer s.dropMu.Unlock()
+	for _, r := range written {
+		for _, name := range r.dropped {
+			s.dropped[name]++
+		}
+	}
+}
+
+// Close stops the writer and closes the file.
+func (s *CSV) Close(ctx context.Context) error {
+	s.once.Do(func() { close(s.stop) })
+	s.wg.Wait()
+	for { // answer anything that raced with close
+		select {
+		case r := <-s.reqs:
+			r.done <- errors.New("processors: csv sink closed")
+			continue
+		default:
+		}
+		break
+	}
+	if err := s.f.Close(); err != nil {
+		return fmt.Errorf("processors: close %s: %w", s.path, err)
+	}
+	return nil
+}

@@ -1,0 +1,103 @@
+package processors
+
+import (
+	"bufio"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"hash/maphash"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+)
+
+// load reads the header and indexes the keys of the rows in the file, cutting a torn last
+// row. A file without a complete header row starts over: it gets want (when set) as its
+// header, or the one chosen from the first item.
+func (s *CSV) load(want *csvHeader) error {
+	st, err := s.f.Stat()
+	if err != nil {
+		return fmt.Errorf("processors: %s: %w", s.path, err)
+	}
+	size := st.Size()
+	lastNL := false
+	if size > 0 {
+		var b [1]byte
+		if _, err := s.f.ReadAt(b[:], size-1); err != nil {
+			return fmt.Errorf("processors: read %s: %w", s.path, err)
+		}
+		lastNL = b[0] == '\n'
+	}
+	good, err := s.scan(size, lastNL)
+	if err != nil {
+		return err
+	}
+	if err := s.f.Truncate(good); err != nil {
+		return fmt.Errorf("processors: truncate torn row of %s: %w", s.path, err)
+	}
+	if _, err := s.f.Seek(good, io.SeekStart); err != nil {
+		return fmt.Errorf("processors: %s: %w", s.path, err)
+	}
+	if good > 0 {
+		return nil
+	}
+	s.newFile = true
+	if want != nil {
+		if err := s.append(want.line); err != nil {
+			return err
+		}
+		s.header.Store(want)
+	}
+	return nil
+}
+
+// scan reads the file from the start and returns the length of its good part: the
+// header row and every complete row after it. A row is torn when the file ends in it
+// without a newline, or inside a quoted cell; any other malformed row is an error.
+func (s *CSV) scan(size int64, lastNL bool) (good int64, err error) {
+	if _, err := s.f.Seek(0, io.SeekStart); err != nil {
+		return 0, fmt.Errorf("processors: %s: %w", s.path, err)
+	}
+	r := csv.NewReader(bufio.NewReaderSize(s.f, 1<<20))
+	r.ReuseRecord = true
+	var keyCol = -1
+	for {
+		rec, err := r.Read()
+		if errors.Is(err, io.EOF) {
+			return good, nil
+		}
+		atEnd := r.InputOffset() == size
+		if atEnd && (!lastNL || errors.Is(err, csv.ErrQuote)) {
+			return good, nil // torn last row: cut it
+		}
+		if err != nil {
+			return 0, fmt.Errorf("processors: %s: not a csv file written by this sink: %w", s.path, err)
+		}
+		if keyCol < 0 {
+			h, herr := newCSVHeader(slices.Clone(rec))
+			if herr != nil {
+				return 0, fmt.Errorf("processors: %s: header: %w", s.path, herr)
+			}
+			keyCol = h.index["_key"]
+			s.header.Store(h)
+		} else {
+			if rec[keyCol] == "" {
+				line, _ := r.FieldPos(keyCol)
+				return 0, fmt.Errorf("processors: %s:%d: row has no _key", s.path, line)
+			}
+			s.keys[maphash.String(s.seed, rec[keyCol])] = struct{}{}
+		}
+		good = r.InputOffset()
+	}
+}
+
+// syncDir fsyncs the directory holding path, so a newly created file survives a crash.
+func syncDir(path string) error {
+	d, err := os.Open(filepath.Dir(path))
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}

@@ -1,0 +1,109 @@
+package streams
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/ThreeDotsLabs/watermill"
+	"github.com/redis/go-redis/v9"
+	"go.uber.org/zap"
+)
+
+// DefaultDelayedInterval is how often due delayed requests are moved to the stream.
+const DefaultDelayedInterval = 100 * time.Millisecond
+
+// Delayed is the crawl's set of requests waiting for a time (retries with backoff, and
+// later per-host politeness): a ZSET scored by due time in Unix milliseconds whose
+// members are encoded requests. Due members move to the requests stream in one Lua
+// script, so a crash never loses or doubles one; every fetch process runs the mover and
+// any number may run at once.
+type Delayed struct {
+	rdb  redis.UniversalClient
+	keys Keys
+	b    *batcher
+	now  func() time.Time
+}
+
+// NewDelayed returns the delayed set of the crawl.
+func NewDelayed(rdb redis.UniversalClient, keys Keys) (*Delayed, error) {
+	if rdb == nil {
+		return nil, errors.New("streams: delayed set needs a redis client")
+	}
+	return &Delayed{rdb: rdb, keys: keys, b: newBatcher(rdb, 64, DefaultPublishTimeout, DefaultPublishLinger), now: time.Now}, nil
+}
+
+// Schedule adds an encoded request to be queued at due. The payload must be unique (it
+// is a ZSET member): encode the attempt number into it.
+func (d *Delayed) Schedule(ctx context.Context, payload []byte, due time.Time) error {
+	_, err := d.b.do(ctx, func(ctx context.Context, p redis.Pipeliner) redis.Cmder {
+		return p.ZAdd(ctx, d.keys.Delayed(), redis.Z{Score: float64(due.UnixMilli()), Member: payload})
+	})
+	if err != nil {
+		return fmt.Errorf("streams: schedule retry: %w", err)
+	}
+	return nil
+}
+
+// moveDueScript moves due members of the delayed set to the requests stream.
+//
+// KEYS[1] -> sc:{c}:delayed
+// KEYS[2] -> sc:{c}:requests
+// ARGV[1] -> now (Unix ms), ARGV[2] -> max to move, ARGV[3..] -> one message UUID per member
+// Output: number moved
+var moveDueScript = redis.NewScript(`
+local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, tonumber(ARGV[2]))
+for i, m in ipairs(due) do
+  redis.call('XADD', KEYS[2], '*', '_watermill_message_uuid', ARGV[2 + i], 'metadata', '', 'payload', m)
+  redis.call('ZREM', KEYS[1], m)
+end
+return #due
+`)
+
+// MoveDue moves up to max due requests to the requests stream and returns how many.
+func (d *Delayed) MoveDue(ctx context.Context, max int) (int, error) {
+	args := make([]any, 0, max+2)
+	args = append(args, strconv.FormatInt(d.now().UnixMilli(), 10), max)
+	for i := 0; i < max; i++ {
+		args = append(args, watermill.NewUUID())
+	}
+	n, err := moveDueScript.Run(ctx, d.rdb, []string{d.keys.Delayed(), d.keys.Requests()}, args...).Int()
+	if err != nil {
+		return 0, fmt.Errorf("streams: move due requests: %w", err)
+	}
+	return n, nil
+}
+
+// Run moves due requests every interval until ctx ends.
+func (d *Delayed) Run(ctx context.Context, interval time.Duration, log *zap.Logger) {
+	if log == nil {
+		log = zap.NewNop()
+	}
+	errLog := newRateLimited(log, 5*time.Second)
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		for {
+			n, err := d.MoveDue(ctx, 100)
+			if err != nil {
+				if ctx.Err() == nil {
+					errLog.Warn("moving delayed requests failed; retrying", err)
+				}
+				break
+			}
+			if n < 100 {
+				break
+			}
+		}
+	}
+}
+
+// Close stops the delayed set's batcher.
+func (d *Delayed) Close() { d.b.close() }

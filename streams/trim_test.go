@@ -1,0 +1,92 @@
+package streams_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/streamcrawl/streamcrawl/streams"
+	"github.com/streamcrawl/streamcrawl/streams/streamstest"
+)
+
+// TestTrimKeepsWhatAnyGroupHasNotAcked: a lagging group keeps its unread and pending
+// entries; only entries every group has acked (and past retention) go.
+func TestTrimKeepsWhatAnyGroupHasNotAcked(t *testing.T) {
+	srv := streamstest.Start(t)
+	rdb := srv.Client()
+	ctx := context.Background()
+	var ids []string
+	for i := 0; i < 100; i++ {
+		id, err := rdb.XAdd(ctx, &redis.XAddArgs{Stream: "s", Values: map[string]any{"i": i}}).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, id)
+	}
+	for _, g := range []string{"fast", "slow"} {
+		if err := rdb.XGroupCreate(ctx, "s", g, "0").Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	read := func(group string, n int64) []redis.XMessage {
+		res, err := rdb.XReadGroup(ctx, &redis.XReadGroupArgs{Group: group, Consumer: "c", Streams: []string{"s", ">"}, Count: n}).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res[0].Messages
+	}
+	// fast reads and acks everything; slow reads 40, acks the first 30, leaves 10 pending
+	// and 60 unread.
+	for _, m := range read("fast", 100) {
+		rdb.XAck(ctx, "s", "fast", m.ID)
+	}
+	for i, m := range read("slow", 40) {
+		if i < 30 {
+			rdb.XAck(ctx, "s", "slow", m.ID)
+		}
+	}
+	tests := []struct {
+		name    string
+		r       streams.Retention
+		wantLen int64
+	}{
+		{"count retention keeps the last 80", streams.Retention{Count: 80}, 80},
+		{"age retention keeps everything young", streams.Retention{Age: time.Hour}, 80},
+		{"no retention trims to the oldest pending of the lagging group", streams.Retention{}, 70},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if _, err := streams.Trim(ctx, rdb, "s", tt.r, time.Now()); err != nil {
+				t.Fatal(err)
+			}
+			if n := rdb.XLen(ctx, "s").Val(); n != tt.wantLen {
+				t.Fatalf("length after trim = %d, want %d", n, tt.wantLen)
+			}
+		})
+	}
+	first := rdb.XRange(ctx, "s", "-", "+").Val()[0].ID
+	if first != ids[30] {
+		t.Fatalf("first kept entry = %s, want the slow group's oldest pending %s", first, ids[30])
+	}
+	// The slow group still gets every entry it has not read.
+	if got := len(read("slow", 1000)); got != 60 {
+		t.Fatalf("slow group read %d unread entries after trims, want 60", got)
+	}
+}
+
+func TestTrimWithoutGroupsKeepsEverything(t *testing.T) {
+	srv := streamstest.Start(t)
+	rdb := srv.Client()
+	ctx := context.Background()
+	for i := 0; i < 10; i++ {
+		rdb.XAdd(ctx, &redis.XAddArgs{Stream: "s", Values: map[string]any{"i": i}})
+	}
+	if _, err := streams.Trim(ctx, rdb, "s", streams.Retention{}, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if n := rdb.XLen(ctx, "s").Val(); n != 10 {
+		t.Fatalf("length = %d, want 10", n)
+	}
+}

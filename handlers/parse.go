@@ -2,11 +2,11 @@ package handlers
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"runtime/debug"
 
-	"github.com/ThreeDotsLabs/watermill"
 	"github.com/ThreeDotsLabs/watermill/message"
 	"go.uber.org/zap"
 
@@ -14,26 +14,21 @@ import (
 	"github.com/streamcrawl/streamcrawl/streams"
 )
 
-// Parse is the parse stage: it runs the spider callback named on a response's request,
-// sends the new requests through the frontier (dedup + enqueue) and publishes the items.
-// It returns only after both are in Redis.
+// Parse is the parse stage: it runs the spider callback named on a response's request and
+// sends the page's new requests and new items through the frontier (dedup + enqueue, one
+// script). It returns only after they are in Redis.
 type Parse struct {
-	spider    *spiders.Spider
-	scope     *spiders.Scope
-	frontier  *streams.Frontier
-	publisher *streams.Publisher
-	items     string
-	counters  *streams.Counters
-	log       *zap.Logger
+	spider   *spiders.Spider
+	scope    *spiders.Scope
+	frontier *streams.Frontier
+	counters *streams.Counters
+	log      *zap.Logger
 }
 
 // ParseConfig configures the parse stage.
 type ParseConfig struct {
-	Spider    *spiders.Spider
-	Frontier  *streams.Frontier
-	Publisher *streams.Publisher
-	// ItemsStream is where items go.
-	ItemsStream string
+	Spider   *spiders.Spider
+	Frontier *streams.Frontier
 	// Counters and Logger may be nil.
 	Counters *streams.Counters
 	Logger   *zap.Logger
@@ -41,8 +36,8 @@ type ParseConfig struct {
 
 // NewParse returns the parse stage.
 func NewParse(cfg ParseConfig) (*Parse, error) {
-	if cfg.Spider == nil || cfg.Frontier == nil || cfg.Publisher == nil || cfg.ItemsStream == "" {
-		return nil, errors.New("handlers: parse needs a spider, a frontier, a publisher and an items stream")
+	if cfg.Spider == nil || cfg.Frontier == nil {
+		return nil, errors.New("handlers: parse needs a spider and a frontier")
 	}
 	scope, err := cfg.Spider.Scope()
 	if err != nil {
@@ -52,8 +47,7 @@ func NewParse(cfg ParseConfig) (*Parse, error) {
 	if log == nil {
 		log = zap.NewNop()
 	}
-	return &Parse{spider: cfg.Spider, scope: scope, frontier: cfg.Frontier, publisher: cfg.Publisher,
-		items: cfg.ItemsStream, counters: cfg.Counters, log: log}, nil
+	return &Parse{spider: cfg.Spider, scope: scope, frontier: cfg.Frontier, counters: cfg.Counters, log: log}, nil
 }
 
 // Handle parses the response in msg.
@@ -67,15 +61,14 @@ func (p *Parse) Handle(msg *message.Message) error {
 	if err != nil {
 		return err
 	}
-	// Items and requests go out at the same time; the page is acked after both are in.
-	itemsErr := make(chan error, 1)
-	go func() { itemsErr <- p.publishItems(ctx, res, out.Items) }()
-	err = p.enqueue(ctx, res, out.Requests)
-	if ierr := <-itemsErr; err == nil {
-		err = ierr
-	}
+	cands := p.requests(res, out.Requests)
+	items, err := p.items(res, out.Items)
 	if err != nil {
 		return err
+	}
+	// Requests and items go out in one script; the page is acked after it ran.
+	if _, err := p.frontier.Emit(ctx, cands, items); err != nil {
+		return fmt.Errorf("handlers: output of %s: %w", res.URL, err)
 	}
 	p.count("pages_parsed", 1)
 	return nil
@@ -101,11 +94,8 @@ func (p *Parse) run(ctx context.Context, res *spiders.Response) (out *spiders.Ou
 	return out, nil
 }
 
-// enqueue filters the requests by scope, fingerprints them and queues the new ones.
-func (p *Parse) enqueue(ctx context.Context, res *spiders.Response, reqs []*spiders.Request) error {
-	if len(reqs) == 0 {
-		return nil
-	}
+// requests filters the requests by scope and fingerprints them.
+func (p *Parse) requests(res *spiders.Response, reqs []*spiders.Request) []streams.Candidate {
 	cands := make([]streams.Candidate, 0, len(reqs))
 	local := make(map[[spiders.FingerprintSize]byte]bool, len(reqs))
 	for _, r := range reqs {
@@ -136,16 +126,13 @@ func (p *Parse) enqueue(ctx context.Context, res *spiders.Response, reqs []*spid
 		}
 		cands = append(cands, streams.Candidate{Fingerprint: fp, Payload: payload})
 	}
-	_, err := p.frontier.Enqueue(ctx, cands)
-	return err
+	return cands
 }
 
-// publishItems stamps the items with the page and publishes them.
-func (p *Parse) publishItems(ctx context.Context, res *spiders.Response, items []spiders.Item) error {
-	if len(items) == 0 {
-		return nil
-	}
-	msgs := make([]*message.Message, 0, len(items))
+// items stamps the items with the page and encodes them with their key fingerprints.
+func (p *Parse) items(res *spiders.Response, items []spiders.Item) ([]streams.ItemOut, error) {
+	outs := make([]streams.ItemOut, 0, len(items))
+	dedup := p.spider.Settings.ItemDedup()
 	for i := range items {
 		it := &items[i]
 		it.URL = res.URL
@@ -155,15 +142,16 @@ func (p *Parse) publishItems(ctx context.Context, res *spiders.Response, items [
 		}
 		payload, err := spiders.MarshalItem(it)
 		if err != nil {
-			return fmt.Errorf("%w: handlers: item from %s: %w", streams.ErrPoison, res.URL, err)
+			return nil, fmt.Errorf("%w: handlers: item from %s: %w", streams.ErrPoison, res.URL, err)
 		}
-		msgs = append(msgs, message.NewMessage(watermill.NewUUID(), payload))
+		var key []byte
+		if dedup {
+			sum := sha256.Sum256([]byte(it.Key()))
+			key = sum[:16]
+		}
+		outs = append(outs, streams.ItemOut{Key: key, Payload: payload})
 	}
-	if err := p.publisher.PublishContext(ctx, p.items, msgs...); err != nil {
-		return fmt.Errorf("handlers: publish %d items from %s: %w", len(msgs), res.URL, err)
-	}
-	p.count("items_scraped", int64(len(msgs)))
-	return nil
+	return outs, nil
 }
 
 func (p *Parse) count(field string, n int64) {

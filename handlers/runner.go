@@ -177,8 +177,7 @@ func Run(ctx context.Context, cfg Config) (err error) {
 					return err
 				}
 			}
-			p, err := NewParse(ParseConfig{Spider: cfg.Spider, Frontier: frontier, Publisher: pub,
-				ItemsStream: keys.Items(), Counters: counters, Logger: slog})
+			p, err := NewParse(ParseConfig{Spider: cfg.Spider, Frontier: frontier, Counters: counters, Logger: slog})
 			if err != nil {
 				return err
 			}

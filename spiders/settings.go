@@ -40,6 +40,10 @@ type Settings struct {
 	// set) before the request becomes a dead letter. Default 3; 0 means the default, a
 	// negative value no retries.
 	MaxRetries int `yaml:"max_retries"`
+	// DedupItems drops an item whose key (type + key fields) a page of the crawl has
+	// yielded before, at the parse stage, so that tracking-parameter variants of a page
+	// and redelivered pages store each item once. Default true.
+	DedupItems *bool `yaml:"dedup_items"`
 	// MaxDepth drops requests deeper than this many links from a start URL; 0 means no limit.
 	MaxDepth int `yaml:"max_depth"`
 
@@ -87,6 +91,9 @@ func (s *Settings) SetDefaults() {
 		s.MaxRedirects = DefaultMaxRedirects
 	}
 }
+
+// ItemDedup returns the effective DedupItems.
+func (s *Settings) ItemDedup() bool { return s.DedupItems == nil || *s.DedupItems }
 
 // Retries returns the effective MaxRetries: the default for 0, none for a negative value.
 func (s *Settings) Retries() int {

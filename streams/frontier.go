@@ -33,8 +33,8 @@ type FrontierConfig struct {
 	SeenCache int
 }
 
-// Frontier deduplicates and queues requests. Dedup and enqueue are one Lua script, so a
-// crash never leaves a URL marked seen but not queued.
+// Frontier deduplicates and queues requests (and a page's items). Dedup and enqueue are
+// one Lua script, so a crash never leaves a URL marked seen but not queued.
 type Frontier struct {
 	rdb  redis.UniversalClient
 	keys Keys
@@ -60,35 +60,69 @@ func NewFrontier(cfg FrontierConfig) (*Frontier, error) {
 	return f, nil
 }
 
-// enqueueScript adds new fingerprints to the seen set and queues their requests, in one
-// step per request.
+// ItemOut is an item a page yields, offered to Emit.
+type ItemOut struct {
+	// Key is the item's key fingerprint; an item whose key was emitted before is
+	// dropped. Empty means "do not filter".
+	Key []byte
+	// Payload is the encoded item (spiders.MarshalItem).
+	Payload []byte
+}
+
+// Emitted says what Emit queued.
+type Emitted struct {
+	Requests, DuplicateRequests int
+	Items, DuplicateItems       int
+}
+
+// emitScript is a parsed page's whole output in one step: new request fingerprints go
+// into the seen set and their requests into the requests stream; new item keys go into
+// the item-key set and their items into the items stream. A crash can never leave a URL
+// marked seen but not queued, and a page parsed twice (redelivery) yields no item twice.
 //
 // KEYS[1] -> sc:{c}:seen
 // KEYS[2] -> sc:{c}:requests
 // KEYS[3] -> sc:{c}:stats
-// ARGV[3i+1] -> fingerprint (” = do not filter), ARGV[3i+2] -> message UUID,
-// ARGV[3i+3] -> payload
-// Output: one integer per request: 1 queued, 0 already seen.
-var enqueueScript = redis.NewScript(`
-local out, queued = {}, 0
-for i = 1, #ARGV, 3 do
-  if ARGV[i] == '' or redis.call('SADD', KEYS[1], ARGV[i]) == 1 then
-    redis.call('XADD', KEYS[2], '*', '_watermill_message_uuid', ARGV[i + 1], 'metadata', '', 'payload', ARGV[i + 2])
-    out[#out + 1] = 1
-    queued = queued + 1
-  else
-    out[#out + 1] = 0
+// KEYS[4] -> sc:{c}:itemkeys
+// KEYS[5] -> sc:{c}:items
+// ARGV[1] -> number of requests n; then for each request: fingerprint (” = do not
+// filter), message UUID, payload; then for each item: key (” = do not filter), message
+// UUID, payload
+// Output: {requests queued, request duplicates, items queued, item duplicates}
+var emitScript = redis.NewScript(`
+local function emit(set, stream, from, to)
+  local new, dup = 0, 0
+  for i = from, to, 3 do
+    if ARGV[i] == '' or redis.call('SADD', set, ARGV[i]) == 1 then
+      redis.call('XADD', stream, '*', '_watermill_message_uuid', ARGV[i + 1], 'metadata', '', 'payload', ARGV[i + 2])
+      new = new + 1
+    else
+      dup = dup + 1
+    end
   end
+  return new, dup
 end
-if queued > 0 then redis.call('HINCRBY', KEYS[3], 'requests_queued', queued) end
-if #out > queued then redis.call('HINCRBY', KEYS[3], 'requests_duplicate', #out - queued) end
-return out
+local n = tonumber(ARGV[1])
+local rq, rd = emit(KEYS[1], KEYS[2], 2, 1 + 3 * n)
+local iq, id = emit(KEYS[4], KEYS[5], 2 + 3 * n, #ARGV)
+if rq > 0 then redis.call('HINCRBY', KEYS[3], 'requests_queued', rq) end
+if rd > 0 then redis.call('HINCRBY', KEYS[3], 'requests_duplicate', rd) end
+if iq > 0 then redis.call('HINCRBY', KEYS[3], 'items_scraped', iq) end
+if id > 0 then redis.call('HINCRBY', KEYS[3], 'items_duplicate_dropped', id) end
+return {rq, rd, iq, id}
 `)
 
 // Enqueue queues the candidates not seen before and returns how many it queued.
-// Candidates already known to be seen are dropped in process without a round trip.
 func (f *Frontier) Enqueue(ctx context.Context, cands []Candidate) (int, error) {
-	args := make([]any, 0, 3*len(cands))
+	e, err := f.Emit(ctx, cands, nil)
+	return e.Requests, err
+}
+
+// Emit queues the requests not seen before and the items whose keys were not emitted
+// before, in one script. Requests known (in process) to be seen are dropped without a
+// round trip.
+func (f *Frontier) Emit(ctx context.Context, cands []Candidate, items []ItemOut) (Emitted, error) {
+	args := make([]any, 1, 1+3*len(cands)+3*len(items))
 	var sent [][]byte
 	for _, c := range cands {
 		if len(c.Fingerprint) > 0 {
@@ -99,35 +133,35 @@ func (f *Frontier) Enqueue(ctx context.Context, cands []Candidate) (int, error) 
 		}
 		args = append(args, string(c.Fingerprint), watermill.NewUUID(), string(c.Payload))
 	}
-	if len(args) == 0 {
-		return 0, nil
+	args[0] = (len(args) - 1) / 3
+	for _, it := range items {
+		args = append(args, string(it.Key), watermill.NewUUID(), string(it.Payload))
 	}
-	keys := []string{f.keys.Seen(), f.keys.Requests(), f.keys.Stats()}
+	if len(args) == 1 {
+		return Emitted{}, nil
+	}
+	keys := []string{f.keys.Seen(), f.keys.Requests(), f.keys.Stats(), f.keys.ItemKeys(), f.keys.Items()}
 	cmd, err := f.b.do(ctx, func(ctx context.Context, p redis.Pipeliner) redis.Cmder {
-		return enqueueScript.EvalSha(ctx, p, keys, args...)
+		return emitScript.EvalSha(ctx, p, keys, args...)
 	})
 	if err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT") {
 		// Redis lost its script cache (restart): load it and go again.
-		cmd = enqueueScript.Run(ctx, f.rdb, keys, args...)
+		cmd = emitScript.Run(ctx, f.rdb, keys, args...)
 		err = cmd.Err()
 	}
 	if err != nil {
-		return 0, fmt.Errorf("streams: enqueue %d requests: %w", len(args)/3, err)
+		return Emitted{}, fmt.Errorf("streams: emit %d requests and %d items: %w", args[0], len(items), err)
 	}
 	res, err := cmd.(*redis.Cmd).Int64Slice()
-	if err != nil {
-		return 0, fmt.Errorf("streams: enqueue reply: %w", err)
-	}
-	queued := 0
-	for _, r := range res {
-		queued += int(r)
+	if err != nil || len(res) != 4 {
+		return Emitted{}, fmt.Errorf("streams: emit reply %v: %w", res, err)
 	}
 	if f.seen != nil {
 		for _, fp := range sent {
 			f.seen.add(fp) // queued now or seen before: either way it is in the set
 		}
 	}
-	return queued, nil
+	return Emitted{Requests: int(res[0]), DuplicateRequests: int(res[1]), Items: int(res[2]), DuplicateItems: int(res[3])}, nil
 }
 
 // MarkSeeded records that the crawl has been seeded, which "done" requires.

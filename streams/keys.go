@@ -38,6 +38,10 @@ func (k Keys) Delayed() string { return k.key("delayed") }
 // Seen is the set of request fingerprints ever enqueued (exact dedup).
 func (k Keys) Seen() string { return k.key("seen") }
 
+// ItemKeys is the set of item key fingerprints emitted (item dedup across pages and
+// redeliveries).
+func (k Keys) ItemKeys() string { return k.key("itemkeys") }
+
 // Stats is a hash of crawl counters (pages fetched, items stored, drops by reason...).
 func (k Keys) Stats() string { return k.key("stats") }
 
@@ -67,7 +71,7 @@ func (k Keys) Streams() []StreamGroup {
 
 // All returns every key of the crawl, for reset.
 func (k Keys) All() []string {
-	return []string{k.Requests(), k.Responses(), k.Items(), k.Dead(), k.Delayed(), k.Seen(), k.Stats(), k.Meta()}
+	return []string{k.Requests(), k.Responses(), k.Items(), k.Dead(), k.Delayed(), k.Seen(), k.ItemKeys(), k.Stats(), k.Meta()}
 }
 
 // StreamGroup is a stream and the stage group reading it.

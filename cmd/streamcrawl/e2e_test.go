@@ -18,8 +18,12 @@ import (
 	"github.com/streamcrawl/streamcrawl/streams/streamstest"
 )
 
-// maxDeliveries is the --max-deliveries of the end-to-end crawls: a URL that answers 500
-// is fetched exactly this many times, then dead-lettered.
+// fetchAttempts is how often the end-to-end crawls request a URL that answers 500 before
+// it becomes a dead letter: once, then the spider's max_retries (see spiderYAML).
+const fetchAttempts = 3
+
+// maxDeliveries is the --max-deliveries of the end-to-end crawls (deliveries of a stream
+// entry whose handler keeps failing or whose consumer keeps dying).
 const maxDeliveries = 3
 
 // crawlTimeout bounds every end-to-end crawl.
@@ -46,9 +50,21 @@ func newCluster(t *testing.T, name string, site testSite) *cluster {
 	c.srv = streamstest.Start(t)
 	c.rdb = c.srv.Client()
 	c.base = serveSite(t, site)
-	c.spider = writeFile(t, name+".yaml", site.SpiderYAML(name, c.base))
+	c.spider = writeFile(t, name+".yaml", spiderYAML(t, site, name, c.base))
 	c.out = filepath.Join(t.TempDir(), name+".jsonl")
 	return c
+}
+
+// spiderYAML returns the site's spider with max_retries set so that a URL answering 500
+// is requested exactly fetchAttempts times.
+func spiderYAML(t testing.TB, site testSite, name, base string) string {
+	t.Helper()
+	y := site.SpiderYAML(name, base)
+	out := strings.Replace(y, "\nsettings:\n", fmt.Sprintf("\nsettings:\n  max_retries: %d\n", fetchAttempts-1), 1)
+	if out == y {
+		t.Fatalf("spider of the site has no settings block:\n%s", y)
+	}
+	return out
 }
 
 // seed runs `streamcrawl seed` and checks it queued the start URL.
@@ -87,18 +103,20 @@ func (c *cluster) start(fetchers, parsers, storers int) []*proc {
 func checkExit0(t *testing.T, procs ...*proc) {
 	t.Helper()
 	for _, p := range procs {
-		if code, ok := p.Wait(0); !ok || code != 0 {
-			t.Errorf("%s: exit %d (exited=%v), want 0", p.name, code, ok)
+		if !p.Exited() {
+			t.Errorf("%s: still running, want exit 0", p.name)
+		} else if p.code != 0 {
+			t.Errorf("%s: exit %d, want 0", p.name, p.code)
 		}
 	}
 }
 
 // wantRequests returns how often a correct crawl requests each reachable URL: once,
-// maxDeliveries times for those that answer 500.
+// fetchAttempts times for those that answer 500.
 func wantRequests(reachable, serverErrors []string) map[string]int {
 	want := setOf(reachable)
 	for _, u := range serverErrors {
-		want[u] = maxDeliveries
+		want[u] = fetchAttempts
 	}
 	return want
 }
@@ -179,7 +197,7 @@ func TestEmbeddedCrawlDemoSite(t *testing.T) {
 	t.Parallel()
 	site := demosite.New(2000)
 	base := serveSite(t, site)
-	spider := writeFile(t, "shop.yaml", site.SpiderYAML("shop", base))
+	spider := writeFile(t, "shop.yaml", spiderYAML(t, site, "shop", base))
 	out := filepath.Join(t.TempDir(), "items.jsonl")
 	p := startProc(t, "crawl", nil, append([]string{"crawl", spider, "--out", out}, fastRetries...)...)
 	code, ok := p.Wait(crawlTimeout)

@@ -67,7 +67,8 @@ func (s *subscription) reclaim() {
 	for s.ctx.Err() == nil {
 		// Claim no more than there are free slots, so claimed entries never wait long.
 		free := max(s.free(), 1)
-		ctx, cancel := context.WithTimeout(s.ctx, 10*time.Second)
+		// Not cancelled mid-call: claimed entries must reach us (see readOwnPending).
+		ctx, cancel := context.WithTimeout(s.hard, 10*time.Second)
 		res, err := claimScript.Run(ctx, s.rdb, []string{s.stream, s.cfg.DeadStream},
 			s.cfg.Group, s.cfg.Consumer, s.cfg.MinIdle.Milliseconds(), cursor,
 			min(free, s.cfg.ClaimBatch), s.cfg.MaxDeliveries).Slice()

@@ -37,7 +37,6 @@ type subscription struct {
 	readers   sync.WaitGroup // read loop and claimer
 	waiters   sync.WaitGroup // one per message in flight or waiting for a retry
 	closeOnce sync.Once
-	closed    chan struct{}
 }
 
 func newSubscription(parent context.Context, cfg SubscriberConfig, stream string, log *zap.Logger) *subscription {
@@ -47,7 +46,7 @@ func newSubscription(parent context.Context, cfg SubscriberConfig, stream string
 		cfg: cfg, rdb: cfg.Client, stream: stream, log: log, errLog: newRateLimited(log, 5*time.Second),
 		out: make(chan *message.Message), slots: make(chan struct{}, cfg.MaxInFlight),
 		ctx: ctx, cancel: cancel, hard: hard, hardStop: hardStop,
-		inflight: map[string]time.Time{}, closed: make(chan struct{}),
+		inflight: map[string]time.Time{},
 	}
 	s.acks = newAcker(cfg.Client, stream, cfg.Group, cfg.AckBatch, cfg.AckInterval, s.errLog)
 	return s
@@ -69,7 +68,9 @@ func (s *subscription) run() {
 func (s *subscription) readOwnPending() {
 	id := "0"
 	for s.ctx.Err() == nil {
-		res, err := s.rdb.XReadGroup(s.ctx, &redis.XReadGroupArgs{
+		// Reads use the hard context: a read cancelled in flight could leave entries
+		// delivered to us with nobody to handle them.
+		res, err := s.rdb.XReadGroup(s.hard, &redis.XReadGroupArgs{
 			Group: s.cfg.Group, Consumer: s.cfg.Consumer, Streams: []string{s.stream, id},
 			Count: int64(s.cfg.BatchSize), Block: -1,
 		}).Result()
@@ -122,12 +123,14 @@ func (s *subscription) deliveryCounts(msgs []redis.XMessage) map[string]int64 {
 // slot before it is handed out.
 func (s *subscription) readNew() {
 	for {
-		if !s.acquire() { // wait until at least one slot is free
+		if !s.waitFree() {
 			return
 		}
 		n := min(s.cfg.BatchSize, s.free()+1)
 		s.release()
-		res, err := s.rdb.XReadGroup(s.ctx, &redis.XReadGroupArgs{
+		// The read blocks at most BlockTime and is never cancelled (see readOwnPending);
+		// what it returns is handed out even while shutting down.
+		res, err := s.rdb.XReadGroup(s.hard, &redis.XReadGroupArgs{
 			Group: s.cfg.Group, Consumer: s.cfg.Consumer, Streams: []string{s.stream, ">"},
 			Count: int64(n), Block: s.cfg.BlockTime,
 		}).Result()
@@ -191,7 +194,7 @@ func (s *subscription) dispatch(m redis.XMessage, deliveries int) {
 	select {
 	case s.out <- msg:
 		go s.await(msg, m.ID, deliveries)
-	case <-s.closed:
+	case <-s.hard.Done():
 		// Never handed out: it stays pending for our restart or a reclaim.
 		s.forget(m.ID)
 		s.waiters.Done()
@@ -235,7 +238,21 @@ func (s *subscription) forget(id string) {
 	s.mu.Unlock()
 }
 
+// acquire takes a slot for an entry in hand; it gives up only at the shutdown deadline.
 func (s *subscription) acquire() bool {
+	select {
+	case s.slots <- struct{}{}:
+		return true
+	case <-s.hard.Done():
+		return false
+	}
+}
+
+// waitFree waits until a slot is free, holding it; false once reading must stop.
+func (s *subscription) waitFree() bool {
+	if s.ctx.Err() != nil {
+		return false
+	}
 	select {
 	case s.slots <- struct{}{}:
 		return true
@@ -246,15 +263,17 @@ func (s *subscription) acquire() bool {
 
 func (s *subscription) release() { <-s.slots }
 
-// close stops reading, waits for in-flight messages up to the shutdown timeout, flushes
-// acks and closes the output channel.
+// close stops reading, hands out what was already read, waits for in-flight messages up
+// to the shutdown timeout, flushes acks and closes the output channel.
 func (s *subscription) close() {
 	s.closeOnce.Do(func() {
 		s.cancel()
-		close(s.closed)
-		s.readers.Wait()
 		done := make(chan struct{})
-		go func() { s.waiters.Wait(); close(done) }()
+		go func() {
+			s.readers.Wait() // a read in flight returns within BlockTime
+			s.waiters.Wait()
+			close(done)
+		}()
 		select {
 		case <-done:
 		case <-time.After(s.cfg.ShutdownTimeout):

@@ -156,4 +156,3 @@ func (c *chaosReport) print(w io.Writer, opt chaosOptions) {
 		fmt.Fprintf(w, "never fetched, e.g.: %v\n", c.MissingExamples)
 	}
 }
-

@@ -41,12 +41,13 @@ type cluster struct {
 	out    string // items file of the store stage
 	srv    *streamstest.Server
 	rdb    *redis.Client
+	starts map[string]int // processes started per consumer name
 }
 
 // newCluster serves site, writes its spider and starts a redis-server.
 func newCluster(t *testing.T, name string, site testSite) *cluster {
 	t.Helper()
-	c := &cluster{t: t, name: name}
+	c := &cluster{t: t, name: name, starts: map[string]int{}}
 	c.srv = streamstest.Start(t)
 	c.rdb = c.srv.Client()
 	c.base = serveSite(t, site)
@@ -85,7 +86,12 @@ func (c *cluster) stage(stage, consumer string, env []string, extra ...string) *
 	if stage == streams.StageStore {
 		args = append(args, "--out", c.out)
 	}
-	return startProc(c.t, consumer, env, append(args, extra...)...)
+	c.starts[consumer]++
+	name := consumer
+	if n := c.starts[consumer]; n > 1 {
+		name = fmt.Sprintf("%s(start %d)", consumer, n)
+	}
+	return startProc(c.t, name, env, append(args, extra...)...)
 }
 
 // start starts fetchers, parsers and storers processes of each stage.

@@ -6,11 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strconv"
 	"time"
 
 	"github.com/ThreeDotsLabs/watermill"
 	"github.com/ThreeDotsLabs/watermill/message"
+	"github.com/redis/go-redis/v9"
 	"go.uber.org/zap"
 
 	"github.com/streamcrawl/streamcrawl/spiders"
@@ -30,6 +32,9 @@ type Fetch struct {
 	client   *http.Client
 	settings spiders.Settings
 	delayed  *streams.Delayed
+	hosts    *streams.Hosts
+	polite   *politeness
+	robots   *robots
 	base     time.Duration
 	counters *streams.Counters
 	log      *zap.Logger
@@ -39,8 +44,15 @@ type Fetch struct {
 type FetchConfig struct {
 	// Settings of the spider.
 	Settings spiders.Settings
-	// Delayed is where retries wait. Required.
+	// Delayed is where retries wait, and requests for a host that is at its limit.
+	// Required.
 	Delayed *streams.Delayed
+	// Hosts enforces per-host politeness across fetchers. Required.
+	Hosts *streams.Hosts
+	// Client and Keys give robots.txt its shared cache; needed when the spider obeys
+	// robots.txt.
+	Client redis.UniversalClient
+	Keys   streams.Keys
 	// RetryBase is the delay before the first retry, doubled for each next one.
 	// Default DefaultRetryBase.
 	RetryBase time.Duration
@@ -56,8 +68,8 @@ func NewFetch(cfg FetchConfig) (*Fetch, error) {
 	if err := s.Validate(); err != nil {
 		return nil, err
 	}
-	if cfg.Delayed == nil {
-		return nil, errors.New("handlers: fetch needs the delayed set for retries")
+	if cfg.Delayed == nil || cfg.Hosts == nil {
+		return nil, errors.New("handlers: fetch needs the delayed set and the hosts' politeness state")
 	}
 	if cfg.RetryBase <= 0 {
 		cfg.RetryBase = DefaultRetryBase
@@ -66,8 +78,15 @@ func NewFetch(cfg FetchConfig) (*Fetch, error) {
 	if log == nil {
 		log = zap.NewNop()
 	}
-	return &Fetch{client: newHTTPClient(s), settings: s, delayed: cfg.Delayed, base: cfg.RetryBase,
-		counters: cfg.Counters, log: log}, nil
+	f := &Fetch{client: newHTTPClient(s), settings: s, delayed: cfg.Delayed, hosts: cfg.Hosts,
+		polite: newPoliteness(s), base: cfg.RetryBase, counters: cfg.Counters, log: log}
+	if s.RobotsObeyed() {
+		if cfg.Client == nil {
+			return nil, errors.New("handlers: obeying robots.txt needs a redis client")
+		}
+		f.robots = newRobots(cfg.Client, cfg.Keys, f.client, s.UserAgent, cfg.Counters, log)
+	}
+	return f, nil
 }
 
 // Handle fetches the request in msg and returns the response message.
@@ -77,9 +96,45 @@ func (f *Fetch) Handle(msg *message.Message) ([]*message.Message, error) {
 		return nil, fmt.Errorf("%w: %w", streams.ErrPoison, err)
 	}
 	ctx := msg.Context()
+	u, err := url.Parse(req.URL)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", streams.ErrPoison, err)
+	}
+	var crawlDelay time.Duration
+	if f.robots != nil {
+		v, err := f.robots.check(ctx, u)
+		switch {
+		case err != nil:
+			return nil, err
+		case v.wait > 0:
+			return nil, f.park(ctx, req, v.wait, "robots_waits")
+		case !v.allowed:
+			f.count("robots_disallowed", 1)
+			f.log.Debug("disallowed by robots.txt", zap.String("url", req.URL))
+			return nil, nil
+		}
+		crawlDelay = v.delay
+	}
+	lease := msg.UUID + "/" + msg.Metadata.Get(streams.MetaStreamID)
+	wait, err := f.hosts.Acquire(ctx, u.Host, lease, f.polite.rule(u.Hostname(), crawlDelay))
+	if err != nil {
+		return nil, err
+	}
+	if wait > 0 {
+		return nil, f.park(ctx, req, wait, "politeness_waits")
+	}
+	start := time.Now()
 	res, err := f.Fetch(ctx, req)
+	f.polite.observe(u.Hostname(), time.Since(start))
+	if rerr := f.hosts.Release(context.WithoutCancel(ctx), u.Host, lease); rerr != nil {
+		f.log.Debug("release host slot failed; it expires by itself", zap.Error(rerr))
+	}
 	var rerr *retryableError
 	switch {
+	case errors.Is(err, errBlockedAddress):
+		f.count("dropped_private_address", 1)
+		f.log.Info("dropped: not a public address", zap.String("url", req.URL), zap.Error(err))
+		return nil, nil
 	case errors.As(err, &rerr):
 		return nil, f.retry(ctx, req, rerr)
 	case err != nil:
@@ -93,6 +148,20 @@ func (f *Fetch) Handle(msg *message.Message) ([]*message.Message, error) {
 		return nil, fmt.Errorf("%w: %w", streams.ErrPoison, err)
 	}
 	return []*message.Message{message.NewMessage(watermill.NewUUID(), payload)}, nil
+}
+
+// park puts req in the delayed set until its host may be asked again; the input is
+// acked only once it is there.
+func (f *Fetch) park(ctx context.Context, req *spiders.Request, wait time.Duration, counter string) error {
+	payload, err := spiders.MarshalRequest(req)
+	if err != nil {
+		return fmt.Errorf("%w: %w", streams.ErrPoison, err)
+	}
+	if err := f.delayed.Schedule(ctx, payload, time.Now().Add(wait)); err != nil {
+		return err
+	}
+	f.count(counter, 1)
+	return nil
 }
 
 // retry puts req in the delayed set for its next attempt, or gives up on it (a dead

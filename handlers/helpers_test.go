@@ -116,15 +116,24 @@ func serve(t *testing.T, h http.Handler) string {
 type memSink struct {
 	mu    sync.Mutex
 	items map[string]int // key -> times stored
+	last  map[string]spiders.Item
 }
 
-func newMemSink() *memSink { return &memSink{items: map[string]int{}} }
+func newMemSink() *memSink { return &memSink{items: map[string]int{}, last: map[string]spiders.Item{}} }
 
 func (m *memSink) Store(_ context.Context, it *spiders.Item) (bool, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.items[it.Key()]++
+	m.last[it.Key()] = *it
 	return m.items[it.Key()] == 1, nil
+}
+
+func (m *memSink) item(key string) (spiders.Item, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	it, ok := m.last[key]
+	return it, ok
 }
 
 func (m *memSink) Close(context.Context) error { return nil }

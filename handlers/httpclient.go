@@ -23,6 +23,9 @@ const acceptEncoding = "gzip, deflate, zstd"
 // response timeouts, a redirect limit, and a connection pool sized for the concurrency.
 func newHTTPClient(s spiders.Settings) *http.Client {
 	dialer := &net.Dialer{Timeout: s.ConnectTimeout, KeepAlive: 30 * time.Second}
+	if !s.PrivateNetworksAllowed() {
+		dialer.Control = guardDial
+	}
 	tr := &http.Transport{
 		Proxy:                 http.ProxyFromEnvironment,
 		DialContext:           dialer.DialContext,

@@ -103,7 +103,6 @@ func (p *Parse) requests(res *spiders.Response, reqs []*spiders.Request) []strea
 			p.count("dropped_"+reason, 1)
 			continue
 		}
-		var fp []byte
 		if !r.DontFilter {
 			sum, err := r.Fingerprint()
 			if err != nil {
@@ -114,17 +113,16 @@ func (p *Parse) requests(res *spiders.Response, reqs []*spiders.Request) []strea
 				continue // the same link twice on one page
 			}
 			local[sum] = true
-			fp = sum[:]
 		}
 		if len(r.Meta) == 0 && res.Request != nil && len(res.Request.Meta) > 0 {
 			r.Meta = res.Request.Meta
 		}
-		payload, err := spiders.MarshalRequest(r)
+		c, err := candidate(r)
 		if err != nil {
 			p.count("dropped_invalid", 1)
 			continue
 		}
-		cands = append(cands, streams.Candidate{Fingerprint: fp, Payload: payload})
+		cands = append(cands, c)
 	}
 	return cands
 }

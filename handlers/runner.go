@@ -19,6 +19,9 @@ import (
 	"github.com/streamcrawl/streamcrawl/streams"
 )
 
+// DefaultSeedPoll is how often fetch processes look for seeds pushed at runtime.
+const DefaultSeedPoll = 200 * time.Millisecond
+
 // Config says which stages a process runs and how.
 type Config struct {
 	// Client is the Redis client; Run does not close it.
@@ -48,6 +51,9 @@ type Config struct {
 	// TrimInterval is how often this process trims its stages' input streams.
 	// Default streams.DefaultTrimInterval.
 	TrimInterval time.Duration
+	// CountUnread makes the dispatcher count unread requests with XRANGE instead of
+	// trusting XINFO's lag; set it for the embedded Redis.
+	CountUnread bool
 	// RetryBase is the delay before a failed fetch's first retry (doubled per retry).
 	// Default DefaultRetryBase.
 	RetryBase time.Duration
@@ -158,10 +164,33 @@ func Run(ctx context.Context, cfg Config) (err error) {
 				return err
 			}
 			defer delayed.Close()
-			background.Add(1)
+			dispatcher, err := streams.NewDispatcher(streams.DispatcherConfig{Client: cfg.Client, Keys: keys,
+				Window: cfg.Spider.Settings.FrontierWindow, CountUnread: cfg.CountUnread, Logger: slog})
+			if err != nil {
+				return err
+			}
+			seedFrontier, err := NewFrontier(cfg.Client, cfg.Spider, -1, cfg.CountUnread)
+			if err != nil {
+				return err
+			}
+			defer seedFrontier.Close()
+			scope, err := cfg.Spider.Scope()
+			if err != nil {
+				return err
+			}
+			seeds := &seedPoller{rdb: cfg.Client, spider: cfg.Spider, scope: scope, seeds: streams.NewSeeds(cfg.Client, cfg.Spider.Name),
+				frontier: seedFrontier, keys: keys, counters: counters, log: slog}
+			background.Add(3)
 			go func() { defer background.Done(); delayed.Run(runCtx, streams.DefaultDelayedInterval, slog) }()
-			f, err := NewFetch(FetchConfig{Settings: cfg.Spider.Settings, Delayed: delayed,
-				RetryBase: cfg.RetryBase, Counters: counters, Logger: slog})
+			go func() { defer background.Done(); dispatcher.Run(runCtx) }()
+			go func() { defer background.Done(); seeds.run(runCtx, DefaultSeedPoll) }()
+			hosts, err := streams.NewHosts(cfg.Client, keys)
+			if err != nil {
+				return err
+			}
+			defer hosts.Close()
+			f, err := NewFetch(FetchConfig{Settings: cfg.Spider.Settings, Delayed: delayed, Hosts: hosts,
+				Client: cfg.Client, Keys: keys, RetryBase: cfg.RetryBase, Counters: counters, Logger: slog})
 			if err != nil {
 				return err
 			}
@@ -173,7 +202,7 @@ func Run(ctx context.Context, cfg Config) (err error) {
 			router.AddHandler(stage, keys.Requests(), sub, keys.Responses(), pub, f.Handle)
 		case streams.StageParse:
 			if frontier == nil {
-				if frontier, err = streams.NewFrontier(streams.FrontierConfig{Client: cfg.Client, Keys: keys}); err != nil {
+				if frontier, err = NewFrontier(cfg.Client, cfg.Spider, 0, cfg.CountUnread); err != nil {
 					return err
 				}
 			}

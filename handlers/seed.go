@@ -37,17 +37,13 @@ func Seed(ctx context.Context, rdb redis.UniversalClient, spider *spiders.Spider
 		if ok, reason := scope.Allows(r); !ok {
 			return 0, fmt.Errorf("handlers: seed %s: out of the spider's scope (%s)", r.URL, reason)
 		}
-		fp, err := r.Fingerprint()
+		c, err := candidate(r)
 		if err != nil {
 			return 0, fmt.Errorf("handlers: seed: %w", err)
 		}
-		payload, err := spiders.MarshalRequest(r)
-		if err != nil {
-			return 0, fmt.Errorf("handlers: seed: %w", err)
-		}
-		cands = append(cands, streams.Candidate{Fingerprint: fp[:], Payload: payload})
+		cands = append(cands, c)
 	}
-	f, err := streams.NewFrontier(streams.FrontierConfig{Client: rdb, Keys: streams.NewKeys(spider.Name), SeenCache: -1})
+	f, err := NewFrontier(rdb, spider, -1, false)
 	if err != nil {
 		return 0, err
 	}

@@ -103,12 +103,27 @@ func headerFor(rec map[string]any) *csvHeader {
 	return h
 }
 
+// rowEncoder holds the buffers of one row's encoding; encoders are pooled.
+type rowEncoder struct {
+	row, val bytes.Buffer
+	csv      *csv.Writer
+	json     *json.Encoder
+	cells    []string
+}
+
+var rowEncoders = sync.Pool{New: func() any {
+	e := &rowEncoder{}
+	e.csv = csv.NewWriter(&e.row)
+	e.json = json.NewEncoder(&e.val)
+	e.json.SetEscapeHTML(false)
+	return e
+}}
+
 // encode returns rec as a CSV row and the names of its fields that have no column.
 func (h *csvHeader) encode(rec map[string]any) (row []byte, dropped []string, err error) {
-	cells := make([]string, len(h.cols))
-	var val bytes.Buffer
-	enc := json.NewEncoder(&val)
-	enc.SetEscapeHTML(false)
+	e := rowEncoders.Get().(*rowEncoder)
+	defer rowEncoders.Put(e)
+	e.cells = append(e.cells[:0], make([]string, len(h.cols))...)
 	for k, v := range rec {
 		i, ok := h.index[k]
 		if !ok {
@@ -118,20 +133,19 @@ func (h *csvHeader) encode(rec map[string]any) (row []byte, dropped []string, er
 		switch v := v.(type) {
 		case nil:
 		case string:
-			cells[i] = v
+			e.cells[i] = v
 		default:
-			val.Reset()
-			if err := enc.Encode(v); err != nil {
+			e.val.Reset()
+			if err := e.json.Encode(v); err != nil {
 				return nil, nil, fmt.Errorf("field %q: %w", k, err)
 			}
-			cells[i] = string(bytes.TrimSuffix(val.Bytes(), []byte("\n")))
+			e.cells[i] = string(bytes.TrimSuffix(e.val.Bytes(), []byte("\n")))
 		}
 	}
-	var buf bytes.Buffer
-	w := csv.NewWriter(&buf)
-	_ = w.Write(cells) // writes to a bytes.Buffer cannot fail
-	w.Flush()
-	return buf.Bytes(), dropped, nil
+	e.row.Reset()
+	_ = e.csv.Write(e.cells) // writes to a bytes.Buffer cannot fail
+	e.csv.Flush()
+	return bytes.Clone(e.row.Bytes()), dropped, nil
 }
 
 // OpenCSV opens (or creates) the CSV file at path for appending. columns is the header

@@ -116,9 +116,9 @@ func TestCSVTornLastRow(t *testing.T) {
 		name string
 		torn string
 	}{
-		{"mid row", `["product","http://shop/p/9"],prod`},
-		{"inside a quoted cell, after a newline", `["product","http://shop/p/9"],product,http://shop/p/9,2026-05-01T12:00:00Z,"line one` + "\n"},
-		{"key only", `"["`},
+		{"mid row", `"[""product"",""http://shop/p/9""]",prod`},
+		{"inside a quoted cell, after a newline", `"[""product"",""http://shop/p/9""]",product,http://shop/p/9,2026-05-01T12:00:00Z,"line one` + "\n"},
+		{"inside the key", `"[""pro`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "items.csv")

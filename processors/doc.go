@@ -1,9 +1,27 @@
 // Package processors holds what happens to items after a spider yields them: sinks that
-// store them durably (JSONL files, ...) and, later, processors that validate, clean and
-// enrich them on the way.
+// store them durably and, later, processors that validate, clean and enrich them on the
+// way.
 //
-// A Sink's Store returns only after the item is durable (written and fsynced for files),
-// because the store stage acks an item's stream entry as soon as Store returns. Sinks are
-// idempotent by item key (spiders.Item.Key), so an item delivered again after a crash is
-// not written twice.
+// A Sink's Store returns only after the item is durable (written and fsynced for files,
+// committed for PostgreSQL), because the store stage acks an item's stream entry as soon
+// as Store returns. Sinks are idempotent by item key (spiders.Item.Key), so an item
+// delivered again after a crash is not written twice, and concurrent Store calls share
+// one write (group commit). Open picks a sink from the --out value:
+//
+//   - JSONL (OpenJSONL): one JSON object per line. At open it indexes the keys in the
+//     file and cuts a torn last line.
+//   - CSV (OpenCSV): a header row, then one row per item. The columns are given, or
+//     _key, _type, _url, _crawled_at and the first item's fields, sorted; a reopened file
+//     keeps its header. Fields without a column are dropped and counted; values that are
+//     not strings are JSON-encoded. Idempotent and crash-safe like JSONL, through the
+//     _key column.
+//   - PostgreSQL (OpenPostgres, or a postgres:// URL with ?table=name): one row per key
+//     in a table created when missing (key primary key, type, url, crawled_at, fields
+//     and meta as jsonb, stored_at). Store calls are batched into one INSERT ... ON
+//     CONFLICT (key) DO NOTHING, so several store processes can share a table and a
+//     redelivered item is reported as not stored. A failed batch fails every call in it
+//     (the pipeline retries them), except that a batch rejected for one row's data is
+//     retried row by row so only that item fails.
+//
+// Package processorstest starts a real PostgreSQL server for the tests.
 package processors

@@ -63,8 +63,8 @@ func (it *Item) Key() string {
 	return string(b)
 }
 
-// Record returns the item as it is written by sinks: the fields plus _type, _url and
-// _crawled_at (RFC 3339, UTC).
+// Record returns the item as it is written by sinks: the fields plus _type, _url,
+// _crawled_at (RFC 3339, UTC) and, when the request carried any, _meta.
 func (it *Item) Record() map[string]any {
 	rec := make(map[string]any, len(it.Fields)+3)
 	for k, v := range it.Fields {
@@ -73,6 +73,9 @@ func (it *Item) Record() map[string]any {
 	rec["_type"] = it.Type
 	rec["_url"] = it.URL
 	rec["_crawled_at"] = it.CrawledAt.UTC().Format(time.RFC3339Nano)
+	if len(it.Meta) > 0 {
+		rec["_meta"] = it.Meta
+	}
 	return rec
 }
 

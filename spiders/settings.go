@@ -15,6 +15,7 @@ const (
 	DefaultMaxBodySize     = 10 << 20
 	DefaultMaxRedirects    = 10
 	DefaultMaxRetries      = 3
+	DefaultPerHostConc     = 8
 )
 
 // Settings tune how a spider's pages are fetched and which are followed. Zero values
@@ -44,30 +45,55 @@ type Settings struct {
 	// yielded before, at the parse stage, so that tracking-parameter variants of a page
 	// and redelivered pages store each item once. Default true.
 	DedupItems *bool `yaml:"dedup_items"`
+	// Order is the order the frontier hands out requests in: "priority" (the default:
+	// higher priority first, then first found first), "breadth-first" or "depth-first".
+	Order string `yaml:"order"`
+	// FrontierWindow is the most requests waiting unread in the requests stream; the
+	// rest wait in the frontier in order. Default 4×concurrency.
+	FrontierWindow int `yaml:"frontier_window"`
+	// MaxPages stops the crawl from queueing more than this many requests in all
+	// (start URLs included); 0 means no limit.
+	MaxPages int64 `yaml:"max_pages"`
 	// MaxDepth drops requests deeper than this many links from a start URL; 0 means no limit.
 	MaxDepth int `yaml:"max_depth"`
 
+	// ObeyRobots fetches each host's robots.txt once per crawl (shared through Redis,
+	// kept a day), skips the URLs it disallows for UserAgent and honours its
+	// Crawl-delay. Default true.
+	ObeyRobots *bool `yaml:"obey_robots"`
+	// AllowPrivateNetworks lets the crawl reach loopback, private and link-local
+	// addresses. Default false: a crawler follows untrusted links and must not become a
+	// way into the network it runs in.
+	AllowPrivateNetworks *bool `yaml:"allow_private_networks"`
+	// PerHostConcurrency is the most requests in flight to one host across all fetch
+	// processes. Default 8.
+	PerHostConcurrency int `yaml:"per_host_concurrency"`
+	// PerHostDelay is the least time between two requests to one host across all fetch
+	// processes. Default 0.
+	PerHostDelay time.Duration `yaml:"per_host_delay"`
+	// Limits override PerHostConcurrency and PerHostDelay for hosts matching a glob;
+	// the first match wins.
+	Limits []LimitRule `yaml:"limits"`
+	// Autothrottle raises a host's delay towards its observed response time, like
+	// Scrapy's AutoThrottle with a target concurrency of 1. Default false.
+	Autothrottle *bool `yaml:"autothrottle"`
+
 	// Keys of the format whose features are not built yet: accepted, warned about.
-	ObeyRobots           *bool          `yaml:"obey_robots"`
-	AllowPrivateNetworks *bool          `yaml:"allow_private_networks"`
-	PerHostConcurrency   int            `yaml:"per_host_concurrency"`
-	PerHostDelay         time.Duration  `yaml:"per_host_delay"`
-	Limits               []LimitRule    `yaml:"limits"`
-	Autothrottle         *bool          `yaml:"autothrottle"`
-	MaxPages             int            `yaml:"max_pages"`
 	Dedup                string         `yaml:"dedup"`
 	Capacity             int64          `yaml:"capacity"`
 	ErrorRate            float64        `yaml:"error_rate"`
-	Order                string         `yaml:"order"`
 	RevisitAfter         time.Duration  `yaml:"revisit_after"`
 	Extra                map[string]any `yaml:"-"`
 }
 
-// LimitRule is a per-domain politeness override.
+// LimitRule is a per-domain politeness override, like Colly's LimitRule.
 type LimitRule struct {
-	Domain      string        `yaml:"domain"`
-	Concurrency int           `yaml:"concurrency"`
-	Delay       time.Duration `yaml:"delay"`
+	// Domain is a glob matched against the host name ("*.example.com").
+	Domain string `yaml:"domain"`
+	// Concurrency is the most requests in flight to a matching host; 0 keeps the default.
+	Concurrency int `yaml:"concurrency"`
+	// Delay is the least time between two requests to a matching host.
+	Delay time.Duration `yaml:"delay"`
 }
 
 // SetDefaults fills zero values with the defaults.
@@ -90,7 +116,22 @@ func (s *Settings) SetDefaults() {
 	if s.MaxRedirects == 0 {
 		s.MaxRedirects = DefaultMaxRedirects
 	}
+	if s.PerHostConcurrency == 0 {
+		s.PerHostConcurrency = DefaultPerHostConc
+	}
+	if s.FrontierWindow == 0 {
+		s.FrontierWindow = 4 * s.Concurrency
+	}
 }
+
+// PrivateNetworksAllowed reports allow_private_networks (default false: no requests to
+// loopback, private or link-local addresses, checked after DNS resolution).
+func (s *Settings) PrivateNetworksAllowed() bool {
+	return s.AllowPrivateNetworks != nil && *s.AllowPrivateNetworks
+}
+
+// RobotsObeyed reports obey_robots (default true).
+func (s *Settings) RobotsObeyed() bool { return s.ObeyRobots == nil || *s.ObeyRobots }
 
 // ItemDedup returns the effective DedupItems.
 func (s *Settings) ItemDedup() bool { return s.DedupItems == nil || *s.DedupItems }
@@ -119,6 +160,16 @@ func (s *Settings) Validate() error {
 		return fmt.Errorf("spiders: settings.max_body_size %d is negative", s.MaxBodySize)
 	case s.MaxRedirects < 0:
 		return fmt.Errorf("spiders: settings.max_redirects %d is negative", s.MaxRedirects)
+	case s.Order != "" && s.Order != "priority" && s.Order != "breadth-first" && s.Order != "depth-first":
+		return fmt.Errorf("spiders: settings.order %q: want priority, breadth-first or depth-first", s.Order)
+	case s.FrontierWindow < 0:
+		return fmt.Errorf("spiders: settings.frontier_window %d is negative", s.FrontierWindow)
+	case s.MaxPages < 0:
+		return fmt.Errorf("spiders: settings.max_pages %d is negative", s.MaxPages)
+	case s.PerHostConcurrency < 0:
+		return fmt.Errorf("spiders: settings.per_host_concurrency %d is negative", s.PerHostConcurrency)
+	case s.PerHostDelay < 0:
+		return fmt.Errorf("spiders: settings.per_host_delay %s is negative", s.PerHostDelay)
 	case s.MaxDepth < 0:
 		return fmt.Errorf("spiders: settings.max_depth %d is negative", s.MaxDepth)
 	}

@@ -96,9 +96,7 @@ func Parse(name string, data []byte) (*Spider, []string, error) {
 
 // unimplementedSettings are settings keys of the format whose features are not built yet.
 var unimplementedSettings = map[string]bool{
-	"obey_robots": true, "allow_private_networks": true, "per_host_concurrency": true,
-	"per_host_delay": true, "limits": true, "autothrottle": true, "max_pages": true,
-	"dedup": true, "capacity": true, "error_rate": true, "order": true,
+	"dedup": true, "capacity": true, "error_rate": true,
 	"revisit_after": true,
 }
 

@@ -40,10 +40,17 @@ type job struct {
 // latency buys a lot of Redis CPU when commands trickle in.
 func newBatcher(rdb redis.UniversalClient, max int, timeout, linger time.Duration) *batcher {
 	b := &batcher{rdb: rdb, max: max, timeout: timeout, linger: linger, jobs: make(chan *job, max), stop: make(chan struct{})}
-	b.wg.Add(1)
-	go b.run()
+	// A few pipelines may be on the wire at once, so one slow round trip does not hold
+	// up every writer behind it.
+	for i := 0; i < batcherPipelines; i++ {
+		b.wg.Add(1)
+		go b.run()
+	}
 	return b
 }
+
+// batcherPipelines is how many pipelines one batcher keeps on the wire at most.
+const batcherPipelines = 1
 
 // do queues add and waits for its reply; the returned Cmder holds the result.
 func (b *batcher) do(ctx context.Context, add func(ctx context.Context, p redis.Pipeliner) redis.Cmder) (redis.Cmder, error) {

@@ -139,3 +139,9 @@ func IsNoGroup(err error) bool {
 
 // errNil reports go-redis's redis.Nil (an empty reply).
 func errNil(err error) bool { return errors.Is(err, redis.Nil) }
+
+// isNoScript reports Redis's NOSCRIPT error (its script cache was flushed, e.g. by a
+// restart).
+func isNoScript(err error) bool {
+	return err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT")
+}

@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/ThreeDotsLabs/watermill"
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/zap"
 )
@@ -51,12 +50,15 @@ func (d *Delayed) Schedule(ctx context.Context, payload []byte, due time.Time) e
 //
 // KEYS[1] -> sc:{c}:delayed
 // KEYS[2] -> sc:{c}:requests
-// ARGV[1] -> now (Unix ms), ARGV[2] -> max to move, ARGV[3..] -> one message UUID per member
+// KEYS[3] -> sc:{c}:seq
+// ARGV[1] -> now (Unix ms), ARGV[2] -> max to move
 // Output: number moved
 var moveDueScript = redis.NewScript(`
 local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, tonumber(ARGV[2]))
+if #due == 0 then return 0 end
+local seq = redis.call('INCRBY', KEYS[3], #due) - #due
 for i, m in ipairs(due) do
-  redis.call('XADD', KEYS[2], '*', '_watermill_message_uuid', ARGV[2 + i], 'metadata', '', 'payload', m)
+  redis.call('XADD', KEYS[2], '*', '_watermill_message_uuid', 'sc-' .. (seq + i), 'metadata', '', 'payload', m)
   redis.call('ZREM', KEYS[1], m)
 end
 return #due
@@ -64,12 +66,8 @@ return #due
 
 // MoveDue moves up to max due requests to the requests stream and returns how many.
 func (d *Delayed) MoveDue(ctx context.Context, max int) (int, error) {
-	args := make([]any, 0, max+2)
-	args = append(args, strconv.FormatInt(d.now().UnixMilli(), 10), max)
-	for i := 0; i < max; i++ {
-		args = append(args, watermill.NewUUID())
-	}
-	n, err := moveDueScript.Run(ctx, d.rdb, []string{d.keys.Delayed(), d.keys.Requests()}, args...).Int()
+	n, err := moveDueScript.Run(ctx, d.rdb, []string{d.keys.Delayed(), d.keys.Requests(), d.keys.Seq()},
+		strconv.FormatInt(d.now().UnixMilli(), 10), max).Int()
 	if err != nil {
 		return 0, fmt.Errorf("streams: move due requests: %w", err)
 	}

@@ -13,9 +13,10 @@ import (
 // atomic look can never see the work "between" two streams.
 //
 // KEYS[i] -> stream i, ARGV[i] -> the group that reads it
-// KEYS[#ARGV+1] -> sc:{c}:meta, KEYS[#ARGV+2] -> sc:{c}:delayed
+// KEYS[#ARGV+1] -> sc:{c}:meta, KEYS[#ARGV+2] -> sc:{c}:delayed,
+// KEYS[#ARGV+3] -> sc:{c}:frontier
 // Output: per stream {length, pending, unread(0/1)}, then seeded (0/1), then the number
-// of delayed requests
+// of delayed requests, then the number of requests in the frontier
 var progressScript = redis.NewScript(`
 local function newer(a, b) -- is stream ID a after b?
   local am, as = string.match(a, '(%d+)-(%d+)')
@@ -44,6 +45,7 @@ for i = 1, #ARGV do
 end
 out[#out + 1] = redis.call('HEXISTS', KEYS[#ARGV + 1], 'seeded_at')
 out[#out + 1] = redis.call('ZCARD', KEYS[#ARGV + 2])
+out[#out + 1] = redis.call('ZCARD', KEYS[#ARGV + 3])
 return out
 `)
 
@@ -65,12 +67,14 @@ type Progress struct {
 	Stages []StageProgress `json:"stages"`
 	// Delayed is the number of requests waiting for a retry time.
 	Delayed int64 `json:"delayed"`
+	// Frontier is the number of requests waiting to be dispatched.
+	Frontier int64 `json:"frontier"`
 }
 
-// Done reports that the crawl was seeded, no request waits in the delayed set, and no
-// stage has anything pending or unread.
+// Done reports that the crawl was seeded, no request waits in the frontier or the delayed
+// set, and no stage has anything pending or unread.
 func (p Progress) Done() bool {
-	if !p.Seeded || p.Delayed > 0 {
+	if !p.Seeded || p.Delayed > 0 || p.Frontier > 0 {
 		return false
 	}
 	for _, s := range p.Stages {
@@ -90,7 +94,7 @@ func ReadProgress(ctx context.Context, rdb redis.UniversalClient, k Keys) (Progr
 		keys = append(keys, s.Stream)
 		args = append(args, s.Group)
 	}
-	keys = append(keys, k.Meta(), k.Delayed())
+	keys = append(keys, k.Meta(), k.Delayed(), k.Frontier())
 	res, err := progressScript.Run(ctx, rdb, keys, args...).Slice()
 	if err != nil {
 		return Progress{}, fmt.Errorf("streams: read progress: %w", err)
@@ -110,5 +114,6 @@ func ReadProgress(ctx context.Context, rdb redis.UniversalClient, k Keys) (Progr
 	seeded, _ := res[len(sg)].(int64)
 	p.Seeded = seeded == 1
 	p.Delayed, _ = res[len(sg)+1].(int64)
+	p.Frontier, _ = res[len(sg)+2].(int64)
 	return p, nil
 }

@@ -19,6 +19,8 @@ type Candidate struct {
 	Fingerprint []byte
 	// Payload is the encoded request (spiders.MarshalRequest).
 	Payload []byte
+	// Priority and Depth of the request place it in the frontier (see Order).
+	Priority, Depth int
 }
 
 // FrontierConfig configures a Frontier.
@@ -31,15 +33,30 @@ type FrontierConfig struct {
 	// process, so that links every page repeats (navigation) stop costing Redis work.
 	// Default 1,000,000 (about 40 MB); negative disables it.
 	SeenCache int
+	// Order of the frontier. Default OrderPriority.
+	Order Order
+	// MaxRequests stops queueing new requests once this many were ever queued (the
+	// spider's max_pages); 0 means no limit.
+	MaxRequests int64
+	// Window is the dispatch window (see DispatcherConfig.Window): an emit that queues
+	// requests also dispatches up to it, so new requests reach idle fetchers at once.
+	// 0 leaves dispatching to the Dispatcher.
+	Window int
+	// CountUnread: see DispatcherConfig.CountUnread.
+	CountUnread bool
 }
 
 // Frontier deduplicates and queues requests (and a page's items). Dedup and enqueue are
 // one Lua script, so a crash never leaves a URL marked seen but not queued.
 type Frontier struct {
-	rdb  redis.UniversalClient
-	keys Keys
-	b    *batcher
-	seen *seenCache
+	rdb         redis.UniversalClient
+	keys        Keys
+	b           *batcher
+	seen        *seenCache
+	order       Order
+	maxRequests int64
+	window      int
+	countUnread bool
 }
 
 // NewFrontier returns a Frontier.
@@ -53,7 +70,14 @@ func NewFrontier(cfg FrontierConfig) (*Frontier, error) {
 	if cfg.SeenCache == 0 {
 		cfg.SeenCache = 1_000_000
 	}
-	f := &Frontier{rdb: cfg.Client, keys: cfg.Keys, b: newBatcher(cfg.Client, 64, DefaultPublishTimeout, DefaultPublishLinger)}
+	if cfg.Order == "" {
+		cfg.Order = OrderPriority
+	}
+	if err := cfg.Order.Validate(); err != nil {
+		return nil, err
+	}
+	f := &Frontier{rdb: cfg.Client, keys: cfg.Keys, b: newBatcher(cfg.Client, 64, DefaultPublishTimeout, DefaultPublishLinger),
+		order: cfg.Order, maxRequests: cfg.MaxRequests, window: cfg.Window, countUnread: cfg.CountUnread}
 	if cfg.SeenCache > 0 {
 		f.seen = newSeenCache(cfg.SeenCache)
 	}
@@ -73,43 +97,67 @@ type ItemOut struct {
 type Emitted struct {
 	Requests, DuplicateRequests int
 	Items, DuplicateItems       int
+	// OverLimit counts requests dropped because the crawl reached max_pages.
+	OverLimit int
 }
 
 // emitScript is a parsed page's whole output in one step: new request fingerprints go
-// into the seen set and their requests into the requests stream; new item keys go into
-// the item-key set and their items into the items stream. A crash can never leave a URL
+// into the seen set and their requests into the frontier ZSET; new item keys go into the
+// item-key set and their items into the items stream. A crash can never leave a URL
 // marked seen but not queued, and a page parsed twice (redelivery) yields no item twice.
 //
 // KEYS[1] -> sc:{c}:seen
-// KEYS[2] -> sc:{c}:requests
+// KEYS[2] -> sc:{c}:frontier
 // KEYS[3] -> sc:{c}:stats
 // KEYS[4] -> sc:{c}:itemkeys
 // KEYS[5] -> sc:{c}:items
-// ARGV[1] -> number of requests n; then for each request: fingerprint (” = do not
-// filter), message UUID, payload; then for each item: key (” = do not filter), message
-// UUID, payload
-// Output: {requests queued, request duplicates, items queued, item duplicates}
-var emitScript = redis.NewScript(`
-local function emit(set, stream, from, to)
-  local new, dup = 0, 0
-  for i = from, to, 3 do
-    if ARGV[i] == '' or redis.call('SADD', set, ARGV[i]) == 1 then
-      redis.call('XADD', stream, '*', '_watermill_message_uuid', ARGV[i + 1], 'metadata', '', 'payload', ARGV[i + 2])
-      new = new + 1
-    else
-      dup = dup + 1
-    end
+// KEYS[6] -> sc:{c}:seq
+// KEYS[7] -> sc:{c}:requests
+// ARGV[1] -> number of requests n, ARGV[2] -> max requests ever queued (0: no limit),
+// ARGV[3] -> 1 or -1: sign of the sequence in the score (FIFO or LIFO within a band),
+// ARGV[4] -> dispatch window (0: do not dispatch), ARGV[5] -> 'lag' or 'range';
+// then per request: fingerprint ('' = do not filter), score band, payload;
+// then per item: key ('' = do not filter), message UUID, payload
+// Output: {requests queued, request duplicates, items queued, item duplicates, requests
+// over max_pages}
+var emitScript = redis.NewScript(dispatchLua + `
+local n, limit, sign = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
+local rq, rd, over = 0, 0, 0
+local queued = 0
+if limit > 0 then queued = tonumber(redis.call('HGET', KEYS[3], 'requests_queued') or '0') end
+local seq = 0
+if n > 0 then seq = redis.call('INCRBY', KEYS[6], n) - n end
+for i = 6, 5 + 3 * n, 3 do
+  seq = seq + 1
+  if limit > 0 and queued + rq >= limit then
+    over = over + 1
+  elseif ARGV[i] == '' or redis.call('SADD', KEYS[1], ARGV[i]) == 1 then
+    redis.call('ZADD', KEYS[2], tonumber(ARGV[i + 1]) * 1e9 + sign * (seq % 1e9), ARGV[i + 2])
+    rq = rq + 1
+  else
+    rd = rd + 1
   end
-  return new, dup
 end
-local n = tonumber(ARGV[1])
-local rq, rd = emit(KEYS[1], KEYS[2], 2, 1 + 3 * n)
-local iq, id = emit(KEYS[4], KEYS[5], 2 + 3 * n, #ARGV)
+local iq, id = 0, 0
+for i = 6 + 3 * n, #ARGV, 3 do
+  if ARGV[i] == '' or redis.call('SADD', KEYS[4], ARGV[i]) == 1 then
+    redis.call('XADD', KEYS[5], '*', '_watermill_message_uuid', ARGV[i + 1], 'metadata', '', 'payload', ARGV[i + 2])
+    iq = iq + 1
+  else
+    id = id + 1
+  end
+end
 if rq > 0 then redis.call('HINCRBY', KEYS[3], 'requests_queued', rq) end
 if rd > 0 then redis.call('HINCRBY', KEYS[3], 'requests_duplicate', rd) end
+if over > 0 then redis.call('HINCRBY', KEYS[3], 'dropped_max_pages', over) end
 if iq > 0 then redis.call('HINCRBY', KEYS[3], 'items_scraped', iq) end
 if id > 0 then redis.call('HINCRBY', KEYS[3], 'items_duplicate_dropped', id) end
-return {rq, rd, iq, id}
+-- Dispatch at once only when these are the frontier's only requests: fetchers may be
+-- idle. With a backlog, the Dispatcher keeps the window full.
+if rq > 0 and tonumber(ARGV[4]) > 0 and redis.call('ZCARD', KEYS[2]) == rq then
+  dispatch(KEYS[2], KEYS[7], KEYS[6], 'fetch', tonumber(ARGV[4]), ARGV[5])
+end
+return {rq, rd, iq, id, over}
 `)
 
 // Enqueue queues the candidates not seen before and returns how many it queued.
@@ -122,7 +170,8 @@ func (f *Frontier) Enqueue(ctx context.Context, cands []Candidate) (int, error) 
 // before, in one script. Requests known (in process) to be seen are dropped without a
 // round trip.
 func (f *Frontier) Emit(ctx context.Context, cands []Candidate, items []ItemOut) (Emitted, error) {
-	args := make([]any, 1, 1+3*len(cands)+3*len(items))
+	const head = 5
+	args := make([]any, head, head+3*len(cands)+3*len(items))
 	var sent [][]byte
 	for _, c := range cands {
 		if len(c.Fingerprint) > 0 {
@@ -131,16 +180,20 @@ func (f *Frontier) Emit(ctx context.Context, cands []Candidate, items []ItemOut)
 			}
 			sent = append(sent, c.Fingerprint)
 		}
-		args = append(args, string(c.Fingerprint), watermill.NewUUID(), string(c.Payload))
+		args = append(args, string(c.Fingerprint), f.order.band(c.Priority, c.Depth), string(c.Payload))
 	}
-	args[0] = (len(args) - 1) / 3
+	mode := "lag"
+	if f.countUnread {
+		mode = "range"
+	}
+	args[0], args[1], args[2], args[3], args[4] = (len(args)-head)/3, f.maxRequests, f.order.sign(), f.window, mode
 	for _, it := range items {
 		args = append(args, string(it.Key), watermill.NewUUID(), string(it.Payload))
 	}
-	if len(args) == 1 {
+	if len(args) == head {
 		return Emitted{}, nil
 	}
-	keys := []string{f.keys.Seen(), f.keys.Requests(), f.keys.Stats(), f.keys.ItemKeys(), f.keys.Items()}
+	keys := []string{f.keys.Seen(), f.keys.Frontier(), f.keys.Stats(), f.keys.ItemKeys(), f.keys.Items(), f.keys.Seq(), f.keys.Requests()}
 	cmd, err := f.b.do(ctx, func(ctx context.Context, p redis.Pipeliner) redis.Cmder {
 		return emitScript.EvalSha(ctx, p, keys, args...)
 	})
@@ -153,7 +206,7 @@ func (f *Frontier) Emit(ctx context.Context, cands []Candidate, items []ItemOut)
 		return Emitted{}, fmt.Errorf("streams: emit %d requests and %d items: %w", args[0], len(items), err)
 	}
 	res, err := cmd.(*redis.Cmd).Int64Slice()
-	if err != nil || len(res) != 4 {
+	if err != nil || len(res) != 5 {
 		return Emitted{}, fmt.Errorf("streams: emit reply %v: %w", res, err)
 	}
 	if f.seen != nil {
@@ -161,7 +214,8 @@ func (f *Frontier) Emit(ctx context.Context, cands []Candidate, items []ItemOut)
 			f.seen.add(fp) // queued now or seen before: either way it is in the set
 		}
 	}
-	return Emitted{Requests: int(res[0]), DuplicateRequests: int(res[1]), Items: int(res[2]), DuplicateItems: int(res[3])}, nil
+	return Emitted{Requests: int(res[0]), DuplicateRequests: int(res[1]), Items: int(res[2]),
+		DuplicateItems: int(res[3]), OverLimit: int(res[4])}, nil
 }
 
 // MarkSeeded records that the crawl has been seeded, which "done" requires.

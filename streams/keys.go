@@ -32,8 +32,27 @@ func (k Keys) Items() string { return k.key("items") }
 // Dead is the dead-letter stream: entries that failed too often or could not be decoded.
 func (k Keys) Dead() string { return k.key("dead") }
 
+// Frontier is the ZSET of requests waiting to be dispatched to the requests stream,
+// ordered by score (see Order).
+func (k Keys) Frontier() string { return k.key("frontier") }
+
+// Seq is a counter that orders requests within one score band.
+func (k Keys) Seq() string { return k.key("seq") }
+
 // Delayed is the ZSET of requests waiting for a time (retries), scored by due time (ms).
 func (k Keys) Delayed() string { return k.key("delayed") }
+
+// Host is the ZSET of in-flight leases of one host (politeness).
+func (k Keys) Host(host string) string { return k.key("host:" + host) }
+
+// Hosts is the hash of per-host politeness state (next start time, waiting count).
+func (k Keys) Hosts() string { return k.key("hosts") }
+
+// Robots is the cached robots.txt of one host (expires after a day).
+func (k Keys) Robots(host string) string { return k.key("robots:" + host) }
+
+// RobotsLock is held by the one fetcher fetching a host's robots.txt.
+func (k Keys) RobotsLock(host string) string { return k.key("robots-lock:" + host) }
 
 // Seen is the set of request fingerprints ever enqueued (exact dedup).
 func (k Keys) Seen() string { return k.key("seen") }
@@ -71,7 +90,7 @@ func (k Keys) Streams() []StreamGroup {
 
 // All returns every key of the crawl, for reset.
 func (k Keys) All() []string {
-	return []string{k.Requests(), k.Responses(), k.Items(), k.Dead(), k.Delayed(), k.Seen(), k.ItemKeys(), k.Stats(), k.Meta()}
+	return []string{k.Requests(), k.Responses(), k.Items(), k.Dead(), k.Delayed(), k.Frontier(), k.Seq(), k.Seen(), k.ItemKeys(), k.Stats(), k.Meta(), k.Hosts()}
 }
 
 // StreamGroup is a stream and the stage group reading it.

@@ -29,7 +29,9 @@ type StreamStatus struct {
 type Status struct {
 	Crawl       string           `json:"crawl"`
 	Streams     []StreamStatus   `json:"streams"`
-	Frontier    int64            `json:"frontier"` // requests queued, not yet taken by a fetcher
+	Frontier    int64            `json:"frontier"` // requests waiting in the frontier ZSET
+	Queued      int64            `json:"queued"`   // requests in the stream, not yet read by a fetcher
+	Delayed     int64            `json:"delayed"`  // requests waiting for a retry time
 	Seen        int64            `json:"seen"`
 	SeenBytes   int64            `json:"seen_bytes"`
 	DeadLetters int64            `json:"dead_letters"`
@@ -58,7 +60,7 @@ func ReadStatus(ctx context.Context, rdb redis.UniversalClient, k Keys) (*Status
 				ss.Groups = append(ss.Groups, GroupStatus{Name: g.Name, Pending: g.Pending, Lag: g.Lag,
 					Consumers: g.Consumers, LastDelivered: g.LastDeliveredID})
 				if sg.Stream == k.Requests() && g.Name == StageFetch {
-					st.Frontier = g.Lag
+					st.Queued = g.Lag
 				}
 			}
 		}
@@ -85,6 +87,7 @@ func ReadStatus(ctx context.Context, rdb redis.UniversalClient, k Keys) (*Status
 		return nil, err
 	}
 	st.Done = p.Done()
+	st.Frontier, st.Delayed = p.Frontier, p.Delayed
 	return st, nil
 }
 

@@ -149,10 +149,10 @@ func TestCLI(t *testing.T) {
 		pages := len(site.ReachableKind(false, demosite.HTML)) + len(site.ReachableKind(false, demosite.NonHTML))
 		got := map[string]int64{"done": b2i(st.Done), "frontier": st.Frontier, "seen": st.Seen,
 			"items_stored": st.ItemsStored, "dead_letters": st.DeadLetters, "pages_fetched": st.Stats["pages_fetched"],
-			"items_duplicate": st.Stats["items_duplicate"], "http_errors_final": st.Stats["http_errors_final"]}
+			"items_duplicate_dropped": st.Stats["items_duplicate_dropped"], "items_duplicate": st.Stats["items_duplicate"], "http_errors_final": st.Stats["http_errors_final"]}
 		want := map[string]int64{"done": 1, "frontier": 0, "seen": int64(len(site.Reachable(false))),
 			"items_stored": int64(len(site.Products())), "dead_letters": int64(len(site.ReachableKind(false, demosite.ServerError))),
-			"pages_fetched": int64(pages), "items_duplicate": int64(demoItemPages(site) - len(site.Products())),
+			"pages_fetched": int64(pages), "items_duplicate_dropped": int64(demoItemPages(site) - len(site.Products())), "items_duplicate": 0,
 			"http_errors_final": int64(len(site.ReachableKind(false, demosite.NotFound)))}
 		if d := diffInts(want, got); d != "" {
 			t.Errorf("status --json (-want +got):\n%s\n%s", d, stdout)

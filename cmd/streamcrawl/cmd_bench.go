@@ -101,6 +101,8 @@ items:
       sku: ".sku::text"
 settings:
   concurrency: 64
+  per_host_concurrency: 64
+  allow_private_networks: true
 `, "BASE", base, 1)
 }
 

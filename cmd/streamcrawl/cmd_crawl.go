@@ -6,7 +6,6 @@ import (
 	"io"
 	"time"
 
-	"github.com/redis/go-redis/v9"
 	"github.com/spf13/cobra"
 
 	"github.com/streamcrawl/streamcrawl/handlers"
@@ -51,14 +50,15 @@ or pass --fresh to start over.`,
 }
 
 // crawl seeds and runs every stage in this process until done, then prints a summary.
-func (a *app) crawl(ctx context.Context, rdb redis.UniversalClient, sp *spiders.Spider, f *runFlags, fresh bool, w io.Writer) (*streams.Status, error) {
+func (a *app) crawl(ctx context.Context, c *streams.Client, sp *spiders.Spider, f *runFlags, fresh bool, w io.Writer) (*streams.Status, error) {
+	rdb, embedded := c.UniversalClient, c.Embedded != nil
 	keys := streams.NewKeys(sp.Name)
 	if fresh {
 		if _, err := streams.Reset(ctx, rdb, keys); err != nil {
 			return nil, err
 		}
 	}
-	sink, path, err := f.openSink(sp.Name)
+	sink, path, err := f.openSink(ctx, sp.Name, a.log)
 	if err != nil {
 		return nil, err
 	}
@@ -75,6 +75,7 @@ func (a *app) crawl(ctx context.Context, rdb redis.UniversalClient, sp *spiders.
 		return nil, err
 	}
 	cfg.Client, cfg.Spider, cfg.Sink = rdb, sp, sink
+	cfg.CountUnread = embedded
 	if err := handlers.Run(ctx, cfg); err != nil {
 		return nil, err
 	}

@@ -48,8 +48,9 @@ reading, let in-flight work finish (up to --shutdown-timeout), ack it and exit 0
 				return err
 			}
 			cfg.Client, cfg.Spider = rdb, sp
+			cfg.CountUnread = rdb.Embedded != nil
 			if stage == streams.StageStore {
-				sink, path, err := f.openSink(sp.Name)
+				sink, path, err := f.openSink(ctx, sp.Name, a.log)
 				if err != nil {
 					return err
 				}

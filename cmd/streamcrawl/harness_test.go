@@ -89,9 +89,10 @@ func startProc(t testing.TB, name string, env []string, args ...string) *proc {
 		close(p.done)
 	}()
 	t.Cleanup(func() {
+		running := !p.Exited()
 		p.Kill()
 		if t.Failed() {
-			p.dump()
+			p.dump(running)
 		}
 	})
 	return p
@@ -152,8 +153,8 @@ func (p *proc) Stdout() string { b, _ := os.ReadFile(p.outPath); return string(b
 // Stderr returns what the process has written to stderr so far.
 func (p *proc) Stderr() string { b, _ := os.ReadFile(p.errPath); return string(b) }
 
-// waitOutput waits until the process's stderr contains s; false if it exits first or
-// timeout passes.
+// waitStderr waits until the process's stderr contains s; false if it exits without
+// writing it or timeout passes.
 func (p *proc) waitStderr(s string, timeout time.Duration) bool {
 	deadline := time.Now().Add(timeout)
 	for time.Now().Before(deadline) {
@@ -168,11 +169,12 @@ func (p *proc) waitStderr(s string, timeout time.Duration) bool {
 	return false
 }
 
-// dump logs the process's command line, exit status and the tail of its output.
-func (p *proc) dump() {
-	status := "running"
-	if p.Exited() {
-		status = fmt.Sprintf("exit %d after %s", p.code, p.cmd.ProcessState.UserTime()+p.cmd.ProcessState.SystemTime())
+// dump logs the process's command line, exit status and the tail of its output;
+// killed says it was still running when the test ended.
+func (p *proc) dump(killed bool) {
+	status := fmt.Sprintf("exit %d, %s CPU", p.code, (p.cmd.ProcessState.UserTime() + p.cmd.ProcessState.SystemTime()).Round(time.Millisecond))
+	if killed {
+		status = fmt.Sprintf("still running after %s: killed", time.Since(p.started).Round(time.Millisecond))
 	}
 	p.t.Logf("---- %s: streamcrawl %s (%s)\n---- stdout:\n%s\n---- stderr:\n%s", p.name,
 		strings.Join(p.args, " "), status, tail(p.Stdout(), 4<<10), tail(p.Stderr(), 12<<10))

@@ -1,8 +1,12 @@
 package main
 
 import (
+	"context"
 	"fmt"
+	"net/url"
 	"time"
+
+	"go.uber.org/zap"
 
 	"github.com/spf13/cobra"
 
@@ -29,7 +33,7 @@ func (f *runFlags) add(cmd *cobra.Command, withOut bool) {
 	fl := cmd.Flags()
 	fl.StringVar(&f.consumer, "consumer", "", "this process's consumer name in the stage groups; keep it stable per process slot so a restart re-reads its own pending entries (default host-pid)")
 	if withOut {
-		fl.StringVar(&f.out, "out", "", "JSONL file the store stage appends items to (default <spider name>.jsonl)")
+		fl.StringVar(&f.out, "out", "", "where the store stage writes items: FILE.jsonl (default <spider name>.jsonl), FILE.csv, or postgres://user:pass@host/db?table=items")
 	}
 	fl.DurationVar(&f.shutdownTimeout, "shutdown-timeout", streams.DefaultShutdownTimeout, "on SIGINT/SIGTERM, how long in-flight work may take to finish")
 	fl.IntVar(&f.maxDeliveries, "max-deliveries", streams.DefaultMaxDeliveries, "deliveries of an entry before it goes to dead letters")
@@ -49,17 +53,29 @@ func (f *runFlags) subscriber() streams.SubscriberConfig {
 	}
 }
 
-// openSink opens the JSONL sink for --out (default <name>.jsonl).
-func (f *runFlags) openSink(name string) (processors.Sink, string, error) {
-	path := f.out
-	if path == "" {
-		path = name + ".jsonl"
+// openSink opens the sink for --out: a .jsonl file (default <name>.jsonl), a .csv
+// file, or a postgres:// URL.
+func (f *runFlags) openSink(ctx context.Context, name string, log *zap.Logger) (processors.Sink, string, error) {
+	out := f.out
+	if out == "" {
+		out = name + ".jsonl"
 	}
-	s, err := processors.OpenJSONL(path)
+	s, err := processors.Open(ctx, out, log)
 	if err != nil {
 		return nil, "", err
 	}
-	return s, path, nil
+	return s, redactOut(out), nil
+}
+
+// redactOut hides a password in a postgres:// URL for messages.
+func redactOut(out string) string {
+	if u, err := url.Parse(out); err == nil && u.User != nil {
+		if _, ok := u.User.Password(); ok {
+			u.User = url.UserPassword(u.User.Username(), "***")
+			return u.String()
+		}
+	}
+	return out
 }
 
 func (f *runFlags) config(a *app, stages []string) (handlers.Config, error) {

@@ -34,5 +34,7 @@ items:
       date: "article time::attr(datetime)"
 settings:
   concurrency: 32
+  per_host_concurrency: 32       # one host: let every fetch slot use it
+  allow_private_networks: true   # the site runs on loopback
 `, name, start, host)
 }

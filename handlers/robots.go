@@ -1,0 +1,154 @@
+package handlers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/temoto/robotstxt"
+	"go.uber.org/zap"
+
+	"github.com/streamcrawl/streamcrawl/streams"
+)
+
+// Robots policy.
+const (
+	// RobotsTTL is how long a host's robots.txt is kept in Redis.
+	RobotsTTL = 24 * time.Hour
+	// robotsLockTTL bounds how long other fetchers wait for the one fetching robots.txt.
+	robotsLockTTL = 30 * time.Second
+	// robotsMaxBytes caps a robots.txt body (Google reads 500 KiB).
+	robotsMaxBytes = 512 << 10
+	// robotsCacheSize is how many parsed robots.txt a process keeps.
+	robotsCacheSize = 10000
+)
+
+// robots fetches each host's robots.txt once per crawl (one fetcher takes a lock in
+// Redis, fetches it and stores it for a day; the others read it from there) and answers
+// whether a URL may be fetched, with the host's Crawl-delay.
+type robots struct {
+	rdb      redis.UniversalClient
+	keys     streams.Keys
+	client   *http.Client
+	agent    string
+	counters *streams.Counters
+	log      *zap.Logger
+
+	mu    sync.Mutex
+	cache map[string]*robotstxt.Group // by scheme://host:port
+}
+
+func newRobots(rdb redis.UniversalClient, keys streams.Keys, client *http.Client, agent string, counters *streams.Counters, log *zap.Logger) *robots {
+	return &robots{rdb: rdb, keys: keys, client: client, agent: agent, counters: counters, log: log,
+		cache: map[string]*robotstxt.Group{}}
+}
+
+// robotsVerdict is the answer for one URL.
+type robotsVerdict struct {
+	allowed bool
+	delay   time.Duration // the host's Crawl-delay
+	wait    time.Duration // > 0: another fetcher is fetching robots.txt; ask again then
+}
+
+// check answers for u.
+func (r *robots) check(ctx context.Context, u *url.URL) (robotsVerdict, error) {
+	if u.Path == "/robots.txt" {
+		return robotsVerdict{allowed: true}, nil
+	}
+	origin := u.Scheme + "://" + u.Host
+	r.mu.Lock()
+	g, ok := r.cache[origin]
+	r.mu.Unlock()
+	if !ok {
+		var wait time.Duration
+		var err error
+		g, wait, err = r.load(ctx, origin)
+		if err != nil || wait > 0 {
+			return robotsVerdict{wait: wait}, err
+		}
+		r.mu.Lock()
+		if len(r.cache) >= robotsCacheSize {
+			clear(r.cache)
+		}
+		r.cache[origin] = g
+		r.mu.Unlock()
+	}
+	path := u.EscapedPath()
+	if u.RawQuery != "" {
+		path += "?" + u.RawQuery
+	}
+	return robotsVerdict{allowed: g.Test(path), delay: g.CrawlDelay}, nil
+}
+
+// load returns the rules of origin from Redis, or fetches them if this process wins the
+// lock; otherwise it returns how long to wait.
+func (r *robots) load(ctx context.Context, origin string) (*robotstxt.Group, time.Duration, error) {
+	key := r.keys.Robots(origin)
+	stored, err := r.rdb.Get(ctx, key).Result()
+	if err == nil {
+		return r.parse(stored), 0, nil
+	}
+	if !errors.Is(err, redis.Nil) {
+		return nil, 0, fmt.Errorf("handlers: read robots.txt of %s: %w", origin, err)
+	}
+	won, err := r.rdb.SetNX(ctx, r.keys.RobotsLock(origin), "1", robotsLockTTL).Result()
+	if err != nil {
+		return nil, 0, fmt.Errorf("handlers: lock robots.txt of %s: %w", origin, err)
+	}
+	if !won {
+		return nil, 300 * time.Millisecond, nil
+	}
+	stored = r.fetch(ctx, origin)
+	if err := r.rdb.Set(ctx, key, stored, RobotsTTL).Err(); err != nil {
+		return nil, 0, fmt.Errorf("handlers: store robots.txt of %s: %w", origin, err)
+	}
+	_ = r.rdb.Del(ctx, r.keys.RobotsLock(origin)).Err()
+	return r.parse(stored), 0, nil
+}
+
+// fetch gets origin's robots.txt and returns it as stored: "<status>\n<body>". A
+// network failure is stored as status 0, which allows everything (like a 404), so that
+// an unreachable robots.txt does not stall the host forever; its pages then fail and
+// are retried on their own.
+func (r *robots) fetch(ctx context.Context, origin string) string {
+	if r.counters != nil {
+		r.counters.Add("robots_fetched", 1)
+	}
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, origin+"/robots.txt", nil)
+	if err != nil {
+		return "0\n"
+	}
+	req.Header.Set("User-Agent", r.agent)
+	resp, err := r.client.Do(req)
+	if err != nil {
+		r.log.Info("robots.txt unreachable; allowing all", zap.String("origin", origin), zap.Error(err))
+		return "0\n"
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, robotsMaxBytes))
+	return strconv.Itoa(resp.StatusCode) + "\n" + string(body)
+}
+
+// parse turns a stored robots.txt into the group for our user agent.
+func (r *robots) parse(stored string) *robotstxt.Group {
+	statusLine, body, _ := strings.Cut(stored, "\n")
+	status, _ := strconv.Atoi(statusLine)
+	if status == 0 {
+		status = http.StatusNotFound // unreachable: allow all
+	}
+	data, err := robotstxt.FromStatusAndBytes(status, []byte(body))
+	if err != nil {
+		data, _ = robotstxt.FromStatusAndBytes(http.StatusNotFound, nil)
+	}
+	return data.FindGroup(r.agent)
+}

@@ -1,0 +1,123 @@
+package handlers
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"go.uber.org/zap"
+
+	"github.com/streamcrawl/streamcrawl/spiders"
+	"github.com/streamcrawl/streamcrawl/streams"
+)
+
+// seedJSON is a seed pushed as a JSON object.
+type seedJSON struct {
+	URL      string            `json:"url"`
+	Meta     map[string]any    `json:"meta"`
+	Priority int               `json:"priority"`
+	Method   string            `json:"method"`
+	Body     string            `json:"body"`
+	Headers  map[string]string `json:"headers"`
+	Callback string            `json:"callback"`
+}
+
+// parseSeed reads a seed: a plain URL or a JSON object.
+func parseSeed(raw string) (*spiders.Request, error) {
+	raw = strings.TrimSpace(raw)
+	if !strings.HasPrefix(raw, "{") {
+		return spiders.NewRequest(raw, spiders.DefaultCallback)
+	}
+	var s seedJSON
+	dec := json.NewDecoder(strings.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&s); err != nil {
+		return nil, fmt.Errorf("handlers: seed %q: %w", raw, err)
+	}
+	r := &spiders.Request{URL: s.URL, Method: s.Method, Headers: s.Headers, Callback: s.Callback,
+		Meta: s.Meta, Priority: s.Priority}
+	if s.Body != "" {
+		r.Body = []byte(s.Body)
+	}
+	if err := r.Validate(); err != nil {
+		return nil, fmt.Errorf("handlers: seed %q: %w", raw, err)
+	}
+	return r, nil
+}
+
+// seedPoller queues the seeds pushed to <crawl>:start_urls while services run.
+type seedPoller struct {
+	rdb      redis.UniversalClient
+	spider   *spiders.Spider
+	scope    *spiders.Scope
+	seeds    *streams.Seeds
+	frontier *streams.Frontier
+	keys     streams.Keys
+	counters *streams.Counters
+	log      *zap.Logger
+}
+
+// run polls every interval until ctx ends.
+func (p *seedPoller) run(ctx context.Context, interval time.Duration) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	failures := 0
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if err := p.poll(ctx); err != nil && ctx.Err() == nil {
+			if failures%50 == 0 {
+				p.log.Warn("taking runtime seeds failed; retrying", zap.Error(err))
+			}
+			failures++
+		}
+	}
+}
+
+// poll queues one batch of seeds.
+func (p *seedPoller) poll(ctx context.Context) error {
+	batch, err := p.seeds.Take(ctx, 100)
+	if err != nil || len(batch) == 0 {
+		return err
+	}
+	cands := make([]streams.Candidate, 0, len(batch))
+	for _, sd := range batch {
+		r, err := parseSeed(sd.Raw)
+		if err == nil {
+			if ok, reason := p.scope.Allows(r); !ok {
+				err = fmt.Errorf("handlers: seed %s is out of the spider's scope (%s)", r.URL, reason)
+			}
+		}
+		var c streams.Candidate
+		if err == nil {
+			c, err = candidate(r)
+		}
+		if err != nil {
+			p.counters.Add("seeds_invalid", 1)
+			p.log.Warn("invalid seed moved to dead letters", zap.String("seed", sd.Raw), zap.Error(err))
+			if derr := p.rdb.XAdd(ctx, &redis.XAddArgs{Stream: p.keys.Dead(), Values: map[string]any{
+				streams.DeadFieldStage: "seed", streams.DeadFieldError: err.Error(), "payload": sd.Raw,
+			}}).Err(); derr != nil {
+				return derr
+			}
+			continue
+		}
+		cands = append(cands, c)
+	}
+	e, err := p.frontier.Emit(ctx, cands, nil)
+	if err != nil {
+		return err
+	}
+	if err := p.frontier.MarkSeeded(ctx, p.spider.Name); err != nil {
+		return err
+	}
+	p.counters.Add("seeds_taken", int64(len(batch)))
+	p.log.Info("runtime seeds queued", zap.Int("taken", len(batch)), zap.Int("new", e.Requests))
+	return p.seeds.Done(ctx, batch)
+}

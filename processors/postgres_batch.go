@@ -1,0 +1,184 @@
+package processors
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"go.uber.org/zap"
+)
+
+// insertSQL inserts a batch given as parallel arrays and returns the keys it inserted;
+// keys already in the table are skipped. %s is the quoted table name.
+//
+// $1 -> keys, $2 -> types, $3 -> urls (text[]), $4 -> crawl times (timestamptz[]),
+// $5 -> fields as JSON, $6 -> meta as JSON, "" for none (text[]).
+// Output: one row per inserted key.
+//
+// The rows go in the order given; the writers sort each batch by key, so two batches
+// (of this process or another) that share keys wait for each other in the same order
+// and cannot deadlock.
+const insertSQL = `INSERT INTO %s (key, type, url, crawled_at, fields, meta)
+SELECT k, t, u, c, f::jsonb, NULLIF(m, '')::jsonb
+FROM unnest($1::text[], $2::text[], $3::text[], $4::timestamptz[], $5::text[], $6::text[]) AS b(k, t, u, c, f, m)
+ON CONFLICT (key) DO NOTHING
+RETURNING key`
+
+// collect gathers Store calls into batches for the writers. A batch is handed over when
+// it is full, or when it has waited FlushInterval, or as soon as no further call is
+// queued; while every writer is busy it keeps growing up to BatchSize.
+func (s *Postgres) collect() {
+	defer s.wg.Done()
+	defer close(s.batches)
+	linger := time.NewTimer(time.Hour)
+	linger.Stop()
+	var batch []*pgReq
+	lingered := false
+	in := s.reqs
+	for in != nil || len(batch) > 0 {
+		full := len(batch) >= s.cfg.BatchSize
+		var out chan<- []*pgReq
+		if full || (len(batch) > 0 && (lingered || in == nil || len(s.reqs) == 0)) {
+			out = s.batches
+		}
+		recv := in
+		if full {
+			recv = nil
+		}
+		select {
+		case r, ok := <-recv:
+			if !ok {
+				in = nil
+				continue
+			}
+			batch = append(batch, r)
+			if len(batch) == 1 {
+				lingered = false
+				linger.Reset(s.cfg.FlushInterval)
+			}
+		case out <- batch:
+			batch = nil
+			linger.Stop()
+		case <-linger.C:
+			lingered = true
+		}
+	}
+}
+
+// write runs one writer: it inserts the batches it is handed and answers their callers.
+func (s *Postgres) write() {
+	defer s.wg.Done()
+	for batch := range s.batches {
+		s.writeBatch(batch)
+	}
+}
+
+// writeBatch inserts batch with one statement. Calls sharing a key are answered by the
+// first: it alone is sent. When the server rejects the batch for the data of some row,
+// the rows are sent again one by one, so that only the bad one fails.
+func (s *Postgres) writeBatch(batch []*pgReq) {
+	first := make(map[string]*pgReq, len(batch))
+	rows := make([]*pgReq, 0, len(batch))
+	for _, r := range batch {
+		if f, ok := first[r.key]; ok {
+			r.dupOf = f
+			continue
+		}
+		first[r.key] = r
+		rows = append(rows, r)
+	}
+	slices.SortFunc(rows, func(a, b *pgReq) int { return strings.Compare(a.key, b.key) })
+
+	err := s.insertTimed(rows)
+	if err != nil && len(rows) > 1 && isDataError(err) {
+		for _, r := range rows {
+			r.err = s.insertTimed([]*pgReq{r})
+		}
+	} else {
+		for _, r := range rows {
+			r.err = err
+		}
+	}
+	var stored, dups int64
+	for _, r := range batch {
+		if r.dupOf != nil {
+			r.err = r.dupOf.err
+		}
+		if r.err == nil {
+			if r.stored {
+				stored++
+			} else {
+				dups++
+			}
+		}
+		r.done <- r.err
+	}
+	s.stats.stored.Add(stored)
+	s.stats.dups.Add(dups)
+}
+
+// insertTimed inserts rows under the sink's context and WriteTimeout, logging failures
+// (at most one line a second).
+func (s *Postgres) insertTimed(rows []*pgReq) error {
+	ctx, cancel := context.WithTimeout(s.ctx, s.cfg.WriteTimeout)
+	defer cancel()
+	err := s.insert(ctx, rows)
+	if err != nil {
+		if ok, suppressed := s.errLog.allow(); ok {
+			s.log.Warn("postgres batch failed", zap.Int("items", len(rows)),
+				zap.Int("errors_not_logged", suppressed), zap.Error(err))
+		}
+	}
+	return err
+}
+
+// insert sends rows as one statement and sets stored on those it inserted.
+func (s *Postgres) insert(ctx context.Context, rows []*pgReq) error {
+	n := len(rows)
+	keys, types, urls := make([]string, n), make([]string, n), make([]string, n)
+	fields, metas := make([]string, n), make([]string, n)
+	times := make([]time.Time, n)
+	for i, r := range rows {
+		keys[i], types[i], urls[i], times[i], fields[i], metas[i] = r.key, r.typ, r.url, r.crawledAt, r.fields, r.meta
+	}
+	if n > 0 {
+		s.stats.batches.Add(1)
+		s.stats.rows.Add(int64(n))
+	}
+	res, err := s.pool.Query(ctx, s.ins, keys, types, urls, times, fields, metas)
+	if err == nil {
+		inserted := make(map[string]struct{}, n)
+		var key string
+		_, err = pgx.ForEachRow(res, []any{&key}, func() error {
+			inserted[key] = struct{}{}
+			return nil
+		})
+		for _, r := range rows {
+			_, r.stored = inserted[r.key]
+		}
+	}
+	if err != nil {
+		if n > 0 {
+			s.stats.failed.Add(1)
+		}
+		return fmt.Errorf("processors: insert %d items into postgres table %s: %w", n, s.table, err)
+	}
+	return nil
+}
+
+// isDataError reports whether the server rejected a statement for the values of a row
+// (a data exception, a constraint of the user's, a value too large for an index), which
+// sending the rows one by one can pin on one item.
+func isDataError(err error) bool {
+	var pgErr *pgconn.PgError
+	if !errors.As(err, &pgErr) || len(pgErr.Code) < 2 {
+		return false
+	}
+	class := pgErr.Code[:2]
+	return class == "22" || class == "23" || class == "54"
+}

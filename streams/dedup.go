@@ -1,0 +1,445 @@
+package streams
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/redis/go-redis/v9"
+	"go.uber.org/zap"
+)
+
+// DedupMode is how a crawl remembers the request fingerprints it has queued.
+type DedupMode string
+
+const (
+	// DedupExact keeps every fingerprint, bucketed into small hashes that Redis stores
+	// in its compact listpack encoding (about 20 bytes per URL). Never drops a new URL.
+	DedupExact DedupMode = "exact"
+	// DedupBloom keeps a scalable Bloom filter (about 1.3 bytes per URL at 1%). A false
+	// positive drops a URL that was never crawled: see DedupConfig.ErrorRate.
+	DedupBloom DedupMode = "bloom"
+	// DedupSet is one Redis set of fingerprints (SADD), as streamcrawl did before the
+	// other modes (about 75 bytes per URL). A crawl whose seen set predates the dedup
+	// setting keeps using it.
+	DedupSet DedupMode = "set"
+)
+
+// Dedup defaults.
+const (
+	DefaultDedupMode      = DedupExact
+	DefaultDedupCapacity  = 10_000_000
+	DefaultDedupErrorRate = 0.01
+)
+
+// ParseDedupMode parses a mode name ("" is the default, exact).
+func ParseDedupMode(s string) (DedupMode, error) {
+	switch m := DedupMode(strings.ToLower(strings.TrimSpace(s))); m {
+	case "":
+		return DefaultDedupMode, nil
+	case DedupExact, DedupBloom, DedupSet:
+		return m, nil
+	default:
+		return "", fmt.Errorf("streams: unknown dedup mode %q: want exact, bloom or set", s)
+	}
+}
+
+// DedupConfig says how a crawl deduplicates requests. It is fixed for the crawl's life:
+// the first process to open the crawl's dedup stores it in the crawl's meta hash and
+// every later process uses the stored one (see OpenDeduper).
+type DedupConfig struct {
+	// Mode is exact, bloom or set. Default exact.
+	Mode DedupMode `json:"mode"`
+	// Capacity is how many distinct URLs the crawl is planned for. Exact mode sizes its
+	// buckets for it (past it buckets outgrow Redis's compact encoding: still exact, but
+	// about 3 times the bytes per URL); bloom mode sizes its first filter for it and adds
+	// filters, each twice as big, when one is full. Default 10,000,000.
+	Capacity int64 `json:"capacity,omitempty"`
+	// ErrorRate is the bloom mode's false-positive rate: the share of never-seen URLs it
+	// takes for seen and drops. It holds however far the crawl outgrows Capacity. Default
+	// 0.01. Unused by the other modes.
+	ErrorRate float64 `json:"error_rate,omitempty"`
+}
+
+func (c *DedupConfig) setDefaults() {
+	if c.Mode == "" {
+		c.Mode = DefaultDedupMode
+	}
+	if c.Capacity == 0 {
+		c.Capacity = DefaultDedupCapacity
+	}
+	if c.ErrorRate == 0 && c.Mode == DedupBloom {
+		c.ErrorRate = DefaultDedupErrorRate
+	}
+	if c.Mode != DedupBloom {
+		c.ErrorRate = 0
+	}
+}
+
+// Validate reports a config that cannot work; zero fields are defaults.
+func (c DedupConfig) Validate() error {
+	c.setDefaults()
+	if _, err := ParseDedupMode(string(c.Mode)); err != nil {
+		return err
+	}
+	if c.Capacity < 1 || c.Capacity > 1<<40 {
+		return fmt.Errorf("streams: dedup capacity %d out of range [1, 2^40]", c.Capacity)
+	}
+	if c.Mode == DedupBloom && !(c.ErrorRate >= 1e-9 && c.ErrorRate <= 0.5) {
+		return fmt.Errorf("streams: dedup error rate %g out of range [1e-9, 0.5]", c.ErrorRate)
+	}
+	return nil
+}
+
+// dedupRecord is a crawl's dedup setup as stored in the meta hash field "dedup": the
+// config plus what was derived from the server when it was first stored.
+type dedupRecord struct {
+	V int `json:"v"`
+	DedupConfig
+	// BucketBits: exact mode keeps fingerprints in 2^BucketBits hashes.
+	BucketBits int `json:"bucket_bits,omitempty"`
+	// Native: bloom mode uses the server's BF.* commands (RedisBloom, Redis 8).
+	Native bool `json:"native,omitempty"`
+}
+
+// dedupVersion changes when a stored record would be read differently (bucket or
+// filter layout); a crawl stored by another version is refused.
+const dedupVersion = 1
+
+// luaSeenAdd returns the Lua snippet of the record: see Deduper.LuaSeenAdd.
+func (r dedupRecord) luaSeenAdd() string {
+	switch {
+	case r.Mode == DedupExact:
+		return luaExact(r.BucketBits)
+	case r.Mode == DedupBloom && r.Native:
+		return luaBloomNative
+	case r.Mode == DedupBloom:
+		return luaBloom(bloomLevels(r.Capacity, r.ErrorRate))
+	default:
+		return luaSet
+	}
+}
+
+// luaSet is the set mode: one SADD per fingerprint into the seen set itself.
+const luaSet = `
+local function seen_add(base, fp) return redis.call('SADD', base, fp) end
+local function seen_has(base, fp) return redis.call('SISMEMBER', base, fp) end
+`
+
+// Deduper is one crawl's request dedup: Add records fingerprints and says which were
+// new, and LuaSeenAdd gives the same logic as Lua to splice into scripts that also
+// enqueue. It holds no state besides the crawl's stored config; it is safe for
+// concurrent use and across processes, every change being one Lua script.
+type Deduper struct {
+	rdb  redis.UniversalClient
+	keys Keys
+	rec  dedupRecord
+	lua  string
+	add  *redis.Script
+	has  *redis.Script
+}
+
+// dedupInitScript stores the crawl's dedup record unless one is there, and returns the
+// stored one. A crawl whose seen key is already a set (it predates dedup records) is
+// recorded as set mode, so it keeps what it has seen.
+//
+// KEYS[1] -> sc:{c}:meta
+// KEYS[2] -> sc:{c}:seen
+// ARGV[1] -> record to store (JSON)
+// ARGV[2] -> record to store when KEYS[2] is a set
+// Output: the stored record
+var dedupInitScript = redis.NewScript(`
+local cur = redis.call('HGET', KEYS[1], 'dedup')
+if cur then return cur end
+cur = ARGV[1]
+if redis.call('TYPE', KEYS[2]).ok == 'set' then cur = ARGV[2] end
+redis.call('HSET', KEYS[1], 'dedup', cur)
+return cur
+`)
+
+// OpenDeduper returns the crawl's Deduper. The first call for a crawl stores cfg (with
+// what it derives from the server: bucket count, whether BF.ADD exists) in the crawl's
+// meta hash; later calls, from any process, use the stored config whatever cfg says,
+// logging a warning when they differ, because changing the dedup of a running crawl
+// would forget what it has seen. Reset the crawl to change it. log may be nil.
+func OpenDeduper(ctx context.Context, rdb redis.UniversalClient, keys Keys, cfg DedupConfig, log *zap.Logger) (*Deduper, error) {
+	if rdb == nil {
+		return nil, errors.New("streams: deduper needs a redis client")
+	}
+	if keys.Crawl() == "" {
+		return nil, errors.New("streams: deduper needs a crawl name")
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg.setDefaults()
+	want := dedupRecord{V: dedupVersion, DedupConfig: cfg}
+	native := false
+	switch cfg.Mode {
+	case DedupExact:
+		want.BucketBits = exactBucketBits(cfg.Capacity, listpackEntries(ctx, rdb))
+	case DedupBloom:
+		var err error
+		if native, err = hasBloomCommands(ctx, rdb); err != nil {
+			return nil, err
+		}
+		want.Native = native
+	}
+	wantJSON, _ := json.Marshal(want)
+	legacyJSON, _ := json.Marshal(dedupRecord{V: dedupVersion, DedupConfig: DedupConfig{Mode: DedupSet}})
+	got, err := dedupInitScript.Run(ctx, rdb, []string{keys.Meta(), keys.Seen()}, wantJSON, legacyJSON).Text()
+	if err != nil {
+		return nil, fmt.Errorf("streams: store dedup config of crawl %s: %w", keys.Crawl(), err)
+	}
+	var rec dedupRecord
+	if err := json.Unmarshal([]byte(got), &rec); err != nil {
+		return nil, fmt.Errorf("streams: dedup config of crawl %s is unreadable (%q): %w", keys.Crawl(), got, err)
+	}
+	if rec.V != dedupVersion {
+		return nil, fmt.Errorf("streams: dedup config of crawl %s has version %d, this build reads %d", keys.Crawl(), rec.V, dedupVersion)
+	}
+	if rec.DedupConfig != cfg && log != nil {
+		log.Warn("crawl keeps the dedup it started with; reset the crawl to change it",
+			zap.String("crawl", keys.Crawl()), zap.Any("stored", rec.DedupConfig), zap.Any("asked", cfg))
+	}
+	if rec.Mode == DedupBloom && rec.Native {
+		if rec.Mode != cfg.Mode { // stored by another process: check this server still has BF.*
+			if native, err = hasBloomCommands(ctx, rdb); err != nil {
+				return nil, err
+			}
+		}
+		if !native {
+			return nil, fmt.Errorf("streams: crawl %s keeps its seen URLs in a RedisBloom filter but the server has no BF.ADD", keys.Crawl())
+		}
+		if err := reserveBloom(ctx, rdb, keys, rec.DedupConfig); err != nil {
+			return nil, err
+		}
+	}
+	d := &Deduper{rdb: rdb, keys: keys, rec: rec, lua: rec.luaSeenAdd()}
+	d.add = redis.NewScript(d.lua + seenAddBody)
+	d.has = redis.NewScript(d.lua + seenHasBody)
+	return d, nil
+}
+
+// Config returns the crawl's dedup config (the stored one).
+func (d *Deduper) Config() DedupConfig { return d.rec.DedupConfig }
+
+// String describes the layout, for logs and benchmarks.
+func (d *Deduper) String() string {
+	switch {
+	case d.rec.Mode == DedupExact:
+		return describeExact(d.rec.Capacity, d.rec.BucketBits)
+	case d.rec.Mode == DedupBloom && d.rec.Native:
+		return fmt.Sprintf("bloom (RedisBloom BF.*): capacity %d, error rate %g, expansion 2", d.rec.Capacity, d.rec.ErrorRate)
+	case d.rec.Mode == DedupBloom:
+		return describeBloom(bloomLevels(d.rec.Capacity, d.rec.ErrorRate))
+	default:
+		return "set: one Redis set of fingerprints"
+	}
+}
+
+// LuaSeenAdd returns Lua source that defines, for splicing at the top of a script:
+//
+//	local function seen_add(base, fp) -- 1 if fp was new (now recorded), else 0
+//	local function seen_has(base, fp) -- 1 if fp was recorded, else 0 (reads only)
+//
+// and helper locals whose names start with sd_. base is Keys.Seen() of the crawl
+// (sc:{c}:seen), passed to the script as a KEYS entry; every key the functions touch
+// is base or base followed by ":..." (the builders of keys_dedup.go), so it has the
+// crawl's hash tag and lies in the slot of base. fp is a request fingerprint: a
+// non-empty string, normally the 16 bytes of spiders.Fingerprint (other lengths work
+// but take a slower path). They need no ARGV: the crawl's stored config is built into
+// the source, so the source differs between crawls (build the script per Deduper).
+// State read from Redis is cached in script locals for the script's run; it is valid
+// because only these functions change it, and scripts run one at a time.
+func (d *Deduper) LuaSeenAdd() string { return d.lua }
+
+// Add records fps and reports, for each, whether it was new. A fingerprint repeated in
+// fps is new at most once. In bloom mode a new fingerprint is reported as seen with
+// the filter's false-positive rate.
+func (d *Deduper) Add(ctx context.Context, fps [][]byte) ([]bool, error) {
+	return d.run(ctx, d.add, false, fps)
+}
+
+// seenAddBody follows the LuaSeenAdd snippet in the script of Add.
+//
+// KEYS[1] -> sc:{c}:seen
+// ARGV[i] -> fingerprint i
+// Output: {1 if fingerprint i was new else 0, ...}
+const seenAddBody = `
+local out = {}
+for i = 1, #ARGV do out[i] = seen_add(KEYS[1], ARGV[i]) end
+return out
+`
+
+// Has reports, for each of fps, whether it was recorded (or, in bloom mode, is a false
+// positive). It changes nothing and runs as a read-only script.
+func (d *Deduper) Has(ctx context.Context, fps [][]byte) ([]bool, error) {
+	return d.run(ctx, d.has, true, fps)
+}
+
+// seenHasBody follows the LuaSeenAdd snippet in the script of Has.
+//
+// KEYS[1] -> sc:{c}:seen
+// ARGV[i] -> fingerprint i
+// Output: {1 if fingerprint i was recorded else 0, ...}
+const seenHasBody = `
+local out = {}
+for i = 1, #ARGV do out[i] = seen_has(KEYS[1], ARGV[i]) end
+return out
+`
+
+// dedupScriptBatch is how many fingerprints one script run takes, so that a long Add
+// does not hold Redis for long (about 1 ms per 1,000).
+const dedupScriptBatch = 1000
+
+func (d *Deduper) run(ctx context.Context, s *redis.Script, ro bool, fps [][]byte) ([]bool, error) {
+	out := make([]bool, 0, len(fps))
+	keys := []string{d.keys.Seen()}
+	for len(fps) > 0 {
+		n := min(len(fps), dedupScriptBatch)
+		args := make([]any, n)
+		for i, fp := range fps[:n] {
+			if len(fp) == 0 {
+				return nil, errors.New("streams: empty fingerprint")
+			}
+			args[i] = fp
+		}
+		var res []int64
+		var err error
+		if ro {
+			res, err = s.RunRO(ctx, d.rdb, keys, args...).Int64Slice()
+		} else {
+			res, err = s.Run(ctx, d.rdb, keys, args...).Int64Slice()
+		}
+		if err == nil && len(res) != n {
+			err = fmt.Errorf("%d replies for %d fingerprints", len(res), n)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("streams: dedup %d fingerprints: %w", n, err)
+		}
+		for _, r := range res {
+			out = append(out, r == 1)
+		}
+		fps = fps[n:]
+	}
+	return out, nil
+}
+
+// DedupUsage is what a crawl's dedup holds in Redis.
+type DedupUsage struct {
+	// Keys is how many keys the dedup uses.
+	Keys int64
+	// Bytes is the sum of MEMORY USAGE of those keys (exact: SAMPLES 0).
+	Bytes int64
+	// URLs is how many fingerprints were recorded; -1 when Redis cannot tell (RedisBloom).
+	URLs int64
+}
+
+// Usage scans the crawl's dedup keys and sums their memory and contents. It costs two
+// commands per key (pipelined): exact mode has up to 2^BucketBits keys, so call it for
+// status and benchmarks, not in a loop.
+func (d *Deduper) Usage(ctx context.Context) (DedupUsage, error) {
+	var u DedupUsage
+	var bloomN, bloomC int64
+	err := scanKeys(ctx, d.rdb, d.keys.seenPattern(), func(keys []string) error {
+		p := d.rdb.Pipeline()
+		mem := make([]*redis.IntCmd, len(keys))
+		cnt := make([]*redis.IntCmd, len(keys))
+		var state *redis.SliceCmd
+		for i, k := range keys {
+			mem[i] = p.MemoryUsage(ctx, k, 0)
+			switch {
+			case k == d.keys.Seen():
+				cnt[i] = p.SCard(ctx, k)
+			case d.rec.Mode == DedupExact:
+				cnt[i] = p.HLen(ctx, k)
+			case k == d.keys.SeenBloom():
+				state = p.HMGet(ctx, k, "n", "c")
+			}
+		}
+		if _, err := p.Exec(ctx); err != nil {
+			return err
+		}
+		for i := range keys {
+			u.Keys++
+			u.Bytes += mem[i].Val()
+			if cnt[i] != nil {
+				u.URLs += cnt[i].Val()
+			}
+		}
+		if state != nil {
+			v := state.Val()
+			bloomN, bloomC = anyInt(v[0]), anyInt(v[1])
+		}
+		return nil
+	})
+	if err != nil {
+		return DedupUsage{}, fmt.Errorf("streams: dedup usage of crawl %s: %w", d.keys.Crawl(), err)
+	}
+	switch {
+	case d.rec.Mode == DedupBloom && d.rec.Native:
+		u.URLs = -1
+	case d.rec.Mode == DedupBloom:
+		levels := bloomLevels(d.rec.Capacity, d.rec.ErrorRate)
+		for i := int64(0); i+1 < bloomN && int(i) < len(levels); i++ {
+			u.URLs += levels[i].Cap
+		}
+		u.URLs += bloomC
+	}
+	return u, nil
+}
+
+// DeleteSeen deletes every dedup key of the crawl (any mode) and returns how many it
+// deleted. It leaves the stored config in the meta hash (Reset deletes that).
+func DeleteSeen(ctx context.Context, rdb redis.UniversalClient, keys Keys) (int64, error) {
+	var n int64
+	err := scanKeys(ctx, rdb, keys.seenPattern(), func(batch []string) error {
+		d, err := rdb.Unlink(ctx, batch...).Result()
+		n += d
+		return err
+	})
+	if err != nil {
+		return n, fmt.Errorf("streams: delete seen keys of crawl %s: %w", keys.Crawl(), err)
+	}
+	return n, nil
+}
+
+// scanKeys calls fn with the keys matching pattern, in batches, on every primary.
+func scanKeys(ctx context.Context, rdb redis.UniversalClient, pattern string, fn func([]string) error) error {
+	scan := func(ctx context.Context, c redis.UniversalClient) error {
+		var cursor uint64
+		for {
+			keys, next, err := c.Scan(ctx, cursor, pattern, 1000).Result()
+			if err != nil {
+				return err
+			}
+			if len(keys) > 0 {
+				if err := fn(keys); err != nil {
+					return err
+				}
+			}
+			if cursor = next; cursor == 0 {
+				return nil
+			}
+		}
+	}
+	if cc, ok := rdb.(*redis.ClusterClient); ok {
+		var mu sync.Mutex // ForEachMaster runs the primaries at once; fn is not safe for that
+		locked := fn
+		fn = func(keys []string) error { mu.Lock(); defer mu.Unlock(); return locked(keys) }
+		return cc.ForEachMaster(ctx, func(ctx context.Context, c *redis.Client) error { return scan(ctx, c) })
+	}
+	return scan(ctx, rdb)
+}
+
+func anyInt(v any) int64 {
+	var n int64
+	if s, ok := v.(string); ok {
+		_, _ = fmt.Sscan(s, &n)
+	}
+	return n
+}

@@ -1,0 +1,325 @@
+package streams
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/bits"
+	"strings"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Bloom dedup: a scalable Bloom filter (Almeida et al. 2007) on Redis bitmaps, driven by
+// Lua.
+//
+// Filter i takes Capacity*2^i URLs and is added when filter i-1 is full. Its error rate
+// is 3/4 of the error budget the earlier filters left (budget = ErrorRate minus their
+// false-positive rates when full), so however many filters a crawl grows, the rate of
+// a lookup against all of them, at most the sum of theirs, stays under ErrorRate.
+// (RedisBloom gives its first filter the whole ErrorRate and halves it for each next
+// one, which bounds the sum by twice ErrorRate; halving the first filter's rate instead
+// would cost 11 bits per URL, 1.5 bytes after allocator rounding.)
+//
+// A filter is one or more bitmaps ("parts"); a URL's k bits all go into one part,
+// chosen by its fingerprint, so one BITFIELD sets or reads them. Each bitmap is
+// created at its full length with one SETBIT, so Redis allocates it once, exactly, and
+// its length is chosen so the allocation fills a jemalloc size class: jemalloc rounds
+// a request up to the next class (four per power of two, up to 25% apart), so the
+// bits up to the class boundary cost nothing and go into the filter. The part count is
+// the one, from the fewest allowed by bloomMaxPartBytes, that wastes least.
+//
+// Positions: the fingerprint is SHA-256 output, so its bytes are independent hashes:
+// h1 = bytes 1-6 and h2 = bytes 7-12 (48 bits each, exact in Lua's doubles), part =
+// bytes 13-16 modulo the part count; bit j = (h1 + j*h2') mod m with h2' = h2 mod m
+// made odd (double hashing, Kirsch and Mitzenmacher).
+//
+// State: hash SeenBloom with n (filters made) and c (URLs added to the newest).
+//
+// The trade-off: a false positive makes a URL that was never crawled look seen, and it
+// is dropped. Inserting n distinct URLs into a filter of m bits with k hashes drops
+// about the sum over x < n of (1 - e^(-kx/m))^k of them: at the default 1%, 0.12% of
+// the URLs by the time the crawl reaches Capacity (the rate for the next URL climbs
+// from 0 to about 0.7% as the first filter fills), 0.55% by three times Capacity. See
+// Deduper.ExpectedFalsePositives.
+
+const (
+	// bloomShare is the share of the error budget left that the next filter takes.
+	bloomShare = 0.75
+	// bloomMaxLevels bounds the filters a crawl can grow (the last takes 2^23 times
+	// Capacity: far past any crawl).
+	bloomMaxLevels = 24
+	// bloomMaxPartBytes bounds one bitmap (Redis strings stop at 512 MiB; big keys
+	// are slow to migrate).
+	bloomMaxPartBytes = 64 << 20
+	// bloomMinPartBytes is the smallest part when a filter is split: under it the per
+	// part spread of URLs would raise the false-positive rate.
+	bloomMinPartBytes = 64 << 10
+)
+
+// bloomLevel is one filter of the chain.
+type bloomLevel struct {
+	Cap   int64   // URLs it takes before the next filter is added
+	Parts int     // bitmaps
+	Bytes int64   // length of each bitmap
+	K     int     // bits per URL
+	FP    float64 // false-positive rate when full
+}
+
+// bits returns the bits of one part.
+func (l bloomLevel) bits() int64 { return l.Bytes * 8 }
+
+// fpAt returns the false-positive rate of the filter holding x URLs.
+func (l bloomLevel) fpAt(x float64) float64 {
+	m := float64(l.bits()) * float64(l.Parts)
+	return math.Pow(1-math.Exp(-float64(l.K)*x/m), float64(l.K))
+}
+
+// bloomLevels returns the filters of a chain for capacity and error rate. It must give
+// the same answer for the same input in every build of the same dedupVersion: running
+// crawls depend on it.
+func bloomLevels(capacity int64, errRate float64) []bloomLevel {
+	var out []bloomLevel
+	budget := errRate
+	n := capacity
+	for i := 0; i < bloomMaxLevels; i++ {
+		l := sizeBloomLevel(n, budget*bloomShare)
+		out = append(out, l)
+		budget -= l.FP
+		n *= 2
+	}
+	return out
+}
+
+// sizeBloomLevel sizes a filter for n URLs at false-positive rate p at most.
+func sizeBloomLevel(n int64, p float64) bloomLevel {
+	need := max(64, float64(n)*math.Log(1/p)/(math.Ln2*math.Ln2)/8) // bytes
+	for {
+		pmin := int64(math.Ceil(need / bloomMaxPartBytes))
+		var parts, alloc, total int64
+		for ps := pmin; ps < pmin+16; ps++ {
+			per := int64(math.Ceil(need / float64(ps)))
+			if ps > pmin && per < bloomMinPartBytes {
+				break
+			}
+			a := jemallocSize(per + sdsOverhead(per))
+			if total == 0 || a*ps < total {
+				parts, alloc, total = ps, a, a*ps
+			}
+		}
+		l := bloomLevel{Cap: n, Parts: int(parts), Bytes: sdsFill(alloc)}
+		m := float64(l.bits()) * float64(parts)
+		best := 2.0
+		for k := max(1, int(m/float64(n)*math.Ln2)); k <= int(m/float64(n)*math.Ln2)+1; k++ {
+			c := l
+			c.K = k
+			if fp := c.fpAt(float64(n)); fp < best {
+				best, l.K, l.FP = fp, k, fp
+			}
+		}
+		if l.FP <= p {
+			return l
+		}
+		need = float64(total) * 1.01 // rounding of k: take the next size class
+	}
+}
+
+// jemallocSize returns the size class jemalloc (5.x, 16-byte quantum, as Redis builds
+// it) allocates for a request of n bytes: 8, 16, then multiples of 16 up to 128, then
+// four classes per power of two.
+func jemallocSize(n int64) int64 {
+	switch {
+	case n <= 8:
+		return 8
+	case n <= 128:
+		return (n + 15) / 16 * 16
+	}
+	g := int64(1) << (63 - bits.LeadingZeros64(uint64(n-1))) // largest power of two < n
+	step := g / 4
+	return (n + step - 1) / step * step
+}
+
+// sdsOverhead returns the bytes Redis allocates besides the content of a string of n
+// bytes made by SETBIT: the sds header for that length and the terminating zero.
+func sdsOverhead(n int64) int64 {
+	switch {
+	case n < 1<<8:
+		return 3 + 1
+	case n < 1<<16:
+		return 5 + 1
+	default:
+		return 9 + 1
+	}
+}
+
+// sdsFill returns the longest string whose allocation is alloc bytes at most.
+func sdsFill(alloc int64) int64 {
+	var best int64
+	for _, h := range []int64{4, 6, 10} {
+		if n := alloc - h; n > best && sdsOverhead(n) == h {
+			best = n
+		}
+	}
+	if best == 0 {
+		best = alloc - 10
+	}
+	return best
+}
+
+// luaBloom is the bloom-mode snippet for a chain of filters.
+func luaBloom(levels []bloomLevel) string {
+	var b strings.Builder
+	b.WriteString("\nlocal sd_levels = {")
+	for i, l := range levels {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		fmt.Fprintf(&b, "{%d,%d,%d,%d}", l.Cap, l.Parts, l.bits(), l.K)
+	}
+	b.WriteString("}\n")
+	b.WriteString(`local sd_n, sd_c
+local function sd_load(base)
+  if not sd_n then
+    local s = redis.call('HMGET', base .. ':bloom', 'n', 'c')
+    sd_n, sd_c = tonumber(s[1]) or 0, tonumber(s[2]) or 0
+  end
+end
+local function sd_grow(base)
+  local l = sd_levels[sd_n + 1]
+  if not l then error('streams: bloom filter has grown past its last filter') end
+  for p = 0, l[2] - 1 do
+    redis.call('SETBIT', base .. ':bloom:' .. sd_n .. ':' .. p, l[3] - 1, 0)
+  end
+  sd_n, sd_c = sd_n + 1, 0
+  redis.call('HSET', base .. ':bloom', 'n', sd_n, 'c', 0)
+end
+local function sd_hash(fp)
+  if #fp ~= 16 then
+    local h = redis.sha1hex(fp)
+    return tonumber(string.sub(h, 1, 12), 16), tonumber(string.sub(h, 13, 24), 16), tonumber(string.sub(h, 25, 32), 16)
+  end
+  local b1, b2, b3, b4, b5, b6, b7, b8, b9, b10, b11, b12, b13, b14, b15, b16 = string.byte(fp, 1, 16)
+  return ((((b1 * 256 + b2) * 256 + b3) * 256 + b4) * 256 + b5) * 256 + b6,
+    ((((b7 * 256 + b8) * 256 + b9) * 256 + b10) * 256 + b11) * 256 + b12,
+    ((b13 * 256 + b14) * 256 + b15) * 256 + b16
+end
+local function sd_test(base, i, h1, h2, h3, write)
+  local l = sd_levels[i + 1]
+  local m, k = l[3], l[4]
+  local pos, step = h1 % m, h2 % m
+  if step % 2 == 0 then step = step + 1 end
+  local args, n = {}, 0
+  for j = 1, k do
+    if write then
+      args[n + 1], args[n + 2], args[n + 3], args[n + 4] = 'SET', 'u1', pos, 1
+      n = n + 4
+    else
+      args[n + 1], args[n + 2], args[n + 3] = 'GET', 'u1', pos
+      n = n + 3
+    end
+    pos = pos + step
+    if pos >= m then pos = pos - m end
+  end
+  local old = redis.call(write and 'BITFIELD' or 'BITFIELD_RO', base .. ':bloom:' .. i .. ':' .. (h3 % l[2]), unpack(args))
+  for j = 1, k do
+    if old[j] == 0 then return false end
+  end
+  return true
+end
+local function seen_add(base, fp)
+  sd_load(base)
+  if sd_n == 0 then sd_grow(base) end
+  local h1, h2, h3 = sd_hash(fp)
+  for i = 0, sd_n - 2 do
+    if sd_test(base, i, h1, h2, h3, false) then return 0 end
+  end
+  if sd_test(base, sd_n - 1, h1, h2, h3, true) then return 0 end
+  sd_c = sd_c + 1
+  if sd_c >= sd_levels[sd_n][1] then
+    sd_grow(base)
+  else
+    redis.call('HSET', base .. ':bloom', 'c', sd_c)
+  end
+  return 1
+end
+local function seen_has(base, fp)
+  sd_load(base)
+  local h1, h2, h3 = sd_hash(fp)
+  for i = 0, sd_n - 1 do
+    if sd_test(base, i, h1, h2, h3, false) then return 1 end
+  end
+  return 0
+end
+`)
+	return b.String()
+}
+
+// luaBloomNative is the bloom-mode snippet for servers with RedisBloom (BF.*): the
+// filter is reserved by OpenDeduper. Not exercised by the tests (Redis 7.0 has no
+// BF.*); RedisBloom's scaling gives the first filter the whole error rate and halves it
+// for each next one.
+const luaBloomNative = `
+local function seen_add(base, fp) return redis.call('BF.ADD', base .. ':bf', fp) end
+local function seen_has(base, fp) return redis.call('BF.EXISTS', base .. ':bf', fp) end
+`
+
+// hasBloomCommands reports whether the server has BF.ADD (RedisBloom module, Redis 8).
+func hasBloomCommands(ctx context.Context, rdb redis.UniversalClient) (bool, error) {
+	res, err := rdb.Do(ctx, "COMMAND", "INFO", "BF.ADD").Slice()
+	if err != nil {
+		return false, fmt.Errorf("streams: COMMAND INFO BF.ADD: %w", err)
+	}
+	return len(res) > 0 && res[0] != nil, nil
+}
+
+// reserveBloom creates the RedisBloom filter unless it exists.
+func reserveBloom(ctx context.Context, rdb redis.UniversalClient, keys Keys, cfg DedupConfig) error {
+	err := rdb.Do(ctx, "BF.RESERVE", keys.SeenBF(), cfg.ErrorRate, cfg.Capacity, "EXPANSION", 2).Err()
+	if err != nil && !strings.Contains(strings.ToLower(err.Error()), "exists") {
+		return fmt.Errorf("streams: BF.RESERVE %s: %w", keys.SeenBF(), err)
+	}
+	return nil
+}
+
+// ExpectedFalsePositives returns, for a crawl that has recorded urls distinct URLs,
+// the expected false-positive rate of a lookup now and the expected number of those
+// URLs that were dropped as false positives on the way. Zero outside bloom mode; for
+// RedisBloom it assumes Lua-mode sizing, so treat it as an estimate.
+func (d *Deduper) ExpectedFalsePositives(urls int64) (rate, dropped float64) {
+	if d.rec.Mode != DedupBloom {
+		return 0, 0
+	}
+	return bloomExpected(bloomLevels(d.rec.Capacity, d.rec.ErrorRate), urls)
+}
+
+func bloomExpected(levels []bloomLevel, urls int64) (rate, dropped float64) {
+	old := 0.0 // false-positive rate of the full filters
+	left := float64(urls)
+	for _, l := range levels {
+		x := min(left, float64(l.Cap))
+		const steps = 400
+		for s := 0; s < steps; s++ {
+			at := (float64(s) + 0.5) / steps * x
+			dropped += x / steps * (1 - (1-old)*(1-l.fpAt(at)))
+		}
+		rate = 1 - (1-old)*(1-l.fpAt(x))
+		left -= x
+		if left <= 0 {
+			break
+		}
+		old = 1 - (1-old)*(1-l.FP)
+	}
+	return rate, dropped
+}
+
+func describeBloom(levels []bloomLevel) string {
+	var b strings.Builder
+	for i, l := range levels[:3] {
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		fmt.Fprintf(&b, "filter %d: %d URLs, %d x %d-byte bitmap, k=%d, %.3f%% when full",
+			i, l.Cap, l.Parts, l.Bytes, l.K, 100*l.FP)
+	}
+	return "bloom: " + b.String() + "; ..."
+}

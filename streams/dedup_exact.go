@@ -1,0 +1,94 @@
+package streams
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"strconv"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Exact dedup: a 16-byte fingerprint goes into one of 2^b small hashes ("buckets"),
+// chosen by its top b bits. The field is the fingerprint minus its first b/8 whole
+// bytes (the bucket implies them) and the value is empty, so Redis keeps a bucket as a
+// listpack while it has at most hash-max-listpack-entries fields: 2 bytes of header per
+// element, 14 to 16 bytes of fingerprint and 2 bytes of value per URL, against about
+// 75 bytes for the same fingerprint in a plain set (a hash table entry, an sds string
+// and the table slot).
+//
+// b is chosen from the planned capacity so that at capacity a bucket holds well under
+// the listpack limit even after the random spread between buckets (the fullest of
+// 2^b buckets sits under 5 standard deviations above the mean). It is fixed for the
+// crawl's life (stored in its dedup record): past capacity the fullest buckets cross
+// the limit first and Redis converts each to a hash table (about 70 bytes per URL in
+// that bucket). Dedup stays exact; memory per URL climbs towards the set's.
+//
+// Fingerprints that are not 16 bytes go to one hash of their own (SeenOther), whole.
+
+// exactMaxBits bounds the bucket count (2^24 keys is already far past any listpack gain).
+const exactMaxBits = 24
+
+// exactBucketBits returns b for capacity when buckets may hold maxEntries fields.
+func exactBucketBits(capacity int64, maxEntries int) int {
+	fill := exactFill(maxEntries)
+	b := int(math.Ceil(math.Log2(float64(capacity) / fill)))
+	return max(0, min(b, exactMaxBits))
+}
+
+// exactFill is the mean bucket fill at capacity that keeps the fullest bucket of many
+// below maxEntries: mean + 5 standard deviations (Poisson) = maxEntries.
+func exactFill(maxEntries int) float64 {
+	// Solve f + 5*sqrt(f) = m for f.
+	s := (-5 + math.Sqrt(25+4*float64(maxEntries))) / 2
+	return max(1, s*s)
+}
+
+// listpackEntries returns the server's hash-max-listpack-entries, capped at 512 (a
+// longer listpack costs more CPU per lookup than its memory saves). When CONFIG is
+// refused (managed Redis) it assumes 128, which is safe if a little less compact.
+func listpackEntries(ctx context.Context, rdb redis.UniversalClient) int {
+	v, err := rdb.ConfigGet(ctx, "hash-max-listpack-entries").Result()
+	if err != nil {
+		return 128
+	}
+	n, err := strconv.Atoi(v["hash-max-listpack-entries"])
+	if err != nil || n < 16 {
+		return 128
+	}
+	return min(n, 512)
+}
+
+// luaExact is the exact-mode snippet for 2^bits buckets.
+//
+// Bucket = top bits of the fingerprint's first 4 bytes (exact in Lua's doubles);
+// field = the fingerprint without the bits/8 whole bytes the bucket implies.
+func luaExact(bits int) string {
+	return fmt.Sprintf(`
+local sd_div, sd_drop = %d, %d
+local function sd_where(base, fp)
+  if #fp ~= 16 then return base .. ':x', fp end
+  local a, b, c, d = string.byte(fp, 1, 4)
+  return base .. ':' .. math.floor((((a * 256 + b) * 256 + c) * 256 + d) / sd_div), string.sub(fp, sd_drop + 1)
+end
+local function seen_add(base, fp)
+  local key, field = sd_where(base, fp)
+  return redis.call('HSETNX', key, field, '')
+end
+local function seen_has(base, fp)
+  local key, field = sd_where(base, fp)
+  return redis.call('HEXISTS', key, field)
+end
+`, int64(1)<<(32-bits), bits/8)
+}
+
+// exactBucket returns the bucket of a 16-byte fingerprint, as the Lua does.
+func exactBucket(fp []byte, bits int) int {
+	x := uint32(fp[0])<<24 | uint32(fp[1])<<16 | uint32(fp[2])<<8 | uint32(fp[3])
+	return int(uint64(x) >> (32 - bits))
+}
+
+func describeExact(capacity int64, bits int) string {
+	return fmt.Sprintf("exact: %d buckets (hashes), %.0f fingerprints each at capacity %d, %d-byte fields",
+		1<<bits, float64(capacity)/float64(int64(1)<<bits), capacity, 16-bits/8)
+}

@@ -1,0 +1,145 @@
+package streams
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"go.uber.org/zap"
+)
+
+// Defaults of the Dispatcher.
+const (
+	DefaultDispatchWindow   = 128
+	DefaultDispatchInterval = 20 * time.Millisecond
+)
+
+// DispatcherConfig configures a Dispatcher.
+type DispatcherConfig struct {
+	Client redis.UniversalClient
+	Keys   Keys
+	// Window is the most requests left unread in the requests stream: the frontier
+	// keeps the rest, in order, so a high-priority request seeded mid-crawl waits behind
+	// at most Window others. Default DefaultDispatchWindow.
+	Window int
+	// Interval between dispatch rounds. Default DefaultDispatchInterval.
+	Interval time.Duration
+	// CountUnread counts unread entries with XRANGE instead of trusting XINFO's lag
+	// (needed where lag is unreliable, as in the embedded Redis).
+	CountUnread bool
+	// Logger; nil means no-op.
+	Logger *zap.Logger
+	// BeforeXAdd is a fault hook for tests: called inside Dispatch with the number of
+	// requests about to move; returning an error aborts the script before any change.
+	BeforeXAdd func(n int) error
+}
+
+// Dispatcher moves requests from the frontier ZSET to the requests stream in frontier
+// order, keeping the stream's unread backlog at most Window. The pop and the XADDs are
+// one Lua script, so a crash between them cannot lose or duplicate a request. Every fetch
+// process runs one; any number may run at once.
+type Dispatcher struct {
+	cfg DispatcherConfig
+	log *zap.Logger
+}
+
+// NewDispatcher returns a Dispatcher.
+func NewDispatcher(cfg DispatcherConfig) (*Dispatcher, error) {
+	if cfg.Client == nil {
+		return nil, errors.New("streams: dispatcher needs a redis client")
+	}
+	setDefault(&cfg.Window, DefaultDispatchWindow)
+	setDefault(&cfg.Interval, DefaultDispatchInterval)
+	if cfg.Logger == nil {
+		cfg.Logger = zap.NewNop()
+	}
+	return &Dispatcher{cfg: cfg, log: cfg.Logger}, nil
+}
+
+// dispatchLua defines dispatch(): move up to window−unread requests from the frontier to
+// the requests stream, in frontier order. The emit script runs it too, so a request
+// found while fetchers are idle goes out at once.
+const dispatchLua = `
+local function dispatch(frontier, stream, seqkey, group, window, mode)
+  local unread = 0
+  if redis.call('EXISTS', stream) == 1 then
+    local found = false
+    for _, g in ipairs(redis.call('XINFO', 'GROUPS', stream)) do
+      local f = {}
+      for j = 1, #g, 2 do f[g[j]] = g[j + 1] end
+      if f['name'] == group then
+        found = true
+        if mode == 'lag' and f['lag'] then
+          unread = tonumber(f['lag'])
+        else
+          unread = #redis.call('XRANGE', stream, '(' .. f['last-delivered-id'], '+', 'COUNT', window)
+        end
+      end
+    end
+    if not found then unread = redis.call('XLEN', stream) end
+  end
+  local n = window - unread
+  if n <= 0 then return 0 end
+  local popped = redis.call('ZRANGE', frontier, 0, n - 1)
+  if #popped == 0 then return 0 end
+  local seq = redis.call('INCRBY', seqkey, #popped) - #popped
+  for i, m in ipairs(popped) do
+    redis.call('XADD', stream, '*', '_watermill_message_uuid', 'sc-' .. (seq + i), 'metadata', '', 'payload', m)
+  end
+  redis.call('ZREMRANGEBYRANK', frontier, 0, #popped - 1)
+  return #popped
+end
+`
+
+// dispatchScript moves up to window−unread requests from the frontier to the stream.
+//
+// KEYS[1] -> sc:{c}:frontier
+// KEYS[2] -> sc:{c}:requests
+// KEYS[3] -> sc:{c}:seq
+// ARGV[1] -> the fetch group, ARGV[2] -> window, ARGV[3] -> 'lag' or 'range' (how to
+// count unread entries), ARGV[4] -> 1 to fail before any change (fault hook)
+// Output: number of requests moved
+var dispatchScript = redis.NewScript(dispatchLua + `
+if ARGV[4] == '1' then return redis.error_reply('fault hook: crashed before XADD') end
+return dispatch(KEYS[1], KEYS[2], KEYS[3], ARGV[1], tonumber(ARGV[2]), ARGV[3])
+`)
+
+// Dispatch runs one round and returns how many requests it moved.
+func (d *Dispatcher) Dispatch(ctx context.Context) (int, error) {
+	mode, fault := "lag", "0"
+	if d.cfg.CountUnread {
+		mode = "range"
+	}
+	if d.cfg.BeforeXAdd != nil {
+		if err := d.cfg.BeforeXAdd(d.cfg.Window); err != nil {
+			fault = "1"
+		}
+	}
+	k := d.cfg.Keys
+	n, err := dispatchScript.Run(ctx, d.cfg.Client, []string{k.Frontier(), k.Requests(), k.Seq()},
+		StageFetch, d.cfg.Window, mode, fault).Int()
+	if err != nil {
+		return 0, fmt.Errorf("streams: dispatch: %w", err)
+	}
+	return n, nil
+}
+
+// Run dispatches every Interval until ctx ends; a round that filled the window is
+// followed at once by another.
+func (d *Dispatcher) Run(ctx context.Context) {
+	errLog := newRateLimited(d.log, 5*time.Second)
+	t := time.NewTicker(d.cfg.Interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if _, err := d.Dispatch(ctx); err != nil && ctx.Err() == nil {
+			errLog.Warn("dispatch failed; retrying", err)
+		}
+	}
+}

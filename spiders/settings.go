@@ -79,11 +79,11 @@ type Settings struct {
 	Autothrottle *bool `yaml:"autothrottle"`
 
 	// Keys of the format whose features are not built yet: accepted, warned about.
-	Dedup                string         `yaml:"dedup"`
-	Capacity             int64          `yaml:"capacity"`
-	ErrorRate            float64        `yaml:"error_rate"`
-	RevisitAfter         time.Duration  `yaml:"revisit_after"`
-	Extra                map[string]any `yaml:"-"`
+	Dedup        string         `yaml:"dedup"`
+	Capacity     int64          `yaml:"capacity"`
+	ErrorRate    float64        `yaml:"error_rate"`
+	RevisitAfter time.Duration  `yaml:"revisit_after"`
+	Extra        map[string]any `yaml:"-"`
 }
 
 // LimitRule is a per-domain politeness override, like Colly's LimitRule.

@@ -116,8 +116,8 @@ type Emitted struct {
 // ARGV[1] -> number of requests n, ARGV[2] -> max requests ever queued (0: no limit),
 // ARGV[3] -> 1 or -1: sign of the sequence in the score (FIFO or LIFO within a band),
 // ARGV[4] -> dispatch window (0: do not dispatch), ARGV[5] -> 'lag' or 'range';
-// then per request: fingerprint ('' = do not filter), score band, payload;
-// then per item: key ('' = do not filter), message UUID, payload
+// then per request: fingerprint (” = do not filter), score band, payload;
+// then per item: key (” = do not filter), message UUID, payload
 // Output: {requests queued, request duplicates, items queued, item duplicates, requests
 // over max_pages}
 var emitScript = redis.NewScript(dispatchLua + `

@@ -28,6 +28,24 @@ end
 		s = strings.Replace(s, "redis.call('HSET', base .. ':bloom', 'c', sd_c)", "redis.call('HINCRBY', base .. ':bloom', 'c', '1')", 1)
 		return s
 	}
+	variants["b_lua"] = func() string {
+		s := variants["bloom2"]()
+		s = strings.Replace(s, "local old = redis.call(write and 'BITFIELD' or 'BITFIELD_RO', base .. ':bloom:' .. i .. ':' .. (h3 % l[2]), unpack(args, 1, n))", "local old = {0}", 1)
+		s = strings.Replace(s, "redis.call('HINCRBY', base .. ':bloom', 'c', '1')", "", 1)
+		return s
+	}
+	variants["b_bf"] = func() string {
+		s := variants["bloom2"]()
+		s = strings.Replace(s, "redis.call('HINCRBY', base .. ':bloom', 'c', '1')", "", 1)
+		return s
+	}
+	variants["b_bfk1"] = func() string {
+		s := variants["bloom2"]()
+		s = strings.Replace(s, "unpack(args, 1, n)", "unpack(args, 1, 4)", 1)
+		s = strings.Replace(s, "redis.call('HINCRBY', base .. ':bloom', 'c', '1')", "", 1)
+		s = strings.Replace(s, "for j = 1, k do\n    if old", "for j = 1, 1 do\n    if old", 1)
+		return s
+	}
 	variants["blocked"] = func() string {
 		return `
 local sd_blocks, sd_k = 2048, 7

@@ -1,0 +1,171 @@
+package streams_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/streamcrawl/streamcrawl/streams"
+	"github.com/streamcrawl/streamcrawl/streams/streamstest"
+)
+
+func cand(i, priority, depth int) streams.Candidate {
+	return streams.Candidate{Fingerprint: []byte(fmt.Sprintf("fp-%04d", i)), Payload: []byte(fmt.Sprintf("req-%d", i)),
+		Priority: priority, Depth: depth}
+}
+
+// streamPayloads returns the payloads of the requests stream in order.
+func streamPayloads(t *testing.T, rdb redis.UniversalClient, k streams.Keys) []string {
+	t.Helper()
+	msgs, err := rdb.XRange(context.Background(), k.Requests(), "-", "+").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, m := range msgs {
+		out = append(out, m.Values["payload"].(string))
+	}
+	return out
+}
+
+func TestFrontierOrders(t *testing.T) {
+	tests := []struct {
+		order streams.Order
+		want  string
+	}{
+		{streams.OrderPriority, "[req-3 req-1 req-4 req-0 req-2]"},
+		{streams.OrderBreadthFirst, "[req-4 req-0 req-2 req-3 req-1]"},
+		{streams.OrderDepthFirst, "[req-3 req-1 req-2 req-0 req-4]"},
+	}
+	for _, tt := range tests {
+		t.Run(string(tt.order), func(t *testing.T) {
+			srv := streamstest.Start(t)
+			rdb := srv.Client()
+			ctx := context.Background()
+			k := streams.NewKeys("order")
+			f, err := streams.NewFrontier(streams.FrontierConfig{Client: rdb, Keys: k, Order: tt.order})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			// (index, priority, depth)
+			if _, err := f.Enqueue(ctx, []streams.Candidate{cand(0, 0, 1), cand(1, 5, 2), cand(2, 0, 1), cand(3, 10, 2), cand(4, 1, 0)}); err != nil {
+				t.Fatal(err)
+			}
+			d, _ := streams.NewDispatcher(streams.DispatcherConfig{Client: rdb, Keys: k, Window: 100})
+			if n, err := d.Dispatch(ctx); err != nil || n != 5 {
+				t.Fatalf("dispatched %d, %v; want 5", n, err)
+			}
+			if got := fmt.Sprint(streamPayloads(t, rdb, k)); got != tt.want {
+				t.Fatalf("order (-want +got):\n-%s\n+%s", tt.want, got)
+			}
+		})
+	}
+}
+
+func TestDispatchKeepsTheWindowAndAHighPrioritySeedJumpsTheBacklog(t *testing.T) {
+	srv := streamstest.Start(t)
+	rdb := srv.Client()
+	ctx := context.Background()
+	k := streams.NewKeys("window")
+	f, _ := streams.NewFrontier(streams.FrontierConfig{Client: rdb, Keys: k})
+	defer f.Close()
+	var backlog []streams.Candidate
+	for i := 0; i < 50; i++ {
+		backlog = append(backlog, cand(i, 0, 1))
+	}
+	if _, err := f.Enqueue(ctx, backlog); err != nil {
+		t.Fatal(err)
+	}
+	if err := rdb.XGroupCreateMkStream(ctx, k.Requests(), streams.StageFetch, "0").Err(); err != nil {
+		t.Fatal(err)
+	}
+	d, _ := streams.NewDispatcher(streams.DispatcherConfig{Client: rdb, Keys: k, Window: 10})
+	if n, _ := d.Dispatch(ctx); n != 10 {
+		t.Fatalf("first round moved %d, want the window of 10", n)
+	}
+	if n, _ := d.Dispatch(ctx); n != 0 {
+		t.Fatalf("second round moved %d with the window full, want 0", n)
+	}
+	// A fetcher reads 4; a priority-10 request arrives; the next round tops the window up
+	// with it first.
+	rdb.XReadGroup(ctx, &redis.XReadGroupArgs{Group: streams.StageFetch, Consumer: "c", Streams: []string{k.Requests(), ">"}, Count: 4})
+	if _, err := f.Enqueue(ctx, []streams.Candidate{cand(99, 10, 1)}); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := d.Dispatch(ctx); n != 4 {
+		t.Fatalf("refill moved %d, want 4", n)
+	}
+	got := streamPayloads(t, rdb, k)
+	if got[10] != "req-99" {
+		t.Fatalf("first request after the refill = %s, want the priority-10 req-99 (stream %v)", got[10], got)
+	}
+	if n := rdb.ZCard(ctx, k.Frontier()).Val(); n != 50+1-14 {
+		t.Fatalf("frontier holds %d, want 37", n)
+	}
+}
+
+func TestDispatcherCrashBetweenPopAndPushLosesAndDuplicatesNothing(t *testing.T) {
+	srv := streamstest.Start(t)
+	rdb := srv.Client()
+	ctx := context.Background()
+	k := streams.NewKeys("fault")
+	f, _ := streams.NewFrontier(streams.FrontierConfig{Client: rdb, Keys: k})
+	defer f.Close()
+	var cs []streams.Candidate
+	for i := 0; i < 30; i++ {
+		cs = append(cs, cand(i, 0, 0))
+	}
+	if _, err := f.Enqueue(ctx, cs); err != nil {
+		t.Fatal(err)
+	}
+	crash := errors.New("killed")
+	bad, _ := streams.NewDispatcher(streams.DispatcherConfig{Client: rdb, Keys: k, Window: 20,
+		BeforeXAdd: func(int) error { return crash }})
+	if _, err := bad.Dispatch(ctx); err == nil {
+		t.Fatal("the fault hook did not fire")
+	}
+	if n := rdb.ZCard(ctx, k.Frontier()).Val(); n != 30 {
+		t.Fatalf("after the crash the frontier holds %d, want all 30", n)
+	}
+	if n := rdb.XLen(ctx, k.Requests()).Val(); n != 0 {
+		t.Fatalf("after the crash the stream holds %d, want 0", n)
+	}
+	good, _ := streams.NewDispatcher(streams.DispatcherConfig{Client: rdb, Keys: k, Window: 100})
+	if n, err := good.Dispatch(ctx); err != nil || n != 30 {
+		t.Fatalf("dispatch after the crash moved %d, %v; want 30", n, err)
+	}
+	seen := map[string]bool{}
+	for _, p := range streamPayloads(t, rdb, k) {
+		if seen[p] {
+			t.Fatalf("%s dispatched twice", p)
+		}
+		seen[p] = true
+	}
+	if len(seen) != 30 {
+		t.Fatalf("%d distinct requests in the stream, want 30", len(seen))
+	}
+}
+
+func TestMaxPagesStopsQueueing(t *testing.T) {
+	srv := streamstest.Start(t)
+	rdb := srv.Client()
+	ctx := context.Background()
+	k := streams.NewKeys("maxpages")
+	f, _ := streams.NewFrontier(streams.FrontierConfig{Client: rdb, Keys: k, MaxRequests: 7})
+	defer f.Close()
+	var cs []streams.Candidate
+	for i := 0; i < 10; i++ {
+		cs = append(cs, cand(i, 0, 0))
+	}
+	e, err := f.Emit(ctx, cs, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.Requests != 7 || e.OverLimit != 3 {
+		t.Fatalf("emitted %+v, want 7 queued and 3 over the limit", e)
+	}
+}

@@ -67,7 +67,9 @@ func (s *chainSite) counts() map[string]int {
 
 // titleSpider is a Go spider: one item {title} per page, following every link.
 func titleSpider(name, base string) *spiders.Spider {
-	sp := &spiders.Spider{Name: name, StartURLs: []string{base + "/0"}, AllowedDomains: []string{"127.0.0.1"}}
+	allow := true // the test site is on loopback
+	sp := &spiders.Spider{Name: name, StartURLs: []string{base + "/0"}, AllowedDomains: []string{"127.0.0.1"},
+		Settings: spiders.Settings{AllowPrivateNetworks: &allow}}
 	sp.Handle("parse", func(ctx context.Context, res *spiders.Response, out *spiders.Output) error {
 		doc, err := res.Doc()
 		if err != nil {

@@ -133,11 +133,7 @@ func (p *Parse) items(res *spiders.Response, items []spiders.Item) ([]streams.It
 	dedup := p.spider.Settings.ItemDedup()
 	for i := range items {
 		it := &items[i]
-		it.URL = res.URL
-		it.CrawledAt = res.FetchedAt
-		if it.Meta == nil && res.Request != nil {
-			it.Meta = res.Request.Meta
-		}
+		stamp(it, res)
 		payload, err := spiders.MarshalItem(it)
 		if err != nil {
 			return nil, fmt.Errorf("%w: handlers: item from %s: %w", streams.ErrPoison, res.URL, err)

@@ -32,6 +32,8 @@ type Config struct {
 	Stages []string
 	// Sink receives items in the store stage; Run closes it when it stops.
 	Sink processors.Sink
+	// Processors run on each item in the store stage, in order, before the sink.
+	Processors processors.Chain
 	// Consumer names this process in the stage groups. Keep it stable for one process
 	// slot (a restart re-reads its own pending entries). Default host-pid.
 	Consumer string
@@ -67,7 +69,8 @@ type Config struct {
 	BeforeAck func(stage string, msg *message.Message)
 }
 
-func (c *Config) setDefaults() {
+// setBasicDefaults sets the defaults every kind of run shares.
+func (c *Config) setBasicDefaults() {
 	if c.Consumer == "" {
 		host, _ := os.Hostname()
 		c.Consumer = host + "-" + strconv.Itoa(os.Getpid())
@@ -75,6 +78,13 @@ func (c *Config) setDefaults() {
 	if c.PollInterval == 0 {
 		c.PollInterval = 250 * time.Millisecond
 	}
+	if c.Logger == nil {
+		c.Logger = zap.NewNop()
+	}
+}
+
+func (c *Config) setDefaults() {
+	c.setBasicDefaults()
 	if c.ParseConcurrency == 0 {
 		c.ParseConcurrency = 16 * runtime.GOMAXPROCS(0)
 	}
@@ -217,7 +227,7 @@ func Run(ctx context.Context, cfg Config) (err error) {
 			}
 			router.AddConsumerHandler(stage, keys.Responses(), sub, p.Handle)
 		case streams.StageStore:
-			s, err := NewStore(cfg.Sink, counters)
+			s, err := NewStore(cfg.Sink, cfg.Processors, counters)
 			if err != nil {
 				return err
 			}

@@ -11,19 +11,21 @@ import (
 	"github.com/streamcrawl/streamcrawl/streams"
 )
 
-// Store is the store stage: it writes each item to the sink and returns once the sink
-// has it durably (or already had it under the same key).
+// Store is the store stage (and a post-processor's stage): it runs the item processors in
+// order, writes the item to the sink and returns once the sink has it durably (or
+// already had it under the same key).
 type Store struct {
-	sink     processors.Sink
-	counters *streams.Counters
+	sink       processors.Sink
+	processors processors.Chain
+	counters   *streams.Counters
 }
 
-// NewStore returns the store stage writing to sink. counters may be nil.
-func NewStore(sink processors.Sink, counters *streams.Counters) (*Store, error) {
+// NewStore returns the store stage writing to sink after chain. counters may be nil.
+func NewStore(sink processors.Sink, chain processors.Chain, counters *streams.Counters) (*Store, error) {
 	if sink == nil {
 		return nil, errors.New("handlers: store needs a sink")
 	}
-	return &Store{sink: sink, counters: counters}, nil
+	return &Store{sink: sink, processors: chain, counters: counters}, nil
 }
 
 // Handle stores the item in msg.
@@ -31,6 +33,16 @@ func (s *Store) Handle(msg *message.Message) error {
 	it, err := spiders.UnmarshalItem(msg.Payload)
 	if err != nil {
 		return fmt.Errorf("%w: %w", streams.ErrPoison, err)
+	}
+	keep, err := s.processors.Process(msg.Context(), it)
+	if err != nil {
+		return fmt.Errorf("handlers: process item %s: %w", it.Key(), err)
+	}
+	if !keep {
+		if s.counters != nil {
+			s.counters.Add("items_dropped", 1)
+		}
+		return nil
 	}
 	stored, err := s.sink.Store(msg.Context(), it)
 	if err != nil {

@@ -217,6 +217,10 @@ func OpenDeduper(ctx context.Context, rdb redis.UniversalClient, keys Keys, cfg 
 		if err := reserveBloom(ctx, rdb, keys, rec.DedupConfig); err != nil {
 			return nil, err
 		}
+	} else if rec.Mode == DedupBloom {
+		if err := checkBitfield(ctx, rdb, keys); err != nil {
+			return nil, err
+		}
 	}
 	d := &Deduper{rdb: rdb, keys: keys, rec: rec, lua: rec.luaSeenAdd()}
 	d.add = redis.NewScript(d.lua + seenAddBody)
@@ -333,7 +337,8 @@ func (d *Deduper) run(ctx context.Context, s *redis.Script, ro bool, fps [][]byt
 type DedupUsage struct {
 	// Keys is how many keys the dedup uses.
 	Keys int64
-	// Bytes is the sum of MEMORY USAGE of those keys (exact: SAMPLES 0).
+	// Bytes is the sum of MEMORY USAGE of those keys (exact: SAMPLES 0); 0 when the
+	// server has no MEMORY USAGE (the embedded Redis).
 	Bytes int64
 	// URLs is how many fingerprints were recorded; -1 when Redis cannot tell (RedisBloom).
 	URLs int64
@@ -361,17 +366,21 @@ func (d *Deduper) Usage(ctx context.Context) (DedupUsage, error) {
 				state = p.HMGet(ctx, k, "n", "c")
 			}
 		}
-		if _, err := p.Exec(ctx); err != nil {
-			return err
-		}
+		_, _ = p.Exec(ctx) // errors are looked at command by command
 		for i := range keys {
 			u.Keys++
-			u.Bytes += mem[i].Val()
+			u.Bytes += mem[i].Val() // 0 when the server has no MEMORY USAGE (miniredis)
 			if cnt[i] != nil {
+				if err := cnt[i].Err(); err != nil {
+					return err
+				}
 				u.URLs += cnt[i].Val()
 			}
 		}
 		if state != nil {
+			if err := state.Err(); err != nil {
+				return err
+			}
 			v := state.Val()
 			bloomN, bloomC = anyInt(v[0]), anyInt(v[1])
 		}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/streamcrawl/streamcrawl/streams"
@@ -338,4 +339,31 @@ func usedMemory(t *testing.T, rdb redis.UniversalClient) int64 {
 	}
 	t.Fatal("no used_memory in INFO memory")
 	return 0
+}
+
+// TestDedupOnEmbeddedRedis: single-machine mode runs on miniredis, which has Lua but no
+// BITFIELD, CONFIG or MEMORY: exact and set modes work there, bloom mode says why not.
+func TestDedupOnEmbeddedRedis(t *testing.T) {
+	m := miniredis.RunT(t)
+	rdb := redis.NewClient(&redis.Options{Addr: m.Addr()})
+	t.Cleanup(func() { _ = rdb.Close() })
+	ctx := context.Background()
+	fps := fingerprints("e", 500)
+	for _, mode := range []streams.DedupMode{streams.DedupExact, streams.DedupSet} {
+		d := openDeduper(t, rdb, "embedded-"+string(mode), streams.DedupConfig{Mode: mode, Capacity: 1000})
+		got, err := d.Add(ctx, append(fps, fps[:100]...))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if count(got[:500], false) != 0 || count(got[500:], true) != 0 {
+			t.Fatalf("%s: Add on embedded Redis got %d new of 500 then %d new of 100 repeats", mode, count(got[:500], true), count(got[500:], true))
+		}
+		if u, err := d.Usage(ctx); err != nil || u.URLs != 500 {
+			t.Fatalf("%s: Usage = %+v, %v, want 500 URLs", mode, u, err)
+		}
+	}
+	_, err := streams.OpenDeduper(ctx, rdb, streams.NewKeys("embedded-bloom"), streams.DedupConfig{Mode: streams.DedupBloom}, nil)
+	if err == nil || !strings.Contains(err.Error(), "BITFIELD_RO") || !strings.Contains(err.Error(), "exact") {
+		t.Fatalf("bloom on embedded Redis: err = %v, want one naming BITFIELD_RO and exact dedup", err)
+	}
 }

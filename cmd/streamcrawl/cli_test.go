@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net"
 	"path/filepath"
 	"sort"
@@ -123,10 +124,9 @@ func TestCLI(t *testing.T) {
 		}
 	})
 
-	t.Run("finished crawl: status, seed again, reset", func(t *testing.T) {
+	t.Run("finished crawl: status and seed again", func(t *testing.T) {
 		t.Parallel()
 		srv := streamstest.Start(t)
-		rdb := srv.Client()
 		site := demosite.New(200)
 		base := serveSite(t, site)
 		spider := writeFile(t, "shop.yaml", spiderYAML(t, site, "shop", base))
@@ -175,10 +175,23 @@ func TestCLI(t *testing.T) {
 		if want := "queued 1 of 3 URLs for crawl shop (2 already seen)"; code != 0 || !strings.Contains(stdout, want) {
 			t.Errorf("seed of 2 seen URLs and a new one: exit %d, stdout %q, stderr %q; want exit 0 and %q", code, stdout, stderr, want)
 		}
+	})
 
-		// reset deletes every key of the crawl, and only those.
+	t.Run("reset deletes every key of the crawl and only those", func(t *testing.T) {
+		t.Parallel()
+		srv := streamstest.Start(t)
+		rdb := srv.Client()
+		site := demosite.New(100)
+		base := serveSite(t, site)
+		// The site's own spider, default settings: whatever keys they make, reset removes.
+		spider := writeFile(t, "shop.yaml", site.SpiderYAML("shop", base))
+		out := filepath.Join(t.TempDir(), "items.jsonl")
+		code, stdout, stderr := runCLI(t, crawlTimeout, nil, append([]string{"crawl", spider, "--redis", srv.URL(), "--out", out}, fastRetries...)...)
+		if code != 0 {
+			t.Fatalf("crawl: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+		}
 		ctx := context.Background()
-		if err := rdb.Set(ctx, "other:key", "x", 0).Err(); err != nil {
+		if err := rdb.Set(ctx, "sc:{other}:stats", "x", 0).Err(); err != nil {
 			t.Fatal(err)
 		}
 		before := scanKeys(t, rdb, "sc:{shop}:*")
@@ -186,8 +199,8 @@ func TestCLI(t *testing.T) {
 			t.Fatalf("before reset the crawl has keys %v, want its streams, seen set, stats and meta", before)
 		}
 		code, stdout, stderr = runCLI(t, 30*time.Second, nil, "reset", "--redis", srv.URL(), "--crawl", "shop")
-		if code != 0 || !strings.Contains(stdout, "crawl shop reset: ") {
-			t.Fatalf("reset: exit %d, stdout %q, stderr %q", code, stdout, stderr)
+		if want := fmt.Sprintf("crawl shop reset: %d keys deleted", len(before)); code != 0 || !strings.Contains(stdout, want) {
+			t.Errorf("reset: exit %d, stdout %q, stderr %q; want exit 0 and %q", code, stdout, stderr, want)
 		}
 		if n, err := rdb.Exists(ctx, streams.NewKeys("shop").All()...).Result(); err != nil || n != 0 {
 			t.Errorf("after reset EXISTS of the crawl's keys = %d (%v), want 0", n, err)
@@ -195,8 +208,8 @@ func TestCLI(t *testing.T) {
 		if left := scanKeys(t, rdb, "sc:{shop}:*"); len(left) != 0 {
 			t.Errorf("after reset these keys of the crawl remain: %v (it had %v)", left, before)
 		}
-		if n, _ := rdb.Exists(ctx, "other:key").Result(); n != 1 {
-			t.Errorf("reset deleted a key that is not the crawl's")
+		if n, _ := rdb.Exists(ctx, "sc:{other}:stats").Result(); n != 1 {
+			t.Errorf("reset of crawl shop deleted a key of crawl other")
 		}
 	})
 

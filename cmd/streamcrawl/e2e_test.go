@@ -58,11 +58,18 @@ func newCluster(t *testing.T, name string, site testSite) *cluster {
 }
 
 // spiderYAML returns the site's spider with max_retries set so that a URL answering 500
-// is requested exactly fetchAttempts times.
+// is requested exactly fetchAttempts times, and robots.txt explicitly not obeyed: the
+// crawl reaches site.Reachable(false).
 func spiderYAML(t testing.TB, site testSite, name, base string) string {
 	t.Helper()
+	return spiderYAMLRobots(t, site, name, base, false)
+}
+
+// spiderYAMLRobots is spiderYAML with obey_robots set to obey.
+func spiderYAMLRobots(t testing.TB, site testSite, name, base string, obey bool) string {
+	t.Helper()
 	y := site.SpiderYAML(name, base)
-	out := strings.Replace(y, "\nsettings:\n", fmt.Sprintf("\nsettings:\n  max_retries: %d\n", fetchAttempts-1), 1)
+	out := strings.Replace(y, "\nsettings:\n", fmt.Sprintf("\nsettings:\n  max_retries: %d\n  obey_robots: %v\n", fetchAttempts-1, obey), 1)
 	if out == y {
 		t.Fatalf("spider of the site has no settings block:\n%s", y)
 	}
@@ -217,6 +224,29 @@ func TestMultiProcessCrawlDemoSite(t *testing.T) {
 	// pages are the only duplicates, dropped by the parse stage.
 	if want, got := cleanItemStats(len(site.Products()), demoItemPages(site)), readItemStats(t, c.rdb, c.name); got != want {
 		t.Errorf("item stats (-want +got):\n-%+v\n+%+v", want, got)
+	}
+}
+
+// TestMultiProcessCrawlObeysRobotsTxt crawls the demo shop with obey_robots: two
+// fetchers share one fetch of robots.txt through Redis and skip what it disallows.
+func TestMultiProcessCrawlObeysRobotsTxt(t *testing.T) {
+	t.Parallel()
+	site := demosite.New(500)
+	c := newCluster(t, "shop", site)
+	c.spider = writeFile(t, "shop-robots.yaml", spiderYAMLRobots(t, site, c.name, c.base, true))
+	c.seed()
+	procs := c.start(2, 1, 1)
+	waitAll(t, crawlTimeout, c.rdb, c.name, procs...)
+	checkExit0(t, procs...)
+
+	want := wantRequests(site.Reachable(true), site.ReachableKind(true, demosite.ServerError))
+	want["/robots.txt"] = 1
+	checkRequests(t, want, site.Requests())
+	checkItems(t, readItems(t, c.out), site.ExpectedItems(c.base), "product", "url")
+	checkFinished(t, c.rdb, c.name)
+	if d := diffCounts(prefixed("stage=fetch ", setOf(site.ReachableKind(true, demosite.ServerError))),
+		deadLetterPaths(t, c.rdb, c.name, c.base), 20); d != "" {
+		t.Errorf("dead letters (-want +got):\n%s", d)
 	}
 }
 

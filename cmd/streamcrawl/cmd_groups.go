@@ -1,0 +1,92 @@
+package main
+
+import (
+	"fmt"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/streamcrawl/streamcrawl/spiders"
+	"github.com/streamcrawl/streamcrawl/streams"
+)
+
+func (a *app) groupsCommand() *cobra.Command {
+	var crawl, stream, group, id string
+	cmd := &cobra.Command{
+		Use:   "groups list|create|setid|delete --redis URL --crawl NAME [--stream items] [--group NAME] [--id ID]",
+		Short: "List and manage the consumer groups of a crawl's stream",
+		Long: `groups shows who reads a stream (list) and manages post-processor and replay groups:
+create one at --id, move one with XGROUP SETID (setid), or delete one. The stage groups
+(fetch, parse, store) cannot be created, moved or deleted here.
+
+--stream is requests, responses or items (default items).`,
+		Args:      cobra.ExactArgs(1),
+		ValidArgs: []string{"list", "create", "setid", "delete"},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			if err := spiders.ValidateName(crawl); err != nil {
+				return err
+			}
+			k := streams.NewKeys(crawl)
+			key := map[string]string{"requests": k.Requests(), "responses": k.Responses(), "items": k.Items()}[stream]
+			if key == "" {
+				return fmt.Errorf("--stream %q: want requests, responses or items", stream)
+			}
+			rdb, err := a.connect(ctx, true)
+			if err != nil {
+				return err
+			}
+			defer rdb.Close()
+			if args[0] != "list" {
+				if group == "" {
+					return fmt.Errorf("--group is required")
+				}
+				if group == streams.StageFetch || group == streams.StageParse || group == streams.StageStore {
+					return streams.ErrStageGroup
+				}
+			}
+			pos, err := streams.ParsePosition(id, time.Now())
+			if err != nil {
+				return err
+			}
+			switch args[0] {
+			case "list":
+				groups, err := rdb.XInfoGroups(ctx, key).Result()
+				if err != nil {
+					return fmt.Errorf("groups of %s: %w", key, err)
+				}
+				tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+				fmt.Fprintln(tw, "GROUP\tCONSUMERS\tPENDING\tLAG\tLAST-DELIVERED")
+				for _, g := range groups {
+					fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%s\n", g.Name, g.Consumers, g.Pending, g.Lag, g.LastDeliveredID)
+				}
+				return tw.Flush()
+			case "create", "setid":
+				if pos != "$" {
+					pos = streams.Before(pos)
+				}
+				if err := streams.CreateGroup(ctx, rdb, key, group, pos, args[0] == "setid"); err != nil {
+					return err
+				}
+				fmt.Fprintf(a.stdout, "group %s on %s delivers entries after %s\n", group, key, pos)
+			case "delete":
+				n, err := rdb.XGroupDestroy(ctx, key, group).Result()
+				if err != nil {
+					return fmt.Errorf("delete group %s: %w", group, err)
+				}
+				fmt.Fprintf(a.stdout, "deleted %d group(s)\n", n)
+			default:
+				return fmt.Errorf("unknown action %q: want list, create, setid or delete", args[0])
+			}
+			return nil
+		},
+	}
+	a.redisFlags(cmd, false)
+	fl := cmd.Flags()
+	fl.StringVar(&crawl, "crawl", "", "crawl name (required)")
+	fl.StringVar(&stream, "stream", "items", "requests, responses or items")
+	fl.StringVar(&group, "group", "", "group name")
+	fl.StringVar(&id, "id", "0", "first entry the group delivers (create, setid): ID, RFC 3339 time, duration ago, 0, or $")
+	return cmd
+}

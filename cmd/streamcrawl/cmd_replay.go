@@ -1,0 +1,144 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/streamcrawl/streamcrawl/handlers"
+	"github.com/streamcrawl/streamcrawl/processors"
+	"github.com/streamcrawl/streamcrawl/spiders"
+	"github.com/streamcrawl/streamcrawl/streams"
+)
+
+func (a *app) replayCommand() *cobra.Command {
+	var f runFlags
+	var crawl, stage, from, to, spiderPath, group string
+	cmd := &cobra.Command{
+		Use:   "replay --redis URL --crawl NAME --stage parse|store --from ID|TIME [--to ID|TIME] [--spider SPIDER.yaml] [--out FILE]",
+		Short: "Re-run the parse or store stage over retained entries, fetching nothing",
+		Long: `replay runs a stage again over the entries its input stream still retains (see the
+--retain-* flags of the stages), through a consumer group of its own:
+
+  --stage parse   re-parses stored responses with --spider (e.g. a fixed selector) and
+                  writes the items to --out, or, without --out, to the items stream tagged
+                  with the replay (metadata sc_replay) for the store group and
+                  post-processors. Links found are not followed: nothing is fetched.
+  --stage store   re-delivers stored items to a new sink (--out required).
+
+--from and --to take an entry ID (1700000000000-0), an RFC 3339 time, a duration ago
+(2h), or 0 for the beginning; --to defaults to the newest entry when the replay starts.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx := cmd.Context()
+			if err := spiders.ValidateName(crawl); err != nil {
+				return err
+			}
+			rdb, err := a.connect(ctx, true)
+			if err != nil {
+				return err
+			}
+			defer rdb.Close()
+			cfg := handlers.ReplayConfig{Client: rdb, Crawl: crawl, Stage: stage, From: from, To: to,
+				Group: group, Consumer: f.consumer, Subscriber: f.subscriber(), Logger: a.log}
+			if spiderPath != "" {
+				if cfg.Spider, err = a.loadSpider(spiderPath); err != nil {
+					return err
+				}
+				cfg.Spider.Name = crawl
+			}
+			if f.out != "" {
+				var sink processors.Sink
+				if sink, _, err = f.openSink(ctx, crawl, a.log); err != nil {
+					return err
+				}
+				cfg.Sink = sink
+			}
+			res, err := handlers.Replay(ctx, cfg)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(a.stdout, "replay %s of %s: %d entries, %d items, %d links not followed, %d entries past --to skipped\n",
+				res.Group, crawl, res.Entries, res.Items, res.RequestsDiscarded, res.Skipped)
+			if f.out != "" {
+				fmt.Fprintf(a.stdout, "items written to %s\n", redactOut(f.out))
+			}
+			return nil
+		},
+	}
+	a.redisFlags(cmd, false)
+	fl := cmd.Flags()
+	fl.StringVar(&crawl, "crawl", "", "crawl name (required)")
+	fl.StringVar(&stage, "stage", streams.StageParse, "stage to replay: parse or store")
+	fl.StringVar(&from, "from", "0", "first entry: ID, RFC 3339 time, duration ago, or 0")
+	fl.StringVar(&to, "to", "", "last entry (default: the newest when the replay starts)")
+	fl.StringVar(&spiderPath, "spider", "", "spider YAML to parse with (parse replays)")
+	fl.StringVar(&group, "group", "", "consumer group of the replay (default replay-<stage>-<ms>; an existing one is moved with XGROUP SETID)")
+	fl.StringVar(&f.out, "out", "", "sink for the items: FILE.jsonl, FILE.csv or postgres://...")
+	fl.StringVar(&f.consumer, "consumer", "", "consumer name (default host-pid)")
+	return cmd
+}
+
+func (a *app) processCommand() *cobra.Command {
+	var f runFlags
+	var crawl, group, from, require string
+	var trim bool
+	cmd := &cobra.Command{
+		Use:   "process --redis URL --crawl NAME --group NAME [--from ID] [--out FILE]",
+		Short: "Run a post-processor: its own consumer group on the crawl's items stream",
+		Long: `process joins the crawl's items stream with a consumer group of its own: every group
+sees every item, and processes started with the same --group share its items. Items go
+through the built-in processors chosen by flags, then to --out, with the same
+at-least-once delivery, reclaim of dead consumers' items and dead letters as the stages.
+A post-processor never holds the crawl open. For processors in Go, see the processors
+package and handlers.Process.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx := cmd.Context()
+			if err := spiders.ValidateName(crawl); err != nil {
+				return err
+			}
+			if group == "" {
+				return fmt.Errorf("--group is required")
+			}
+			rdb, err := a.connectWorker(ctx, true)
+			if err != nil {
+				return err
+			}
+			defer rdb.Close()
+			var chain processors.Chain
+			if trim {
+				chain = append(chain, processors.TrimSpace())
+			}
+			req, err := processors.ParseRequire(require)
+			if err != nil {
+				return err
+			}
+			if req != nil {
+				chain = append(chain, req)
+			}
+			if f.out == "" {
+				f.out = crawl + "-" + group + ".jsonl"
+			}
+			sink, path, err := f.openSink(ctx, crawl, a.log)
+			if err != nil {
+				return err
+			}
+			a.log.Sugar().Infof("post-processor %s of %s writing to %s", group, crawl, path)
+			return handlers.Process(ctx, handlers.ProcessConfig{Client: rdb, Crawl: crawl, Group: group, From: from,
+				Processors: chain, Sink: sink, UntilDone: f.untilDone, Consumer: f.consumer,
+				Subscriber: f.subscriber(), Logger: a.log})
+		},
+	}
+	a.redisFlags(cmd, false)
+	f.add(cmd, true)
+	fl := cmd.Flags()
+	fl.StringVar(&crawl, "crawl", "", "crawl name (required)")
+	fl.StringVar(&group, "group", "", "consumer group of this post-processor (required)")
+	fl.StringVar(&from, "from", "0", "where a new group starts: ID, RFC 3339 time, duration ago, 0, or $ for new items only")
+	fl.StringVar(&require, "require", "", "drop items lacking any of these comma-separated fields")
+	fl.BoolVar(&trim, "trim", false, "trim whitespace around string fields")
+	fl.BoolVar(&f.untilDone, "until-done", false, "exit 0 once the crawl is done and this group has every item")
+	fl.Lookup("out").Usage = "sink: FILE.jsonl (default <crawl>-<group>.jsonl), FILE.csv or postgres://..."
+	return cmd
+}

@@ -1,0 +1,95 @@
+package handlers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/ThreeDotsLabs/watermill/message"
+	"github.com/redis/go-redis/v9"
+	"go.uber.org/zap"
+
+	"github.com/streamcrawl/streamcrawl/streams"
+)
+
+// GroupConfig runs one handler over a stream in a consumer group of its own: a
+// post-processor joining the items stream, or a replay of a stage.
+type GroupConfig struct {
+	Client redis.UniversalClient
+	// Stream and Group to read; the group is created at StartID when missing.
+	Stream, Group, StartID string
+	// Consumer names this process in the group. Default host-pid.
+	Consumer string
+	// Handle processes one message; it must be done with it (output in Redis or in the
+	// sink) when it returns nil.
+	Handle message.NoPublishHandlerFunc
+	// Concurrency is the number of messages in flight. Default 64.
+	Concurrency int
+	// Until, when set, is checked every PollInterval; Run returns once it is true.
+	Until func(ctx context.Context) (bool, error)
+	// PollInterval default 250ms.
+	PollInterval time.Duration
+	// Subscriber tunes the subscriber (Client, Group, Consumer and DeadStream are set).
+	Subscriber streams.SubscriberConfig
+	// DeadStream for entries that fail too often. Required.
+	DeadStream string
+	Logger     *zap.Logger
+}
+
+// RunGroup runs cfg until ctx ends or Until says so, with the same at-least-once, reclaim
+// and dead-letter behaviour as the stages, then shuts down in order.
+func RunGroup(ctx context.Context, cfg GroupConfig) error {
+	if cfg.Client == nil || cfg.Handle == nil || cfg.Stream == "" || cfg.Group == "" || cfg.DeadStream == "" {
+		return errors.New("handlers: a group run needs a client, a stream, a group, a dead-letter stream and a handler")
+	}
+	base := Config{Consumer: cfg.Consumer, PollInterval: cfg.PollInterval, Logger: cfg.Logger}
+	base.setBasicDefaults()
+	if cfg.Concurrency == 0 {
+		cfg.Concurrency = 64
+	}
+	log := base.Logger.With(zap.String("group", cfg.Group), zap.String("consumer", base.Consumer))
+	scfg := cfg.Subscriber
+	scfg.Client, scfg.Group, scfg.Consumer, scfg.DeadStream, scfg.Logger = cfg.Client, cfg.Group, base.Consumer, cfg.DeadStream, log
+	scfg.StartID, scfg.MaxInFlight = cfg.StartID, cfg.Concurrency
+	sub, err := newStageSubscriber(scfg)
+	if err != nil {
+		return err
+	}
+	router, err := message.NewRouter(message.RouterConfig{CloseTimeout: scfg.ShutdownTimeout + 10*time.Second}, newZapAdapter(log))
+	if err != nil {
+		return fmt.Errorf("handlers: router: %w", err)
+	}
+	router.AddMiddleware(recordFailures(log))
+	router.AddConsumerHandler(cfg.Group, cfg.Stream, sub, cfg.Handle)
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if cfg.Until == nil {
+			return
+		}
+		t := time.NewTicker(base.PollInterval)
+		defer t.Stop()
+		for {
+			select {
+			case <-runCtx.Done():
+				return
+			case <-t.C:
+			}
+			if ok, err := cfg.Until(runCtx); err == nil && ok {
+				log.Info("group done")
+				cancel()
+				return
+			}
+		}
+	}()
+	err = router.Run(runCtx)
+	cancel()
+	<-done
+	if err != nil {
+		return fmt.Errorf("handlers: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,82 @@
+package handlers
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"go.uber.org/zap"
+
+	"github.com/streamcrawl/streamcrawl/processors"
+	"github.com/streamcrawl/streamcrawl/streams"
+)
+
+// ProcessConfig runs a post-processor: a consumer group of its own on the crawl's items
+// stream. Every group sees every item; processes in one group share the work.
+type ProcessConfig struct {
+	Client redis.UniversalClient
+	Crawl  string
+	// Group names the post-processor; not fetch, parse or store.
+	Group string
+	// From is where a new group starts (streams.ParsePosition); default the beginning.
+	From string
+	// Processors run on each item, in order, before Sink. Process closes Sink.
+	Processors processors.Chain
+	Sink       processors.Sink
+	// UntilDone returns once the crawl is done and this group has handled every item.
+	UntilDone  bool
+	Consumer   string
+	Subscriber streams.SubscriberConfig
+	Logger     *zap.Logger
+}
+
+// Process runs the post-processor until ctx ends (or, with UntilDone, until the crawl
+// and this group are done). It does not hold the crawl open: the crawl's "done" looks
+// only at its own stage groups.
+func Process(ctx context.Context, cfg ProcessConfig) (err error) {
+	if cfg.Group == streams.StageFetch || cfg.Group == streams.StageParse || cfg.Group == streams.StageStore {
+		return streams.ErrStageGroup
+	}
+	if cfg.Sink == nil {
+		return errors.New("handlers: a post-processor needs a sink")
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = zap.NewNop()
+	}
+	defer func() {
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		defer cancel()
+		if cerr := cfg.Sink.Close(cctx); cerr != nil && err == nil {
+			err = cerr
+		}
+	}()
+	keys := streams.NewKeys(cfg.Crawl)
+	start, err := streams.ParsePosition(cfg.From, time.Now())
+	if err != nil {
+		return err
+	}
+	if start != "$" {
+		start = streams.Before(start)
+	}
+	counters := streams.NewCounters(cfg.Client, keys.Stats(), streams.DefaultCountersInterval)
+	defer counters.Close()
+	store, err := NewStore(cfg.Sink, cfg.Processors, nil)
+	if err != nil {
+		return err
+	}
+	var until func(ctx context.Context) (bool, error)
+	if cfg.UntilDone {
+		until = func(ctx context.Context) (bool, error) {
+			p, err := streams.ReadProgress(ctx, cfg.Client, keys)
+			if err != nil || !p.Done() {
+				return false, err
+			}
+			st, err := streams.ReadGroupState(ctx, cfg.Client, keys.Items(), cfg.Group)
+			return err == nil && st.Exists && st.Pending == 0 && !st.Unread(), err
+		}
+	}
+	return RunGroup(ctx, GroupConfig{Client: cfg.Client, Stream: keys.Items(), Group: cfg.Group, StartID: start,
+		Consumer: cfg.Consumer, Handle: store.Handle, Until: until, Subscriber: cfg.Subscriber,
+		DeadStream: keys.Dead(), Logger: cfg.Logger})
+}

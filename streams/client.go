@@ -52,6 +52,14 @@ func (c *Client) Close() error {
 	return err
 }
 
+// quietRedis keeps go-redis's own logger (dial failures printed to stderr) out of the
+// output: our components log failures themselves, rate-limited, through zap.
+type quietRedis struct{}
+
+func (quietRedis) Printf(context.Context, string, ...interface{}) {}
+
+func init() { redis.SetLogger(quietRedis{}) }
+
 // Connect opens a client, checks that the server answers, and warns (through the
 // logger) when the server's settings could lose crawl state.
 func Connect(ctx context.Context, o ClientOptions) (*Client, error) {
@@ -95,7 +103,13 @@ func Connect(ctx context.Context, o ClientOptions) (*Client, error) {
 
 	pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	if err := c.Ping(pctx).Err(); err != nil {
+	probe := *opt
+	probe.MaxRetries = -1 // fail fast on a refused connection
+	probe.PoolSize = 1
+	pc := redis.NewClient(&probe)
+	err := pc.Ping(pctx).Err()
+	_ = pc.Close()
+	if err != nil {
 		_ = c.Close()
 		return nil, fmt.Errorf("streams: cannot reach redis at %s: %w", c.Addr, err)
 	}

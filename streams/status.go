@@ -91,12 +91,32 @@ func ReadStatus(ctx context.Context, rdb redis.UniversalClient, k Keys) (*Status
 	return st, nil
 }
 
-// Reset deletes every key of the crawl. Stop the crawl's processes first: they keep
+// Reset deletes every key of the crawl (the per-host politeness and robots.txt keys
+// included) and its runtime seeds. Stop the crawl's processes first: they keep
 // in-process caches of what Redis had.
 func Reset(ctx context.Context, rdb redis.UniversalClient, k Keys) (int64, error) {
-	n, err := rdb.Del(ctx, k.All()...).Result()
-	if err != nil {
+	keys := append(k.All(), SeedKey(k.Crawl()), SeedProcessingKey(k.Crawl()))
+	iter := rdb.Scan(ctx, 0, k.key("*"), 1000).Iterator()
+	seen := map[string]bool{}
+	for _, key := range keys {
+		seen[key] = true
+	}
+	for iter.Next(ctx) {
+		if !seen[iter.Val()] {
+			seen[iter.Val()] = true
+			keys = append(keys, iter.Val())
+		}
+	}
+	if err := iter.Err(); err != nil {
 		return 0, fmt.Errorf("streams: reset crawl %s: %w", k.Crawl(), err)
+	}
+	var n int64
+	for _, key := range keys { // one by one: the seed keys live in another slot
+		d, err := rdb.Del(ctx, key).Result()
+		if err != nil {
+			return n, fmt.Errorf("streams: reset crawl %s: %w", k.Crawl(), err)
+		}
+		n += d
 	}
 	return n, nil
 }

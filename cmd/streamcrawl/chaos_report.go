@@ -42,7 +42,7 @@ func (c *chaosReport) ok() bool {
 func (r *chaosRun) check(ctx context.Context, site *demosite.Site, base string) error {
 	rep := &r.report
 	counts := site.Requests()
-	reach := site.Reachable(false)
+	reach := site.Reachable(true) // the demo spider obeys robots.txt
 	rep.Pages = len(reach)
 	for _, pq := range reach {
 		n := counts[pq]

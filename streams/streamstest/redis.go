@@ -57,6 +57,7 @@ func (s *Server) start(bin string) error {
 		"--save", "", "--appendonly", "no", "--protected-mode", "yes", "--daemonize", "no",
 		"--logfile", filepath.Join(s.Dir, "redis.log")}, s.args...)
 	cmd := exec.Command(bin, args...)
+	setPdeathsig(cmd) // the server dies with the test binary, however it ends
 	if err := cmd.Start(); err != nil {
 		return err
 	}

@@ -1,0 +1,7 @@
+//go:build !linux
+
+package streamstest
+
+import "os/exec"
+
+func setPdeathsig(*exec.Cmd) {}

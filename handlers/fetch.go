@@ -116,17 +116,20 @@ func (f *Fetch) Handle(msg *message.Message) ([]*message.Message, error) {
 		crawlDelay = v.delay
 	}
 	lease := msg.UUID + "/" + msg.Metadata.Get(streams.MetaStreamID)
-	wait, err := f.hosts.Acquire(ctx, u.Host, lease, f.polite.rule(u.Hostname(), crawlDelay))
-	if err != nil {
-		return nil, err
-	}
-	if wait > 0 {
-		return nil, f.park(ctx, req, wait, "politeness_waits")
+	rule := f.polite.rule(u.Hostname(), crawlDelay)
+	if rule.Concurrency > 0 || rule.Delay > 0 { // else nothing to enforce: no Redis work
+		wait, err := f.hosts.Acquire(ctx, u.Host, lease, rule)
+		if err != nil {
+			return nil, err
+		}
+		if wait > 0 {
+			return nil, f.park(ctx, req, wait, "politeness_waits")
+		}
 	}
 	start := time.Now()
 	res, err := f.Fetch(ctx, req)
 	f.polite.observe(u.Hostname(), time.Since(start))
-	if rerr := f.hosts.Release(context.WithoutCancel(ctx), u.Host, lease); rerr != nil {
+	if rerr := f.hosts.Release(context.WithoutCancel(ctx), u.Host, lease, rule); rerr != nil {
 		f.log.Debug("release host slot failed; it expires by itself", zap.Error(rerr))
 	}
 	var rerr *retryableError

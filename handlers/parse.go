@@ -67,9 +67,11 @@ func (p *Parse) Handle(msg *message.Message) error {
 		return err
 	}
 	// Requests and items go out in one script; the page is acked after it ran.
-	if _, err := p.frontier.Emit(ctx, cands, items); err != nil {
+	e, err := p.frontier.Emit(ctx, cands, items)
+	if err != nil {
 		return fmt.Errorf("handlers: output of %s: %w", res.URL, err)
 	}
+	countEmitted(p.counters, e)
 	p.count("pages_parsed", 1)
 	return nil
 }
@@ -152,4 +154,16 @@ func (p *Parse) count(field string, n int64) {
 	if p.counters != nil {
 		p.counters.Add(field, n)
 	}
+}
+
+// countEmitted adds what an emit did to the crawl's counters.
+func countEmitted(c *streams.Counters, e streams.Emitted) {
+	if c == nil {
+		return
+	}
+	c.Add("requests_queued", int64(e.Requests))
+	c.Add("requests_duplicate", int64(e.DuplicateRequests))
+	c.Add("items_scraped", int64(e.Items))
+	c.Add("items_duplicate_dropped", int64(e.DuplicateItems))
+	c.Add("dropped_max_pages", int64(e.OverLimit))
 }

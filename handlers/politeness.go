@@ -26,7 +26,7 @@ func newPoliteness(s spiders.Settings) *politeness {
 
 // rule returns the politeness of host; crawlDelay is its robots.txt Crawl-delay.
 func (p *politeness) rule(host string, crawlDelay time.Duration) streams.HostRule {
-	r := streams.HostRule{Concurrency: p.s.PerHostConcurrency, Delay: p.s.PerHostDelay, LeaseTTL: p.leaseTTL}
+	r := streams.HostRule{Concurrency: max(p.s.PerHostConcurrency, 0), Delay: p.s.PerHostDelay, LeaseTTL: p.leaseTTL}
 	h := strings.ToLower(host)
 	for _, l := range p.s.Limits {
 		if ok, _ := path.Match(strings.ToLower(l.Domain), h); ok {
@@ -38,6 +38,9 @@ func (p *politeness) rule(host string, crawlDelay time.Duration) streams.HostRul
 		}
 	}
 	r.Delay = max(r.Delay, crawlDelay)
+	if r.Concurrency < 0 {
+		r.Concurrency = 0
+	}
 	if p.s.Autothrottle != nil && *p.s.Autothrottle {
 		p.mu.Lock()
 		r.Delay = max(r.Delay, min(p.latency[h], time.Minute))

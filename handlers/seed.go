@@ -48,9 +48,13 @@ func Seed(ctx context.Context, rdb redis.UniversalClient, spider *spiders.Spider
 		return 0, err
 	}
 	defer f.Close()
-	n, err := f.Enqueue(ctx, cands)
+	e, err := f.Emit(ctx, cands, nil)
 	if err != nil {
 		return 0, err
+	}
+	n := e.Requests
+	if err := rdb.HIncrBy(ctx, streams.NewKeys(spider.Name).Stats(), "requests_queued", int64(n)).Err(); err != nil {
+		return n, fmt.Errorf("handlers: seed: %w", err)
 	}
 	if err := f.MarkSeeded(ctx, spider.Name); err != nil {
 		return n, err

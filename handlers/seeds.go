@@ -114,6 +114,7 @@ func (p *seedPoller) poll(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	countEmitted(p.counters, e)
 	if err := p.frontier.MarkSeeded(ctx, p.spider.Name); err != nil {
 		return err
 	}

@@ -20,7 +20,9 @@ type Processor interface {
 type ProcessorFunc func(ctx context.Context, it *spiders.Item) (bool, error)
 
 // Process calls f.
-func (f ProcessorFunc) Process(ctx context.Context, it *spiders.Item) (bool, error) { return f(ctx, it) }
+func (f ProcessorFunc) Process(ctx context.Context, it *spiders.Item) (bool, error) {
+	return f(ctx, it)
+}
 
 // Chain runs processors in order; the first that drops the item ends the chain.
 type Chain []Processor

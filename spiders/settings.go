@@ -66,7 +66,8 @@ type Settings struct {
 	// way into the network it runs in.
 	AllowPrivateNetworks *bool `yaml:"allow_private_networks"`
 	// PerHostConcurrency is the most requests in flight to one host across all fetch
-	// processes. Default 8.
+	// processes. Default 8; -1 means no limit (and, with no delay, no politeness work in
+	// Redis at all).
 	PerHostConcurrency int `yaml:"per_host_concurrency"`
 	// PerHostDelay is the least time between two requests to one host across all fetch
 	// processes. Default 0.
@@ -166,8 +167,8 @@ func (s *Settings) Validate() error {
 		return fmt.Errorf("spiders: settings.frontier_window %d is negative", s.FrontierWindow)
 	case s.MaxPages < 0:
 		return fmt.Errorf("spiders: settings.max_pages %d is negative", s.MaxPages)
-	case s.PerHostConcurrency < 0:
-		return fmt.Errorf("spiders: settings.per_host_concurrency %d is negative", s.PerHostConcurrency)
+	case s.PerHostConcurrency < -1:
+		return fmt.Errorf("spiders: settings.per_host_concurrency %d: want -1 (no limit) or more", s.PerHostConcurrency)
 	case s.PerHostDelay < 0:
 		return fmt.Errorf("spiders: settings.per_host_delay %s is negative", s.PerHostDelay)
 	case s.MaxDepth < 0:

@@ -124,7 +124,7 @@ var emitScript = redis.NewScript(dispatchLua + `
 local n, limit, sign = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
 local rq, rd, over = 0, 0, 0
 local queued = 0
-if limit > 0 then queued = tonumber(redis.call('HGET', KEYS[3], 'requests_queued') or '0') end
+if limit > 0 then queued = tonumber(redis.call('HGET', KEYS[3], 'max_pages_used') or '0') end
 local seq = 0
 if n > 0 then seq = redis.call('INCRBY', KEYS[6], n) - n end
 for i = 6, 5 + 3 * n, 3 do
@@ -147,11 +147,8 @@ for i = 6 + 3 * n, #ARGV, 3 do
     id = id + 1
   end
 end
-if rq > 0 then redis.call('HINCRBY', KEYS[3], 'requests_queued', rq) end
-if rd > 0 then redis.call('HINCRBY', KEYS[3], 'requests_duplicate', rd) end
-if over > 0 then redis.call('HINCRBY', KEYS[3], 'dropped_max_pages', over) end
-if iq > 0 then redis.call('HINCRBY', KEYS[3], 'items_scraped', iq) end
-if id > 0 then redis.call('HINCRBY', KEYS[3], 'items_duplicate_dropped', id) end
+-- max_pages_used is exact (max_pages reads it); the other counters are the caller's.
+if rq > 0 and limit > 0 then redis.call('HINCRBY', KEYS[3], 'max_pages_used', rq) end
 -- Dispatch at once only when these are the frontier's only requests: fetchers may be
 -- idle. With a backlog, the Dispatcher keeps the window full.
 if rq > 0 and tonumber(ARGV[4]) > 0 and redis.call('ZCARD', KEYS[2]) == rq then

@@ -30,7 +30,7 @@ func NewHosts(rdb redis.UniversalClient, keys Keys) (*Hosts, error) {
 
 // HostRule is the politeness of one host.
 type HostRule struct {
-	// Concurrency is the most requests in flight; 0 means no limit.
+	// Concurrency is the most requests in flight; 0 means no limit (and no lease).
 	Concurrency int
 	// Delay is the least time between the starts of two requests.
 	Delay time.Duration
@@ -49,23 +49,32 @@ type HostRule struct {
 var acquireScript = redis.NewScript(`
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local delay, conc = tonumber(ARGV[4]), tonumber(ARGV[3])
+local delay, conc, ttl = tonumber(ARGV[4]), tonumber(ARGV[3]), tonumber(ARGV[5])
 local waitkey = ARGV[1] .. ':w'
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
-local nextstart = tonumber(redis.call('HGET', KEYS[2], ARGV[1]) or '0')
-local busy = conc > 0 and redis.call('ZCARD', KEYS[1]) >= conc
+local st = redis.call('HMGET', KEYS[2], ARGV[1], waitkey)
+local nextstart, waiting = tonumber(st[1] or '0'), tonumber(st[2] or '0')
+local busy = false
+if conc > 0 then
+  local n = redis.call('ZCARD', KEYS[1])
+  if n >= conc then
+    -- Full: drop leases whose fetcher died before counting again.
+    redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+    busy = redis.call('ZCARD', KEYS[1]) >= conc
+  end
+end
 if now < nextstart or busy then
   -- Spread the waiting requests over the coming slots instead of waking them together.
-  local waiting = redis.call('HINCRBY', KEYS[2], waitkey, 1)
+  waiting = redis.call('HINCRBY', KEYS[2], waitkey, 1)
   local wait = math.max(nextstart - now, 0) + (waiting - 1) * math.max(delay, 20)
   if busy then wait = wait + math.max(delay, 50) end
   return math.min(wait, 600000)
 end
-local w = tonumber(redis.call('HGET', KEYS[2], waitkey) or '0')
-if w > 0 then redis.call('HINCRBY', KEYS[2], waitkey, -1) end
-local ttl = tonumber(ARGV[5])
-redis.call('ZADD', KEYS[1], now + ttl, ARGV[2])
-redis.call('PEXPIRE', KEYS[1], ttl)
+if waiting > 0 then redis.call('HINCRBY', KEYS[2], waitkey, -1) end
+if conc > 0 then
+  if redis.call('ZADD', KEYS[1], now + ttl, ARGV[2]) == 1 and redis.call('PTTL', KEYS[1]) < ttl then
+    redis.call('PEXPIRE', KEYS[1], ttl * 2)
+  end
+end
 if delay > 0 then redis.call('HSET', KEYS[2], ARGV[1], now + delay) end
 return 0
 `)
@@ -92,8 +101,11 @@ func (h *Hosts) Acquire(ctx context.Context, host, lease string, r HostRule) (ti
 	return time.Duration(ms) * time.Millisecond, nil
 }
 
-// Release frees the slot of lease.
-func (h *Hosts) Release(ctx context.Context, host, lease string) error {
+// Release frees the slot of lease (a no-op for a rule without a concurrency limit).
+func (h *Hosts) Release(ctx context.Context, host, lease string, r HostRule) error {
+	if r.Concurrency <= 0 {
+		return nil
+	}
 	_, err := h.b.do(ctx, func(ctx context.Context, p redis.Pipeliner) redis.Cmder {
 		return p.ZRem(ctx, h.keys.Host(host), lease)
 	})

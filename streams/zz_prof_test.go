@@ -36,7 +36,7 @@ func TestZZProf(t *testing.T) {
 	for rep := 0; rep < 3; rep++ {
 		for _, name := range names {
 			rdb.FlushAll(ctx)
-			s := redis.NewScript(variants[name]() + seenAddBody)
+			s := redis.NewScript(variants[name]())
 			c0 := srv.UsedCPU()
 			for i := 0; i < n; i += 1000 {
 				args := make([]any, 1000)

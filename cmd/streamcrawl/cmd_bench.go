@@ -101,7 +101,7 @@ items:
       sku: ".sku::text"
 settings:
   concurrency: 64
-  per_host_concurrency: 64
+  per_host_concurrency: -1
   allow_private_networks: true
 `, "BASE", base, 1)
 }

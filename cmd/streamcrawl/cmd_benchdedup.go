@@ -39,7 +39,8 @@ them in batches through the dedup script of each mode, and prints for each mode:
 
   - URLs/s and Redis CPU µs per URL (INFO cpu before and after) for dedup alone, and
     for dedup + enqueue (the new URLs XADDed to a requests stream, as the frontier does);
-  - Redis bytes per URL, by MEMORY USAGE of the dedup keys and by used_memory;
+  - Redis bytes per URL, by MEMORY USAGE of the dedup keys and by used_memory (less
+    client buffers);
   - URLs dropped as false positives while inserting, and the false-positive rate
     measured on N more distinct URLs never inserted (0 for exact and set).
 
@@ -204,6 +205,7 @@ func benchDedupMode(ctx context.Context, rdb redis.UniversalClient, mode streams
 	keys := streams.NewKeys(crawl)
 	cleanup(keys)
 	defer cleanup(keys)
+	waitLazyFree(ctx, rdb)
 	before := redisInfo(ctx, rdb)
 	if d, err = streams.OpenDeduper(ctx, rdb, keys, cfg, nil); err != nil {
 		return r, err
@@ -225,7 +227,7 @@ func benchDedupMode(ctx context.Context, rdb redis.UniversalClient, mode streams
 	after := redisInfo(ctx, rdb)
 	r.dedupRate = float64(f.urls) / took.Seconds()
 	r.dedupCPU = redisCPU(before, after) / float64(f.urls) * 1e6
-	r.usedMemory = (after["used_memory"] - before["used_memory"]) / float64(f.urls)
+	r.usedMemory = (dataMemory(after) - dataMemory(before)) / float64(f.urls)
 	r.dropped = f.urls - int(added.Load())
 	if r.usage, err = d.Usage(ctx); err != nil {
 		return r, err
@@ -255,7 +257,7 @@ func benchDedupMode(ctx context.Context, rdb redis.UniversalClient, mode streams
 }
 
 // benchEnqueueBody follows the dedup snippet (Deduper.LuaSeenAdd): it is the request
-// half of the frontier's emit script.
+// half of the frontier's emit script, deduplicating the batch with one seen_add_all.
 //
 // KEYS[1] -> sc:{c}:seen
 // KEYS[2] -> sc:{c}:requests
@@ -263,9 +265,12 @@ func benchDedupMode(ctx context.Context, rdb redis.UniversalClient, mode streams
 // ARGV -> for each request: fingerprint, message UUID, payload
 // Output: requests queued
 const benchEnqueueBody = `
-local new = 0
-for i = 1, #ARGV, 3 do
-  if seen_add(KEYS[1], ARGV[i]) == 1 then
+local fps = {}
+for i = 1, #ARGV, 3 do fps[#fps + 1] = ARGV[i] end
+local isNew, new = seen_add_all(KEYS[1], fps), 0
+for j = 1, #fps do
+  if isNew[j] == 1 then
+    local i = 3 * j - 2
     redis.call('XADD', KEYS[2], '*', '_watermill_message_uuid', ARGV[i + 1], 'metadata', '', 'payload', ARGV[i + 2])
     new = new + 1
   end
@@ -337,6 +342,24 @@ func runBatches(ctx context.Context, n, batch, clients int, fn func(ctx context.
 		}
 	}
 	return time.Since(start), first
+}
+
+// waitLazyFree waits (up to 10 s) until Redis has freed what UNLINK handed to its
+// background thread, so that used_memory deltas do not count it.
+func waitLazyFree(ctx context.Context, rdb redis.UniversalClient) {
+	for i := 0; i < 1000; i++ {
+		info, err := rdb.Info(ctx, "memory").Result()
+		if err != nil || !strings.Contains(info, "lazyfree_pending_objects:") || strings.Contains(info, "lazyfree_pending_objects:0\r\n") {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// dataMemory is used_memory without client buffers (which the server grows and
+// shrinks on its own schedule).
+func dataMemory(info map[string]float64) float64 {
+	return info["used_memory"] - info["mem_clients_normal"]
 }
 
 func redisCPU(before, after map[string]float64) float64 {

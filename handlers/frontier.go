@@ -16,6 +16,7 @@ func NewFrontier(rdb redis.UniversalClient, sp *spiders.Spider, seenCache int, c
 	return streams.NewFrontier(streams.FrontierConfig{
 		Client: rdb, Keys: streams.NewKeys(sp.Name), SeenCache: seenCache,
 		Order: streams.Order(s.Order), MaxRequests: s.MaxPages, Window: s.FrontierWindow, CountUnread: countUnread,
+		Revisit: s.RevisitAfter,
 	})
 }
 

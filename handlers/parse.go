@@ -76,11 +76,16 @@ func (p *Parse) Handle(msg *message.Message) error {
 	return nil
 }
 
+// errSpiderInput marks a page the built-in callbacks cannot read (a malformed sitemap).
+var errSpiderInput = errors.New("unreadable input")
+
 // run calls the callback, turning a panic into an error that carries the panic message.
 func (p *Parse) run(ctx context.Context, res *spiders.Response) (out *spiders.Output, err error) {
-	cb, err := p.spider.Callback(res.Request.CallbackName())
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", streams.ErrPoison, err)
+	cb, ok := builtinCallback(res.Request.CallbackName())
+	if !ok {
+		if cb, err = p.spider.Callback(res.Request.CallbackName()); err != nil {
+			return nil, fmt.Errorf("%w: %w", streams.ErrPoison, err)
+		}
 	}
 	defer func() {
 		if r := recover(); r != nil {
@@ -90,7 +95,9 @@ func (p *Parse) run(ctx context.Context, res *spiders.Response) (out *spiders.Ou
 		}
 	}()
 	out = &spiders.Output{}
-	if err := cb(ctx, res, out); err != nil {
+	if err := cb(ctx, res, out); errors.Is(err, errSpiderInput) {
+		return nil, fmt.Errorf("%w: %w", streams.ErrPoison, err) // a retry cannot fix the page
+	} else if err != nil {
 		return nil, fmt.Errorf("handlers: callback %q on %s: %w", res.Request.CallbackName(), res.URL, err)
 	}
 	return out, nil

@@ -54,6 +54,9 @@ type Settings struct {
 	// MaxPages stops the crawl from queueing more than this many requests in all
 	// (start URLs included); 0 means no limit.
 	MaxPages int64 `yaml:"max_pages"`
+	// RevisitAfter lets a URL be fetched again once it was queued this long ago (for
+	// crawls that run every day: seed again and changed pages come back). 0: never.
+	RevisitAfter time.Duration `yaml:"revisit_after"`
 	// MaxDepth drops requests deeper than this many links from a start URL; 0 means no limit.
 	MaxDepth int `yaml:"max_depth"`
 
@@ -80,11 +83,9 @@ type Settings struct {
 	Autothrottle *bool `yaml:"autothrottle"`
 
 	// Keys of the format whose features are not built yet: accepted, warned about.
-	Dedup        string         `yaml:"dedup"`
-	Capacity     int64          `yaml:"capacity"`
-	ErrorRate    float64        `yaml:"error_rate"`
-	RevisitAfter time.Duration  `yaml:"revisit_after"`
-	Extra        map[string]any `yaml:"-"`
+	Dedup     string  `yaml:"dedup"`
+	Capacity  int64   `yaml:"capacity"`
+	ErrorRate float64 `yaml:"error_rate"`
 }
 
 // LimitRule is a per-domain politeness override, like Colly's LimitRule.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strings"
 )
 
 // Callback parses one response. It yields items and follow-up requests through out and
@@ -35,6 +36,10 @@ type Spider struct {
 	Name string
 	// StartURLs are seeded as GET requests parsed by "parse".
 	StartURLs []string
+	// SitemapURLs are sitemaps (XML, gzipped or not; sitemap indexes are followed) or
+	// robots.txt files whose Sitemap: lines name them; every page they list is
+	// requested and parsed by "parse".
+	SitemapURLs []string
 	// AllowedDomains restricts requests to these host names and their subdomains (any
 	// port); empty allows every host.
 	AllowedDomains []string
@@ -73,13 +78,33 @@ func (s *Spider) callbackNames() []string {
 	return names
 }
 
-// StartRequests returns the start URLs as requests.
+// Built-in callbacks of the parse stage for sitemap crawling.
+const (
+	// SitemapCallback parses a sitemap or sitemap index.
+	SitemapCallback = "_sitemap"
+	// RobotsSitemapsCallback reads the Sitemap: lines of a robots.txt.
+	RobotsSitemapsCallback = "_robots_sitemaps"
+)
+
+// StartRequests returns the start URLs as requests, and the sitemap URLs as requests for
+// the built-in sitemap callbacks.
 func (s *Spider) StartRequests() ([]*Request, error) {
-	reqs := make([]*Request, 0, len(s.StartURLs))
+	reqs := make([]*Request, 0, len(s.StartURLs)+len(s.SitemapURLs))
 	for _, u := range s.StartURLs {
 		r, err := NewRequest(u, DefaultCallback)
 		if err != nil {
 			return nil, fmt.Errorf("spiders: start url: %w", err)
+		}
+		reqs = append(reqs, r)
+	}
+	for _, u := range s.SitemapURLs {
+		cb := SitemapCallback
+		if strings.HasSuffix(strings.SplitN(u, "?", 2)[0], "/robots.txt") {
+			cb = RobotsSitemapsCallback
+		}
+		r, err := NewRequest(u, cb)
+		if err != nil {
+			return nil, fmt.Errorf("spiders: sitemap url: %w", err)
 		}
 		reqs = append(reqs, r)
 	}

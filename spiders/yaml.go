@@ -97,7 +97,6 @@ func Parse(name string, data []byte) (*Spider, []string, error) {
 // unimplementedSettings are settings keys of the format whose features are not built yet.
 var unimplementedSettings = map[string]bool{
 	"dedup": true, "capacity": true, "error_rate": true,
-	"revisit_after": true,
 }
 
 // yamlParser walks the node tree of one file, collecting warnings.
@@ -161,10 +160,9 @@ func (p *yamlParser) spider(data []byte) (*Spider, error) {
 				return nil, err
 			}
 		case "sitemap_urls":
-			if _, err := p.strs(n, kv.key); err != nil {
+			if sp.SitemapURLs, err = p.startURLs(n, kv.key); err != nil {
 				return nil, err
 			}
-			p.notImplemented(kv.keyNode, kv.key)
 		case "follow":
 			if rules.follow, err = p.followRules(n, kv.key); err != nil {
 				return nil, err
@@ -184,8 +182,8 @@ func (p *yamlParser) spider(data []byte) (*Spider, error) {
 	if !haveName {
 		return nil, p.errorf(root, "name", "required key is missing")
 	}
-	if !haveStart {
-		return nil, p.errorf(root, "start_urls", "required key is missing")
+	if !haveStart && len(sp.SitemapURLs) == 0 {
+		return nil, p.errorf(root, "start_urls", "required key is missing (or give sitemap_urls)")
 	}
 	sp.Handle(DefaultCallback, rules.parse)
 	if err := sp.Validate(); err != nil {

@@ -44,6 +44,10 @@ type FrontierConfig struct {
 	Window int
 	// CountUnread: see DispatcherConfig.CountUnread.
 	CountUnread bool
+	// Revisit lets a URL be queued again once it was last queued this long ago (crawls
+	// that run every day). Its fingerprints then live in a hash with their time instead
+	// of the seen set. 0: a URL is seen forever.
+	Revisit time.Duration
 }
 
 // Frontier deduplicates and queues requests (and a page's items). Dedup and enqueue are
@@ -57,6 +61,7 @@ type Frontier struct {
 	maxRequests int64
 	window      int
 	countUnread bool
+	revisit     time.Duration
 }
 
 // NewFrontier returns a Frontier.
@@ -77,8 +82,9 @@ func NewFrontier(cfg FrontierConfig) (*Frontier, error) {
 		return nil, err
 	}
 	f := &Frontier{rdb: cfg.Client, keys: cfg.Keys, b: newBatcher(cfg.Client, 64, DefaultPublishTimeout, DefaultPublishLinger),
-		order: cfg.Order, maxRequests: cfg.MaxRequests, window: cfg.Window, countUnread: cfg.CountUnread}
-	if cfg.SeenCache > 0 {
+		order: cfg.Order, maxRequests: cfg.MaxRequests, window: cfg.Window, countUnread: cfg.CountUnread,
+		revisit: cfg.Revisit}
+	if cfg.SeenCache > 0 && cfg.Revisit == 0 { // revisited URLs must reach the script
 		f.seen = newSeenCache(cfg.SeenCache)
 	}
 	return f, nil
@@ -113,25 +119,42 @@ type Emitted struct {
 // KEYS[5] -> sc:{c}:items
 // KEYS[6] -> sc:{c}:seq
 // KEYS[7] -> sc:{c}:requests
+// KEYS[8] -> sc:{c}:seenat (fingerprint -> when queued, ms; used instead of the seen set
+// when revisiting)
 // ARGV[1] -> number of requests n, ARGV[2] -> max requests ever queued (0: no limit),
 // ARGV[3] -> 1 or -1: sign of the sequence in the score (FIFO or LIFO within a band),
-// ARGV[4] -> dispatch window (0: do not dispatch), ARGV[5] -> 'lag' or 'range';
-// then per request: fingerprint (” = do not filter), score band, payload;
-// then per item: key (” = do not filter), message UUID, payload
+// ARGV[4] -> dispatch window (0: do not dispatch), ARGV[5] -> 'lag' or 'range',
+// ARGV[6] -> revisit interval in ms (0: a URL is seen forever);
+// then per request: fingerprint (empty: do not filter), score band, payload;
+// then per item: key (empty: do not filter), message UUID, payload
 // Output: {requests queued, request duplicates, items queued, item duplicates, requests
 // over max_pages}
 var emitScript = redis.NewScript(dispatchLua + `
-local n, limit, sign = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
+local n, limit, sign, revisit = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[6])
+local now = 0
+if revisit > 0 then
+  local t = redis.call('TIME')
+  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+-- is_new records fp as seen and reports whether it was not (or was seen too long ago).
+local function is_new(fp)
+  if fp == '' then return true end
+  if revisit == 0 then return redis.call('SADD', KEYS[1], fp) == 1 end
+  local at = redis.call('HGET', KEYS[8], fp)
+  if at and now - tonumber(at) < revisit then return false end
+  redis.call('HSET', KEYS[8], fp, now)
+  return true
+end
 local rq, rd, over = 0, 0, 0
 local queued = 0
 if limit > 0 then queued = tonumber(redis.call('HGET', KEYS[3], 'max_pages_used') or '0') end
 local seq = 0
 if n > 0 then seq = redis.call('INCRBY', KEYS[6], n) - n end
-for i = 6, 5 + 3 * n, 3 do
+for i = 7, 6 + 3 * n, 3 do
   seq = seq + 1
   if limit > 0 and queued + rq >= limit then
     over = over + 1
-  elseif ARGV[i] == '' or redis.call('SADD', KEYS[1], ARGV[i]) == 1 then
+  elseif is_new(ARGV[i]) then
     redis.call('ZADD', KEYS[2], tonumber(ARGV[i + 1]) * 1e9 + sign * (seq % 1e9), ARGV[i + 2])
     rq = rq + 1
   else
@@ -139,7 +162,7 @@ for i = 6, 5 + 3 * n, 3 do
   end
 end
 local iq, id = 0, 0
-for i = 6 + 3 * n, #ARGV, 3 do
+for i = 7 + 3 * n, #ARGV, 3 do
   if ARGV[i] == '' or redis.call('SADD', KEYS[4], ARGV[i]) == 1 then
     redis.call('XADD', KEYS[5], '*', '_watermill_message_uuid', ARGV[i + 1], 'metadata', '', 'payload', ARGV[i + 2])
     iq = iq + 1
@@ -167,7 +190,7 @@ func (f *Frontier) Enqueue(ctx context.Context, cands []Candidate) (int, error) 
 // before, in one script. Requests known (in process) to be seen are dropped without a
 // round trip.
 func (f *Frontier) Emit(ctx context.Context, cands []Candidate, items []ItemOut) (Emitted, error) {
-	const head = 5
+	const head = 6
 	args := make([]any, head, head+3*len(cands)+3*len(items))
 	var sent [][]byte
 	for _, c := range cands {
@@ -183,14 +206,14 @@ func (f *Frontier) Emit(ctx context.Context, cands []Candidate, items []ItemOut)
 	if f.countUnread {
 		mode = "range"
 	}
-	args[0], args[1], args[2], args[3], args[4] = (len(args)-head)/3, f.maxRequests, f.order.sign(), f.window, mode
+	args[0], args[1], args[2], args[3], args[4], args[5] = (len(args)-head)/3, f.maxRequests, f.order.sign(), f.window, mode, f.revisit.Milliseconds()
 	for _, it := range items {
 		args = append(args, string(it.Key), watermill.NewUUID(), string(it.Payload))
 	}
 	if len(args) == head {
 		return Emitted{}, nil
 	}
-	keys := []string{f.keys.Seen(), f.keys.Frontier(), f.keys.Stats(), f.keys.ItemKeys(), f.keys.Items(), f.keys.Seq(), f.keys.Requests()}
+	keys := []string{f.keys.Seen(), f.keys.Frontier(), f.keys.Stats(), f.keys.ItemKeys(), f.keys.Items(), f.keys.Seq(), f.keys.Requests(), f.keys.SeenAt()}
 	cmd, err := f.b.do(ctx, func(ctx context.Context, p redis.Pipeliner) redis.Cmder {
 		return emitScript.EvalSha(ctx, p, keys, args...)
 	})

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -167,5 +168,28 @@ func TestMaxPagesStopsQueueing(t *testing.T) {
 	}
 	if e.Requests != 7 || e.OverLimit != 3 {
 		t.Fatalf("emitted %+v, want 7 queued and 3 over the limit", e)
+	}
+}
+
+func TestRevisitQueuesAURLAgainAfterTheInterval(t *testing.T) {
+	srv := streamstest.Start(t)
+	rdb := srv.Client()
+	ctx := context.Background()
+	k := streams.NewKeys("revisit")
+	f, _ := streams.NewFrontier(streams.FrontierConfig{Client: rdb, Keys: k, Revisit: 400 * time.Millisecond, SeenCache: -1})
+	defer f.Close()
+	steps := []struct {
+		wait time.Duration
+		want int
+	}{{0, 1}, {0, 0}, {500 * time.Millisecond, 1}, {0, 0}}
+	for i, s := range steps {
+		time.Sleep(s.wait)
+		n, err := f.Enqueue(ctx, []streams.Candidate{cand(1, 0, 0)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n != s.want {
+			t.Fatalf("step %d: queued %d, want %d", i, n, s.want)
+		}
 	}
 }

@@ -57,6 +57,10 @@ func (k Keys) RobotsLock(host string) string { return k.key("robots-lock:" + hos
 // Seen is the set of request fingerprints ever enqueued (exact dedup).
 func (k Keys) Seen() string { return k.key("seen") }
 
+// SeenAt is the hash of request fingerprints to when they were queued, used instead of
+// Seen when the crawl revisits URLs.
+func (k Keys) SeenAt() string { return k.key("seenat") }
+
 // ItemKeys is the set of item key fingerprints emitted (item dedup across pages and
 // redeliveries).
 func (k Keys) ItemKeys() string { return k.key("itemkeys") }
@@ -90,7 +94,7 @@ func (k Keys) Streams() []StreamGroup {
 
 // All returns every key of the crawl, for reset.
 func (k Keys) All() []string {
-	return []string{k.Requests(), k.Responses(), k.Items(), k.Dead(), k.Delayed(), k.Frontier(), k.Seq(), k.Seen(), k.ItemKeys(), k.Stats(), k.Meta(), k.Hosts()}
+	return []string{k.Requests(), k.Responses(), k.Items(), k.Dead(), k.Delayed(), k.Frontier(), k.Seq(), k.Seen(), k.SeenAt(), k.ItemKeys(), k.Stats(), k.Meta(), k.Hosts()}
 }
 
 // StreamGroup is a stream and the stage group reading it.

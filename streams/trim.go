@@ -32,7 +32,7 @@ type Retention struct {
 // KEYS[1] -> stream
 // ARGV[1] -> retention age (ms, 0 = none), ARGV[2] -> now (Unix ms),
 // ARGV[3] -> retention count (0 = none)
-// Output: {entries removed, the MINID used or ”}
+// Output: {entries removed, the MINID used or an empty string}
 var trimScript = redis.NewScript(`
 local function parse(id)
   local ms, seq = string.match(id, '(%d+)-(%d+)')

@@ -19,6 +19,10 @@ import (
 	"github.com/streamcrawl/streamcrawl/streams"
 )
 
+// DefaultMaxBacklog is the default bound on responses waiting for the parse stage
+// (about 5 KB each in Redis when compressed).
+const DefaultMaxBacklog = 5000
+
 // DefaultSeedPoll is how often fetch processes look for seeds pushed at runtime.
 const DefaultSeedPoll = 200 * time.Millisecond
 
@@ -56,6 +60,10 @@ type Config struct {
 	// CountUnread makes the dispatcher count unread requests with XRANGE instead of
 	// trusting XINFO's lag; set it for the embedded Redis.
 	CountUnread bool
+	// MaxBacklog pauses the fetch stage while the parse stage has more than this many
+	// responses unread or pending, which bounds the responses stream. Default
+	// DefaultMaxBacklog; negative: no bound.
+	MaxBacklog int64
 	// RetryBase is the delay before a failed fetch's first retry (doubled per retry).
 	// Default DefaultRetryBase.
 	RetryBase time.Duration
@@ -93,6 +101,9 @@ func (c *Config) setDefaults() {
 	}
 	if c.Logger == nil {
 		c.Logger = zap.NewNop()
+	}
+	if c.MaxBacklog == 0 {
+		c.MaxBacklog = DefaultMaxBacklog
 	}
 	if c.TrimInterval == 0 {
 		c.TrimInterval = streams.DefaultTrimInterval
@@ -205,6 +216,12 @@ func Run(ctx context.Context, cfg Config) (err error) {
 				return err
 			}
 			scfg.MaxInFlight = cfg.Spider.Settings.Concurrency
+			if cfg.MaxBacklog > 0 {
+				backlog := streams.NewBacklog(cfg.Client, keys.Responses(), streams.StageParse, cfg.MaxBacklog)
+				scfg.Gate = backlog.Under
+				background.Add(1)
+				go func() { defer background.Done(); backlog.Run(runCtx, 100*time.Millisecond) }()
+			}
 			sub, err := newStageSubscriber(scfg)
 			if err != nil {
 				return err

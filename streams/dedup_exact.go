@@ -32,6 +32,8 @@ import (
 // capacity ends near the plain set's memory. Dedup stays exact throughout. Below
 // capacity the per-key cost weighs more: at a tenth of capacity, about 30 bytes/URL.
 //
+// The listpack also needs hash-max-listpack-value (default 64) at 16 or more.
+//
 // Fingerprints that are not 16 bytes go to one hash of their own (SeenOther), whole.
 
 // exactMaxBits bounds the bucket count (2^24 keys is already far past any listpack gain).

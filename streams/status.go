@@ -38,6 +38,10 @@ type Status struct {
 	ItemsStored int64            `json:"items_stored"`
 	Stats       map[string]int64 `json:"stats"`
 	Done        bool             `json:"done"`
+	// Memory is Redis memory (MEMORY USAGE) by key family: streams (requests, responses,
+	// dead letters), items (the items stream), frontier (frontier and delayed ZSETs),
+	// dedup (seen URLs and item keys).
+	Memory map[string]int64 `json:"memory"`
 }
 
 // ReadStatus collects the crawl's status.
@@ -82,6 +86,19 @@ func ReadStatus(ctx context.Context, rdb redis.UniversalClient, k Keys) (*Status
 		st.Stats[f], _ = strconv.ParseInt(v, 10, 64)
 	}
 	st.ItemsStored = st.Stats["items_stored"]
+	st.Memory = map[string]int64{}
+	families := map[string][]string{
+		"streams":  {k.Requests(), k.Responses(), k.Dead()},
+		"items":    {k.Items()},
+		"frontier": {k.Frontier(), k.Delayed()},
+		"dedup":    {k.Seen(), k.SeenAt(), k.ItemKeys()},
+	}
+	for fam, keys := range families {
+		for _, key := range keys {
+			n, _ := rdb.MemoryUsage(ctx, key).Result()
+			st.Memory[fam] += n
+		}
+	}
 	p, err := ReadProgress(ctx, rdb, k)
 	if err != nil {
 		return nil, err

@@ -76,6 +76,10 @@ type SubscriberConfig struct {
 	ShutdownTimeout time.Duration
 	// Logger; nil means no-op.
 	Logger *zap.Logger
+	// Gate, when set, is asked before each read of new entries; while it says no, the
+	// subscriber reads nothing new (backpressure: a fetcher waits while the parse stage
+	// is far behind). Entries already read and redeliveries are not held back.
+	Gate func() bool
 	// BeforeAck, when set, is called for each acked message just before its ID is queued
 	// for XACK: a fault hook for tests that kill a process between a stage's output
 	// landing in Redis and its input being acked.

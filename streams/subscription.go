@@ -123,6 +123,12 @@ func (s *subscription) deliveryCounts(msgs []redis.XMessage) map[string]int64 {
 // slot before it is handed out.
 func (s *subscription) readNew() {
 	for {
+		if s.cfg.Gate != nil && !s.cfg.Gate() {
+			if !sleepCtx(s.ctx, 100*time.Millisecond) {
+				return
+			}
+			continue
+		}
 		if !s.waitFree() {
 			return
 		}

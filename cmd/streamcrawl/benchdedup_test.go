@@ -13,25 +13,40 @@ import (
 // reports its figures and leaves no key behind.
 func TestBenchDedup(t *testing.T) {
 	srv := streamstest.Start(t)
-	var out, errb bytes.Buffer
-	a := &app{stdout: &out, stderr: &errb, logLevel: "error", logFormat: "console"}
-	if err := a.setupLogger(); err != nil {
-		t.Fatal(err)
-	}
-	cmd := a.benchDedupCommand()
-	cmd.SetArgs([]string{"--urls", "20000", "--batch", "500", "--redis", srv.URL()})
-	cmd.SetOut(&out)
-	cmd.SetErr(&errb)
-	if err := cmd.ExecuteContext(context.Background()); err != nil {
-		t.Fatalf("bench-dedup: %v\nstdout:\n%s\nstderr:\n%s", err, out.String(), errb.String())
-	}
-	t.Logf("\n%s", out.String())
+	out := runBenchDedup(t, "--urls", "20000", "--batch", "500", "--redis", srv.URL())
+	t.Logf("\n%s", out)
 	for _, want := range []string{"exact:", "bloom:", "set:", "dedup + enqueue", "| exact", "| bloom", "| set", "false positives"} {
-		if !strings.Contains(out.String(), want) {
+		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q", want)
 		}
 	}
 	if keys := srv.Client().Keys(context.Background(), "*").Val(); len(keys) != 0 {
 		t.Errorf("bench-dedup left keys: %v", keys[:min(len(keys), 10)])
 	}
+}
+
+// TestBenchDedupOwnServer: without --redis, bench-dedup starts its own servers.
+func TestBenchDedupOwnServer(t *testing.T) {
+	t.Setenv("REDIS_URL", "")
+	out := runBenchDedup(t, "--urls", "3000", "--mode", "bloom", "--enqueue=false")
+	if !strings.Contains(out, "throw-away redis-server") || !strings.Contains(out, "| bloom") || strings.Contains(out, "| exact") {
+		t.Fatalf("output:\n%s", out)
+	}
+}
+
+func runBenchDedup(t *testing.T, args ...string) string {
+	t.Helper()
+	var out, errb bytes.Buffer
+	a := &app{stdout: &out, stderr: &errb, logLevel: "error", logFormat: "console"}
+	if err := a.setupLogger(); err != nil {
+		t.Fatal(err)
+	}
+	cmd := a.benchDedupCommand()
+	cmd.SetArgs(args)
+	cmd.SetOut(&out)
+	cmd.SetErr(&errb)
+	if err := cmd.ExecuteContext(context.Background()); err != nil {
+		t.Fatalf("bench-dedup %v: %v\nstdout:\n%s\nstderr:\n%s", args, err, out.String(), errb.String())
+	}
+	return out.String()
 }

@@ -47,10 +47,10 @@ them in batches through the dedup script of each mode, and prints for each mode:
 Modes: exact (default dedup: fingerprints bucketed into small hashes), bloom (scalable
 Bloom filter), set (one Redis set, as before dedup modes: the baseline), all.
 
-Without --redis it starts a throw-away redis-server from PATH. With --redis it uses
-keys named sc:{bench-dedup-...}:* and deletes them afterwards; dedup + enqueue holds
-about 200 bytes per URL in the stream until then, and other clients of that server
-blur the CPU and used_memory figures.`,
+Without --redis it starts a throw-away redis-server from PATH for each mode. With
+--redis it uses keys named sc:{bench-dedup-...}:* and deletes them afterwards; dedup +
+enqueue holds about 200 bytes per URL in the stream until then, and other clients of
+that server blur the CPU and used_memory figures.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
@@ -64,33 +64,59 @@ blur the CPU and used_memory figures.`,
 			if f.capacity == 0 {
 				f.capacity = int64(f.urls)
 			}
-			where := "--redis"
-			if a.redisURL == "" && os.Getenv("REDIS_URL") == "" {
+			// Without --redis every mode gets a fresh throw-away server, so that nothing a
+			// mode before left (freed memory, grown tables) moves the next one's figures.
+			own := a.redisURL == "" && os.Getenv("REDIS_URL") == ""
+			connect := func() (*streams.Client, func(), error) {
+				if !own {
+					rdb, err := a.connect(ctx, true)
+					if err != nil {
+						return nil, nil, err
+					}
+					return rdb, func() { _ = rdb.Close() }, nil
+				}
 				rc, url, err := startRedisChild(ctx)
 				if err != nil {
-					return fmt.Errorf("bench-dedup needs a real Redis: no --redis and no redis-server on PATH: %w", err)
+					return nil, nil, fmt.Errorf("bench-dedup needs a real Redis: no --redis and no redis-server on PATH: %w", err)
 				}
-				defer rc.stop()
-				a.redisURL, where = url, "throw-away redis-server"
+				a.redisURL = url
+				rdb, err := a.connect(ctx, true)
+				a.redisURL = ""
+				if err != nil {
+					rc.stop()
+					return nil, nil, err
+				}
+				return rdb, func() { _ = rdb.Close(); rc.stop() }, nil
 			}
-			rdb, err := a.connect(ctx, true)
+			rdb, done, err := connect()
 			if err != nil {
 				return err
 			}
-			defer rdb.Close()
+			where := "--redis"
+			if own {
+				where = "a throw-away redis-server per mode"
+			}
 			fmt.Fprintf(a.stdout, "streamcrawl bench-dedup: %d distinct URLs, batches of %d, %d clients, capacity %d, Redis %s (%s)\n",
 				f.urls, f.batch, f.clients, f.capacity, redisVersion(ctx, rdb), where)
 			fmt.Fprintf(a.stdout, "fingerprinting %d URLs and %d probes...\n", f.urls, f.urls)
 			w := newBenchWork(f.urls)
 			var results []dedupBenchResult
-			for _, mode := range modes {
+			for i, mode := range modes {
+				if i > 0 && own {
+					done()
+					if rdb, done, err = connect(); err != nil {
+						return err
+					}
+				}
 				r, err := benchDedupMode(ctx, rdb, mode, &f, w)
 				if err != nil {
+					done()
 					return err
 				}
 				printDedupResult(a.stdout, r)
 				results = append(results, r)
 			}
+			done()
 			printDedupTable(a.stdout, results, f.enqueue)
 			return nil
 		},

@@ -57,6 +57,8 @@ func printStatus(w io.Writer, st *streams.Status) {
 	fmt.Fprintf(tw, "seen\t%d\turls (%d bytes in Redis)\n", st.Seen, st.SeenBytes)
 	fmt.Fprintf(tw, "items stored\t%d\n", st.ItemsStored)
 	fmt.Fprintf(tw, "dead letters\t%d\n", st.DeadLetters)
+	fmt.Fprintf(tw, "memory\tstreams %s, items %s, frontier %s, dedup %s\n", mib(st.Memory["streams"]),
+		mib(st.Memory["items"]), mib(st.Memory["frontier"]), mib(st.Memory["dedup"]))
 	fmt.Fprintln(tw, "\nSTREAM\tLENGTH\tBYTES\tGROUP\tPENDING\tLAG\tCONSUMERS")
 	for _, s := range st.Streams {
 		if len(s.Groups) == 0 {
@@ -79,3 +81,5 @@ func printStatus(w io.Writer, st *streams.Status) {
 	}
 	_ = tw.Flush()
 }
+
+func mib(n int64) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }

@@ -27,6 +27,7 @@ type runFlags struct {
 	claimInterval   time.Duration
 	retain          [3]time.Duration // requests, responses, items
 	trimInterval    time.Duration
+	maxBacklog      int64
 }
 
 func (f *runFlags) add(cmd *cobra.Command, withOut bool) {
@@ -44,6 +45,7 @@ func (f *runFlags) add(cmd *cobra.Command, withOut bool) {
 	fl.DurationVar(&f.retain[1], "retain-responses", streams.DefaultRetainResponses, "how long the responses stream keeps acked entries (for re-parsing)")
 	fl.DurationVar(&f.retain[2], "retain-items", streams.DefaultRetainItems, "how long the items stream keeps acked entries (for new sinks and post-processors)")
 	fl.DurationVar(&f.trimInterval, "trim-interval", streams.DefaultTrimInterval, "how often acked entries past retention are trimmed")
+	fl.Int64Var(&f.maxBacklog, "max-backlog", handlers.DefaultMaxBacklog, "fetchers pause while this many responses wait for the parse stage (-1: no bound)")
 }
 
 func (f *runFlags) subscriber() streams.SubscriberConfig {
@@ -80,7 +82,7 @@ func redactOut(out string) string {
 
 func (f *runFlags) config(a *app, stages []string) (handlers.Config, error) {
 	cfg := handlers.Config{Stages: stages, Consumer: f.consumer, UntilDone: f.untilDone,
-		RetryBase: f.retryBackoff, Subscriber: f.subscriber(), Logger: a.log, TrimInterval: f.trimInterval,
+		RetryBase: f.retryBackoff, MaxBacklog: f.maxBacklog, Subscriber: f.subscriber(), Logger: a.log, TrimInterval: f.trimInterval,
 		Retain: map[string]streams.Retention{
 			streams.StageFetch: {Age: f.retain[0]}, streams.StageParse: {Age: f.retain[1]}, streams.StageStore: {Age: f.retain[2]},
 		}}

@@ -1,0 +1,64 @@
+package streams
+
+import (
+	"context"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Backlog watches how many entries a group has not finished (unread plus pending) and
+// tells whether it is under a bound; a Subscriber's Gate uses it so that fetchers slow
+// down when the parse stage falls behind, which bounds the responses stream's memory.
+type Backlog struct {
+	rdb    redis.UniversalClient
+	stream string
+	group  string
+	max    int64
+	under  atomic.Bool
+	size   atomic.Int64
+}
+
+// NewBacklog returns a watcher of group on stream with bound max (> 0).
+func NewBacklog(rdb redis.UniversalClient, stream, group string, max int64) *Backlog {
+	b := &Backlog{rdb: rdb, stream: stream, group: group, max: max}
+	b.under.Store(true)
+	return b
+}
+
+// Under reports whether the backlog was under its bound at the last look.
+func (b *Backlog) Under() bool { return b.under.Load() }
+
+// Size is the backlog at the last look.
+func (b *Backlog) Size() int64 { return b.size.Load() }
+
+// Run looks every interval until ctx ends. When it cannot look, it keeps the last answer.
+func (b *Backlog) Run(ctx context.Context, interval time.Duration) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for first := true; ; first = false {
+		if !first {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+		}
+		groups, err := b.rdb.XInfoGroups(ctx, b.stream).Result()
+		if err != nil {
+			continue
+		}
+		for _, g := range groups {
+			if g.Name != b.group {
+				continue
+			}
+			n := g.Pending
+			if g.Lag > 0 {
+				n += g.Lag
+			}
+			b.size.Store(n)
+			b.under.Store(n < b.max)
+		}
+	}
+}

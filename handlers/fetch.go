@@ -150,7 +150,9 @@ func (f *Fetch) Handle(msg *message.Message) ([]*message.Message, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", streams.ErrPoison, err)
 	}
-	return []*message.Message{message.NewMessage(watermill.NewUUID(), payload)}, nil
+	out := message.NewMessage(watermill.NewUUID(), payload)
+	out.Metadata.Set("content_encoding", spiders.ResponseEncodingZstd)
+	return []*message.Message{out}, nil
 }
 
 // park puts req in the delayed set until its host may be asked again; the input is

@@ -20,7 +20,9 @@ func NewFrontier(rdb redis.UniversalClient, sp *spiders.Spider, seenCache int, c
 	})
 }
 
-// candidate encodes r for the frontier with its fingerprint (none for DontFilter).
+// CandidateFor encodes r for the frontier with its fingerprint (none for DontFilter).
+func CandidateFor(r *spiders.Request) (streams.Candidate, error) { return candidate(r) }
+
 func candidate(r *spiders.Request) (streams.Candidate, error) {
 	var fp []byte
 	if !r.DontFilter {

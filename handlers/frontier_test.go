@@ -296,3 +296,46 @@ func TestRuntimeJSONSeedIsFetchedWithinASecondWithItsMeta(t *testing.T) {
 		t.Error("no /p/ page was fetched after the seed: the test did not catch a backlog")
 	}
 }
+
+// TestServerSeesPriorityOrder: requests seeded with priorities reach the server in
+// priority order (one fetch slot, a dispatch window of one).
+func TestServerSeesPriorityOrder(t *testing.T) {
+	srv := streamstest.Start(t)
+	site := &recSite{n: 0}
+	base := serve(t, site)
+	sp := politeSpider("prio", base)
+	sp.StartURLs = []string{base + "/"}
+	sp.Settings.Concurrency, sp.Settings.FrontierWindow = 1, 1
+	off := false
+	sp.Settings.ObeyRobots = &off
+	ctx := context.Background()
+	// Queue everything before any fetcher runs: the frontier holds them in order.
+	prios := map[string]int{"/p/low": -5, "/p/mid": 0, "/p/high": 10, "/p/top": 50, "/p/lower": -10}
+	var cands []streams.Candidate
+	for path, p := range prios {
+		c, err := handlers.CandidateFor(&spiders.Request{URL: base + path, Priority: p})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cands = append(cands, c)
+	}
+	f, err := handlers.NewFrontier(srv.Client(), sp, -1, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Emit(ctx, cands, nil); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	runCluster(t, srv, sp, 1, newMemSink(), nil)
+	var got []string
+	for _, h := range site.hits() {
+		if strings.HasPrefix(h.path, "/p/") {
+			got = append(got, h.path)
+		}
+	}
+	want := "[/p/top /p/high /p/mid /p/low /p/lower]"
+	if fmt.Sprint(got) != want {
+		t.Fatalf("order at the server (-want +got):\n-%s\n+%v", want, got)
+	}
+}

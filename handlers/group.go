@@ -35,6 +35,8 @@ type GroupConfig struct {
 	// DeadStream for entries that fail too often. Required.
 	DeadStream string
 	Logger     *zap.Logger
+	// BeforeAck is the test fault hook (see streams.SubscriberConfig.BeforeAck).
+	BeforeAck func(msg *message.Message)
 }
 
 // RunGroup runs cfg until ctx ends or Until says so, with the same at-least-once, reclaim
@@ -51,7 +53,7 @@ func RunGroup(ctx context.Context, cfg GroupConfig) error {
 	log := base.Logger.With(zap.String("group", cfg.Group), zap.String("consumer", base.Consumer))
 	scfg := cfg.Subscriber
 	scfg.Client, scfg.Group, scfg.Consumer, scfg.DeadStream, scfg.Logger = cfg.Client, cfg.Group, base.Consumer, cfg.DeadStream, log
-	scfg.StartID, scfg.MaxInFlight = cfg.StartID, cfg.Concurrency
+	scfg.StartID, scfg.MaxInFlight, scfg.BeforeAck = cfg.StartID, cfg.Concurrency, cfg.BeforeAck
 	sub, err := newStageSubscriber(scfg)
 	if err != nil {
 		return err

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/ThreeDotsLabs/watermill/message"
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/zap"
 
@@ -29,6 +30,8 @@ type ProcessConfig struct {
 	Consumer   string
 	Subscriber streams.SubscriberConfig
 	Logger     *zap.Logger
+	// BeforeAck is the test fault hook (see streams.SubscriberConfig.BeforeAck).
+	BeforeAck func(msg *message.Message)
 }
 
 // Process runs the post-processor until ctx ends (or, with UntilDone, until the crawl
@@ -78,5 +81,5 @@ func Process(ctx context.Context, cfg ProcessConfig) (err error) {
 	}
 	return RunGroup(ctx, GroupConfig{Client: cfg.Client, Stream: keys.Items(), Group: cfg.Group, StartID: start,
 		Consumer: cfg.Consumer, Handle: store.Handle, Until: until, Subscriber: cfg.Subscriber,
-		DeadStream: keys.Dead(), Logger: cfg.Logger})
+		DeadStream: keys.Dead(), Logger: cfg.Logger, BeforeAck: cfg.BeforeAck})
 }

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/zap"
@@ -17,13 +16,13 @@ type DedupMode string
 
 const (
 	// DedupExact keeps every fingerprint, bucketed into small hashes that Redis stores
-	// in its compact listpack encoding (about 20 bytes per URL). Never drops a new URL.
+	// in its compact listpack encoding (about 22 bytes per URL). Never drops a new URL.
 	DedupExact DedupMode = "exact"
 	// DedupBloom keeps a scalable Bloom filter (about 1.3 bytes per URL at 1%). A false
 	// positive drops a URL that was never crawled: see DedupConfig.ErrorRate.
 	DedupBloom DedupMode = "bloom"
 	// DedupSet is one Redis set of fingerprints (SADD), as streamcrawl did before the
-	// other modes (about 75 bytes per URL). A crawl whose seen set predates the dedup
+	// other modes (64 to 75 bytes per URL). A crawl whose seen set predates the dedup
 	// setting keeps using it.
 	DedupSet DedupMode = "set"
 )
@@ -54,9 +53,11 @@ type DedupConfig struct {
 	// Mode is exact, bloom or set. Default exact.
 	Mode DedupMode `json:"mode"`
 	// Capacity is how many distinct URLs the crawl is planned for. Exact mode sizes its
-	// buckets for it (past it buckets outgrow Redis's compact encoding: still exact, but
-	// about 3 times the bytes per URL); bloom mode sizes its first filter for it and adds
-	// filters, each twice as big, when one is full. Default 10,000,000.
+	// buckets for it (at 5 to 8 times it they outgrow Redis's compact encoding: still
+	// exact, at the plain set's 74 bytes per URL; at a tenth of it the per-bucket cost
+	// raises 22 bytes per URL to 32); bloom mode sizes its first filter for it (about
+	// 1.3 bytes per planned URL, allocated up front) and adds filters, each twice as big,
+	// when one is full. Default 10,000,000.
 	Capacity int64 `json:"capacity,omitempty"`
 	// ErrorRate is the bloom mode's false-positive rate: the share of never-seen URLs it
 	// takes for seen and drops. It holds however far the crawl outgrows Capacity. Default
@@ -252,7 +253,7 @@ func (d *Deduper) String() string {
 	case d.rec.Mode == DedupExact:
 		return describeExact(d.rec.Capacity, d.rec.BucketBits)
 	case d.rec.Mode == DedupBloom && d.rec.Native:
-		return fmt.Sprintf("bloom (RedisBloom BF.*): capacity %d, error rate %g, expansion 2", d.rec.Capacity, d.rec.ErrorRate)
+		return fmt.Sprintf("bloom (RedisBloom BF.*): capacity %d, error rate %g (first filter %g), expansion 2", d.rec.Capacity, d.rec.ErrorRate, d.rec.ErrorRate/2)
 	case d.rec.Mode == DedupBloom:
 		return describeBloom(bloomLevels(d.rec.Capacity, d.rec.ErrorRate))
 	default:
@@ -352,124 +353,4 @@ func (d *Deduper) run(ctx context.Context, s *redis.Script, ro bool, fps [][]byt
 		fps = fps[n:]
 	}
 	return out, nil
-}
-
-// DedupUsage is what a crawl's dedup holds in Redis.
-type DedupUsage struct {
-	// Keys is how many keys the dedup uses.
-	Keys int64
-	// Bytes is the sum of MEMORY USAGE of those keys (exact: SAMPLES 0); 0 when the
-	// server has no MEMORY USAGE (the embedded Redis).
-	Bytes int64
-	// URLs is how many fingerprints were recorded; -1 when Redis cannot tell (RedisBloom).
-	URLs int64
-}
-
-// Usage scans the crawl's dedup keys and sums their memory and contents. It costs two
-// commands per key (pipelined): exact mode has up to 2^BucketBits keys, so call it for
-// status and benchmarks, not in a loop.
-func (d *Deduper) Usage(ctx context.Context) (DedupUsage, error) {
-	var u DedupUsage
-	var bloomN, bloomC int64
-	err := scanKeys(ctx, d.rdb, d.keys.seenPattern(), func(keys []string) error {
-		p := d.rdb.Pipeline()
-		mem := make([]*redis.IntCmd, len(keys))
-		cnt := make([]*redis.IntCmd, len(keys))
-		var state *redis.SliceCmd
-		for i, k := range keys {
-			mem[i] = p.MemoryUsage(ctx, k, 0)
-			switch {
-			case k == d.keys.Seen():
-				cnt[i] = p.SCard(ctx, k)
-			case d.rec.Mode == DedupExact:
-				cnt[i] = p.HLen(ctx, k)
-			case k == d.keys.SeenBloom():
-				state = p.HMGet(ctx, k, "n", "c")
-			}
-		}
-		_, _ = p.Exec(ctx) // errors are looked at command by command
-		for i := range keys {
-			u.Keys++
-			u.Bytes += mem[i].Val() // 0 when the server has no MEMORY USAGE (miniredis)
-			if cnt[i] != nil {
-				if err := cnt[i].Err(); err != nil {
-					return err
-				}
-				u.URLs += cnt[i].Val()
-			}
-		}
-		if state != nil {
-			if err := state.Err(); err != nil {
-				return err
-			}
-			v := state.Val()
-			bloomN, bloomC = anyInt(v[0]), anyInt(v[1])
-		}
-		return nil
-	})
-	if err != nil {
-		return DedupUsage{}, fmt.Errorf("streams: dedup usage of crawl %s: %w", d.keys.Crawl(), err)
-	}
-	switch {
-	case d.rec.Mode == DedupBloom && d.rec.Native:
-		u.URLs = -1
-	case d.rec.Mode == DedupBloom:
-		levels := bloomLevels(d.rec.Capacity, d.rec.ErrorRate)
-		for i := int64(0); i+1 < bloomN && int(i) < len(levels); i++ {
-			u.URLs += levels[i].Cap
-		}
-		u.URLs += bloomC
-	}
-	return u, nil
-}
-
-// DeleteSeen deletes every dedup key of the crawl (any mode) and returns how many it
-// deleted. It leaves the stored config in the meta hash (Reset deletes that).
-func DeleteSeen(ctx context.Context, rdb redis.UniversalClient, keys Keys) (int64, error) {
-	var n int64
-	err := scanKeys(ctx, rdb, keys.seenPattern(), func(batch []string) error {
-		d, err := rdb.Unlink(ctx, batch...).Result()
-		n += d
-		return err
-	})
-	if err != nil {
-		return n, fmt.Errorf("streams: delete seen keys of crawl %s: %w", keys.Crawl(), err)
-	}
-	return n, nil
-}
-
-// scanKeys calls fn with the keys matching pattern, in batches, on every primary.
-func scanKeys(ctx context.Context, rdb redis.UniversalClient, pattern string, fn func([]string) error) error {
-	scan := func(ctx context.Context, c redis.UniversalClient) error {
-		var cursor uint64
-		for {
-			keys, next, err := c.Scan(ctx, cursor, pattern, 1000).Result()
-			if err != nil {
-				return err
-			}
-			if len(keys) > 0 {
-				if err := fn(keys); err != nil {
-					return err
-				}
-			}
-			if cursor = next; cursor == 0 {
-				return nil
-			}
-		}
-	}
-	if cc, ok := rdb.(*redis.ClusterClient); ok {
-		var mu sync.Mutex // ForEachMaster runs the primaries at once; fn is not safe for that
-		locked := fn
-		fn = func(keys []string) error { mu.Lock(); defer mu.Unlock(); return locked(keys) }
-		return cc.ForEachMaster(ctx, func(ctx context.Context, c *redis.Client) error { return scan(ctx, c) })
-	}
-	return scan(ctx, rdb)
-}
-
-func anyInt(v any) int64 {
-	var n int64
-	if s, ok := v.(string); ok {
-		_, _ = fmt.Sscan(s, &n)
-	}
-	return n
 }

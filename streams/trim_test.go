@@ -2,6 +2,7 @@ package streams_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -88,5 +89,57 @@ func TestTrimWithoutGroupsKeepsEverything(t *testing.T) {
 	}
 	if n := rdb.XLen(ctx, "s").Val(); n != 10 {
 		t.Fatalf("length = %d, want 10", n)
+	}
+}
+
+// TestRetentionAgeWithTheTrimmerAndAStoppedGroup: acked entries past retention go; a
+// stopped group's unread entries all stay, whatever their age.
+func TestRetentionAgeWithTheTrimmerAndAStoppedGroup(t *testing.T) {
+	srv := streamstest.Start(t)
+	rdb := srv.Client()
+	ctx := context.Background()
+	now := time.Now()
+	old := now.Add(-3 * time.Hour).UnixMilli()
+	for i := 0; i < 50; i++ { // 50 entries three hours old
+		rdb.XAdd(ctx, &redis.XAddArgs{Stream: "items", ID: fmt.Sprintf("%d-%d", old, i), Values: map[string]any{"i": i}})
+	}
+	for i := 0; i < 30; i++ { // 30 recent ones
+		rdb.XAdd(ctx, &redis.XAddArgs{Stream: "items", Values: map[string]any{"i": 50 + i}})
+	}
+	for _, g := range []string{"store", "stopped"} {
+		if err := rdb.XGroupCreate(ctx, "items", g, "0").Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res, _ := rdb.XReadGroup(ctx, &redis.XReadGroupArgs{Group: "store", Consumer: "c", Streams: []string{"items", ">"}, Count: 1000}).Result()
+	for _, m := range res[0].Messages {
+		rdb.XAck(ctx, "items", "store", m.ID)
+	}
+	trimmer, stop := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		streams.RunTrimmer(trimmer, rdb, map[string]streams.Retention{"items": {Age: time.Hour}}, 20*time.Millisecond, nil)
+		close(done)
+	}()
+	time.Sleep(200 * time.Millisecond)
+	if n := rdb.XLen(ctx, "items").Val(); n != 80 {
+		t.Fatalf("with a stopped group, length = %d, want all 80 kept", n)
+	}
+	// The stopped group resumes and acks everything: the old entries are past retention.
+	res, _ = rdb.XReadGroup(ctx, &redis.XReadGroupArgs{Group: "stopped", Consumer: "c", Streams: []string{"items", ">"}, Count: 1000}).Result()
+	if len(res[0].Messages) != 80 {
+		t.Fatalf("the stopped group read %d entries on resuming, want 80", len(res[0].Messages))
+	}
+	for _, m := range res[0].Messages {
+		rdb.XAck(ctx, "items", "stopped", m.ID)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for rdb.XLen(ctx, "items").Val() > 30 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	stop()
+	<-done
+	if n := rdb.XLen(ctx, "items").Val(); n != 30 {
+		t.Fatalf("after every group acked, length = %d, want the 30 entries younger than the 1h retention", n)
 	}
 }

@@ -220,11 +220,15 @@ func benchDedupMode(ctx context.Context, rdb redis.UniversalClient, mode streams
 	if err != nil {
 		return r, err
 	}
-	if _, err := d.Add(ctx, w.probes[:min(len(w.probes), f.batch)]); err != nil {
-		return r, err
-	}
-	if _, err := d.Has(ctx, w.probes[:min(len(w.probes), f.batch)]); err != nil {
-		return r, err
+	// Every client at once, so that the pool's connections and their buffers exist.
+	nwarm := min(len(w.probes), 2*f.clients*f.batch)
+	for _, fn := range []func(context.Context, [][]byte) ([]bool, error){d.Add, d.Has} {
+		if _, err := runBatches(ctx, nwarm, f.batch, f.clients, func(ctx context.Context, from, to int) error {
+			_, err := fn(ctx, w.probes[from:to])
+			return err
+		}); err != nil {
+			return r, err
+		}
 	}
 	cleanup(warm)
 

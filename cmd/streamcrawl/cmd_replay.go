@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 
+	"github.com/ThreeDotsLabs/watermill/message"
 	"github.com/spf13/cobra"
 
 	"github.com/streamcrawl/streamcrawl/handlers"
@@ -125,9 +126,17 @@ package and handlers.Process.`,
 				return err
 			}
 			a.log.Sugar().Infof("post-processor %s of %s writing to %s", group, crawl, path)
-			return handlers.Process(ctx, handlers.ProcessConfig{Client: rdb, Crawl: crawl, Group: group, From: from,
+			pc := handlers.ProcessConfig{Client: rdb, Crawl: crawl, Group: group, From: from,
 				Processors: chain, Sink: sink, UntilDone: f.untilDone, Consumer: f.consumer,
-				Subscriber: f.subscriber(), Logger: a.log})
+				Subscriber: f.subscriber(), Logger: a.log}
+			var hc handlers.Config
+			if err := installFault(&hc); err != nil {
+				return err
+			}
+			if hc.BeforeAck != nil {
+				pc.BeforeAck = func(m *message.Message) { hc.BeforeAck("process", m) }
+			}
+			return handlers.Process(ctx, pc)
 		},
 	}
 	a.redisFlags(cmd, false)

@@ -14,7 +14,7 @@ const DefaultPublishTimeout = 10 * time.Second
 
 // DefaultPublishLinger is how long a pipelined write waits for others to share its round
 // trip.
-const DefaultPublishLinger = time.Millisecond
+const DefaultPublishLinger = 2 * time.Millisecond
 
 // Publisher appends messages to streams and implements Watermill's message.Publisher.
 // Concurrent Publish calls share pipelined round trips (group commit); each call returns

@@ -20,7 +20,7 @@ const (
 	DefaultBlockTime       = 2 * time.Second
 	DefaultReadLinger      = 5 * time.Millisecond
 	DefaultAckBatch        = 256
-	DefaultAckInterval     = 20 * time.Millisecond
+	DefaultAckInterval     = 50 * time.Millisecond
 	DefaultMaxDeliveries   = 5
 	DefaultRetryBackoff    = time.Second
 	DefaultMaxRetryBackoff = time.Minute
@@ -56,7 +56,7 @@ type SubscriberConfig struct {
 	ReadLinger time.Duration
 	// AckBatch is the most IDs sent in one XACK. Default 256.
 	AckBatch int
-	// AckInterval is how long an ack may wait for others to share its XACK. Default 20ms.
+	// AckInterval is how long an ack may wait for others to share its XACK. Default 50ms.
 	AckInterval time.Duration
 	// MaxDeliveries is how many deliveries an entry gets before it becomes a dead letter.
 	// Default 5.

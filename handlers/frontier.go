@@ -1,20 +1,34 @@
 package handlers
 
 import (
+	"context"
+
 	"github.com/redis/go-redis/v9"
+	"go.uber.org/zap"
 
 	"github.com/streamcrawl/streamcrawl/spiders"
 	"github.com/streamcrawl/streamcrawl/streams"
 )
 
 // NewFrontier returns the crawl's frontier as the spider's settings configure it
-// (order, max_pages, frontier_window). seenCache < 0 disables the in-process seen cache;
-// countUnread is for the embedded Redis (see streams.DispatcherConfig).
-func NewFrontier(rdb redis.UniversalClient, sp *spiders.Spider, seenCache int, countUnread bool) (*streams.Frontier, error) {
+// (order, max_pages, frontier_window, revisit_after, and the dedup: exact, bloom or set,
+// with capacity and error_rate; a crawl keeps the dedup it started with). seenCache < 0
+// disables the in-process seen cache; countUnread is for the embedded Redis (see
+// streams.DispatcherConfig).
+func NewFrontier(ctx context.Context, rdb redis.UniversalClient, sp *spiders.Spider, seenCache int, countUnread bool, log *zap.Logger) (*streams.Frontier, error) {
 	s := sp.Settings
 	s.SetDefaults()
+	keys := streams.NewKeys(sp.Name)
+	mode, err := streams.ParseDedupMode(s.Dedup)
+	if err != nil {
+		return nil, err
+	}
+	d, err := streams.OpenDeduper(ctx, rdb, keys, streams.DedupConfig{Mode: mode, Capacity: s.Capacity, ErrorRate: s.ErrorRate}, log)
+	if err != nil {
+		return nil, err
+	}
 	return streams.NewFrontier(streams.FrontierConfig{
-		Client: rdb, Keys: streams.NewKeys(sp.Name), SeenCache: seenCache,
+		Client: rdb, Keys: keys, SeenCache: seenCache, Dedup: d,
 		Order: streams.Order(s.Order), MaxRequests: s.MaxPages, Window: s.FrontierWindow, CountUnread: countUnread,
 		Revisit: s.RevisitAfter,
 	})

@@ -319,7 +319,7 @@ func TestServerSeesPriorityOrder(t *testing.T) {
 		}
 		cands = append(cands, c)
 	}
-	f, err := handlers.NewFrontier(srv.Client(), sp, -1, false)
+	f, err := handlers.NewFrontier(ctx, srv.Client(), sp, -1, false, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

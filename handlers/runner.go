@@ -190,7 +190,7 @@ func Run(ctx context.Context, cfg Config) (err error) {
 			if err != nil {
 				return err
 			}
-			seedFrontier, err := NewFrontier(cfg.Client, cfg.Spider, -1, cfg.CountUnread)
+			seedFrontier, err := NewFrontier(ctx, cfg.Client, cfg.Spider, -1, cfg.CountUnread, slog)
 			if err != nil {
 				return err
 			}
@@ -229,7 +229,7 @@ func Run(ctx context.Context, cfg Config) (err error) {
 			router.AddHandler(stage, keys.Requests(), sub, keys.Responses(), pub, f.Handle)
 		case streams.StageParse:
 			if frontier == nil {
-				if frontier, err = NewFrontier(cfg.Client, cfg.Spider, 0, cfg.CountUnread); err != nil {
+				if frontier, err = NewFrontier(ctx, cfg.Client, cfg.Spider, 0, cfg.CountUnread, log); err != nil {
 					return err
 				}
 			}

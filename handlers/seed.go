@@ -43,7 +43,7 @@ func Seed(ctx context.Context, rdb redis.UniversalClient, spider *spiders.Spider
 		}
 		cands = append(cands, c)
 	}
-	f, err := NewFrontier(rdb, spider, -1, false)
+	f, err := NewFrontier(ctx, rdb, spider, -1, false, nil)
 	if err != nil {
 		return 0, err
 	}

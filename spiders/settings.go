@@ -82,9 +82,16 @@ type Settings struct {
 	// Scrapy's AutoThrottle with a target concurrency of 1. Default false.
 	Autothrottle *bool `yaml:"autothrottle"`
 
-	// Keys of the format whose features are not built yet: accepted, warned about.
-	Dedup     string  `yaml:"dedup"`
-	Capacity  int64   `yaml:"capacity"`
+	// Dedup is how the crawl remembers the URLs it has queued: "exact" (the default:
+	// binary fingerprints bucketed into small hashes, ~23 bytes per URL), "bloom" (a
+	// scalable Bloom filter, ~1.3 bytes per URL; a false positive drops a URL that was
+	// never crawled, about error_rate of them) or "set" (one Redis set, ~70 bytes per
+	// URL). A crawl keeps the dedup it started with.
+	Dedup string `yaml:"dedup"`
+	// Capacity is how many URLs the crawl is planned for (sizes the buckets or the first
+	// Bloom filter). Default 10,000,000.
+	Capacity int64 `yaml:"capacity"`
+	// ErrorRate is the Bloom filter's false-positive rate. Default 0.01.
 	ErrorRate float64 `yaml:"error_rate"`
 }
 
@@ -164,6 +171,12 @@ func (s *Settings) Validate() error {
 		return fmt.Errorf("spiders: settings.max_redirects %d is negative", s.MaxRedirects)
 	case s.Order != "" && s.Order != "priority" && s.Order != "breadth-first" && s.Order != "depth-first":
 		return fmt.Errorf("spiders: settings.order %q: want priority, breadth-first or depth-first", s.Order)
+	case s.Dedup != "" && s.Dedup != "exact" && s.Dedup != "bloom" && s.Dedup != "set":
+		return fmt.Errorf("spiders: settings.dedup %q: want exact, bloom or set", s.Dedup)
+	case s.Capacity < 0:
+		return fmt.Errorf("spiders: settings.capacity %d is negative", s.Capacity)
+	case s.ErrorRate < 0 || s.ErrorRate >= 0.5:
+		return fmt.Errorf("spiders: settings.error_rate %g: want a rate between 0 and 0.5", s.ErrorRate)
 	case s.FrontierWindow < 0:
 		return fmt.Errorf("spiders: settings.frontier_window %d is negative", s.FrontierWindow)
 	case s.MaxPages < 0:

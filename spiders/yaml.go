@@ -95,9 +95,7 @@ func Parse(name string, data []byte) (*Spider, []string, error) {
 }
 
 // unimplementedSettings are settings keys of the format whose features are not built yet.
-var unimplementedSettings = map[string]bool{
-	"dedup": true, "capacity": true, "error_rate": true,
-}
+var unimplementedSettings = map[string]bool{}
 
 // yamlParser walks the node tree of one file, collecting warnings.
 type yamlParser struct {

@@ -43,6 +43,8 @@ type FrontierConfig struct {
 	Window int
 	// CountUnread: see DispatcherConfig.CountUnread.
 	CountUnread bool
+	// Dedup is the crawl's duplicate filter (OpenDeduper); nil means a plain set.
+	Dedup *Deduper
 	// Revisit lets a URL be queued again once it was last queued this long ago (crawls
 	// that run every day). Its fingerprints then live in a hash with their time instead
 	// of the seen set. 0: a URL is seen forever.
@@ -61,6 +63,7 @@ type Frontier struct {
 	window      int
 	countUnread bool
 	revisit     time.Duration
+	emit        *redis.Script
 }
 
 // NewFrontier returns a Frontier.
@@ -83,11 +86,21 @@ func NewFrontier(cfg FrontierConfig) (*Frontier, error) {
 	f := &Frontier{rdb: cfg.Client, keys: cfg.Keys, b: newBatcher(cfg.Client, 64, DefaultPublishTimeout, DefaultPublishLinger),
 		order: cfg.Order, maxRequests: cfg.MaxRequests, window: cfg.Window, countUnread: cfg.CountUnread,
 		revisit: cfg.Revisit}
+	seenAdd := setSeenAdd
+	if cfg.Dedup != nil {
+		seenAdd = cfg.Dedup.LuaSeenAdd()
+	}
+	f.emit = redis.NewScript(seenAdd + dispatchLua + emitBody)
 	if cfg.SeenCache > 0 && cfg.Revisit == 0 { // revisited URLs must reach the script
 		f.seen = newSeenCache(cfg.SeenCache)
 	}
 	return f, nil
 }
+
+// setSeenAdd is seen_add over a plain set, for frontiers without a Deduper.
+const setSeenAdd = `
+local function seen_add(base, fp) return redis.call('SADD', base, fp) end
+`
 
 // ItemOut is an item a page yields, offered to Emit.
 type ItemOut struct {
@@ -106,12 +119,14 @@ type Emitted struct {
 	OverLimit int
 }
 
-// emitScript queues a parsed page's new requests in one step: new fingerprints go into
+// emitBody (run as the Frontier's emit script, after the crawl's seen_add from its
+// Deduper and dispatchLua) queues a parsed page's new requests in one step: new fingerprints go into
 // the seen set and their requests into the frontier ZSET, so a crash can never leave a
 // URL marked seen but not queued. (Items do not go through Lua: a script call costs
 // Redis ~15 µs more than the plain commands it runs; see EmitItems.)
 //
-// KEYS[1] -> sc:{c}:seen
+// KEYS[1] -> sc:{c}:seen (the base key of the crawl's dedup: a set, buckets or a Bloom
+// filter)
 // KEYS[2] -> sc:{c}:frontier
 // KEYS[3] -> sc:{c}:stats
 // KEYS[4] -> sc:{c}:seq
@@ -124,7 +139,7 @@ type Emitted struct {
 // ARGV[6] -> revisit interval in ms (0: a URL is seen forever);
 // then per request: fingerprint (empty: do not filter), score band, payload
 // Output: {requests queued, request duplicates, requests over max_pages}
-var emitScript = redis.NewScript(dispatchLua + `
+const emitBody = `
 local n, limit, sign, revisit = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[6])
 local now = 0
 if revisit > 0 then
@@ -134,7 +149,7 @@ end
 -- is_new records fp as seen and reports whether it was not (or was seen too long ago).
 local function is_new(fp)
   if fp == '' then return true end
-  if revisit == 0 then return redis.call('SADD', KEYS[1], fp) == 1 end
+  if revisit == 0 then return seen_add(KEYS[1], fp) == 1 end
   local at = redis.call('HGET', KEYS[6], fp)
   if at and now - tonumber(at) < revisit then return false end
   redis.call('HSET', KEYS[6], fp, now)
@@ -164,7 +179,7 @@ if rq > 0 and tonumber(ARGV[4]) > 0 and redis.call('ZCARD', KEYS[2]) == rq then
   dispatch(KEYS[2], KEYS[5], KEYS[4], 'fetch', tonumber(ARGV[4]), ARGV[5])
 end
 return {rq, rd, over}
-`)
+`
 
 // Enqueue queues the candidates not seen before and returns how many it queued.
 func (f *Frontier) Enqueue(ctx context.Context, cands []Candidate) (int, error) {
@@ -215,11 +230,11 @@ func (f *Frontier) emitRequests(ctx context.Context, cands []Candidate) (queued,
 	args[0], args[1], args[2], args[3], args[4], args[5] = (len(args)-head)/3, f.maxRequests, f.order.sign(), f.window, mode, f.revisit.Milliseconds()
 	keys := []string{f.keys.Seen(), f.keys.Frontier(), f.keys.Stats(), f.keys.Seq(), f.keys.Requests(), f.keys.SeenAt()}
 	cmd, err := f.b.do(ctx, func(ctx context.Context, p redis.Pipeliner) redis.Cmder {
-		return emitScript.EvalSha(ctx, p, keys, args...)
+		return f.emit.EvalSha(ctx, p, keys, args...)
 	})
 	if isNoScript(err) {
 		// Redis lost its script cache (restart): load it and go again.
-		cmd = emitScript.Run(ctx, f.rdb, keys, args...)
+		cmd = f.emit.Run(ctx, f.rdb, keys, args...)
 		err = cmd.Err()
 	}
 	if err != nil {

@@ -2,6 +2,7 @@ package streams
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strconv"
 
@@ -73,11 +74,9 @@ func ReadStatus(ctx context.Context, rdb redis.UniversalClient, k Keys) (*Status
 		}
 		st.Streams = append(st.Streams, ss)
 	}
-	var err error
-	if st.Seen, err = rdb.SCard(ctx, k.Seen()).Result(); err != nil {
-		return nil, fmt.Errorf("streams: seen count: %w", err)
+	if err := readSeen(ctx, rdb, k, st); err != nil {
+		return nil, err
 	}
-	st.SeenBytes, _ = rdb.MemoryUsage(ctx, k.Seen()).Result()
 	stats, err := rdb.HGetAll(ctx, k.Stats()).Result()
 	if err != nil {
 		return nil, fmt.Errorf("streams: stats: %w", err)
@@ -91,8 +90,9 @@ func ReadStatus(ctx context.Context, rdb redis.UniversalClient, k Keys) (*Status
 		"streams":  {k.Requests(), k.Responses(), k.Dead()},
 		"items":    {k.Items()},
 		"frontier": {k.Frontier(), k.Delayed()},
-		"dedup":    {k.Seen(), k.SeenAt(), k.ItemKeys()},
+		"dedup":    {k.SeenAt(), k.ItemKeys()},
 	}
+	st.Memory["dedup"] = st.SeenBytes
 	for fam, keys := range families {
 		for _, key := range keys {
 			n, _ := rdb.MemoryUsage(ctx, key).Result()
@@ -140,4 +140,35 @@ func Reset(ctx context.Context, rdb redis.UniversalClient, k Keys) (int64, error
 
 func isNoSuchKey(err error) bool {
 	return err != nil && (err.Error() == "ERR no such key" || err.Error() == "ERR The XINFO subcommand requires the key to exist.")
+}
+
+// readSeen fills in how many URLs the crawl's dedup holds and its memory, through the
+// crawl's stored dedup config (a plain set when it has none yet).
+func readSeen(ctx context.Context, rdb redis.UniversalClient, k Keys, st *Status) error {
+	raw, err := rdb.HGet(ctx, k.Meta(), "dedup").Result()
+	if errNil(err) {
+		st.Seen, err = rdb.SCard(ctx, k.Seen()).Result()
+		if err != nil {
+			return fmt.Errorf("streams: seen count: %w", err)
+		}
+		st.SeenBytes, _ = rdb.MemoryUsage(ctx, k.Seen()).Result()
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("streams: dedup config: %w", err)
+	}
+	var rec dedupRecord
+	if err := json.Unmarshal([]byte(raw), &rec); err != nil {
+		return fmt.Errorf("streams: dedup config %q: %w", raw, err)
+	}
+	d, err := OpenDeduper(ctx, rdb, k, rec.DedupConfig, nil)
+	if err != nil {
+		return err
+	}
+	u, err := d.Usage(ctx)
+	if err != nil {
+		return err
+	}
+	st.Seen, st.SeenBytes = u.URLs, u.Bytes
+	return nil
 }

@@ -114,13 +114,14 @@ func testCrashBeforeAck(t *testing.T, stage string, takeover bool) {
 	got := site.Requests()
 	dead := deadLetterPaths(t, c.rdb, c.name, c.base)
 	wantDead := prefixed("stage=fetch ", setOf(site.ReachableKind(false, demosite.ServerError)))
-	clean := cleanItemStats(len(site.Products()), demoItemPages(site))
+	products := int64(len(site.Products()))
 	items := readItemStats(t, c.rdb, c.name)
-	// The parse stage drops an item whose key it has queued before, so a page parsed
-	// again (or fetched again) never puts its item on the stream twice.
-	if items.Entries != clean.Entries || items.Scraped != clean.Scraped {
-		t.Errorf("items stream has %d entries, items_scraped %d; want %d, %d (one per product)",
-			items.Entries, items.Scraped, clean.Entries, clean.Scraped)
+	// The parse stage drops an item whose key was queued before, so a page parsed again
+	// rarely puts its item on the stream twice: only a twin parsed at the same moment, or
+	// a page whose XADDs landed but whose key SADD did not before the crash. The counters
+	// of the killed process may miss its last second.
+	if extra := items.Entries - products; extra < 0 || extra > held+products/20 {
+		t.Errorf("items stream has %d entries for %d products; want at most %d more", items.Entries, products, held+products/20)
 	}
 	switch stage {
 	case streams.StageFetch:
@@ -149,14 +150,15 @@ func testCrashBeforeAck(t *testing.T, stage string, takeover bool) {
 		for k := range dead {
 			dead[k] = 1 // a retried URL whose retry was scheduled twice may die twice
 		}
-		checkRedoneItems(t, items, clean, held)
+		checkRedoneItems(t, items, products)
 	case streams.StageParse:
 		checkRequests(t, want, got) // fetching was not disturbed
-		checkRedoneItems(t, items, clean, held)
+		checkRedoneItems(t, items, products)
 	case streams.StageStore:
 		checkRequests(t, want, got)
-		if items.Dropped != clean.Dropped {
-			t.Errorf("items_duplicate_dropped = %d, want %d (parsing was not disturbed)", items.Dropped, clean.Dropped)
+		if items.Scraped+items.Dropped != int64(demoItemPages(site)) {
+			t.Errorf("items_scraped %d + items_duplicate_dropped %d, want %d item pages (parsing was not disturbed)",
+				items.Scraped, items.Dropped, demoItemPages(site))
 		}
 		// The replacement stored the dead process's items again: the sink skipped those
 		// already in the file (the one before the crash certainly is) and counted them.
@@ -171,19 +173,15 @@ func testCrashBeforeAck(t *testing.T, stage string, takeover bool) {
 	}
 }
 
-// checkRedoneItems checks the item stats after a fetch or parse crash: the pages done
-// again yield their items again (at most one each), which the parse stage drops by key;
-// the sink sees each item once.
-func checkRedoneItems(t *testing.T, got, clean itemStats, held int64) {
+// checkRedoneItems checks the item counters after a fetch or parse crash: the sink (which
+// did not crash, so its counts are complete) stored each product once and skipped the
+// items queued twice.
+func checkRedoneItems(t *testing.T, got itemStats, products int64) {
 	t.Helper()
-	if got.Stored != clean.Stored || got.Duplicate != 0 {
-		t.Errorf("items_stored %d, items_duplicate %d; want %d, 0", got.Stored, got.Duplicate, clean.Stored)
+	if got.Stored != products || got.Duplicate != got.Entries-products {
+		t.Errorf("items_stored %d, items_duplicate %d; want %d, %d (the stream's extra entries)",
+			got.Stored, got.Duplicate, products, got.Entries-products)
 	}
-	if redone := got.Dropped - clean.Dropped; redone < 0 || redone > held {
-		t.Errorf("items_duplicate_dropped = %d, want %d (tracking-parameter variants) plus at most the %d pages done again",
-			got.Dropped, clean.Dropped, held)
-	}
-	t.Logf("items of pages done again, dropped by the parse stage: %d", got.Dropped-clean.Dropped)
 }
 
 // consumerPending returns the pending count of each consumer of a stage's group.

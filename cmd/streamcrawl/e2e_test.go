@@ -167,12 +167,21 @@ func readItemStats(t testing.TB, rdb redis.UniversalClient, crawl string) itemSt
 	}
 }
 
-// cleanItemStats returns the item stats of a crawl without redeliveries: every page
-// that yields an item is parsed once, the parse stage queues each item once and drops
-// the copies from other URLs of the same page, and the sink stores each once.
-func cleanItemStats(items, itemPages int) itemStats {
+// checkCleanItemStats checks the item counters of a crawl without crashes (every
+// process exits by itself, so its counters are flushed). The parse stage drops an item
+// whose key was queued before; twin pages (a product page and its tracking-parameter
+// variant) parsed at the same moment by two processes may both queue it (the dedup is
+// two pipelined round trips, not a script): the sink then skips the twin.
+func checkCleanItemStats(t *testing.T, got itemStats, items, itemPages int) {
+	t.Helper()
 	n := int64(items)
-	return itemStats{Entries: n, Scraped: n, Dropped: int64(itemPages - items), Stored: n}
+	twins := got.Entries - n
+	if got.Scraped != got.Entries || got.Scraped+got.Dropped != int64(itemPages) || got.Stored != n ||
+		got.Duplicate != twins || twins < 0 || twins > n/20 {
+		t.Errorf("item stats %+v; want entries = scraped, scraped+dropped = %d item pages, stored = %d items, "+
+			"duplicates = twins = entries - items, at most 5%% of the items", got, itemPages, n)
+	}
+	t.Logf("twin items queued by the parse stage and skipped by the sink: %d", twins)
 }
 
 // countItemPages returns how many of the reachable HTML URLs are pages of an item:
@@ -222,9 +231,7 @@ func TestMultiProcessCrawlDemoSite(t *testing.T) {
 	}
 	// Without a crash nothing is redelivered: the tracking-parameter variants of product
 	// pages are the only duplicates, dropped by the parse stage.
-	if want, got := cleanItemStats(len(site.Products()), demoItemPages(site)), readItemStats(t, c.rdb, c.name); got != want {
-		t.Errorf("item stats (-want +got):\n-%+v\n+%+v", want, got)
-	}
+	checkCleanItemStats(t, readItemStats(t, c.rdb, c.name), len(site.Products()), demoItemPages(site))
 }
 
 // TestMultiProcessCrawlObeysRobotsTxt crawls the demo shop with obey_robots: two
@@ -327,7 +334,5 @@ func TestMultiProcessCrawl20kSiteTest(t *testing.T) {
 		paths = append(paths, a.URL)
 	}
 	itemPages := countItemPages(site.ReachableKind(false, sitetest.HTML), paths)
-	if want, got := cleanItemStats(len(site.Articles()), itemPages), readItemStats(t, c.rdb, c.name); got != want {
-		t.Errorf("item stats (-want +got):\n-%+v\n+%+v", want, got)
-	}
+	checkCleanItemStats(t, readItemStats(t, c.rdb, c.name), len(site.Articles()), itemPages)
 }

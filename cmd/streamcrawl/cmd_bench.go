@@ -51,7 +51,7 @@ real); without one there it falls back to the embedded Redis and cannot report t
 				return err
 			}
 			defer rdb.Close()
-			yaml := benchSpider(base)
+			yaml := benchSpider(base, pages)
 			sp, _, err := spiders.Parse("bench.yaml", []byte(yaml))
 			if err != nil {
 				return err
@@ -84,9 +84,10 @@ real); without one there it falls back to the embedded Redis and cannot report t
 	return cmd
 }
 
-// benchSpider is the demo shop's spider at full speed.
-func benchSpider(base string) string {
-	return strings.Replace(`name: bench
+// benchSpider is the demo shop's spider at full speed, its exact dedup sized for the
+// site (twice its pages), as a user sizes capacity for a crawl.
+func benchSpider(base string, pages int) string {
+	return strings.NewReplacer("BASE", base, "CAPACITY", strconv.Itoa(2*pages)).Replace(`name: bench
 start_urls: [BASE]
 allowed_domains: [127.0.0.1]
 follow:
@@ -103,7 +104,8 @@ settings:
   concurrency: 64
   per_host_concurrency: -1
   allow_private_networks: true
-`, "BASE", base, 1)
+  capacity: CAPACITY
+`)
 }
 
 // processCPU returns this process's user+system CPU seconds.

@@ -339,3 +339,21 @@ func TestServerSeesPriorityOrder(t *testing.T) {
 		t.Fatalf("order at the server (-want +got):\n-%s\n+%v", want, got)
 	}
 }
+
+// TestRuntimeSeedsFromASet: seeds whose order does not matter can be SADDed; the crawl is
+// not done while any wait there.
+func TestRuntimeSeedsFromASet(t *testing.T) {
+	srv := streamstest.Start(t)
+	site := &recSite{n: 0}
+	base := serve(t, site)
+	sp := politeSpider("setseeds", base)
+	if err := srv.Client().SAdd(context.Background(), streams.SeedKey("setseeds"), base+"/s/1", base+"/s/2", base+"/s/3").Err(); err != nil {
+		t.Fatal(err)
+	}
+	runCluster(t, srv, sp, 1, newMemSink(), nil)
+	for _, p := range []string{"/s/1", "/s/2", "/s/3"} {
+		if n := site.count(p); n != 1 {
+			t.Errorf("%s fetched %d times, want 1", p, n)
+		}
+	}
+}

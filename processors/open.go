@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"go.uber.org/zap"
+
+	"github.com/streamcrawl/streamcrawl/spiders"
 )
 
 // Open opens the sink that out names:
@@ -17,6 +19,8 @@ import (
 //     "items", and is removed before connecting;
 //   - a path ending in .csv (any case): a CSV sink (OpenCSV) with the header chosen from
 //     the first item;
+//   - "stream": no sink; items stay in the crawl's items stream (kept for the items
+//     retention) for post-processors and other Watermill consumers;
 //   - any other path: a JSONL sink (OpenJSONL).
 //
 // log is given to the sinks that log; nil means no-op.
@@ -35,6 +39,9 @@ func Open(ctx context.Context, out string, log *zap.Logger) (Sink, error) {
 		}
 		cfg.Logger = log
 		return OpenPostgres(ctx, cfg)
+	case out == StreamOnly:
+		log.Info("items stay in the items stream only")
+		return streamOnly{}, nil
 	case strings.HasSuffix(lower, ".csv"):
 		s, err := OpenCSV(out, nil)
 		if err != nil {
@@ -69,3 +76,13 @@ func postgresConfigFromURL(raw string) (PostgresConfig, error) {
 	u.RawQuery = q.Encode()
 	return PostgresConfig{URL: u.String(), Table: table}, nil
 }
+
+// StreamOnly is the out that keeps items in the items stream only (see Open).
+const StreamOnly = "stream"
+
+// streamOnly is the sink of StreamOnly: it stores nothing, so the store group acks each
+// item and the items stay in the stream for other consumers.
+type streamOnly struct{}
+
+func (streamOnly) Store(context.Context, *spiders.Item) (bool, error) { return true, nil }
+func (streamOnly) Close(context.Context) error                        { return nil }

@@ -69,12 +69,15 @@ type Progress struct {
 	Delayed int64 `json:"delayed"`
 	// Frontier is the number of requests waiting to be dispatched.
 	Frontier int64 `json:"frontier"`
+	// Seeds is 1 when runtime seeds wait in <crawl>:start_urls (or its processing
+	// list); read apart from the script, since those keys live in another slot.
+	Seeds int64 `json:"seeds"`
 }
 
 // Done reports that the crawl was seeded, no request waits in the frontier or the delayed
 // set, and no stage has anything pending or unread.
 func (p Progress) Done() bool {
-	if !p.Seeded || p.Delayed > 0 || p.Frontier > 0 {
+	if !p.Seeded || p.Delayed > 0 || p.Frontier > 0 || p.Seeds > 0 {
 		return false
 	}
 	for _, s := range p.Stages {
@@ -115,5 +118,8 @@ func ReadProgress(ctx context.Context, rdb redis.UniversalClient, k Keys) (Progr
 	p.Seeded = seeded == 1
 	p.Delayed, _ = res[len(sg)+1].(int64)
 	p.Frontier, _ = res[len(sg)+2].(int64)
+	if p.Seeds, err = rdb.Exists(ctx, SeedKey(k.Crawl()), SeedProcessingKey(k.Crawl())).Result(); err != nil {
+		return Progress{}, fmt.Errorf("streams: read progress: %w", err)
+	}
 	return p, nil
 }

@@ -161,7 +161,7 @@ func printBench(w io.Writer, st *streams.Status, took time.Duration, cpu float64
 	fmt.Fprintf(w, "  Redis CPU per page            %.0f µs\n", rcpu/pages*1e6)
 	fmt.Fprintf(w, "  Redis commands per page       %.1f\n", cmds/pages)
 	if st.Seen > 0 {
-		fmt.Fprintf(w, "  Redis bytes per seen URL      %.1f (dedup set: %d bytes for %d URLs)\n",
+		fmt.Fprintf(w, "  Redis bytes per seen URL      %.1f (dedup: %d bytes for %d URLs)\n",
 			float64(st.SeenBytes)/float64(st.Seen), st.SeenBytes, st.Seen)
 	}
 	fmt.Fprintf(w, "  Redis used memory             %.1f MiB (streams keep their entries; see status)\n", after["used_memory"]/(1<<20))

@@ -34,7 +34,7 @@ func (f *runFlags) add(cmd *cobra.Command, withOut bool) {
 	fl := cmd.Flags()
 	fl.StringVar(&f.consumer, "consumer", "", "this process's consumer name in the stage groups; keep it stable per process slot so a restart re-reads its own pending entries (default host-pid)")
 	if withOut {
-		fl.StringVar(&f.out, "out", "", "where the store stage writes items: FILE.jsonl (default <spider name>.jsonl), FILE.csv, or postgres://user:pass@host/db?table=items")
+		fl.StringVar(&f.out, "out", "", "where the store stage writes items: FILE.jsonl (default <spider name>.jsonl), FILE.csv, postgres://user:pass@host/db?table=items, or \"stream\" to keep them in the items stream only")
 	}
 	fl.DurationVar(&f.shutdownTimeout, "shutdown-timeout", streams.DefaultShutdownTimeout, "on SIGINT/SIGTERM, how long in-flight work may take to finish")
 	fl.IntVar(&f.maxDeliveries, "max-deliveries", streams.DefaultMaxDeliveries, "deliveries of an entry before it goes to dead letters")

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"html"
 	"strings"
+
+	"github.com/streamcrawl/streamcrawl/spiders/internal/sitekit"
 )
 
 // Product is a product page of the site as a correct crawl scrapes it.
@@ -113,8 +115,8 @@ func newCatalog(pages int) *catalog {
 	c.names = make([]string, p+1)
 	c.productURLs = make([]string, p+1)
 	for id := 1; id <= p; id++ {
-		c.names[id] = adjectives[pick(id, 1, len(adjectives))] + " " +
-			materials[pick(id, 2, len(materials))] + " " + nouns[pick(id, 3, len(nouns))]
+		c.names[id] = adjectives[sitekit.Pick(id, 1, len(adjectives))] + " " +
+			materials[sitekit.Pick(id, 2, len(materials))] + " " + nouns[sitekit.Pick(id, 3, len(nouns))]
 		c.productURLs[id] = fmt.Sprintf("/p/%d", id)
 	}
 	c.escNames = make([]string, p+1)
@@ -125,9 +127,9 @@ func newCatalog(pages int) *catalog {
 		c.prices[id] = price(id)
 		c.skus[id] = sku(id)
 	}
-	r := &rng{state: 42}
+	r := &sitekit.Rand{State: 42}
 	for i := 0; i < nParagraphs; i++ {
-		c.paragraphs = append(c.paragraphs, sentences(r, 4+r.intn(3)))
+		c.paragraphs = append(c.paragraphs, sentences(r, 4+r.Intn(3)))
 	}
 	for i := 0; i < nReviews; i++ {
 		c.reviews = append(c.reviews, sentences(r, 2))
@@ -136,15 +138,15 @@ func newCatalog(pages int) *catalog {
 }
 
 // sentences returns n generated sentences; words are plain ASCII so no escaping is needed.
-func sentences(r *rng, n int) string {
+func sentences(r *sitekit.Rand, n int) string {
 	var b strings.Builder
 	for s := 0; s < n; s++ {
 		if s > 0 {
 			b.WriteByte(' ')
 		}
-		m := 8 + r.intn(9)
+		m := 8 + r.Intn(9)
 		for w := 0; w < m; w++ {
-			word := words[r.intn(len(words))]
+			word := words[r.Intn(len(words))]
 			if w == 0 {
 				word = strings.ToUpper(word[:1]) + word[1:]
 			} else {
@@ -175,7 +177,7 @@ func (c *catalog) nthInCategory(k, i int) int { return k + 1 + i*len(c.cats) }
 
 // price returns the price of product id, e.g. "$12.34".
 func price(id int) string {
-	cents := 199 + pick(id, 4, 49800)
+	cents := 199 + sitekit.Pick(id, 4, 49800)
 	return fmt.Sprintf("$%d.%02d", cents/100, cents%100)
 }
 

@@ -1,6 +1,10 @@
 package demosite
 
-import "strconv"
+import (
+	"strconv"
+
+	"github.com/streamcrawl/streamcrawl/spiders/internal/sitekit"
+)
 
 // page appends one HTML page to a byte slice; origin ("http://host:port") is written
 // wherever the page needs an absolute link.
@@ -119,7 +123,7 @@ func (s *Site) card(p *page, id int) {
 	p.s(`.png" alt="`, c.escNames[id], `" width="200" height="200" loading="lazy"></a>`, "\n", `<a class="card-title" href="`)
 	p.productHref(id, 1)
 	p.s(`">`, c.escNames[id], `</a> <span class="card-price">`, c.prices[id], `</span>`, "\n", `<span class="card-rating" aria-label="Customer rating">`,
-		stars[pick(id, 30, len(stars))], `</span> <span class="card-ship">Ships in `)
-	p.i(1 + pick(id, 23, 5))
+		stars[sitekit.Pick(id, 30, len(stars))], `</span> <span class="card-ship">Ships in `)
+	p.i(1 + sitekit.Pick(id, 23, 5))
 	p.s(" days</span></li>\n")
 }

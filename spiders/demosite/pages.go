@@ -1,5 +1,7 @@
 package demosite
 
+import "github.com/streamcrawl/streamcrawl/spiders/internal/sitekit"
+
 // home writes the home page: category tiles, featured products (four of them through a
 // tracking-parameter link), the feed, a discontinued (404) product and a private link.
 func (s *Site) home(p *page) {
@@ -107,20 +109,20 @@ func (s *Site) product(p *page, id int) {
 		"</span><span class=\"stock\">In stock</span></p>\n<p class=\"meta\">Item number: <span class=\"sku\">", c.skus[id],
 		"</span> &middot; <a href=\"#reviews\">Read reviews</a></p>\n<div class=\"description\">\n")
 	for j := 0; j < descParas; j++ {
-		p.s("<p>", c.paragraphs[pick(id, 10+j, len(c.paragraphs))], "</p>\n")
+		p.s("<p>", c.paragraphs[sitekit.Pick(id, 10+j, len(c.paragraphs))], "</p>\n")
 	}
-	p.s("</div>\n<table class=\"specs\">\n<tr><th>Material</th><td>", materials[pick(id, 2, len(materials))],
+	p.s("</div>\n<table class=\"specs\">\n<tr><th>Material</th><td>", materials[sitekit.Pick(id, 2, len(materials))],
 		"</td></tr>\n<tr><th>Width</th><td>")
-	p.i(10 + pick(id, 20, 90))
+	p.i(10 + sitekit.Pick(id, 20, 90))
 	p.s(" cm</td></tr>\n<tr><th>Height</th><td>")
-	p.i(5 + pick(id, 21, 120))
+	p.i(5 + sitekit.Pick(id, 21, 120))
 	p.s(" cm</td></tr>\n<tr><th>Weight</th><td>")
-	p.i(1 + pick(id, 22, 25))
+	p.i(1 + sitekit.Pick(id, 22, 25))
 	p.s(" kg</td></tr>\n<tr><th>Warranty</th><td>2 years</td></tr>\n<tr><th>Care</th><td>Wipe with a dry cloth</td></tr>\n</table>\n",
 		"<p><a href=\"/c/", cat.slug, `">Back to `, cat.name, "</a></p>\n</div>\n</div>\n<section id=\"reviews\">\n<h2>Reviews</h2>\n")
 	for j := 0; j < 4; j++ {
-		p.s(`<div class="review"><p class="stars">`, stars[pick(id, 30+j, len(stars))], `</p><p>`, c.reviews[pick(id, 40+j, len(c.reviews))],
-			`</p><p class="by">`, reviewers[pick(id, 50+j, len(reviewers))], "</p></div>\n")
+		p.s(`<div class="review"><p class="stars">`, stars[sitekit.Pick(id, 30+j, len(stars))], `</p><p>`, c.reviews[sitekit.Pick(id, 40+j, len(c.reviews))],
+			`</p><p class="by">`, reviewers[sitekit.Pick(id, 50+j, len(reviewers))], "</p></div>\n")
 	}
 	p.s("</section>\n<section class=\"related\">\n<h2>You may also like</h2>\n<ul class=\"grid\">\n")
 	for j, r := range c.related(id) {

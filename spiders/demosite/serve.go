@@ -2,8 +2,9 @@ package demosite
 
 import (
 	"net/http"
-	"strconv"
 	"sync"
+
+	"github.com/streamcrawl/streamcrawl/spiders/internal/sitekit"
 )
 
 var bufPool = sync.Pool{New: func() any { b := make([]byte, 0, 32<<10); return &b }}
@@ -11,26 +12,8 @@ var bufPool = sync.Pool{New: func() any { b := make([]byte, 0, 32<<10); return &
 // ServeHTTP counts the request and answers it. Absolute links in the answer use the
 // request's Host header (and https when the connection is TLS).
 func (s *Site) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	s.counter.add(requestKey(r))
-	scheme := "http://"
-	if r.TLS != nil {
-		scheme = "https://"
-	}
-	host := r.Host
-	if host == "" {
-		host = "localhost"
-	}
-	bp := bufPool.Get().(*[]byte)
-	body, status, ctype := s.render((*bp)[:0], scheme+host, r.URL.Path, r.URL.RawQuery)
-	h := w.Header()
-	h["Content-Type"] = []string{ctype}
-	h["Content-Length"] = []string{strconv.Itoa(len(body))}
-	w.WriteHeader(status)
-	if r.Method != http.MethodHead {
-		_, _ = w.Write(body)
-	}
-	*bp = body
-	bufPool.Put(bp)
+	s.counter.Add(requestKey(r))
+	sitekit.Serve(w, r, &bufPool, s.render)
 }
 
 // requestKey returns path?query of r as sent, without allocating in the common case.
@@ -40,3 +23,13 @@ func requestKey(r *http.Request) string {
 	}
 	return r.URL.RequestURI()
 }
+
+// Requests returns how many requests the site has served per path?query as sent
+// (fragments are never sent; robots.txt fetches are included).
+func (s *Site) Requests() map[string]int { return s.counter.Snapshot() }
+
+// TotalRequests returns the number of requests served since New or the last Reset.
+func (s *Site) TotalRequests() int64 { return s.counter.Total() }
+
+// Reset forgets every counted request.
+func (s *Site) Reset() { s.counter.Reset() }

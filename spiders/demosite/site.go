@@ -4,32 +4,33 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"sync"
+
+	"github.com/streamcrawl/streamcrawl/spiders/internal/sitekit"
 )
 
 // Site is a generated shop. It is an http.Handler, safe for concurrent use; its pages
 // depend only on the number it was built with and the Host header of the request.
 type Site struct {
 	cat     *catalog
-	counter counter
-	slugs   map[string]int // category slug -> index
-	truthMu sync.Mutex
-	truth   map[bool]*truth // by obeyRobots
+	counter sitekit.Counter
+	slugs   map[string]int   // category slug -> index
+	truth   *sitekit.Crawler // ground truth, over render
 }
 
 // New returns the site with about pages reachable URLs (at least 10, at most 500,000).
 // The same pages always gives the same site.
 func New(pages int) *Site {
-	s := &Site{cat: newCatalog(pages), slugs: map[string]int{}, truth: map[bool]*truth{}}
+	s := &Site{cat: newCatalog(pages), slugs: map[string]int{}}
 	for i, c := range s.cat.cats {
 		s.slugs[c.slug] = i
 	}
+	s.truth = s.newTruth()
 	return s
 }
 
 // Content types served by the site.
 const (
-	ctHTML = "text/html; charset=utf-8"
+	ctHTML = sitekit.HTMLType
 	ctJSON = "application/json"
 	ctPNG  = "image/png"
 	ctText = "text/plain; charset=utf-8"
@@ -49,7 +50,7 @@ func (s *Site) render(b []byte, origin, path, query string) ([]byte, int, string
 	case path == "/":
 		s.home(p)
 	case strings.HasPrefix(path, "/p/"):
-		id, ok := number(path[len("/p/"):])
+		id, ok := sitekit.Number(path[len("/p/"):])
 		if !ok || id > s.cat.nProducts {
 			return notFound(p)
 		}
@@ -61,22 +62,22 @@ func (s *Site) render(b []byte, origin, path, query string) ([]byte, int, string
 		}
 		n := 1
 		if query != "" {
-			v := queryValue(query, "page")
+			v := sitekit.QueryValue(query, "page")
 			if v != "" {
-				if n, ok = number(v); !ok || n > s.cat.categoryPages(k) {
+				if n, ok = sitekit.Number(v); !ok || n > s.cat.categoryPages(k) {
 					return notFound(p)
 				}
 			}
 		}
 		s.category(p, k, n)
 	case strings.HasPrefix(path, "/img/") && strings.HasSuffix(path, ".png"):
-		id, ok := number(path[len("/img/") : len(path)-len(".png")])
+		id, ok := sitekit.Number(path[len("/img/") : len(path)-len(".png")])
 		if !ok || id > s.cat.nProducts {
 			return notFound(p)
 		}
 		return append(p.b, pixel...), http.StatusOK, ctPNG
 	case strings.HasPrefix(path, "/flaky/"):
-		n, ok := number(path[len("/flaky/"):])
+		n, ok := sitekit.Number(path[len("/flaky/"):])
 		if !ok || n > min(3, len(s.cat.cats)) {
 			return notFound(p)
 		}
@@ -114,33 +115,6 @@ func (s *Site) feed(p *page) []byte {
 	}
 	p.s("]}\n")
 	return p.b
-}
-
-// number parses a positive decimal without sign or leading zeros.
-func number(s string) (int, bool) {
-	if s == "" || s[0] == '0' || len(s) > 9 {
-		return 0, false
-	}
-	n := 0
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return 0, false
-		}
-		n = n*10 + int(s[i]-'0')
-	}
-	return n, true
-}
-
-// queryValue returns the raw value of key in a raw query, "" if absent.
-func queryValue(query, key string) string {
-	for query != "" {
-		var kv string
-		kv, query, _ = strings.Cut(query, "&")
-		if k, v, _ := strings.Cut(kv, "="); k == key {
-			return v
-		}
-	}
-	return ""
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }

@@ -3,15 +3,14 @@ package demosite
 import (
 	"bytes"
 	"fmt"
-	"html"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
+
+	"github.com/streamcrawl/streamcrawl/spiders/internal/sitekit"
 )
 
 const testOrigin = "http://127.0.0.1:8080"
@@ -153,12 +152,12 @@ func TestExpectedItemsMatchPages(t *testing.T) {
 	}
 	for _, p := range s.Products()[:30] {
 		for _, u := range []string{p.URL, p.URL + "?utm_source=related"} {
-			body := get(t, srv.URL+u, http.StatusOK)
+			body := sitekit.Get(t, srv.URL+u, http.StatusOK)
 			got := map[string]string{
-				"url":   field(reCanonical, body),
-				"name":  field(reName, body),
-				"price": field(rePrice, body),
-				"sku":   field(reSKU, body),
+				"url":   sitekit.Field(reCanonical, body),
+				"name":  sitekit.Field(reName, body),
+				"price": sitekit.Field(rePrice, body),
+				"sku":   sitekit.Field(reSKU, body),
 			}
 			want := items[p.ID-1]
 			if fmt.Sprint(got) != fmt.Sprint(want) {
@@ -168,46 +167,21 @@ func TestExpectedItemsMatchPages(t *testing.T) {
 	}
 }
 
-func field(re *regexp.Regexp, body string) string {
-	m := re.FindAllStringSubmatch(body, -1)
-	if len(m) != 1 {
-		return fmt.Sprintf("<%d matches>", len(m))
-	}
-	return html.UnescapeString(m[0][1])
-}
-
-func get(t testing.TB, u string, wantStatus int) string {
-	t.Helper()
-	res, err := http.Get(u)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
-	b, err := io.ReadAll(res.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.StatusCode != wantStatus {
-		t.Fatalf("GET %s: status %d, want %d", u, res.StatusCode, wantStatus)
-	}
-	return string(b)
-}
-
 func TestHandler(t *testing.T) {
 	s := New(100)
 	srv := httptest.NewServer(s)
 	defer srv.Close()
 
-	if got := get(t, srv.URL+"/robots.txt", http.StatusOK); !strings.Contains(got, "Disallow: /private/") {
+	if got := sitekit.Get(t, srv.URL+"/robots.txt", http.StatusOK); !strings.Contains(got, "Disallow: /private/") {
 		t.Errorf("robots.txt = %q", got)
 	}
-	get(t, srv.URL+"/private/x", http.StatusOK)
-	get(t, srv.URL+"/p/999999", http.StatusNotFound)
-	get(t, srv.URL+"/missing/x", http.StatusNotFound)
-	get(t, srv.URL+"/flaky/1", http.StatusInternalServerError)
-	get(t, srv.URL+"/c/kitchen?page=99", http.StatusNotFound)
+	sitekit.Get(t, srv.URL+"/private/x", http.StatusOK)
+	sitekit.Get(t, srv.URL+"/p/999999", http.StatusNotFound)
+	sitekit.Get(t, srv.URL+"/missing/x", http.StatusNotFound)
+	sitekit.Get(t, srv.URL+"/flaky/1", http.StatusInternalServerError)
+	sitekit.Get(t, srv.URL+"/c/kitchen?page=99", http.StatusNotFound)
 
-	home := get(t, srv.URL+"/", http.StatusOK)
+	home := sitekit.Get(t, srv.URL+"/", http.StatusOK)
 	if !strings.Contains(home, `href="`+srv.URL+`/"`) {
 		t.Errorf("home page has no absolute link to %s/", srv.URL)
 	}
@@ -219,7 +193,7 @@ func TestHandler(t *testing.T) {
 			t.Errorf("home page lacks %s", want)
 		}
 	}
-	if p := get(t, srv.URL+"/p/4", http.StatusOK); !strings.Contains(p, `<a href="5">`) {
+	if p := sitekit.Get(t, srv.URL+"/p/4", http.StatusOK); !strings.Contains(p, `<a href="5">`) {
 		t.Errorf("/p/4 has no relative link to product 5")
 	}
 
@@ -239,25 +213,7 @@ func TestCountingConcurrent(t *testing.T) {
 	defer srv.Close()
 	urls := []string{"/", "/p/1", "/p/1?utm_source=related", "/c/garden?page=1", "/p/999999"}
 	const workers, rounds = 8, 25
-	var wg sync.WaitGroup
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := 0; i < rounds; i++ {
-				for _, u := range urls {
-					res, err := http.Get(srv.URL + u)
-					if err != nil {
-						t.Error(err)
-						return
-					}
-					_, _ = io.Copy(io.Discard, res.Body)
-					res.Body.Close()
-				}
-			}
-		}()
-	}
-	wg.Wait()
+	sitekit.GetConcurrently(t, srv.URL, urls, workers, rounds)
 	got := s.Requests()
 	for _, u := range urls {
 		if got[u] != workers*rounds {
@@ -285,24 +241,13 @@ func TestSpiderYAML(t *testing.T) {
 	}
 }
 
-// discard is a minimal ResponseWriter for benchmarks.
-type discard struct{ h http.Header }
-
-func (d *discard) Header() http.Header         { return d.h }
-func (d *discard) Write(b []byte) (int, error) { return len(b), nil }
-func (d *discard) WriteHeader(int)             {}
-
 func BenchmarkServeHTTP(b *testing.B) {
 	s := New(2000)
 	urls := s.Reachable(true)
-	reqs := make([]*http.Request, len(urls))
-	for i, u := range urls {
-		reqs[i] = httptest.NewRequest(http.MethodGet, u, nil)
-		reqs[i].Host = "127.0.0.1:8080"
-	}
+	reqs := sitekit.NewRequests(b, "127.0.0.1:8080", urls)
 	b.ReportAllocs()
 	b.RunParallel(func(pb *testing.PB) {
-		w := &discard{h: http.Header{}}
+		w := &sitekit.Discard{H: http.Header{}}
 		i := 0
 		for pb.Next() {
 			s.ServeHTTP(w, reqs[i%len(reqs)])

@@ -1,10 +1,9 @@
 package demosite
 
 import (
-	"net/http"
-	"net/url"
-	"sort"
 	"strings"
+
+	"github.com/streamcrawl/streamcrawl/spiders/internal/sitekit"
 )
 
 // Kind is what a URL of the site answers.
@@ -13,61 +12,35 @@ type Kind int
 // Kinds of answers.
 const (
 	// HTML is a 200 text/html page.
-	HTML Kind = iota + 1
+	HTML = Kind(sitekit.HTML)
 	// NotFound is a 404.
-	NotFound
+	NotFound = Kind(sitekit.NotFound)
 	// ServerError is a 500.
-	ServerError
+	ServerError = Kind(sitekit.ServerError)
 	// NonHTML is a 200 answer that is not HTML (JSON, PNG, text).
-	NonHTML
+	NonHTML = Kind(sitekit.NonHTML)
 )
 
 // String returns the name of the kind.
-func (k Kind) String() string {
-	switch k {
-	case HTML:
-		return "html"
-	case NotFound:
-		return "not-found"
-	case ServerError:
-		return "server-error"
-	case NonHTML:
-		return "non-html"
+func (k Kind) String() string { return sitekit.Kind(k).String() }
+
+// newTruth returns the crawler that computes the site's ground truth from render.
+func (s *Site) newTruth() *sitekit.Crawler {
+	return &sitekit.Crawler{
+		Host:     "demosite.invalid",
+		Render:   s.render,
+		Disallow: "/private/",
+		ID: func(path string) (int, bool) {
+			if rest, ok := strings.CutPrefix(path, "/p/"); ok {
+				return sitekit.Number(rest)
+			}
+			return 0, false
+		},
 	}
-	return "unknown"
-}
-
-// truthOrigin is the origin the site is rendered with to compute its ground truth.
-const (
-	truthHost   = "demosite.invalid"
-	truthOrigin = "http://" + truthHost
-)
-
-// truth is the result of crawling the site in process.
-type truth struct {
-	urls     []string        // sorted path?query
-	kinds    map[string]Kind // by path?query
-	products []int           // ids of product pages reached, sorted
 }
 
 // KindOf returns what the site answers to pathQuery (path with optional ?query).
-func (s *Site) KindOf(pathQuery string) Kind {
-	path, query, _ := strings.Cut(pathQuery, "?")
-	_, status, ctype := s.render(nil, truthOrigin, path, query)
-	return kindOf(status, ctype)
-}
-
-func kindOf(status int, ctype string) Kind {
-	switch {
-	case status == http.StatusNotFound:
-		return NotFound
-	case status >= 500:
-		return ServerError
-	case ctype == ctHTML:
-		return HTML
-	}
-	return NonHTML
-}
+func (s *Site) KindOf(pathQuery string) Kind { return Kind(s.truth.KindOf(pathQuery)) }
 
 // Reachable returns, sorted, every path?query a crawler reaches by starting at / and
 // following every a[href] on the site's host: fragments stripped, queries kept as
@@ -75,26 +48,19 @@ func kindOf(status int, ctype string) Kind {
 // 404s, 500s and non-HTML resources; with obeyRobots it leaves out /private/. Only 200
 // HTML pages are followed. /robots.txt is not linked and so not included.
 func (s *Site) Reachable(obeyRobots bool) []string {
-	return append([]string(nil), s.groundTruth(obeyRobots).urls...)
+	return append([]string(nil), s.truth.Truth(obeyRobots).URLs...)
 }
 
 // ReachableKind returns, sorted, the reachable path?query that answer with kind k.
 func (s *Site) ReachableKind(obeyRobots bool, k Kind) []string {
-	t := s.groundTruth(obeyRobots)
-	var out []string
-	for _, u := range t.urls {
-		if t.kinds[u] == k {
-			out = append(out, u)
-		}
-	}
-	return out
+	return s.truth.Truth(obeyRobots).URLsOf(sitekit.Kind(k))
 }
 
 // Products returns every reachable product, by ID.
 func (s *Site) Products() []Product {
-	t := s.groundTruth(true)
-	out := make([]Product, 0, len(t.products))
-	for _, id := range t.products {
+	ids := s.truth.Truth(true).IDs
+	out := make([]Product, 0, len(ids))
+	for _, id := range ids {
 		out = append(out, s.cat.product(id))
 	}
 	return out
@@ -104,89 +70,10 @@ func (s *Site) Products() []Product {
 // (e.g. "http://127.0.0.1:8080/") stores with the spider of SpiderYAML: one item per
 // product, url being the absolute canonical URL, by product ID.
 func (s *Site) ExpectedItems(baseURL string) []map[string]string {
-	origin := originOf(baseURL)
+	origin := sitekit.OriginOf(baseURL)
 	var out []map[string]string
 	for _, p := range s.Products() {
 		out = append(out, map[string]string{"url": origin + p.URL, "name": p.Name, "price": p.Price, "sku": p.SKU})
-	}
-	return out
-}
-
-// originOf returns scheme://host[:port] of rawURL, or rawURL without a trailing slash
-// when it does not parse.
-func originOf(rawURL string) string {
-	u, err := url.Parse(rawURL)
-	if err != nil || u.Host == "" {
-		return strings.TrimRight(rawURL, "/")
-	}
-	return u.Scheme + "://" + u.Host
-}
-
-// groundTruth crawls the site's rendered pages once per obeyRobots and caches the result.
-func (s *Site) groundTruth(obeyRobots bool) *truth {
-	s.truthMu.Lock()
-	defer s.truthMu.Unlock()
-	if t, ok := s.truth[obeyRobots]; ok {
-		return t
-	}
-	t := s.crawl(obeyRobots)
-	s.truth[obeyRobots] = t
-	return t
-}
-
-// crawl is a breadth-first crawl of the site from /, in process, over render.
-func (s *Site) crawl(obeyRobots bool) *truth {
-	t := &truth{kinds: map[string]Kind{}}
-	r := &resolver{origin: truthOrigin, host: truthHost}
-	queue := []string{"/"}
-	t.kinds["/"] = 0
-	var buf []byte
-	for len(queue) > 0 {
-		pq := queue[0]
-		queue = queue[1:]
-		path, query, _ := strings.Cut(pq, "?")
-		var status int
-		var ctype string
-		buf, status, ctype = s.render(buf[:0], truthOrigin, path, query)
-		k := kindOf(status, ctype)
-		t.kinds[pq] = k
-		if k != HTML {
-			continue
-		}
-		if id, ok := number(strings.TrimPrefix(path, "/p/")); ok && strings.HasPrefix(path, "/p/") {
-			t.products = append(t.products, id)
-		}
-		base, err := url.Parse(truthOrigin + pq)
-		if err != nil {
-			continue
-		}
-		eachHref(buf, func(href string) {
-			u, ok := r.resolve(base, href)
-			if !ok {
-				return
-			}
-			if _, seen := t.kinds[u]; seen || (obeyRobots && strings.HasPrefix(u, "/private/")) {
-				return
-			}
-			t.kinds[u] = 0
-			queue = append(queue, u)
-		})
-	}
-	for u := range t.kinds {
-		t.urls = append(t.urls, u)
-	}
-	sort.Strings(t.urls)
-	sort.Ints(t.products)
-	t.products = dedupe(t.products)
-	return t
-}
-
-func dedupe(ids []int) []int {
-	out := ids[:0]
-	for i, id := range ids {
-		if i == 0 || id != ids[i-1] {
-			out = append(out, id)
-		}
 	}
 	return out
 }

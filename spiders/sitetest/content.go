@@ -5,6 +5,8 @@ import (
 	"html"
 	"sort"
 	"strings"
+
+	"github.com/streamcrawl/streamcrawl/spiders/internal/sitekit"
 )
 
 // Article is an article page of the site as a correct crawl scrapes it.
@@ -123,9 +125,9 @@ func layout(n int) *content {
 	c.byTag = make([][]int, len(tags))
 	for id := 1; id <= n; id++ {
 		m := (id - 1) * c.months / n
-		a := pick(id, 1, len(authors))
-		t1 := pick(id, 2, len(tags))
-		t2 := (t1 + 1 + pick(id, 3, len(tags)-1)) % len(tags)
+		a := sitekit.Pick(id, 1, len(authors))
+		t1 := sitekit.Pick(id, 2, len(tags))
+		t2 := (t1 + 1 + sitekit.Pick(id, 3, len(tags)-1)) % len(tags)
 		c.month[id], c.author[id], c.tagsOf[id] = m, a, [2]int{t1, t2}
 		c.byMonth[m] = append(c.byMonth[m], id)
 		c.byAuthor[a] = append(c.byAuthor[a], id)
@@ -142,12 +144,12 @@ func build(n int) *content {
 	c.urls = make([]string, n+1)
 	c.dates = make([]string, n+1)
 	for id := 1; id <= n; id++ {
-		t := titleA[pick(id, 4, len(titleA))] + " " + titleB[pick(id, 5, len(titleB))] + " " + titleC[pick(id, 6, len(titleC))]
+		t := titleA[sitekit.Pick(id, 4, len(titleA))] + " " + titleB[sitekit.Pick(id, 5, len(titleB))] + " " + titleC[sitekit.Pick(id, 6, len(titleC))]
 		c.rawTitle[id] = t
 		c.titles[id] = html.EscapeString(t)
 		c.urls[id] = "/article/" + slug(t) + "-" + itoa(id)
 		y, mo := c.yearMonth(c.month[id])
-		c.dates[id] = fmt.Sprintf("%04d-%02d-%02d", y, mo, 1+pick(id, 7, 28))
+		c.dates[id] = fmt.Sprintf("%04d-%02d-%02d", y, mo, 1+sitekit.Pick(id, 7, 28))
 	}
 	for _, ids := range c.byTag {
 		top := make([]int, 0, searchTop)
@@ -159,9 +161,9 @@ func build(n int) *content {
 		sort.SliceStable(all, func(i, j int) bool { return c.rawTitle[all[i]] < c.rawTitle[all[j]] })
 		c.byTitle = append(c.byTitle, all[:min(searchTop, len(all))])
 	}
-	r := &rng{state: 7}
+	r := &sitekit.Rand{State: 7}
 	for i := 0; i < nParas; i++ {
-		c.paras = append(c.paras, sentences(r, 3+r.intn(4)))
+		c.paras = append(c.paras, sentences(r, 3+r.Intn(4)))
 	}
 	return c
 }
@@ -194,15 +196,15 @@ func slug(s string) string {
 }
 
 // sentences returns n generated sentences of plain ASCII words.
-func sentences(r *rng, n int) string {
+func sentences(r *sitekit.Rand, n int) string {
 	var b strings.Builder
 	for s := 0; s < n; s++ {
 		if s > 0 {
 			b.WriteByte(' ')
 		}
-		m := 7 + r.intn(10)
+		m := 7 + r.Intn(10)
 		for w := 0; w < m; w++ {
-			word := words[r.intn(len(words))]
+			word := words[r.Intn(len(words))]
 			if w == 0 {
 				word = strings.ToUpper(word[:1]) + word[1:]
 			} else {

@@ -1,6 +1,10 @@
 package sitetest
 
-import "html"
+import (
+	"html"
+
+	"github.com/streamcrawl/streamcrawl/spiders/internal/sitekit"
+)
 
 // authorHTML are the escaped author names.
 var authorHTML = func() []string {
@@ -50,7 +54,7 @@ func (s *Site) article(p *page, id int) {
 		"</h1>\n<p class=\"byline\">By <a rel=\"author\" class=\"author\" href=\"/author/", authors[a].slug, `">`, authorHTML[a],
 		"</a> on <time datetime=\"", c.dates[id], `">`, c.dates[id], "</time> &middot; <a href=\"#comments\">Comments</a></p>\n")
 	for j := 0; j < bodyParas; j++ {
-		p.s("<p>", c.paras[pick(id, 10+j, len(c.paras))], "</p>\n")
+		p.s("<p>", c.paras[sitekit.Pick(id, 10+j, len(c.paras))], "</p>\n")
 	}
 	p.s("<p class=\"tags\">")
 	for _, t := range c.tagsOf[id] {
@@ -67,8 +71,8 @@ func (s *Site) article(p *page, id int) {
 	}
 	p.s("</nav>\n<section id=\"comments\"><h2>Comments</h2><p>Comments are closed.</p></section>\n<p class=\"more\">More: ")
 	t1, t2 := tags[c.tagsOf[id][0]], tags[c.tagsOf[id][1]]
-	searchLink(p, t1, "date", pick(id, 8, 2) == 0)
-	searchLink(p, t2, "title", pick(id, 9, 2) == 0)
+	searchLink(p, t1, "date", sitekit.Pick(id, 8, 2) == 0)
+	searchLink(p, t2, "title", sitekit.Pick(id, 9, 2) == 0)
 	p.s("</p>\n")
 	s.foot(p)
 }

@@ -2,8 +2,9 @@ package sitetest
 
 import (
 	"net/http"
-	"strconv"
 	"sync"
+
+	"github.com/streamcrawl/streamcrawl/spiders/internal/sitekit"
 )
 
 var bufPool = sync.Pool{New: func() any { b := make([]byte, 0, 16<<10); return &b }}
@@ -12,24 +13,16 @@ var bufPool = sync.Pool{New: func() any { b := make([]byte, 0, 16<<10); return &
 // links in the answer use the request's Host header (and https when the connection is
 // TLS).
 func (s *Site) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	s.counter.add(Canonical(r.URL.EscapedPath(), r.URL.RawQuery))
-	scheme := "http://"
-	if r.TLS != nil {
-		scheme = "https://"
-	}
-	host := r.Host
-	if host == "" {
-		host = "localhost"
-	}
-	bp := bufPool.Get().(*[]byte)
-	body, status, ctype := s.render((*bp)[:0], scheme+host, r.URL.Path, r.URL.RawQuery)
-	h := w.Header()
-	h["Content-Type"] = []string{ctype}
-	h["Content-Length"] = []string{strconv.Itoa(len(body))}
-	w.WriteHeader(status)
-	if r.Method != http.MethodHead {
-		_, _ = w.Write(body)
-	}
-	*bp = body
-	bufPool.Put(bp)
+	s.counter.Add(Canonical(r.URL.EscapedPath(), r.URL.RawQuery))
+	sitekit.Serve(w, r, &bufPool, s.render)
 }
+
+// Requests returns how many requests the site has served per canonical path?query
+// (see Canonical; robots.txt fetches are included).
+func (s *Site) Requests() map[string]int { return s.counter.Snapshot() }
+
+// TotalRequests returns the number of requests served since New or the last Reset.
+func (s *Site) TotalRequests() int64 { return s.counter.Total() }
+
+// Reset forgets every counted request.
+func (s *Site) Reset() { s.counter.Reset() }

@@ -6,36 +6,37 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
+
+	"github.com/streamcrawl/streamcrawl/spiders/internal/sitekit"
 )
 
 // Site is a generated news site. It is an http.Handler, safe for concurrent use; its
 // pages depend only on the number it was built with and the Host header of the request.
 type Site struct {
 	c       *content
-	counter counter
-	authors map[string]int // slug -> index
-	tags    map[string]int // tag -> index
-	truthMu sync.Mutex
-	truth   map[bool]*truth // by obeyRobots
+	counter sitekit.Counter
+	authors map[string]int   // slug -> index
+	tags    map[string]int   // tag -> index
+	truth   *sitekit.Crawler // ground truth, over render
 }
 
 // New returns the site with about pages reachable URLs (at least 60, at most 500,000).
 // The same pages always gives the same site.
 func New(pages int) *Site {
-	s := &Site{c: newContent(pages), authors: map[string]int{}, tags: map[string]int{}, truth: map[bool]*truth{}}
+	s := &Site{c: newContent(pages), authors: map[string]int{}, tags: map[string]int{}}
 	for i, a := range authors {
 		s.authors[a.slug] = i
 	}
 	for i, t := range tags {
 		s.tags[t] = i
 	}
+	s.truth = s.newTruth()
 	return s
 }
 
 // Content types served by the site.
 const (
-	ctHTML = "text/html; charset=utf-8"
+	ctHTML = sitekit.HTMLType
 	ctRSS  = "application/rss+xml"
 	ctText = "text/plain; charset=utf-8"
 )
@@ -49,8 +50,8 @@ func (s *Site) render(b []byte, origin, path, query string) ([]byte, int, string
 	p := &page{b: b, origin: origin}
 	c := s.c
 	pageNo := 1
-	if v := queryValue(query, "page"); v != "" {
-		n, ok := number(v)
+	if v := sitekit.QueryValue(query, "page"); v != "" {
+		n, ok := sitekit.Number(v)
 		if !ok {
 			return notFound(p)
 		}
@@ -107,14 +108,14 @@ func (s *Site) render(b []byte, origin, path, query string) ([]byte, int, string
 			p.s("</p>\n")
 		})
 	case path == "/search":
-		t, ok := s.tags[queryValue(query, "q")]
-		by := queryValue(query, "sort")
+		t, ok := s.tags[sitekit.QueryValue(query, "q")]
+		by := sitekit.QueryValue(query, "sort")
 		if !ok || (by != "date" && by != "title") {
 			return notFound(p)
 		}
 		s.search(p, t, by)
 	case strings.HasPrefix(path, "/broken/"):
-		if n, ok := number(path[len("/broken/"):]); !ok || n > 2 {
+		if n, ok := sitekit.Number(path[len("/broken/"):]); !ok || n > 2 {
 			return notFound(p)
 		}
 		errorPage(p, "500 Internal Server Error")
@@ -163,33 +164,6 @@ func (s *Site) feed(p *page) []byte {
 	}
 	p.s("</channel></rss>\n")
 	return p.b
-}
-
-// number parses a positive decimal without sign or leading zeros.
-func number(s string) (int, bool) {
-	if s == "" || s[0] == '0' || len(s) > 9 {
-		return 0, false
-	}
-	n := 0
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return 0, false
-		}
-		n = n*10 + int(s[i]-'0')
-	}
-	return n, true
-}
-
-// queryValue returns the raw value of key in a raw query, "" if absent.
-func queryValue(query, key string) string {
-	for query != "" {
-		var kv string
-		kv, query, _ = strings.Cut(query, "&")
-		if k, v, _ := strings.Cut(kv, "="); k == key {
-			return v
-		}
-	}
-	return ""
 }
 
 // Canonical returns path?query with the query's parameters sorted (as raw key=value

@@ -3,16 +3,15 @@ package sitetest
 import (
 	"bytes"
 	"fmt"
-	"html"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/streamcrawl/streamcrawl/spiders/internal/sitekit"
 )
 
 const testOrigin = "http://127.0.0.1:8080"
@@ -138,65 +137,40 @@ func TestExpectedItemsMatchPages(t *testing.T) {
 	defer srv.Close()
 	items := s.ExpectedItems(srv.URL)
 	for i, a := range s.Articles() {
-		body := get(t, srv.URL+a.URL, http.StatusOK)
+		body := sitekit.Get(t, srv.URL+a.URL, http.StatusOK)
 		got := map[string]string{
-			"url": field(reCanonical, body), "title": field(reTitle, body),
-			"author": field(reAuthor, body), "date": field(reDate, body),
+			"url": sitekit.Field(reCanonical, body), "title": sitekit.Field(reTitle, body),
+			"author": sitekit.Field(reAuthor, body), "date": sitekit.Field(reDate, body),
 		}
 		if fmt.Sprint(got) != fmt.Sprint(items[i]) {
 			t.Errorf("%s: (-want +got)\n-%v\n+%v", a.URL, items[i], got)
 		}
 	}
 	for _, u := range s.ReachableKind(false, HTML) {
-		if _, ok := s.articleID(u); !ok && strings.Contains(get(t, srv.URL+u, http.StatusOK), "<article") {
+		if _, ok := s.articleID(u); !ok && strings.Contains(sitekit.Get(t, srv.URL+u, http.StatusOK), "<article") {
 			t.Errorf("%s is not an article page but has an <article>", u)
 		}
 	}
-}
-
-func field(re *regexp.Regexp, body string) string {
-	m := re.FindAllStringSubmatch(body, -1)
-	if len(m) != 1 {
-		return fmt.Sprintf("<%d matches>", len(m))
-	}
-	return html.UnescapeString(m[0][1])
-}
-
-func get(t testing.TB, u string, wantStatus int) string {
-	t.Helper()
-	res, err := http.Get(u)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
-	b, err := io.ReadAll(res.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.StatusCode != wantStatus {
-		t.Fatalf("GET %s: status %d, want %d", u, res.StatusCode, wantStatus)
-	}
-	return string(b)
 }
 
 func TestHandler(t *testing.T) {
 	s := New(200)
 	srv := httptest.NewServer(s)
 	defer srv.Close()
-	if got := get(t, srv.URL+"/robots.txt", http.StatusOK); !strings.Contains(got, "Disallow: /drafts/") {
+	if got := sitekit.Get(t, srv.URL+"/robots.txt", http.StatusOK); !strings.Contains(got, "Disallow: /drafts/") {
 		t.Errorf("robots.txt = %q", got)
 	}
-	get(t, srv.URL+"/drafts/upcoming", http.StatusOK)
-	get(t, srv.URL+"/article/removed-post", http.StatusNotFound)
-	get(t, srv.URL+"/broken/2", http.StatusInternalServerError)
-	get(t, srv.URL+"/tag/go?page=999", http.StatusNotFound)
-	get(t, srv.URL+"/search?q=nope&sort=date", http.StatusNotFound)
-	a := get(t, srv.URL+"/search?q=go&sort=date", http.StatusOK)
-	b := get(t, srv.URL+"/search?sort=date&q=go", http.StatusOK)
+	sitekit.Get(t, srv.URL+"/drafts/upcoming", http.StatusOK)
+	sitekit.Get(t, srv.URL+"/article/removed-post", http.StatusNotFound)
+	sitekit.Get(t, srv.URL+"/broken/2", http.StatusInternalServerError)
+	sitekit.Get(t, srv.URL+"/tag/go?page=999", http.StatusNotFound)
+	sitekit.Get(t, srv.URL+"/search?q=nope&sort=date", http.StatusNotFound)
+	a := sitekit.Get(t, srv.URL+"/search?q=go&sort=date", http.StatusOK)
+	b := sitekit.Get(t, srv.URL+"/search?sort=date&q=go", http.StatusOK)
 	if a != b {
 		t.Errorf("query parameter order changes the search page")
 	}
-	if home := get(t, srv.URL+"/", http.StatusOK); !strings.Contains(home, `href="`+srv.URL+`/"`) {
+	if home := sitekit.Get(t, srv.URL+"/", http.StatusOK); !strings.Contains(home, `href="`+srv.URL+`/"`) {
 		t.Errorf("home page has no absolute link to %s/", srv.URL)
 	}
 	if got := s.Requests()["/search?q=go&sort=date"]; got != 2 {
@@ -210,25 +184,7 @@ func TestCountingConcurrent(t *testing.T) {
 	defer srv.Close()
 	urls := []string{"/", "/about", "/search?q=go&sort=title", "/search?sort=title&q=go", "/broken/1"}
 	const workers, rounds = 8, 25
-	var wg sync.WaitGroup
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := 0; i < rounds; i++ {
-				for _, u := range urls {
-					res, err := http.Get(srv.URL + u)
-					if err != nil {
-						t.Error(err)
-						return
-					}
-					_, _ = io.Copy(io.Discard, res.Body)
-					res.Body.Close()
-				}
-			}
-		}()
-	}
-	wg.Wait()
+	sitekit.GetConcurrently(t, srv.URL, urls, workers, rounds)
 	want := map[string]int{"/": 200, "/about": 200, "/search?q=go&sort=title": 400, "/broken/1": 200}
 	if got := s.Requests(); fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("Requests() (-want +got)\n-%v\n+%v", want, got)
@@ -264,23 +220,13 @@ func TestSpiderYAML(t *testing.T) {
 	}
 }
 
-type discard struct{ h http.Header }
-
-func (d *discard) Header() http.Header         { return d.h }
-func (d *discard) Write(b []byte) (int, error) { return len(b), nil }
-func (d *discard) WriteHeader(int)             {}
-
 func BenchmarkServeHTTP(b *testing.B) {
 	s := New(20000)
 	urls := s.Reachable(true)
-	reqs := make([]*http.Request, len(urls))
-	for i, u := range urls {
-		reqs[i] = httptest.NewRequest(http.MethodGet, u, nil)
-		reqs[i].Host = "127.0.0.1:8080"
-	}
+	reqs := sitekit.NewRequests(b, "127.0.0.1:8080", urls)
 	b.ReportAllocs()
 	b.RunParallel(func(pb *testing.PB) {
-		w := &discard{h: http.Header{}}
+		w := &sitekit.Discard{H: http.Header{}}
 		i := 0
 		for pb.Next() {
 			s.ServeHTTP(w, reqs[i%len(reqs)])

@@ -1,40 +1,18 @@
 package sitetest
 
-import (
-	"fmt"
-	"net/url"
-	"strings"
-)
+import "github.com/streamcrawl/streamcrawl/spiders/internal/sitekit"
 
 // SpiderYAML returns a YAML spider called name that crawls the site served at baseURL
 // (e.g. "http://127.0.0.1:8080/"): it follows every a[href] on the site's host and
 // stores one "article" item per page with an <article>, with the fields of
 // ExpectedItems. allowed_domains is the host of baseURL without its port.
 func (s *Site) SpiderYAML(name, baseURL string) string {
-	host := baseURL
-	if u, err := url.Parse(baseURL); err == nil && u.Hostname() != "" {
-		host = u.Hostname()
-	}
-	start := baseURL
-	if !strings.HasSuffix(start, "/") {
-		start += "/"
-	}
-	return fmt.Sprintf(`name: %s
-start_urls: [%s]
-allowed_domains: [%s]
-follow:
-  - links: "a[href]"
-items:
-  - type: article
+	return sitekit.SpiderYAML(name, baseURL, `  - type: article
     when: "article"
     fields:
       url: "link[rel=canonical]::attr(href)"
       title: "article h1::text"
       author: "article .author::text"
       date: "article time::attr(datetime)"
-settings:
-  concurrency: 32
-  per_host_concurrency: 32       # one host: let every fetch slot use it
-  allow_private_networks: true   # the site runs on loopback
-`, name, start, host)
+`)
 }

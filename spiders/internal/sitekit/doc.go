@@ -1,0 +1,10 @@
+// Package sitekit holds what the generated test sites (spiders/demosite and
+// spiders/sitetest) share: the href scanner and resolver, the request counter, the
+// deterministic number helpers, HTTP serving of a render function, the YAML spider
+// template and the ground-truth crawler that learns what a site links by crawling its
+// own rendered pages in process.
+//
+// A site is described by a RenderFunc, the single source of every byte it serves;
+// Serve answers HTTP requests with it and a Crawler walks it from / to compute the URLs
+// a correct crawl reaches, so the truth can never disagree with what is served.
+package sitekit

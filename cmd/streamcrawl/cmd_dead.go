@@ -33,10 +33,7 @@ the delivery count.
 		ValidArgs: []string{"list", "retry", "purge"},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			if err := spiders.ValidateName(crawl); err != nil {
-				return err
-			}
-			rdb, err := a.connect(ctx, true)
+			rdb, err := a.connectCrawl(ctx, crawl)
 			if err != nil {
 				return err
 			}

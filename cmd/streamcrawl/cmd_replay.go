@@ -32,10 +32,7 @@ func (a *app) replayCommand() *cobra.Command {
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
-			if err := spiders.ValidateName(crawl); err != nil {
-				return err
-			}
-			rdb, err := a.connect(ctx, true)
+			rdb, err := a.connectCrawl(ctx, crawl)
 			if err != nil {
 				return err
 			}

@@ -5,7 +5,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/streamcrawl/streamcrawl/spiders"
 	"github.com/streamcrawl/streamcrawl/streams"
 )
 
@@ -19,10 +18,7 @@ processes first: they cache what they learned from Redis. Nothing else ever dele
 crawl's state; stopping processes does not.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
-			if err := spiders.ValidateName(crawl); err != nil {
-				return err
-			}
-			rdb, err := a.connect(ctx, true)
+			rdb, err := a.connectCrawl(ctx, crawl)
 			if err != nil {
 				return err
 			}

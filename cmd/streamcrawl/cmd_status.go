@@ -9,7 +9,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/streamcrawl/streamcrawl/spiders"
 	"github.com/streamcrawl/streamcrawl/streams"
 )
 
@@ -21,10 +20,7 @@ func (a *app) statusCommand() *cobra.Command {
 		Short: "Show a crawl's streams, groups, frontier, seen URLs, items and dead letters",
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
-			if err := spiders.ValidateName(crawl); err != nil {
-				return err
-			}
-			rdb, err := a.connect(ctx, true)
+			rdb, err := a.connectCrawl(ctx, crawl)
 			if err != nil {
 				return err
 			}

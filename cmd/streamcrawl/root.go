@@ -91,6 +91,14 @@ func (a *app) connect(ctx context.Context, required bool) (*streams.Client, erro
 	return a.connectOpts(ctx, required, false)
 }
 
+// connectCrawl checks a crawl name given with --crawl and connects (--redis required).
+func (a *app) connectCrawl(ctx context.Context, crawl string) (*streams.Client, error) {
+	if err := spiders.ValidateName(crawl); err != nil {
+		return nil, err
+	}
+	return a.connect(ctx, true)
+}
+
 // connectWorker is connect for commands that run stages: it also warns about server
 // settings that can lose crawl state.
 func (a *app) connectWorker(ctx context.Context, required bool) (*streams.Client, error) {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -207,11 +208,11 @@ func (e *retryableError) Unwrap() error { return e.err }
 // *retryableError for a failure worth retrying, and an error wrapping streams.ErrPoison
 // when retrying cannot help.
 func (f *Fetch) Fetch(ctx context.Context, req *spiders.Request) (*spiders.Response, error) {
-	var body *bytes.Reader
+	var body io.Reader
 	if len(req.Body) > 0 {
 		body = bytes.NewReader(req.Body)
 	}
-	hreq, err := http.NewRequestWithContext(ctx, req.HTTPMethod(), req.URL, nilIfEmpty(body))
+	hreq, err := http.NewRequestWithContext(ctx, req.HTTPMethod(), req.URL, body)
 	if err != nil {
 		return nil, fmt.Errorf("%w: handlers: build request for %s: %w", streams.ErrPoison, req.URL, err)
 	}
@@ -268,14 +269,4 @@ func (f *Fetch) count(field string, n int64) {
 	if f.counters != nil {
 		f.counters.Add(field, n)
 	}
-}
-
-// nilIfEmpty avoids handing http.NewRequest a typed nil reader.
-func nilIfEmpty(r *bytes.Reader) interface {
-	Read([]byte) (int, error)
-} {
-	if r == nil {
-		return nil
-	}
-	return r
 }

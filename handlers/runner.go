@@ -117,7 +117,10 @@ func (c *Config) setDefaults() {
 		retain[k] = v
 	}
 	c.Retain = retain
-	c.Spider.Settings.SetDefaults()
+	// A copy: the caller's spider may serve other runs at the same time.
+	sp := *c.Spider
+	sp.Settings.SetDefaults()
+	c.Spider = &sp
 }
 
 // Run runs the configured stages until ctx ends (or, with UntilDone, until the crawl is

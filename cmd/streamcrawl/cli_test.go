@@ -147,12 +147,14 @@ func TestCLI(t *testing.T) {
 			t.Fatalf("status --json is not JSON: %v\n%s", err, stdout)
 		}
 		pages := len(site.ReachableKind(false, demosite.HTML)) + len(site.ReachableKind(false, demosite.NonHTML))
+		// An extra item page's item is dropped by the parse stage, or, for a twin parsed at
+		// the same moment, skipped by the sink: the two counts add up.
 		got := map[string]int64{"done": b2i(st.Done), "frontier": st.Frontier, "seen": st.Seen,
 			"items_stored": st.ItemsStored, "dead_letters": st.DeadLetters, "pages_fetched": st.Stats["pages_fetched"],
-			"items_duplicate_dropped": st.Stats["items_duplicate_dropped"], "items_duplicate": st.Stats["items_duplicate"], "http_errors_final": st.Stats["http_errors_final"]}
+			"items dropped or skipped": st.Stats["items_duplicate_dropped"] + st.Stats["items_duplicate"], "http_errors_final": st.Stats["http_errors_final"]}
 		want := map[string]int64{"done": 1, "frontier": 0, "seen": int64(len(site.Reachable(false))),
 			"items_stored": int64(len(site.Products())), "dead_letters": int64(len(site.ReachableKind(false, demosite.ServerError))),
-			"pages_fetched": int64(pages), "items_duplicate_dropped": int64(demoItemPages(site) - len(site.Products())), "items_duplicate": 0,
+			"pages_fetched": int64(pages), "items dropped or skipped": int64(demoItemPages(site) - len(site.Products())),
 			"http_errors_final": int64(len(site.ReachableKind(false, demosite.NotFound)))}
 		if d := diffInts(want, got); d != "" {
 			t.Errorf("status --json (-want +got):\n%s\n%s", d, stdout)

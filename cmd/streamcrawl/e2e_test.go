@@ -295,8 +295,11 @@ func TestEmbeddedCrawlDemoSite(t *testing.T) {
 	scraped, _ := strconv.Atoi(m[1])
 	stored, _ := strconv.Atoi(m[2])
 	dup, _ := strconv.Atoi(m[3])
-	if n := len(site.Products()); scraped != n || stored != n || dup != 0 {
-		t.Errorf("summary: items scraped %d, stored %d, %d duplicates skipped; want %d, %d, 0:\n%s", scraped, stored, dup, n, n, stdout)
+	// A twin item (product page and tracking variant parsed at the same moment) may be
+	// scraped twice; the sink skips it.
+	if n := len(site.Products()); scraped != n+dup || stored != n || dup > n/20 {
+		t.Errorf("summary: items scraped %d, stored %d, %d duplicates skipped; want %d + skipped, %d, at most %d skipped:\n%s",
+			scraped, stored, dup, n, n, n/20, stdout)
 	}
 	if want := fmt.Sprintf("dead letters    %d\n", len(site.ReachableKind(false, demosite.ServerError))); !strings.Contains(stdout, want) {
 		t.Errorf("summary lacks %q:\n%s", want, stdout)

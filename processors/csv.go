@@ -229,26 +229,8 @@ func (s *CSV) Store(ctx context.Context, it *spiders.Item) (bool, error) {
 
 func (s *CSV) run() {
 	defer s.wg.Done()
-	var batch []*csvReq
 	var buf bytes.Buffer
-	for {
-		select {
-		case r := <-s.reqs:
-			batch = append(batch[:0], r)
-		case <-s.stop:
-			return
-		}
-	fill:
-		for len(batch) < 4096 {
-			select {
-			case r := <-s.reqs:
-				batch = append(batch, r)
-			default:
-				break fill
-			}
-		}
-		s.write(batch, &buf)
-	}
+	batchLoop(s.reqs, s.stop, func(batch []*csvReq) { s.write(batch, &buf) })
 }
 
 // write appends the new items of batch (and the header, if the file has none yet) with

@@ -125,26 +125,8 @@ func (s *JSONL) Store(ctx context.Context, it *spiders.Item) (bool, error) {
 
 func (s *JSONL) run() {
 	defer s.wg.Done()
-	var batch []*writeReq
 	var buf bytes.Buffer
-	for {
-		select {
-		case r := <-s.reqs:
-			batch = append(batch[:0], r)
-		case <-s.stop:
-			return
-		}
-	fill:
-		for len(batch) < 4096 {
-			select {
-			case r := <-s.reqs:
-				batch = append(batch, r)
-			default:
-				break fill
-			}
-		}
-		s.write(batch, &buf)
-	}
+	batchLoop(s.reqs, s.stop, func(batch []*writeReq) { s.write(batch, &buf) })
 }
 
 // write appends the new items of batch with one write and one fsync, then answers all.

@@ -94,9 +94,6 @@ func Parse(name string, data []byte) (*Spider, []string, error) {
 	return sp, p.warnings, nil
 }
 
-// unimplementedSettings are settings keys of the format whose features are not built yet.
-var unimplementedSettings = map[string]bool{}
-
 // yamlParser walks the node tree of one file, collecting warnings.
 type yamlParser struct {
 	file     string
@@ -402,11 +399,6 @@ func (r *itemRule) hasField(name string) bool {
 		}
 	}
 	return false
-}
-
-// notImplemented records the warning for an accepted key whose feature is not built yet.
-func (p *yamlParser) notImplemented(keyNode *yaml.Node, key string) {
-	p.warnings = append(p.warnings, fmt.Sprintf("%s:%d: %s is accepted but not implemented yet; it has no effect", p.file, keyNode.Line, key))
 }
 
 // index returns "key[i]".

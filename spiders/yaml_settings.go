@@ -10,14 +10,10 @@ import (
 
 var durationType = reflect.TypeOf(time.Duration(0))
 
-// settings decodes the settings block into s by the yaml tags of Settings, warning about
-// keys whose features are not built yet and validating after each key so that a value
-// out of range is reported at its own line.
+// settings decodes the settings block into s by the yaml tags of Settings, validating
+// after each key so that a value out of range is reported at its own line.
 func (p *yamlParser) settings(n *yaml.Node, key string, s *Settings) error {
 	return p.decodeStruct(n, key, reflect.ValueOf(s).Elem(), func(kv pair, path string) error {
-		if unimplementedSettings[kv.key] {
-			p.notImplemented(kv.keyNode, path)
-		}
 		if err := s.Validate(); err != nil {
 			return p.wrap(kv.value, path, err)
 		}

@@ -46,6 +46,11 @@ func candidate(r *spiders.Request) (streams.Candidate, error) {
 		}
 		fp = sum[:]
 	}
+	return candidateWith(r, fp)
+}
+
+// candidateWith encodes r with its already computed fingerprint fp.
+func candidateWith(r *spiders.Request, fp []byte) (streams.Candidate, error) {
 	payload, err := spiders.MarshalRequest(r)
 	if err != nil {
 		return streams.Candidate{}, err

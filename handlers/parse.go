@@ -107,11 +107,13 @@ func (p *Parse) run(ctx context.Context, res *spiders.Response) (out *spiders.Ou
 func (p *Parse) requests(res *spiders.Response, reqs []*spiders.Request) []streams.Candidate {
 	cands := make([]streams.Candidate, 0, len(reqs))
 	local := make(map[[spiders.FingerprintSize]byte]bool, len(reqs))
+	known := 0
 	for _, r := range reqs {
 		if ok, reason := p.scope.Allows(r); !ok {
 			p.count("dropped_"+reason, 1)
 			continue
 		}
+		var fp []byte
 		if !r.DontFilter {
 			sum, err := r.Fingerprint()
 			if err != nil {
@@ -122,17 +124,23 @@ func (p *Parse) requests(res *spiders.Response, reqs []*spiders.Request) []strea
 				continue // the same link twice on one page
 			}
 			local[sum] = true
+			if p.frontier.Known(sum[:]) {
+				known++ // seen before, as this process knows: not even encoded
+				continue
+			}
+			fp = sum[:]
 		}
 		if len(r.Meta) == 0 && res.Request != nil && len(res.Request.Meta) > 0 {
 			r.Meta = res.Request.Meta
 		}
-		c, err := candidate(r)
+		c, err := candidateWith(r, fp)
 		if err != nil {
 			p.count("dropped_invalid", 1)
 			continue
 		}
 		cands = append(cands, c)
 	}
+	p.count("requests_duplicate", int64(known))
 	return cands
 }
 

@@ -321,6 +321,11 @@ func (f *Frontier) EmitItems(ctx context.Context, items []ItemOut) (added, dups 
 	return len(values), dups, nil
 }
 
+// Known reports whether fp is known in process to be in the seen set already (false
+// when the frontier keeps no cache, or revisits URLs): a caller can drop the request
+// before encoding it.
+func (f *Frontier) Known(fp []byte) bool { return f.seen != nil && f.seen.has(fp) }
+
 // MarkSeeded records that the crawl has been seeded, which "done" requires.
 func (f *Frontier) MarkSeeded(ctx context.Context, spider string) error {
 	err := f.rdb.HSetNX(ctx, f.keys.Meta(), "seeded_at", time.Now().UTC().Format(time.RFC3339)).Err()

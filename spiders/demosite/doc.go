@@ -19,4 +19,8 @@
 // its own ground truth (Reachable, Kind, Products, ExpectedItems), computed by crawling
 // its own rendered pages in process, so it can never disagree with what it serves.
 // SpiderYAML returns a YAML spider that scrapes its products.
+//
+// SetPeers makes the home page link to other sites' home pages (other ports of
+// 127.0.0.1, say), so that a crawl seeded with one site finds a whole group of them;
+// each site still counts and describes only itself.
 package demosite

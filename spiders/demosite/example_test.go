@@ -2,8 +2,10 @@ package demosite_test
 
 import (
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 
 	"github.com/streamcrawl/streamcrawl/spiders/demosite"
 )
@@ -27,4 +29,32 @@ func Example() {
 	// 200 1 1
 	// 2000 1646
 	// {17 /p/17 Nordic Copper Doormat $437.30 SKU-00017}
+}
+
+func ExampleSite_SetPeers() {
+	a, b := demosite.New(100), demosite.New(100)
+	srvA, srvB := httptest.NewServer(a), httptest.NewServer(b)
+	defer srvA.Close()
+	defer srvB.Close()
+	group := []string{srvA.URL, srvB.URL}
+	for _, s := range []*demosite.Site{a, b} {
+		if err := s.SetPeers(group); err != nil { // each site leaves itself out
+			panic(err)
+		}
+	}
+
+	res, err := http.Get(srvA.URL + "/")
+	if err != nil {
+		panic(err)
+	}
+	home, err := io.ReadAll(res.Body)
+	res.Body.Close()
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(strings.Count(string(home), `class="peer"`), strings.Contains(string(home), `href="`+srvB.URL+`/"`))
+	fmt.Println(a.TotalRequests(), b.TotalRequests())
+	// Output:
+	// 1 true
+	// 1 0
 }

@@ -3,7 +3,8 @@ package demosite
 import "github.com/streamcrawl/streamcrawl/spiders/internal/sitekit"
 
 // home writes the home page: category tiles, featured products (four of them through a
-// tracking-parameter link), the feed, a discontinued (404) product and a private link.
+// tracking-parameter link), the feed, a discontinued (404) product, a private link and
+// the peers (SetPeers).
 func (s *Site) home(p *page) {
 	c := s.cat
 	s.head(p, "Home", "Furniture, kitchen and garden goods from the Streamcrawl demo shop.", "/")
@@ -27,6 +28,7 @@ func (s *Site) home(p *page) {
 		"<p>Developers: our catalogue is also available as a <a href=\"/feed.json\">JSON feed</a>.</p>\n",
 		"<p class=\"staff\"><a href=\"/private/x\">Staff area</a></p>\n",
 		"</section>\n")
+	s.peerLinks(p)
 	s.foot(p)
 }
 

@@ -4,17 +4,20 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"github.com/streamcrawl/streamcrawl/spiders/internal/sitekit"
 )
 
 // Site is a generated shop. It is an http.Handler, safe for concurrent use; its pages
-// depend only on the number it was built with and the Host header of the request.
+// depend only on the number it was built with, the Host header of the request and, for
+// the home page, the peers given to SetPeers.
 type Site struct {
 	cat     *catalog
 	counter sitekit.Counter
 	slugs   map[string]int   // category slug -> index
 	truth   *sitekit.Crawler // ground truth, over render
+	peers   atomic.Pointer[[]peer]
 }
 
 // New returns the site with about pages reachable URLs (at least 10, at most 500,000).

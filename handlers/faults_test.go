@@ -135,7 +135,7 @@ func TestGracefulShutdownFinishesInFlightWork(t *testing.T) {
 		t.Errorf("shutdown took %s, more than the 5s shutdown timeout", took)
 	}
 	k := streams.NewKeys("graceful")
-	p, err := streams.ReadProgress(context.Background(), rdb, k)
+	p, err := streams.ReadProgress(context.Background(), rdb, streams.NewLayout(k.Crawl(), 1))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -182,7 +182,7 @@ func TestCrawlSurvivesRedisRestarts(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantAllPages(t, sink, base, 300)
-	p, err := streams.ReadProgress(ctx, rdb, streams.NewKeys("restarts"))
+	p, err := streams.ReadProgress(ctx, rdb, streams.NewLayout("restarts", 1))
 	if err != nil || !p.Done() {
 		t.Fatalf("progress after restarts = %+v, %v; want done", p, err)
 	}

@@ -50,10 +50,10 @@ type FetchConfig struct {
 	Delayed *streams.Delayed
 	// Hosts enforces per-host politeness across fetchers. Required.
 	Hosts *streams.Hosts
-	// Client and Keys give robots.txt its shared cache; needed when the spider obeys
-	// robots.txt.
+	// Client and Layout give robots.txt its shared cache (in each host's partition);
+	// needed when the spider obeys robots.txt.
 	Client redis.UniversalClient
-	Keys   streams.Keys
+	Layout streams.Layout
 	// RetryBase is the delay before the first retry, doubled for each next one.
 	// Default DefaultRetryBase.
 	RetryBase time.Duration
@@ -85,7 +85,7 @@ func NewFetch(cfg FetchConfig) (*Fetch, error) {
 		if cfg.Client == nil {
 			return nil, errors.New("handlers: obeying robots.txt needs a redis client")
 		}
-		f.robots = newRobots(cfg.Client, cfg.Keys, f.client, s.UserAgent, cfg.Counters, log)
+		f.robots = newRobots(cfg.Client, cfg.Layout, f.client, s.UserAgent, cfg.Counters, log)
 	}
 	return f, nil
 }
@@ -163,7 +163,7 @@ func (f *Fetch) park(ctx context.Context, req *spiders.Request, wait time.Durati
 	if err != nil {
 		return fmt.Errorf("%w: %w", streams.ErrPoison, err)
 	}
-	if err := f.delayed.Schedule(ctx, payload, time.Now().Add(wait)); err != nil {
+	if err := f.delayed.Schedule(ctx, hostOf(req.URL), payload, time.Now().Add(wait)); err != nil {
 		return err
 	}
 	f.count(counter, 1)
@@ -186,7 +186,7 @@ func (f *Fetch) retry(ctx context.Context, req *spiders.Request, rerr *retryable
 		return fmt.Errorf("%w: %w", streams.ErrPoison, err)
 	}
 	delay := retryDelay(f.base, next.Retries, rerr.retryAfter, time.Now())
-	if err := f.delayed.Schedule(ctx, payload, time.Now().Add(delay)); err != nil {
+	if err := f.delayed.Schedule(ctx, hostOf(req.URL), payload, time.Now().Add(delay)); err != nil {
 		return err // not in Redis: the input is not acked and comes back
 	}
 	f.count("retries_scheduled", 1)

@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"context"
+	"strings"
 
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/zap"
@@ -18,20 +19,38 @@ import (
 func NewFrontier(ctx context.Context, rdb redis.UniversalClient, sp *spiders.Spider, seenCache int, countUnread bool, log *zap.Logger) (*streams.Frontier, error) {
 	s := sp.Settings
 	s.SetDefaults()
-	keys := streams.NewKeys(sp.Name)
+	layout, err := OpenLayout(ctx, rdb, sp, log)
+	if err != nil {
+		return nil, err
+	}
 	mode, err := streams.ParseDedupMode(s.Dedup)
 	if err != nil {
 		return nil, err
 	}
-	d, err := streams.OpenDeduper(ctx, rdb, keys, streams.DedupConfig{Mode: mode, Capacity: s.Capacity, ErrorRate: s.ErrorRate}, log)
+	d, err := streams.OpenLayoutDeduper(ctx, rdb, layout, streams.DedupConfig{Mode: mode, Capacity: s.Capacity, ErrorRate: s.ErrorRate}, log)
 	if err != nil {
 		return nil, err
 	}
 	return streams.NewFrontier(streams.FrontierConfig{
-		Client: rdb, Keys: keys, SeenCache: seenCache, Dedup: d,
+		Client: rdb, Layout: layout, SeenCache: seenCache, Dedup: d,
 		Order: streams.Order(s.Order), MaxRequests: s.MaxPages, Window: s.FrontierWindow, CountUnread: countUnread,
 		Revisit: s.RevisitAfter,
 	})
+}
+
+// OpenLayout returns the crawl's layout: the partitions stored for it, or the spider's
+// partitions setting for a new crawl (with a warning when they differ).
+func OpenLayout(ctx context.Context, rdb redis.UniversalClient, sp *spiders.Spider, log *zap.Logger) (streams.Layout, error) {
+	want := max(sp.Settings.Partitions, 1)
+	l, differs, err := streams.OpenLayout(ctx, rdb, sp.Name, want)
+	if err != nil {
+		return streams.Layout{}, err
+	}
+	if differs && log != nil {
+		log.Warn("crawl keeps the partitions it started with; reset the crawl to change them",
+			zap.Int("stored", l.N()), zap.Int("asked", want))
+	}
+	return l, nil
 }
 
 // CandidateFor encodes r for the frontier with its fingerprint (none for DontFilter).
@@ -55,5 +74,22 @@ func candidateWith(r *spiders.Request, fp []byte) (streams.Candidate, error) {
 	if err != nil {
 		return streams.Candidate{}, err
 	}
-	return streams.Candidate{Fingerprint: fp, Payload: payload, Priority: r.Priority, Depth: r.Depth}, nil
+	return streams.Candidate{Fingerprint: fp, Payload: payload, Priority: r.Priority, Depth: r.Depth, Host: hostOf(r.URL)}, nil
+}
+
+// hostOf returns the host (name or name:port) of an absolute URL, without parsing all
+// of it; "" when it has none.
+func hostOf(raw string) string {
+	i := strings.Index(raw, "://")
+	if i < 0 {
+		return ""
+	}
+	rest := raw[i+3:]
+	if j := strings.IndexAny(rest, "/?#"); j >= 0 {
+		rest = rest[:j]
+	}
+	if j := strings.LastIndexByte(rest, '@'); j >= 0 {
+		rest = rest[j+1:]
+	}
+	return rest
 }

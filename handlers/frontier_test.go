@@ -220,7 +220,7 @@ func TestRobotsFetchedOnceAndObeyedAcrossFourFetchers(t *testing.T) {
 			t.Errorf("requests %s apart; robots.txt Crawl-delay is 100ms (50ms tolerance)", gap)
 		}
 	}
-	st, err := streams.ReadStatus(context.Background(), srv.Client(), streams.NewKeys("robots"))
+	st, err := streams.ReadStatus(context.Background(), srv.Client(), streams.NewLayout("robots", 1))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -241,7 +241,7 @@ func TestPrivateAddressesAreDroppedUnlessAllowed(t *testing.T) {
 			off := false
 			sp.Settings.ObeyRobots = &off
 			runCluster(t, srv, sp, 1, newMemSink(), nil)
-			st, err := streams.ReadStatus(context.Background(), srv.Client(), streams.NewKeys("private"))
+			st, err := streams.ReadStatus(context.Background(), srv.Client(), streams.NewLayout("private", 1))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/ThreeDotsLabs/watermill/message"
@@ -17,8 +18,10 @@ import (
 // post-processor joining the items stream, or a replay of a stage.
 type GroupConfig struct {
 	Client redis.UniversalClient
-	// Stream and Group to read; the group is created at StartID when missing.
-	Stream, Group, StartID string
+	// Streams to read (one per partition of the crawl) in Group; the group is created at
+	// StartID when missing.
+	Streams        []string
+	Group, StartID string
 	// Consumer names this process in the group. Default host-pid.
 	Consumer string
 	// Handle processes one message; it must be done with it (output in Redis or in the
@@ -30,10 +33,9 @@ type GroupConfig struct {
 	Until func(ctx context.Context) (bool, error)
 	// PollInterval default 250ms.
 	PollInterval time.Duration
-	// Subscriber tunes the subscriber (Client, Group, Consumer and DeadStream are set).
+	// Subscriber tunes the subscriber (Client, Group, Consumer and the dead-letter
+	// streams are set: entries that fail too often go to their partition's).
 	Subscriber streams.SubscriberConfig
-	// DeadStream for entries that fail too often. Required.
-	DeadStream string
 	Logger     *zap.Logger
 	// BeforeAck is the test fault hook (see streams.SubscriberConfig.BeforeAck).
 	BeforeAck func(msg *message.Message)
@@ -42,8 +44,8 @@ type GroupConfig struct {
 // RunGroup runs cfg until ctx ends or Until says so, with the same at-least-once, reclaim
 // and dead-letter behaviour as the stages, then shuts down in order.
 func RunGroup(ctx context.Context, cfg GroupConfig) error {
-	if cfg.Client == nil || cfg.Handle == nil || cfg.Stream == "" || cfg.Group == "" || cfg.DeadStream == "" {
-		return errors.New("handlers: a group run needs a client, a stream, a group, a dead-letter stream and a handler")
+	if cfg.Client == nil || cfg.Handle == nil || len(cfg.Streams) == 0 || cfg.Group == "" {
+		return errors.New("handlers: a group run needs a client, a stream, a group and a handler")
 	}
 	base := Config{Consumer: cfg.Consumer, PollInterval: cfg.PollInterval, Logger: cfg.Logger}
 	base.setBasicDefaults()
@@ -52,7 +54,7 @@ func RunGroup(ctx context.Context, cfg GroupConfig) error {
 	}
 	log := base.Logger.With(zap.String("group", cfg.Group), zap.String("consumer", base.Consumer))
 	scfg := cfg.Subscriber
-	scfg.Client, scfg.Group, scfg.Consumer, scfg.DeadStream, scfg.Logger = cfg.Client, cfg.Group, base.Consumer, cfg.DeadStream, log
+	scfg.Client, scfg.Group, scfg.Consumer, scfg.DeadStreamFor, scfg.Logger = cfg.Client, cfg.Group, base.Consumer, streams.DeadOf, log
 	scfg.StartID, scfg.MaxInFlight, scfg.BeforeAck = cfg.StartID, cfg.Concurrency, cfg.BeforeAck
 	sub, err := newStageSubscriber(scfg)
 	if err != nil {
@@ -63,7 +65,13 @@ func RunGroup(ctx context.Context, cfg GroupConfig) error {
 		return fmt.Errorf("handlers: router: %w", err)
 	}
 	router.AddMiddleware(recordFailures(log))
-	router.AddConsumerHandler(cfg.Group, cfg.Stream, sub, cfg.Handle)
+	for i, stream := range cfg.Streams {
+		name := cfg.Group
+		if len(cfg.Streams) > 1 {
+			name += "-" + strconv.Itoa(i)
+		}
+		router.AddConsumerHandler(name, stream, sub, cfg.Handle)
+	}
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	done := make(chan struct{})

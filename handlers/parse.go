@@ -50,8 +50,17 @@ func NewParse(cfg ParseConfig) (*Parse, error) {
 	return &Parse{spider: cfg.Spider, scope: scope, frontier: cfg.Frontier, counters: cfg.Counters, log: log}, nil
 }
 
-// Handle parses the response in msg.
-func (p *Parse) Handle(msg *message.Message) error {
+// Handle parses the response in msg, a response of partition 0 (the only one of a crawl
+// of one partition).
+func (p *Parse) Handle(msg *message.Message) error { return p.handle(msg, 0) }
+
+// HandleIn returns the handler of the responses of partition part: the page's items go
+// to that partition's items stream, its links to their hosts' partitions.
+func (p *Parse) HandleIn(part int) message.NoPublishHandlerFunc {
+	return func(msg *message.Message) error { return p.handle(msg, part) }
+}
+
+func (p *Parse) handle(msg *message.Message, part int) error {
 	res, err := spiders.UnmarshalResponse(msg.Payload)
 	if err != nil {
 		return fmt.Errorf("%w: %w", streams.ErrPoison, err)
@@ -67,7 +76,7 @@ func (p *Parse) Handle(msg *message.Message) error {
 		return err
 	}
 	// Requests and items go out in one script; the page is acked after it ran.
-	e, err := p.frontier.Emit(ctx, cands, items)
+	e, err := p.frontier.EmitFrom(ctx, part, cands, items)
 	if err != nil {
 		return fmt.Errorf("handlers: output of %s: %w", res.URL, err)
 	}

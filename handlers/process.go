@@ -54,7 +54,15 @@ func Process(ctx context.Context, cfg ProcessConfig) (err error) {
 			err = cerr
 		}
 	}()
-	keys := streams.NewKeys(cfg.Crawl)
+	layout, err := streams.ReadLayout(ctx, cfg.Client, cfg.Crawl)
+	if err != nil {
+		return err
+	}
+	keys := layout.Global()
+	var items []string
+	for _, k := range layout.Parts() {
+		items = append(items, k.Items())
+	}
 	start, err := streams.ParsePosition(cfg.From, time.Now())
 	if err != nil {
 		return err
@@ -71,15 +79,20 @@ func Process(ctx context.Context, cfg ProcessConfig) (err error) {
 	var until func(ctx context.Context) (bool, error)
 	if cfg.UntilDone {
 		until = func(ctx context.Context) (bool, error) {
-			p, err := streams.ReadProgress(ctx, cfg.Client, keys)
+			p, err := streams.ReadProgress(ctx, cfg.Client, layout)
 			if err != nil || !p.Done() {
 				return false, err
 			}
-			st, err := streams.ReadGroupState(ctx, cfg.Client, keys.Items(), cfg.Group)
-			return err == nil && st.Exists && st.Pending == 0 && !st.Unread(), err
+			for _, stream := range items {
+				st, err := streams.ReadGroupState(ctx, cfg.Client, stream, cfg.Group)
+				if err != nil || !st.Exists || st.Pending > 0 || st.Unread() {
+					return false, err
+				}
+			}
+			return true, nil
 		}
 	}
-	return RunGroup(ctx, GroupConfig{Client: cfg.Client, Stream: keys.Items(), Group: cfg.Group, StartID: start,
+	return RunGroup(ctx, GroupConfig{Client: cfg.Client, Streams: items, Group: cfg.Group, StartID: start,
 		Consumer: cfg.Consumer, Handle: store.Handle, Until: until, Subscriber: cfg.Subscriber,
-		DeadStream: keys.Dead(), Logger: cfg.Logger, BeforeAck: cfg.BeforeAck})
+		Logger: cfg.Logger, BeforeAck: cfg.BeforeAck})
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -56,16 +57,27 @@ const MetaReplay = "sc_replay"
 
 // Replay runs the replay until it has handled every entry up to To.
 func Replay(ctx context.Context, cfg ReplayConfig) (res ReplayResult, err error) {
-	keys := streams.NewKeys(cfg.Crawl)
-	var stream string
+	layout, err := streams.ReadLayout(ctx, cfg.Client, cfg.Crawl)
+	if err != nil {
+		return res, err
+	}
+	// Every partition's stream is replayed, each up to its own last entry; a replayed
+	// page's items go to its partition's items stream.
+	var streamsIn []string
+	itemsOf := map[string]string{}
 	switch cfg.Stage {
 	case streams.StageParse:
-		stream = keys.Responses()
+		for _, k := range layout.Parts() {
+			streamsIn = append(streamsIn, k.Responses())
+			itemsOf[k.Responses()] = k.Items()
+		}
 		if cfg.Spider == nil {
 			return res, errors.New("handlers: a parse replay needs the spider")
 		}
 	case streams.StageStore:
-		stream = keys.Items()
+		for _, k := range layout.Parts() {
+			streamsIn = append(streamsIn, k.Items())
+		}
 		if cfg.Sink == nil {
 			return res, errors.New("handlers: a store replay needs a sink (--out)")
 		}
@@ -89,18 +101,24 @@ func Replay(ctx context.Context, cfg ReplayConfig) (res ReplayResult, err error)
 	if err != nil {
 		return res, err
 	}
-	to := cfg.To
-	if to == "" || to == "$" {
-		st, err := streams.ReadGroupState(ctx, cfg.Client, stream, "")
-		if err != nil {
+	toOf := map[string]string{} // stream -> last entry to replay
+	for _, stream := range streamsIn {
+		to := cfg.To
+		if to == "" || to == "$" {
+			st, err := streams.ReadGroupState(ctx, cfg.Client, stream, "")
+			if err != nil {
+				return res, err
+			}
+			to = st.LastEntry // "" when empty: nothing of it is replayed
+		} else if to, err = streams.ParsePosition(to, now); err != nil {
 			return res, err
 		}
-		if st.LastEntry == "" {
-			return res, fmt.Errorf("handlers: %s is empty: nothing to replay", stream)
+		if to != "" {
+			toOf[stream] = to
 		}
-		to = st.LastEntry
-	} else if to, err = streams.ParsePosition(to, now); err != nil {
-		return res, err
+	}
+	if len(toOf) == 0 {
+		return res, fmt.Errorf("handlers: %s is empty: nothing to replay", strings.Join(streamsIn, ", "))
 	}
 	if cfg.Group == "" {
 		cfg.Group = "replay-" + cfg.Stage + "-" + strconv.FormatInt(now.UnixMilli(), 10)
@@ -112,8 +130,15 @@ func Replay(ctx context.Context, cfg ReplayConfig) (res ReplayResult, err error)
 	if from != "$" {
 		start = streams.Before(from)
 	}
-	if err := streams.CreateGroup(ctx, cfg.Client, stream, cfg.Group, start, true); err != nil {
-		return res, err
+	var replayed []string
+	for _, stream := range streamsIn {
+		if toOf[stream] == "" {
+			continue
+		}
+		if err := streams.CreateGroup(ctx, cfg.Client, stream, cfg.Group, start, true); err != nil {
+			return res, err
+		}
+		replayed = append(replayed, stream)
 	}
 	res.Group = cfg.Group
 	var entries, items, skipped, discarded atomic.Int64
@@ -129,7 +154,8 @@ func Replay(ctx context.Context, cfg ReplayConfig) (res ReplayResult, err error)
 		parse = &Parse{spider: cfg.Spider, log: cfg.Logger}
 	}
 	handle := func(msg *message.Message) error {
-		if streams.CompareIDs(msg.Metadata.Get(streams.MetaStreamID), to) > 0 {
+		stream := message.SubscribeTopicFromCtx(msg.Context())
+		if streams.CompareIDs(msg.Metadata.Get(streams.MetaStreamID), toOf[stream]) > 0 {
 			skipped.Add(1)
 			return nil
 		}
@@ -169,7 +195,7 @@ func Replay(ctx context.Context, cfg ReplayConfig) (res ReplayResult, err error)
 			}
 			m := message.NewMessage(watermill.NewUUID(), payload)
 			m.Metadata.Set(MetaReplay, cfg.Group)
-			if err := pub.PublishContext(msg.Context(), keys.Items(), m); err != nil {
+			if err := pub.PublishContext(msg.Context(), itemsOf[stream], m); err != nil {
 				return err
 			}
 		}
@@ -177,16 +203,21 @@ func Replay(ctx context.Context, cfg ReplayConfig) (res ReplayResult, err error)
 		return nil
 	}
 	until := func(ctx context.Context) (bool, error) {
-		st, err := streams.ReadGroupState(ctx, cfg.Client, stream, cfg.Group)
-		if err != nil {
-			return false, err
+		for _, stream := range replayed {
+			st, err := streams.ReadGroupState(ctx, cfg.Client, stream, cfg.Group)
+			if err != nil {
+				return false, err
+			}
+			reached := streams.CompareIDs(st.LastDelivered, toOf[stream]) >= 0 || !st.Unread()
+			if st.Pending > 0 || !reached {
+				return false, nil
+			}
 		}
-		reached := streams.CompareIDs(st.LastDelivered, to) >= 0 || !st.Unread()
-		return st.Pending == 0 && reached, nil
+		return true, nil
 	}
-	err = RunGroup(ctx, GroupConfig{Client: cfg.Client, Stream: stream, Group: cfg.Group, StartID: start,
+	err = RunGroup(ctx, GroupConfig{Client: cfg.Client, Streams: replayed, Group: cfg.Group, StartID: start,
 		Consumer: cfg.Consumer, Handle: handle, Until: until, Subscriber: cfg.Subscriber,
-		DeadStream: keys.Dead(), Logger: cfg.Logger})
+		Logger: cfg.Logger})
 	res.Entries, res.Items, res.Skipped, res.RequestsDiscarded = entries.Load(), items.Load(), skipped.Load(), discarded.Load()
 	return res, err
 }

@@ -36,7 +36,7 @@ const (
 // whether a URL may be fetched, with the host's Crawl-delay.
 type robots struct {
 	rdb      redis.UniversalClient
-	keys     streams.Keys
+	layout   streams.Layout
 	client   *http.Client
 	agent    string
 	counters *streams.Counters
@@ -46,8 +46,8 @@ type robots struct {
 	cache map[string]*robotstxt.Group // by scheme://host:port
 }
 
-func newRobots(rdb redis.UniversalClient, keys streams.Keys, client *http.Client, agent string, counters *streams.Counters, log *zap.Logger) *robots {
-	return &robots{rdb: rdb, keys: keys, client: client, agent: agent, counters: counters, log: log,
+func newRobots(rdb redis.UniversalClient, layout streams.Layout, client *http.Client, agent string, counters *streams.Counters, log *zap.Logger) *robots {
+	return &robots{rdb: rdb, layout: layout, client: client, agent: agent, counters: counters, log: log,
 		cache: map[string]*robotstxt.Group{}}
 }
 
@@ -91,7 +91,8 @@ func (r *robots) check(ctx context.Context, u *url.URL) (robotsVerdict, error) {
 // load returns the rules of origin from Redis, or fetches them if this process wins the
 // lock; otherwise it returns how long to wait.
 func (r *robots) load(ctx context.Context, origin string) (*robotstxt.Group, time.Duration, error) {
-	key := r.keys.Robots(origin)
+	keys := r.layout.ForHost(hostOf(origin))
+	key := keys.Robots(origin)
 	stored, err := r.rdb.Get(ctx, key).Result()
 	if err == nil {
 		return r.parse(stored), 0, nil
@@ -99,7 +100,7 @@ func (r *robots) load(ctx context.Context, origin string) (*robotstxt.Group, tim
 	if !errors.Is(err, redis.Nil) {
 		return nil, 0, fmt.Errorf("handlers: read robots.txt of %s: %w", origin, err)
 	}
-	won, err := r.rdb.SetNX(ctx, r.keys.RobotsLock(origin), "1", robotsLockTTL).Result()
+	won, err := r.rdb.SetNX(ctx, keys.RobotsLock(origin), "1", robotsLockTTL).Result()
 	if err != nil {
 		return nil, 0, fmt.Errorf("handlers: lock robots.txt of %s: %w", origin, err)
 	}
@@ -110,7 +111,7 @@ func (r *robots) load(ctx context.Context, origin string) (*robotstxt.Group, tim
 	if err := r.rdb.Set(ctx, key, stored, RobotsTTL).Err(); err != nil {
 		return nil, 0, fmt.Errorf("handlers: store robots.txt of %s: %w", origin, err)
 	}
-	_ = r.rdb.Del(ctx, r.keys.RobotsLock(origin)).Err()
+	_ = r.rdb.Del(ctx, keys.RobotsLock(origin)).Err()
 	return r.parse(stored), 0, nil
 }
 

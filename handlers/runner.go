@@ -134,8 +134,12 @@ func Run(ctx context.Context, cfg Config) (err error) {
 		return errors.New("handlers: no stage to run")
 	}
 	cfg.setDefaults()
-	keys := streams.NewKeys(cfg.Spider.Name)
 	log := cfg.Logger.With(zap.String("crawl", cfg.Spider.Name), zap.String("consumer", cfg.Consumer))
+	layout, err := OpenLayout(ctx, cfg.Client, cfg.Spider, log)
+	if err != nil {
+		return err
+	}
+	keys := layout.Global()
 
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -175,20 +179,20 @@ func Run(ctx context.Context, cfg Config) (err error) {
 	for _, stage := range cfg.Stages {
 		slog := cfg.Logger.With(zap.String("crawl", cfg.Spider.Name), zap.String("consumer", cfg.Consumer))
 		scfg := cfg.Subscriber
-		scfg.Client, scfg.Group, scfg.Consumer, scfg.DeadStream, scfg.Logger =
-			cfg.Client, stage, cfg.Consumer, keys.Dead(), slog
+		scfg.Client, scfg.Group, scfg.Consumer, scfg.DeadStreamFor, scfg.Logger =
+			cfg.Client, stage, cfg.Consumer, streams.DeadOf, slog
 		if cfg.BeforeAck != nil {
 			hook, st := cfg.BeforeAck, stage
 			scfg.BeforeAck = func(m *message.Message) { hook(st, m) }
 		}
 		switch stage {
 		case streams.StageFetch:
-			delayed, err := streams.NewDelayed(cfg.Client, keys)
+			delayed, err := streams.NewDelayed(cfg.Client, layout)
 			if err != nil {
 				return err
 			}
 			defer delayed.Close()
-			dispatcher, err := streams.NewDispatcher(streams.DispatcherConfig{Client: cfg.Client, Keys: keys,
+			dispatcher, err := streams.NewDispatcher(streams.DispatcherConfig{Client: cfg.Client, Layout: layout,
 				Window: cfg.Spider.Settings.FrontierWindow, CountUnread: cfg.CountUnread, Logger: slog})
 			if err != nil {
 				return err
@@ -203,24 +207,28 @@ func Run(ctx context.Context, cfg Config) (err error) {
 				return err
 			}
 			seeds := &seedPoller{rdb: cfg.Client, spider: cfg.Spider, scope: scope, seeds: streams.NewSeeds(cfg.Client, cfg.Spider.Name),
-				frontier: seedFrontier, keys: keys, counters: counters, log: slog}
+				frontier: seedFrontier, dead: layout.Part(0).Dead(), counters: counters, log: slog}
 			background.Add(3)
 			go func() { defer background.Done(); delayed.Run(runCtx, streams.DefaultDelayedInterval, slog) }()
 			go func() { defer background.Done(); dispatcher.Run(runCtx) }()
 			go func() { defer background.Done(); seeds.run(runCtx, DefaultSeedPoll) }()
-			hosts, err := streams.NewHosts(cfg.Client, keys)
+			hosts, err := streams.NewHosts(cfg.Client, layout)
 			if err != nil {
 				return err
 			}
 			defer hosts.Close()
 			f, err := NewFetch(FetchConfig{Settings: cfg.Spider.Settings, Delayed: delayed, Hosts: hosts,
-				Client: cfg.Client, Keys: keys, RetryBase: cfg.RetryBase, Counters: counters, Logger: slog})
+				Client: cfg.Client, Layout: layout, RetryBase: cfg.RetryBase, Counters: counters, Logger: slog})
 			if err != nil {
 				return err
 			}
 			scfg.MaxInFlight = cfg.Spider.Settings.Concurrency
 			if cfg.MaxBacklog > 0 {
-				backlog := streams.NewBacklog(cfg.Client, keys.Responses(), streams.StageParse, cfg.MaxBacklog)
+				var responses []string
+				for _, k := range layout.Parts() {
+					responses = append(responses, k.Responses())
+				}
+				backlog := streams.NewBacklog(cfg.Client, responses, streams.StageParse, cfg.MaxBacklog)
 				scfg.Gate = backlog.Under
 				background.Add(1)
 				go func() { defer background.Done(); backlog.Run(runCtx, 100*time.Millisecond) }()
@@ -229,7 +237,9 @@ func Run(ctx context.Context, cfg Config) (err error) {
 			if err != nil {
 				return err
 			}
-			router.AddHandler(stage, keys.Requests(), sub, keys.Responses(), pub, f.Handle)
+			for i, k := range layout.Parts() {
+				router.AddHandler(handlerName(stage, i, layout), k.Requests(), sub, k.Responses(), pub, f.Handle)
+			}
 		case streams.StageParse:
 			if frontier == nil {
 				if frontier, err = NewFrontier(ctx, cfg.Client, cfg.Spider, 0, cfg.CountUnread, log); err != nil {
@@ -245,7 +255,9 @@ func Run(ctx context.Context, cfg Config) (err error) {
 			if err != nil {
 				return err
 			}
-			router.AddConsumerHandler(stage, keys.Responses(), sub, p.Handle)
+			for i, k := range layout.Parts() {
+				router.AddConsumerHandler(handlerName(stage, i, layout), k.Responses(), sub, p.HandleIn(i))
+			}
 		case streams.StageStore:
 			s, err := NewStore(cfg.Sink, cfg.Processors, counters)
 			if err != nil {
@@ -256,7 +268,9 @@ func Run(ctx context.Context, cfg Config) (err error) {
 			if err != nil {
 				return err
 			}
-			router.AddConsumerHandler(stage, keys.Items(), sub, s.Handle)
+			for i, k := range layout.Parts() {
+				router.AddConsumerHandler(handlerName(stage, i, layout), k.Items(), sub, s.Handle)
+			}
 		default:
 			return fmt.Errorf("handlers: unknown stage %q (want fetch, parse or store)", stage)
 		}
@@ -264,7 +278,9 @@ func Run(ctx context.Context, cfg Config) (err error) {
 
 	trim := map[string]streams.Retention{}
 	for _, stage := range cfg.Stages {
-		trim[keys.Input(stage)] = cfg.Retain[stage]
+		for _, k := range layout.Parts() {
+			trim[k.Input(stage)] = cfg.Retain[stage]
+		}
 	}
 	background.Add(1)
 	go func() {
@@ -272,7 +288,7 @@ func Run(ctx context.Context, cfg Config) (err error) {
 		streams.RunTrimmer(runCtx, cfg.Client, trim, cfg.TrimInterval, log)
 	}()
 	watchDone := make(chan error, 1)
-	go func() { watchDone <- watch(runCtx, cancel, cfg, keys, log) }()
+	go func() { watchDone <- watch(runCtx, cancel, cfg, layout, log) }()
 	log.Info("stages running", zap.Strings("stages", cfg.Stages))
 	if err := router.Run(runCtx); err != nil {
 		return fmt.Errorf("handlers: %w", err)
@@ -281,13 +297,21 @@ func Run(ctx context.Context, cfg Config) (err error) {
 	return <-watchDone
 }
 
+// handlerName names the router handler of a stage's partition i.
+func handlerName(stage string, i int, l streams.Layout) string {
+	if l.N() == 1 {
+		return stage
+	}
+	return stage + "-" + strconv.Itoa(i)
+}
+
 func newStageSubscriber(cfg streams.SubscriberConfig) (*streams.Subscriber, error) {
 	cfg.BatchSize = min(max(cfg.BatchSize, streams.DefaultBatchSize), cfg.MaxInFlight)
 	return streams.NewSubscriber(cfg)
 }
 
 // watch logs progress and, with UntilDone, ends the run once the crawl is done.
-func watch(ctx context.Context, stop context.CancelFunc, cfg Config, keys streams.Keys, log *zap.Logger) error {
+func watch(ctx context.Context, stop context.CancelFunc, cfg Config, layout streams.Layout, log *zap.Logger) error {
 	t := time.NewTicker(cfg.PollInterval)
 	defer t.Stop()
 	lastLog := time.Now()
@@ -298,7 +322,7 @@ func watch(ctx context.Context, stop context.CancelFunc, cfg Config, keys stream
 			return nil
 		case <-t.C:
 		}
-		p, err := streams.ReadProgress(ctx, cfg.Client, keys)
+		p, err := streams.ReadProgress(ctx, cfg.Client, layout)
 		if err != nil {
 			if ctx.Err() == nil && failures%20 == 0 {
 				log.Warn("cannot read crawl progress; retrying", zap.Error(err))

@@ -55,7 +55,7 @@ type seedPoller struct {
 	scope    *spiders.Scope
 	seeds    *streams.Seeds
 	frontier *streams.Frontier
-	keys     streams.Keys
+	dead     string // dead-letter stream for invalid seeds
 	counters *streams.Counters
 	log      *zap.Logger
 }
@@ -101,7 +101,7 @@ func (p *seedPoller) poll(ctx context.Context) error {
 		if err != nil {
 			p.counters.Add("seeds_invalid", 1)
 			p.log.Warn("invalid seed moved to dead letters", zap.String("seed", sd.Raw), zap.Error(err))
-			if derr := p.rdb.XAdd(ctx, &redis.XAddArgs{Stream: p.keys.Dead(), Values: map[string]any{
+			if derr := p.rdb.XAdd(ctx, &redis.XAddArgs{Stream: p.dead, Values: map[string]any{
 				streams.DeadFieldStage: "seed", streams.DeadFieldError: err.Error(), "payload": sd.Raw,
 			}}).Err(); derr != nil {
 				return derr

@@ -93,6 +93,12 @@ type Settings struct {
 	Capacity int64 `yaml:"capacity"`
 	// ErrorRate is the Bloom filter's false-positive rate. Default 0.01.
 	ErrorRate float64 `yaml:"error_rate"`
+
+	// Partitions splits the crawl's Redis keys into this many hash-tagged partitions
+	// (sc:{<name>:<p>}:...), each with its own frontier, streams and dedup, every host in
+	// one of them, so that a Redis Cluster spreads the crawl over its masters. Default 1
+	// (keys sc:{<name>}:...). A crawl keeps the partitions it started with.
+	Partitions int `yaml:"partitions"`
 }
 
 // LimitRule is a per-domain politeness override, like Colly's LimitRule.
@@ -130,6 +136,9 @@ func (s *Settings) SetDefaults() {
 	}
 	if s.FrontierWindow == 0 {
 		s.FrontierWindow = 4 * s.Concurrency
+	}
+	if s.Partitions == 0 {
+		s.Partitions = 1
 	}
 }
 
@@ -187,6 +196,8 @@ func (s *Settings) Validate() error {
 		return fmt.Errorf("spiders: settings.per_host_delay %s is negative", s.PerHostDelay)
 	case s.MaxDepth < 0:
 		return fmt.Errorf("spiders: settings.max_depth %d is negative", s.MaxDepth)
+	case s.Partitions < 0 || s.Partitions > 1024:
+		return fmt.Errorf("spiders: settings.partitions %d out of range 1..1024", s.Partitions)
 	}
 	return nil
 }

@@ -12,17 +12,18 @@ import (
 // tells whether it is under a bound; a Subscriber's Gate uses it so that fetchers slow
 // down when the parse stage falls behind, which bounds the responses stream's memory.
 type Backlog struct {
-	rdb    redis.UniversalClient
-	stream string
-	group  string
-	max    int64
-	under  atomic.Bool
-	size   atomic.Int64
+	rdb     redis.UniversalClient
+	streams []string
+	group   string
+	max     int64
+	under   atomic.Bool
+	size    atomic.Int64
 }
 
-// NewBacklog returns a watcher of group on stream with bound max (> 0).
-func NewBacklog(rdb redis.UniversalClient, stream, group string, max int64) *Backlog {
-	b := &Backlog{rdb: rdb, stream: stream, group: group, max: max}
+// NewBacklog returns a watcher of group on streams (one per partition; the backlog is
+// their sum) with bound max (> 0).
+func NewBacklog(rdb redis.UniversalClient, streams []string, group string, max int64) *Backlog {
+	b := &Backlog{rdb: rdb, streams: streams, group: group, max: max}
 	b.under.Store(true)
 	return b
 }
@@ -45,20 +46,27 @@ func (b *Backlog) Run(ctx context.Context, interval time.Duration) {
 			case <-t.C:
 			}
 		}
-		groups, err := b.rdb.XInfoGroups(ctx, b.stream).Result()
-		if err != nil {
-			continue
-		}
-		for _, g := range groups {
-			if g.Name != b.group {
-				continue
-			}
-			n := g.Pending
-			if g.Lag > 0 {
-				n += g.Lag
-			}
+		if n, ok := b.look(ctx); ok {
 			b.size.Store(n)
 			b.under.Store(n < b.max)
 		}
 	}
+}
+
+// look sums the group's unread and pending entries over the streams; false when it
+// cannot tell.
+func (b *Backlog) look(ctx context.Context) (int64, bool) {
+	var n int64
+	for _, stream := range b.streams {
+		groups, err := b.rdb.XInfoGroups(ctx, stream).Result()
+		if err != nil {
+			return 0, false
+		}
+		for _, g := range groups {
+			if g.Name == b.group {
+				n += g.Pending + max(g.Lag, 0)
+			}
+		}
+	}
+	return n, true
 }

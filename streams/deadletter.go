@@ -52,7 +52,7 @@ func (s *subscription) deadLetter(id string, deliveries int, reason string) {
 	backoff := 100 * time.Millisecond
 	for {
 		ctx, cancel := context.WithTimeout(s.hard, 5*time.Second)
-		err := deadLetterScript.Run(ctx, s.rdb, []string{s.stream, s.cfg.DeadStream},
+		err := deadLetterScript.Run(ctx, s.rdb, []string{s.stream, s.dead},
 			s.cfg.Group, id, s.cfg.Consumer, strconv.Itoa(deliveries), reason).Err()
 		cancel()
 		if err == nil {

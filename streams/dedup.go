@@ -150,12 +150,14 @@ local function seen_has(base, fp) return redis.call('SISMEMBER', base, fp) end
 // enqueue. It holds no state besides the crawl's stored config; it is safe for
 // concurrent use and across processes, every change being one Lua script.
 type Deduper struct {
-	rdb  redis.UniversalClient
-	keys Keys
-	rec  dedupRecord
-	lua  string
-	add  *redis.Script
-	has  *redis.Script
+	rdb    redis.UniversalClient
+	layout Layout
+	keys   Keys // the partition Add and Has work on (see Part)
+	stored DedupConfig
+	rec    dedupRecord // the stored record as one partition uses it (capacity / P)
+	lua    string
+	add    *redis.Script
+	has    *redis.Script
 }
 
 // dedupInitScript stores the crawl's dedup record unless one is there, and returns the
@@ -182,9 +184,17 @@ return cur
 // logging a warning when they differ, because changing the dedup of a running crawl
 // would forget what it has seen. Reset the crawl to change it. log may be nil.
 func OpenDeduper(ctx context.Context, rdb redis.UniversalClient, keys Keys, cfg DedupConfig, log *zap.Logger) (*Deduper, error) {
+	return OpenLayoutDeduper(ctx, rdb, NewLayout(keys.Crawl(), 1), cfg, log)
+}
+
+// OpenLayoutDeduper is OpenDeduper for a crawl of any number of partitions: each
+// partition has its own filter or buckets, sized for Capacity/P URLs, in its own slot.
+// The config is stored crawl-wide.
+func OpenLayoutDeduper(ctx context.Context, rdb redis.UniversalClient, layout Layout, cfg DedupConfig, log *zap.Logger) (*Deduper, error) {
 	if rdb == nil {
 		return nil, errors.New("streams: deduper needs a redis client")
 	}
+	keys := layout.Global()
 	if keys.Crawl() == "" {
 		return nil, errors.New("streams: deduper needs a crawl name")
 	}
@@ -196,7 +206,7 @@ func OpenDeduper(ctx context.Context, rdb redis.UniversalClient, keys Keys, cfg 
 	native := false
 	switch cfg.Mode {
 	case DedupExact:
-		want.BucketBits = exactBucketBits(cfg.Capacity, listpackEntries(ctx, rdb))
+		want.BucketBits = exactBucketBits(perPartition(cfg.Capacity, layout.N()), listpackEntries(ctx, rdb))
 	case DedupBloom:
 		var err error
 		if native, err = hasBloomCommands(ctx, rdb); err != nil {
@@ -230,22 +240,40 @@ func OpenDeduper(ctx context.Context, rdb redis.UniversalClient, keys Keys, cfg 
 		if !native {
 			return nil, fmt.Errorf("streams: crawl %s keeps its seen URLs in a RedisBloom filter but the server has no BF.ADD", keys.Crawl())
 		}
-		if err := reserveBloom(ctx, rdb, keys, rec.DedupConfig); err != nil {
-			return nil, err
+	}
+	stored := rec.DedupConfig
+	rec.Capacity = perPartition(rec.Capacity, layout.N())
+	for _, k := range layout.Parts() {
+		switch {
+		case rec.Mode == DedupBloom && rec.Native:
+			err = reserveBloom(ctx, rdb, k, rec.DedupConfig)
+		case rec.Mode == DedupBloom:
+			err = checkBitfield(ctx, rdb, k)
 		}
-	} else if rec.Mode == DedupBloom {
-		if err := checkBitfield(ctx, rdb, keys); err != nil {
+		if err != nil {
 			return nil, err
 		}
 	}
-	d := &Deduper{rdb: rdb, keys: keys, rec: rec, lua: rec.luaSeenAdd()}
+	d := &Deduper{rdb: rdb, layout: layout, keys: layout.Part(0), stored: stored, rec: rec, lua: rec.luaSeenAdd()}
 	d.add = redis.NewScript(d.lua + seenAddBody)
 	d.has = redis.NewScript(d.lua + seenHasBody)
 	return d, nil
 }
 
 // Config returns the crawl's dedup config (the stored one).
-func (d *Deduper) Config() DedupConfig { return d.rec.DedupConfig }
+func (d *Deduper) Config() DedupConfig { return d.stored }
+
+// Part returns the Deduper working on partition i (Add and Has; Usage covers them all).
+func (d *Deduper) Part(i int) *Deduper {
+	c := *d
+	c.keys = d.layout.Part(i)
+	return &c
+}
+
+// perPartition is a crawl's capacity shared by p partitions (hosts are spread by hash).
+func perPartition(capacity int64, p int) int64 {
+	return (capacity + int64(p) - 1) / int64(p)
+}
 
 // String describes the layout, for logs and benchmarks.
 func (d *Deduper) String() string {

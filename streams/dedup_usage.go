@@ -19,10 +19,28 @@ type DedupUsage struct {
 	URLs int64
 }
 
-// Usage scans the crawl's dedup keys and sums their memory and contents. It costs two
-// commands per key (pipelined): exact mode has up to 2^BucketBits keys, so call it for
-// status and benchmarks, not in a loop.
+// Usage scans the crawl's dedup keys (every partition's) and sums their memory and
+// contents. It costs two commands per key (pipelined): exact mode has up to
+// 2^BucketBits keys per partition, so call it for status and benchmarks, not in a loop.
 func (d *Deduper) Usage(ctx context.Context) (DedupUsage, error) {
+	var sum DedupUsage
+	for i := range d.layout.N() {
+		u, err := d.Part(i).usage(ctx)
+		if err != nil {
+			return DedupUsage{}, err
+		}
+		sum.Keys, sum.Bytes = sum.Keys+u.Keys, sum.Bytes+u.Bytes
+		if u.URLs < 0 || sum.URLs < 0 {
+			sum.URLs = -1
+		} else {
+			sum.URLs += u.URLs
+		}
+	}
+	return sum, nil
+}
+
+// usage is Usage of the Deduper's partition.
+func (d *Deduper) usage(ctx context.Context) (DedupUsage, error) {
 	var u DedupUsage
 	var bloomN, bloomC int64
 	err := scanKeys(ctx, d.rdb, d.keys.seenPattern(), func(keys []string) error {

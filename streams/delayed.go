@@ -18,27 +18,29 @@ const DefaultDelayedInterval = 100 * time.Millisecond
 // later per-host politeness): a ZSET scored by due time in Unix milliseconds whose
 // members are encoded requests. Due members move to the requests stream in one Lua
 // script, so a crash never loses or doubles one; every fetch process runs the mover and
-// any number may run at once.
+// any number may run at once. Each partition of the crawl has its own set; a request
+// waits in its host's.
 type Delayed struct {
-	rdb  redis.UniversalClient
-	keys Keys
-	b    *batcher
-	now  func() time.Time
+	rdb    redis.UniversalClient
+	layout Layout
+	b      *batcher
+	now    func() time.Time
 }
 
-// NewDelayed returns the delayed set of the crawl.
-func NewDelayed(rdb redis.UniversalClient, keys Keys) (*Delayed, error) {
+// NewDelayed returns the delayed sets of the crawl.
+func NewDelayed(rdb redis.UniversalClient, layout Layout) (*Delayed, error) {
 	if rdb == nil {
 		return nil, errors.New("streams: delayed set needs a redis client")
 	}
-	return &Delayed{rdb: rdb, keys: keys, b: newBatcher(rdb, 64, DefaultPublishTimeout, DefaultPublishLinger), now: time.Now}, nil
+	return &Delayed{rdb: rdb, layout: layout, b: newBatcher(rdb, 64, DefaultPublishTimeout, DefaultPublishLinger), now: time.Now}, nil
 }
 
-// Schedule adds an encoded request to be queued at due. The payload must be unique (it
-// is a ZSET member): encode the attempt number into it.
-func (d *Delayed) Schedule(ctx context.Context, payload []byte, due time.Time) error {
+// Schedule adds an encoded request for host to be queued at due. The payload must be
+// unique (it is a ZSET member): encode the attempt number into it.
+func (d *Delayed) Schedule(ctx context.Context, host string, payload []byte, due time.Time) error {
+	key := d.layout.ForHost(host).Delayed()
 	_, err := d.b.do(ctx, func(ctx context.Context, p redis.Pipeliner) redis.Cmder {
-		return p.ZAdd(ctx, d.keys.Delayed(), redis.Z{Score: float64(due.UnixMilli()), Member: payload})
+		return p.ZAdd(ctx, key, redis.Z{Score: float64(due.UnixMilli()), Member: payload})
 	})
 	if err != nil {
 		return fmt.Errorf("streams: schedule retry: %w", err)
@@ -64,9 +66,11 @@ end
 return #due
 `)
 
-// MoveDue moves up to max due requests to the requests stream and returns how many.
-func (d *Delayed) MoveDue(ctx context.Context, max int) (int, error) {
-	n, err := moveDueScript.Run(ctx, d.rdb, []string{d.keys.Delayed(), d.keys.Requests(), d.keys.Seq()},
+// MoveDue moves up to max due requests of partition part to its requests stream and
+// returns how many.
+func (d *Delayed) MoveDue(ctx context.Context, part, max int) (int, error) {
+	k := d.layout.Part(part)
+	n, err := moveDueScript.Run(ctx, d.rdb, []string{k.Delayed(), k.Requests(), k.Seq()},
 		strconv.FormatInt(d.now().UnixMilli(), 10), max).Int()
 	if err != nil {
 		return 0, fmt.Errorf("streams: move due requests: %w", err)
@@ -88,16 +92,18 @@ func (d *Delayed) Run(ctx context.Context, interval time.Duration, log *zap.Logg
 			return
 		case <-t.C:
 		}
-		for {
-			n, err := d.MoveDue(ctx, 100)
-			if err != nil {
-				if ctx.Err() == nil {
-					errLog.Warn("moving delayed requests failed; retrying", err)
+		for part := range d.layout.N() {
+			for {
+				n, err := d.MoveDue(ctx, part, 100)
+				if err != nil {
+					if ctx.Err() == nil {
+						errLog.Warn("moving delayed requests failed; retrying", err)
+					}
+					break
 				}
-				break
-			}
-			if n < 100 {
-				break
+				if n < 100 {
+					break
+				}
 			}
 		}
 	}

@@ -19,6 +19,9 @@ const (
 // DispatcherConfig configures a Dispatcher.
 type DispatcherConfig struct {
 	Client redis.UniversalClient
+	// Layout of the crawl: every partition's frontier is dispatched to its own stream.
+	// When it is zero, Keys (a crawl of one partition).
+	Layout Layout
 	Keys   Keys
 	// Window is the most requests left unread in the requests stream: the frontier
 	// keeps the rest, in order, so a high-priority request seeded mid-crawl waits behind
@@ -49,6 +52,9 @@ type Dispatcher struct {
 func NewDispatcher(cfg DispatcherConfig) (*Dispatcher, error) {
 	if cfg.Client == nil {
 		return nil, errors.New("streams: dispatcher needs a redis client")
+	}
+	if cfg.Layout.N() == 0 {
+		cfg.Layout = NewLayout(cfg.Keys.Crawl(), 1)
 	}
 	setDefault(&cfg.Window, DefaultDispatchWindow)
 	setDefault(&cfg.Interval, DefaultDispatchInterval)
@@ -106,8 +112,22 @@ if ARGV[4] == '1' then return redis.error_reply('fault hook: crashed before XADD
 return dispatch(KEYS[1], KEYS[2], KEYS[3], ARGV[1], tonumber(ARGV[2]), ARGV[3])
 `)
 
-// Dispatch runs one round and returns how many requests it moved.
+// Dispatch runs one round over every partition and returns how many requests it moved.
 func (d *Dispatcher) Dispatch(ctx context.Context) (int, error) {
+	total := 0
+	var firstErr error
+	for part := range d.cfg.Layout.N() {
+		n, err := d.dispatchPart(ctx, part)
+		total += n
+		if err != nil && firstErr == nil {
+			firstErr = err
+		}
+	}
+	return total, firstErr
+}
+
+// dispatchPart runs one round in partition part.
+func (d *Dispatcher) dispatchPart(ctx context.Context, part int) (int, error) {
 	mode, fault := "lag", "0"
 	if d.cfg.CountUnread {
 		mode = "range"
@@ -117,7 +137,7 @@ func (d *Dispatcher) Dispatch(ctx context.Context) (int, error) {
 			fault = "1"
 		}
 	}
-	k := d.cfg.Keys
+	k := d.cfg.Layout.Part(part)
 	n, err := dispatchScript.Run(ctx, d.cfg.Client, []string{k.Frontier(), k.Requests(), k.Seq()},
 		StageFetch, d.cfg.Window, mode, fault).Int()
 	if err != nil {

@@ -3,20 +3,21 @@ package streams
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/redis/go-redis/v9"
 )
 
-// progressScript reads, in one atomic step, what every stage still has to do: per stream
-// the group's pending count and whether entries were added after its last-delivered ID.
-// Being one script matters: a stage acks its input only after its output is in, so an
-// atomic look can never see the work "between" two streams.
+// progressScript reads, in one atomic step, what every stage of one partition still has
+// to do: per stream the group's pending count and whether entries were added after its
+// last-delivered ID. Being one script matters: a stage acks its input only after its
+// output is in, so an atomic look can never see the work "between" two streams.
 //
 // KEYS[i] -> stream i, ARGV[i] -> the group that reads it
-// KEYS[#ARGV+1] -> sc:{c}:meta, KEYS[#ARGV+2] -> sc:{c}:delayed,
-// KEYS[#ARGV+3] -> sc:{c}:frontier
-// Output: per stream {length, pending, unread(0/1)}, then seeded (0/1), then the number
-// of delayed requests, then the number of requests in the frontier
+// KEYS[#ARGV+1] -> sc:{c}:delayed, KEYS[#ARGV+2] -> sc:{c}:frontier, KEYS[#ARGV+3] -> sc:{c}:seq
+// Output: per stream {length, pending, unread(0/1), last ID}, then the number of
+// delayed requests, the number of requests in the frontier, and the sequence counter
+// (which every enqueue and dispatch moves)
 var progressScript = redis.NewScript(`
 local function newer(a, b) -- is stream ID a after b?
   local am, as = string.match(a, '(%d+)-(%d+)')
@@ -26,7 +27,7 @@ local function newer(a, b) -- is stream ID a after b?
 end
 local out = {}
 for i = 1, #ARGV do
-  local len, pending, unread = 0, 0, 0
+  local len, pending, unread, lastid = 0, 0, 0, ''
   if redis.call('EXISTS', KEYS[i]) == 1 then
     len = redis.call('XLEN', KEYS[i])
     local last = redis.call('XREVRANGE', KEYS[i], '+', '-', 'COUNT', 1)
@@ -39,17 +40,21 @@ for i = 1, #ARGV do
         delivered = f['last-delivered-id']
       end
     end
-    if #last > 0 and (delivered == nil or newer(last[1][1], delivered)) then unread = 1 end
+    if #last > 0 then
+      lastid = last[1][1]
+      if delivered == nil or newer(lastid, delivered) then unread = 1 end
+    end
   end
-  out[#out + 1] = {len, pending, unread}
+  out[#out + 1] = {len, pending, unread, lastid}
 end
-out[#out + 1] = redis.call('HEXISTS', KEYS[#ARGV + 1], 'seeded_at')
-out[#out + 1] = redis.call('ZCARD', KEYS[#ARGV + 2])
-out[#out + 1] = redis.call('ZCARD', KEYS[#ARGV + 3])
+local n = #ARGV
+out[#out + 1] = redis.call('ZCARD', KEYS[n + 1])
+out[#out + 1] = redis.call('ZCARD', KEYS[n + 2])
+out[#out + 1] = redis.call('GET', KEYS[n + 3]) or '0'
 return out
 `)
 
-// StageProgress is what one stage's group still has to do.
+// StageProgress is what one stage's group still has to do (summed over partitions).
 type StageProgress struct {
 	Stream  string `json:"stream"`
 	Group   string `json:"group"`
@@ -72,12 +77,15 @@ type Progress struct {
 	// Seeds is 1 when runtime seeds wait in <crawl>:start_urls (or its processing
 	// list); read apart from the script, since those keys live in another slot.
 	Seeds int64 `json:"seeds"`
+	// Moving is set when a partitioned crawl's partitions changed between the two looks
+	// that make its snapshot (see ReadProgress): not done yet.
+	Moving bool `json:"moving,omitempty"`
 }
 
 // Done reports that the crawl was seeded, no request waits in the frontier or the delayed
 // set, and no stage has anything pending or unread.
 func (p Progress) Done() bool {
-	if !p.Seeded || p.Delayed > 0 || p.Frontier > 0 || p.Seeds > 0 {
+	if !p.Seeded || p.Delayed > 0 || p.Frontier > 0 || p.Seeds > 0 || p.Moving {
 		return false
 	}
 	for _, s := range p.Stages {
@@ -88,38 +96,130 @@ func (p Progress) Done() bool {
 	return true
 }
 
-// ReadProgress takes an atomic snapshot of the stages of the crawl.
-func ReadProgress(ctx context.Context, rdb redis.UniversalClient, k Keys) (Progress, error) {
+// partProgress is one partition's snapshot and what marks its activity.
+type partProgress struct {
+	stages            []StageProgress
+	delayed, frontier int64
+	mark              string // the streams' last IDs and the sequence counter
+}
+
+// readPartProgress takes an atomic snapshot of partition k.
+func readPartProgress(ctx context.Context, rdb redis.UniversalClient, k Keys) (partProgress, error) {
 	sg := k.Streams()
-	keys := make([]string, 0, len(sg)+1)
+	keys := make([]string, 0, len(sg)+3)
 	args := make([]any, 0, len(sg))
 	for _, s := range sg {
 		keys = append(keys, s.Stream)
 		args = append(args, s.Group)
 	}
-	keys = append(keys, k.Meta(), k.Delayed(), k.Frontier())
+	keys = append(keys, k.Delayed(), k.Frontier(), k.Seq())
 	res, err := progressScript.Run(ctx, rdb, keys, args...).Slice()
 	if err != nil {
-		return Progress{}, fmt.Errorf("streams: read progress: %w", err)
+		return partProgress{}, fmt.Errorf("streams: read progress: %w", err)
 	}
-	var p Progress
+	if len(res) != len(sg)+3 {
+		return partProgress{}, fmt.Errorf("streams: read progress: %d replies", len(res))
+	}
+	var p partProgress
 	for i, s := range sg {
 		row, _ := res[i].([]any)
 		sp := StageProgress{Stream: s.Stream, Group: s.Group}
-		if len(row) == 3 {
+		if len(row) == 4 {
 			sp.Length, _ = row[0].(int64)
 			sp.Pending, _ = row[1].(int64)
 			u, _ := row[2].(int64)
 			sp.Unread = u == 1
+			last, _ := row[3].(string)
+			p.mark += last + ","
 		}
-		p.Stages = append(p.Stages, sp)
+		p.stages = append(p.stages, sp)
 	}
-	seeded, _ := res[len(sg)].(int64)
-	p.Seeded = seeded == 1
-	p.Delayed, _ = res[len(sg)+1].(int64)
-	p.Frontier, _ = res[len(sg)+2].(int64)
-	if p.Seeds, err = rdb.Exists(ctx, SeedKey(k.Crawl()), SeedProcessingKey(k.Crawl())).Result(); err != nil {
+	p.delayed, _ = res[len(sg)].(int64)
+	p.frontier, _ = res[len(sg)+1].(int64)
+	seq, _ := res[len(sg)+2].(string)
+	p.mark += seq
+	return p, nil
+}
+
+// ReadProgress takes a snapshot of the crawl's outstanding work. A crawl of one
+// partition is read in one atomic script. A partitioned crawl cannot be (its partitions
+// live in different slots), and a page parsed in one partition queues links in others,
+// so it is read twice, partition by partition; it counts as idle only when both looks
+// find every partition idle and no partition moved in between (same last stream IDs and
+// sequence counter). Runtime seeds are read before and after.
+func ReadProgress(ctx context.Context, rdb redis.UniversalClient, l Layout) (Progress, error) {
+	var p Progress
+	seeds, err := readSeeds(ctx, rdb, l.Crawl())
+	if err != nil {
+		return Progress{}, err
+	}
+	first, err := readLayoutProgress(ctx, rdb, l, &p)
+	if err != nil {
+		return Progress{}, err
+	}
+	p.Seeds = seeds
+	seeded, err := rdb.HExists(ctx, l.Global().Meta(), "seeded_at").Result()
+	if err != nil {
 		return Progress{}, fmt.Errorf("streams: read progress: %w", err)
 	}
-	return p, nil
+	p.Seeded = seeded
+	if l.N() == 1 || !p.Done() {
+		return p, nil
+	}
+	var again Progress
+	second, err := readLayoutProgress(ctx, rdb, l, &again)
+	if err != nil {
+		return Progress{}, err
+	}
+	if seeds, err = readSeeds(ctx, rdb, l.Crawl()); err != nil {
+		return Progress{}, err
+	}
+	again.Seeded, again.Seeds = true, seeds
+	again.Moving = second != first
+	return again, nil
+}
+
+// readLayoutProgress fills p with the sum over the partitions of l and returns the
+// partitions' activity marks.
+func readLayoutProgress(ctx context.Context, rdb redis.UniversalClient, l Layout, p *Progress) (string, error) {
+	var marks string
+	for i, k := range l.Parts() {
+		pp, err := readPartProgress(ctx, rdb, k)
+		if err != nil {
+			return "", err
+		}
+		marks += pp.mark + ";"
+		p.Delayed += pp.delayed
+		p.Frontier += pp.frontier
+		if i == 0 {
+			p.Stages = pp.stages
+			if l.N() > 1 {
+				for j := range p.Stages {
+					p.Stages[j].Stream = strings.Replace(p.Stages[j].Stream, "{"+k.Tag()+"}", "{"+l.Crawl()+":*}", 1)
+				}
+			}
+			continue
+		}
+		for j, s := range pp.stages {
+			p.Stages[j].Length += s.Length
+			p.Stages[j].Pending += s.Pending
+			p.Stages[j].Unread = p.Stages[j].Unread || s.Unread
+		}
+	}
+	return marks, nil
+}
+
+// readSeeds returns how many of the runtime seed keys of crawl exist.
+func readSeeds(ctx context.Context, rdb redis.UniversalClient, crawl string) (int64, error) {
+	// One by one: in a cluster, EXISTS of several keys needs them in one slot (these two
+	// share one, but a proxy may not know).
+	var n int64
+	for _, key := range []string{SeedKey(crawl), SeedProcessingKey(crawl)} {
+		e, err := rdb.Exists(ctx, key).Result()
+		if err != nil {
+			return 0, fmt.Errorf("streams: read progress: %w", err)
+		}
+		n += e
+	}
+	return n, nil
 }

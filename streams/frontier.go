@@ -20,13 +20,17 @@ type Candidate struct {
 	Payload []byte
 	// Priority and Depth of the request place it in the frontier (see Order).
 	Priority, Depth int
+	// Host is the request URL's host (name or name:port); it picks the partition.
+	Host string
 }
 
 // FrontierConfig configures a Frontier.
 type FrontierConfig struct {
 	// Client is the Redis client; the Frontier does not close it.
 	Client redis.UniversalClient
-	// Keys of the crawl.
+	// Layout of the crawl; when it is zero, Keys (a crawl of one partition).
+	Layout Layout
+	// Keys of a crawl of one partition, when Layout is not set.
 	Keys Keys
 	// SeenCache is how many fingerprints known to be in the seen set are remembered in
 	// process, so that links every page repeats (navigation) stop costing Redis work.
@@ -55,7 +59,7 @@ type FrontierConfig struct {
 // one Lua script, so a crash never leaves a URL marked seen but not queued.
 type Frontier struct {
 	rdb         redis.UniversalClient
-	keys        Keys
+	layout      Layout
 	b           *batcher
 	seen        *seenCache
 	order       Order
@@ -71,7 +75,10 @@ func NewFrontier(cfg FrontierConfig) (*Frontier, error) {
 	if cfg.Client == nil {
 		return nil, errors.New("streams: frontier needs a redis client")
 	}
-	if cfg.Keys.Crawl() == "" {
+	if cfg.Layout.N() == 0 {
+		cfg.Layout = NewLayout(cfg.Keys.Crawl(), 1)
+	}
+	if cfg.Layout.Crawl() == "" {
 		return nil, errors.New("streams: frontier needs a crawl name")
 	}
 	if cfg.SeenCache == 0 {
@@ -83,7 +90,7 @@ func NewFrontier(cfg FrontierConfig) (*Frontier, error) {
 	if err := cfg.Order.Validate(); err != nil {
 		return nil, err
 	}
-	f := &Frontier{rdb: cfg.Client, keys: cfg.Keys, b: newBatcher(cfg.Client, 64, DefaultPublishTimeout, DefaultPublishLinger),
+	f := &Frontier{rdb: cfg.Client, layout: cfg.Layout, b: newBatcher(cfg.Client, 64, DefaultPublishTimeout, DefaultPublishLinger),
 		order: cfg.Order, maxRequests: cfg.MaxRequests, window: cfg.Window, countUnread: cfg.CountUnread,
 		revisit: cfg.Revisit}
 	seenAdd := setSeenAdd
@@ -120,15 +127,16 @@ type Emitted struct {
 }
 
 // emitBody (run as the Frontier's emit script, after the crawl's seen_add from its
-// Deduper and dispatchLua) queues a parsed page's new requests in one step: new fingerprints go into
-// the seen set and their requests into the frontier ZSET, so a crash can never leave a
-// URL marked seen but not queued. (Items do not go through Lua: a script call costs
-// Redis ~15 µs more than the plain commands it runs; see EmitItems.)
+// Deduper and dispatchLua) queues a parsed page's new requests of one partition in one
+// step: new fingerprints go into the seen set and their requests into the frontier ZSET,
+// so a crash can never leave a URL marked seen but not queued. (Items do not go through
+// Lua: a script call costs Redis ~15 µs more than the plain commands it runs; see
+// EmitItems.) Every key is the partition's.
 //
 // KEYS[1] -> sc:{c}:seen (the base key of the crawl's dedup: a set, buckets or a Bloom
 // filter)
 // KEYS[2] -> sc:{c}:frontier
-// KEYS[3] -> sc:{c}:stats
+// KEYS[3] -> sc:{c}:stats (the partition's: max_pages_used of a crawl of one partition)
 // KEYS[4] -> sc:{c}:seq
 // KEYS[5] -> sc:{c}:requests
 // KEYS[6] -> sc:{c}:seenat (fingerprint -> when queued, ms; used instead of the seen set
@@ -136,11 +144,14 @@ type Emitted struct {
 // ARGV[1] -> number of requests n, ARGV[2] -> max requests ever queued (0: no limit),
 // ARGV[3] -> 1 or -1: sign of the sequence in the score (FIFO or LIFO within a band),
 // ARGV[4] -> dispatch window (0: do not dispatch), ARGV[5] -> 'lag' or 'range',
-// ARGV[6] -> revisit interval in ms (0: a URL is seen forever);
+// ARGV[6] -> revisit interval in ms (0: a URL is seen forever),
+// ARGV[7] -> 1 when ARGV[2] is a budget reserved for this call in the crawl-wide
+// counter (partitioned crawls) rather than a limit on KEYS[3]'s max_pages_used;
 // then per request: fingerprint (empty: do not filter), score band, payload
 // Output: {requests queued, request duplicates, requests over max_pages}
 const emitBody = `
 local n, limit, sign, revisit = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[6])
+local budget = ARGV[7] == '1'
 local now = 0
 if revisit > 0 then
   local t = redis.call('TIME')
@@ -157,10 +168,11 @@ local function is_new(fp)
 end
 local rq, rd, over = 0, 0, 0
 local queued = 0
-if limit > 0 then queued = tonumber(redis.call('HGET', KEYS[3], 'max_pages_used') or '0') end
+if limit > 0 and not budget then queued = tonumber(redis.call('HGET', KEYS[3], 'max_pages_used') or '0') end
+if budget and limit == 0 then return {0, 0, n} end
 local seq = 0
 if n > 0 then seq = redis.call('INCRBY', KEYS[4], n) - n end
-for i = 7, 6 + 3 * n, 3 do
+for i = 8, 7 + 3 * n, 3 do
   seq = seq + 1
   if limit > 0 and queued + rq >= limit then
     over = over + 1
@@ -172,7 +184,7 @@ for i = 7, 6 + 3 * n, 3 do
   end
 end
 -- max_pages_used is exact (max_pages reads it); the other counters are the caller's.
-if rq > 0 and limit > 0 then redis.call('HINCRBY', KEYS[3], 'max_pages_used', rq) end
+if rq > 0 and limit > 0 and not budget then redis.call('HINCRBY', KEYS[3], 'max_pages_used', rq) end
 -- Dispatch at once only when these are the frontier's only requests: fetchers may be
 -- idle. With a backlog, the Dispatcher keeps the window full.
 if rq > 0 and tonumber(ARGV[4]) > 0 and redis.call('ZCARD', KEYS[2]) == rq then
@@ -181,21 +193,42 @@ end
 return {rq, rd, over}
 `
 
+// reserveScript takes up to n of the crawl's max_pages budget (partitioned crawls: each
+// partition's emit script spends what the call reserved, and the caller gives back
+// what it did not spend). A process dying between the two loses at most one page's
+// reservation from the budget.
+//
+// KEYS[1] -> sc:{c}:stats (crawl-wide)
+// ARGV[1] -> n, ARGV[2] -> max_pages
+// Output: the number reserved
+var reserveScript = redis.NewScript(`
+local used = tonumber(redis.call('HGET', KEYS[1], 'max_pages_used') or '0')
+local take = math.max(0, math.min(tonumber(ARGV[1]), tonumber(ARGV[2]) - used))
+if take > 0 then redis.call('HINCRBY', KEYS[1], 'max_pages_used', take) end
+return take
+`)
+
 // Enqueue queues the candidates not seen before and returns how many it queued.
 func (f *Frontier) Enqueue(ctx context.Context, cands []Candidate) (int, error) {
 	e, err := f.Emit(ctx, cands, nil)
 	return e.Requests, err
 }
 
-// Emit queues the requests not seen before (one script call, made only when some are
-// not known in process to be seen) and the items whose keys were not emitted before (see
-// EmitItems), at the same time.
+// Emit is EmitFrom partition 0 (the only one of a crawl of one partition).
 func (f *Frontier) Emit(ctx context.Context, cands []Candidate, items []ItemOut) (Emitted, error) {
+	return f.EmitFrom(ctx, 0, cands, items)
+}
+
+// EmitFrom queues the requests not seen before, each in the partition of its host (one
+// script call per partition, made only when some are not known in process to be
+// seen), and appends the items whose keys were not emitted before to the items stream
+// of partition part, the page's own (see EmitItems), all at the same time.
+func (f *Frontier) EmitFrom(ctx context.Context, part int, cands []Candidate, items []ItemOut) (Emitted, error) {
 	var e Emitted
 	itemsDone := make(chan error, 1)
 	go func() {
 		var err error
-		e.Items, e.DuplicateItems, err = f.EmitItems(ctx, items)
+		e.Items, e.DuplicateItems, err = f.EmitItems(ctx, part, items)
 		itemsDone <- err
 	}()
 	var err error
@@ -206,8 +239,46 @@ func (f *Frontier) Emit(ctx context.Context, cands []Candidate, items []ItemOut)
 	return e, err
 }
 
+// emitRequests splits cands by partition and queues each share.
 func (f *Frontier) emitRequests(ctx context.Context, cands []Candidate) (queued, dups, over int, err error) {
-	const head = 6
+	if f.layout.N() == 1 {
+		return f.emitPart(ctx, 0, cands)
+	}
+	byPart := map[int][]Candidate{}
+	for _, c := range cands {
+		p := f.layout.PartitionOf(c.Host)
+		byPart[p] = append(byPart[p], c)
+	}
+	if len(byPart) == 1 {
+		for p, cs := range byPart {
+			return f.emitPart(ctx, p, cs)
+		}
+	}
+	type result struct {
+		q, d, o int
+		err     error
+	}
+	results := make(chan result, len(byPart))
+	for p, cs := range byPart {
+		go func() {
+			var r result
+			r.q, r.d, r.o, r.err = f.emitPart(ctx, p, cs)
+			results <- r
+		}()
+	}
+	for range byPart {
+		r := <-results
+		queued, dups, over = queued+r.q, dups+r.d, over+r.o
+		if r.err != nil && err == nil {
+			err = r.err
+		}
+	}
+	return queued, dups, over, err
+}
+
+// emitPart runs the emit script for the candidates of partition part.
+func (f *Frontier) emitPart(ctx context.Context, part int, cands []Candidate) (queued, dups, over int, err error) {
+	const head = 7
 	args := make([]any, head, head+3*len(cands))
 	var sent [][]byte
 	for _, c := range cands {
@@ -220,15 +291,27 @@ func (f *Frontier) emitRequests(ctx context.Context, cands []Candidate) (queued,
 		}
 		args = append(args, string(c.Fingerprint), f.order.band(c.Priority, c.Depth), string(c.Payload))
 	}
-	if len(args) == head {
+	n := (len(args) - head) / 3
+	if n == 0 {
 		return 0, dups, 0, nil
 	}
 	mode := "lag"
 	if f.countUnread {
 		mode = "range"
 	}
-	args[0], args[1], args[2], args[3], args[4], args[5] = (len(args)-head)/3, f.maxRequests, f.order.sign(), f.window, mode, f.revisit.Milliseconds()
-	keys := []string{f.keys.Seen(), f.keys.Frontier(), f.keys.Stats(), f.keys.Seq(), f.keys.Requests(), f.keys.SeenAt()}
+	limit, budget := f.maxRequests, 0
+	if limit > 0 && f.layout.N() > 1 {
+		if limit, err = f.reserve(ctx, n); err != nil {
+			return 0, 0, 0, err
+		}
+		if limit == 0 {
+			return 0, dups, n, nil
+		}
+		budget = 1
+	}
+	args[0], args[1], args[2], args[3], args[4], args[5], args[6] = n, limit, f.order.sign(), f.window, mode, f.revisit.Milliseconds(), budget
+	k := f.layout.Part(part)
+	keys := []string{k.Seen(), k.Frontier(), k.Stats(), k.Seq(), k.Requests(), k.SeenAt()}
 	cmd, err := f.b.do(ctx, func(ctx context.Context, p redis.Pipeliner) redis.Cmder {
 		return f.emit.EvalSha(ctx, p, keys, args...)
 	})
@@ -238,11 +321,16 @@ func (f *Frontier) emitRequests(ctx context.Context, cands []Candidate) (queued,
 		err = cmd.Err()
 	}
 	if err != nil {
-		return 0, 0, 0, fmt.Errorf("streams: enqueue %d requests: %w", args[0], err)
+		return 0, 0, 0, fmt.Errorf("streams: enqueue %d requests: %w", n, err)
 	}
 	res, err := cmd.(*redis.Cmd).Int64Slice()
 	if err != nil || len(res) != 3 {
 		return 0, 0, 0, fmt.Errorf("streams: enqueue reply %v: %w", res, err)
+	}
+	if budget == 1 && res[0] < limit {
+		// Give back the unspent reservation. Best effort: the requests are queued, and a
+		// failure here only leaves some of the budget unspent.
+		_ = f.rdb.HIncrBy(ctx, f.layout.Global().Stats(), "max_pages_used", res[0]-limit).Err()
 	}
 	if f.seen != nil {
 		for _, fp := range sent {
@@ -252,16 +340,27 @@ func (f *Frontier) emitRequests(ctx context.Context, cands []Candidate) (queued,
 	return int(res[0]), dups + int(res[1]), int(res[2]), nil
 }
 
-// EmitItems appends the items whose keys were not emitted before to the items stream
-// with plain pipelined commands (a Lua call would cost Redis ~15 µs more per page): one
-// SMISMEMBER of the keys, then one pipeline of the new items' XADDs followed by the SADD
-// of their keys. A crash, or a twin page parsed at the same moment, between the two
-// round trips can only add an item twice (bounded; sinks skip it); a key is never
-// recorded while its item is not in the stream. Items without a key are always added.
-func (f *Frontier) EmitItems(ctx context.Context, items []ItemOut) (added, dups int, err error) {
+// reserve takes up to n of the crawl-wide max_pages budget.
+func (f *Frontier) reserve(ctx context.Context, n int) (int64, error) {
+	take, err := reserveScript.Run(ctx, f.rdb, []string{f.layout.Global().Stats()}, n, f.maxRequests).Int64()
+	if err != nil {
+		return 0, fmt.Errorf("streams: reserve max_pages budget: %w", err)
+	}
+	return take, nil
+}
+
+// EmitItems appends the items whose keys were not emitted before to the items stream of
+// partition part with plain pipelined commands (a Lua call would cost Redis ~15 µs more
+// per page): one SMISMEMBER of the keys, then one pipeline of the new items' XADDs
+// followed by the SADD of their keys. A crash, or a twin page parsed at the same moment,
+// between the two round trips can only add an item twice (bounded; sinks skip it); a
+// key is never recorded while its item is not in the stream. Items without a key are
+// always added.
+func (f *Frontier) EmitItems(ctx context.Context, part int, items []ItemOut) (added, dups int, err error) {
 	if len(items) == 0 {
 		return 0, 0, nil
 	}
+	k := f.layout.Part(part)
 	var keyed []any
 	for _, it := range items {
 		if len(it.Key) > 0 {
@@ -271,7 +370,7 @@ func (f *Frontier) EmitItems(ctx context.Context, items []ItemOut) (added, dups 
 	known := map[string]bool{}
 	if len(keyed) > 0 {
 		cmd, err := f.b.do(ctx, func(ctx context.Context, p redis.Pipeliner) redis.Cmder {
-			return p.SMIsMember(ctx, f.keys.ItemKeys(), keyed...)
+			return p.SMIsMember(ctx, k.ItemKeys(), keyed...)
 		})
 		if err != nil {
 			return 0, 0, fmt.Errorf("streams: check item keys: %w", err)
@@ -303,12 +402,12 @@ func (f *Frontier) EmitItems(ctx context.Context, items []ItemOut) (added, dups 
 	xadds := make([]*redis.StringCmd, len(values))
 	_, err = f.b.do(ctx, func(ctx context.Context, p redis.Pipeliner) redis.Cmder {
 		for i, v := range values {
-			xadds[i] = p.XAdd(ctx, &redis.XAddArgs{Stream: f.keys.Items(), Values: v})
+			xadds[i] = p.XAdd(ctx, &redis.XAddArgs{Stream: k.Items(), Values: v})
 		}
 		if len(fresh) == 0 {
 			return xadds[len(xadds)-1]
 		}
-		return p.SAdd(ctx, f.keys.ItemKeys(), fresh...)
+		return p.SAdd(ctx, k.ItemKeys(), fresh...)
 	})
 	for _, x := range xadds {
 		if x != nil && x.Err() != nil {
@@ -328,15 +427,19 @@ func (f *Frontier) Known(fp []byte) bool { return f.seen != nil && f.seen.has(fp
 
 // MarkSeeded records that the crawl has been seeded, which "done" requires.
 func (f *Frontier) MarkSeeded(ctx context.Context, spider string) error {
-	err := f.rdb.HSetNX(ctx, f.keys.Meta(), "seeded_at", time.Now().UTC().Format(time.RFC3339)).Err()
+	meta := f.layout.Global().Meta()
+	err := f.rdb.HSetNX(ctx, meta, "seeded_at", time.Now().UTC().Format(time.RFC3339)).Err()
 	if err == nil {
-		err = f.rdb.HSet(ctx, f.keys.Meta(), "spider", spider).Err()
+		err = f.rdb.HSet(ctx, meta, "spider", spider).Err()
 	}
 	if err != nil {
 		return fmt.Errorf("streams: mark crawl seeded: %w", err)
 	}
 	return nil
 }
+
+// Layout returns the crawl's layout.
+func (f *Frontier) Layout() Layout { return f.layout }
 
 // Close stops the frontier's batcher.
 func (f *Frontier) Close() { f.b.close() }

@@ -15,17 +15,17 @@ import (
 // the Redis server's clock, so N fetchers are as polite as one. A fetcher that may not
 // fetch now gets the wait instead of blocking; it parks the request in the delayed set.
 type Hosts struct {
-	rdb  redis.UniversalClient
-	keys Keys
-	b    *batcher
+	rdb    redis.UniversalClient
+	layout Layout
+	b      *batcher
 }
 
-// NewHosts returns the politeness state of the crawl.
-func NewHosts(rdb redis.UniversalClient, keys Keys) (*Hosts, error) {
+// NewHosts returns the politeness state of the crawl (each host's in its partition).
+func NewHosts(rdb redis.UniversalClient, layout Layout) (*Hosts, error) {
 	if rdb == nil {
 		return nil, errors.New("streams: hosts needs a redis client")
 	}
-	return &Hosts{rdb: rdb, keys: keys, b: newBatcher(rdb, 64, DefaultPublishTimeout, DefaultPublishLinger)}, nil
+	return &Hosts{rdb: rdb, layout: layout, b: newBatcher(rdb, 64, DefaultPublishTimeout, DefaultPublishLinger)}, nil
 }
 
 // HostRule is the politeness of one host.
@@ -83,7 +83,8 @@ return 0
 // again (0 when granted).
 func (h *Hosts) Acquire(ctx context.Context, host, lease string, r HostRule) (time.Duration, error) {
 	ttl := max(r.LeaseTTL, time.Second)
-	keys := []string{h.keys.Host(host), h.keys.Hosts()}
+	k := h.layout.ForHost(host)
+	keys := []string{k.Host(host), k.Hosts()}
 	cmd, err := h.b.do(ctx, func(ctx context.Context, p redis.Pipeliner) redis.Cmder {
 		return acquireScript.EvalSha(ctx, p, keys, host, lease, r.Concurrency, r.Delay.Milliseconds(), ttl.Milliseconds())
 	})
@@ -107,7 +108,7 @@ func (h *Hosts) Release(ctx context.Context, host, lease string, r HostRule) err
 		return nil
 	}
 	_, err := h.b.do(ctx, func(ctx context.Context, p redis.Pipeliner) redis.Cmder {
-		return p.ZRem(ctx, h.keys.Host(host), lease)
+		return p.ZRem(ctx, h.layout.ForHost(host).Host(host), lease)
 	})
 	if err != nil {
 		return fmt.Errorf("streams: release host %s: %w", host, err)

@@ -7,18 +7,25 @@ const (
 	StageStore = "store"
 )
 
-// Keys builds every Redis key of one crawl. All keys share the hash tag {<crawl>}.
+// Keys builds the Redis keys of one partition of a crawl (see Layout); all of them share
+// one hash tag, {<crawl>} for a crawl of one partition or the crawl-wide keys, and
+// {<crawl>:<p>} for partition p of a partitioned crawl, so every script touches one slot.
 type Keys struct {
 	crawl string
+	tag   string
 }
 
-// NewKeys returns the key builder for crawl (a name validated by spiders.ValidateName).
-func NewKeys(crawl string) Keys { return Keys{crawl: crawl} }
+// NewKeys returns the key builder of a crawl of one partition (crawl is a name
+// validated by spiders.ValidateName).
+func NewKeys(crawl string) Keys { return Keys{crawl: crawl, tag: crawl} }
 
 // Crawl returns the crawl name.
 func (k Keys) Crawl() string { return k.crawl }
 
-func (k Keys) key(suffix string) string { return "sc:{" + k.crawl + "}:" + suffix }
+// Tag returns the hash tag the keys share (without braces).
+func (k Keys) Tag() string { return k.tag }
+
+func (k Keys) key(suffix string) string { return "sc:{" + k.tag + "}:" + suffix }
 
 // Requests is the stream of requests to fetch (read by group "fetch").
 func (k Keys) Requests() string { return k.key("requests") }
@@ -66,9 +73,12 @@ func (k Keys) SeenAt() string { return k.key("seenat") }
 func (k Keys) ItemKeys() string { return k.key("itemkeys") }
 
 // Stats is a hash of crawl counters (pages fetched, items stored, drops by reason...).
+// Counters live in the crawl-wide keys (Layout.Global); a partition's own hash holds
+// what its scripts count (max_pages_used of a crawl of one partition).
 func (k Keys) Stats() string { return k.key("stats") }
 
-// Meta is a hash describing the crawl (spider name, when it was first seeded).
+// Meta is a hash describing the crawl (spider name, when it was first seeded, its
+// dedup and partitions); crawl-wide, in Layout.Global.
 func (k Keys) Meta() string { return k.key("meta") }
 
 // Input returns the stream a stage reads.
@@ -92,7 +102,7 @@ func (k Keys) Streams() []StreamGroup {
 	}
 }
 
-// All returns every key of the crawl, for reset.
+// All returns the fixed keys of the partition (per-host keys aside), for reset.
 func (k Keys) All() []string {
 	return []string{k.Requests(), k.Responses(), k.Items(), k.Dead(), k.Delayed(), k.Frontier(), k.Seq(), k.Seen(), k.SeenAt(), k.ItemKeys(), k.Stats(), k.Meta(), k.Hosts()}
 }

@@ -69,7 +69,7 @@ func (s *subscription) reclaim() {
 		free := max(s.free(), 1)
 		// Not cancelled mid-call: claimed entries must reach us (see readOwnPending).
 		ctx, cancel := context.WithTimeout(s.hard, 10*time.Second)
-		res, err := claimScript.Run(ctx, s.rdb, []string{s.stream, s.cfg.DeadStream},
+		res, err := claimScript.Run(ctx, s.rdb, []string{s.stream, s.dead},
 			s.cfg.Group, s.cfg.Consumer, s.cfg.MinIdle.Milliseconds(), cursor,
 			min(free, s.cfg.ClaimBatch), s.cfg.MaxDeliveries).Slice()
 		cancel()

@@ -50,7 +50,7 @@ func (s *subscription) retry(id string, deliveries int, lastErr string) {
 	}
 	for {
 		ctx, cancel := context.WithTimeout(s.ctx, 5*time.Second)
-		res, err := redeliverScript.Run(ctx, s.rdb, []string{s.stream, s.cfg.DeadStream},
+		res, err := redeliverScript.Run(ctx, s.rdb, []string{s.stream, s.dead},
 			s.cfg.Group, s.cfg.Consumer, id, s.cfg.MaxDeliveries, lastErr).Slice()
 		cancel()
 		if err == nil {

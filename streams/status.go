@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -26,7 +27,8 @@ type StreamStatus struct {
 	Groups []GroupStatus `json:"groups"`
 }
 
-// Status is what `streamcrawl status` shows.
+// Status is what `streamcrawl status` shows. Streams, counts and memory are summed over
+// the crawl's partitions.
 type Status struct {
 	Crawl       string           `json:"crawl"`
 	Streams     []StreamStatus   `json:"streams"`
@@ -43,41 +45,44 @@ type Status struct {
 	// dead letters), items (the items stream), frontier (frontier and delayed ZSETs),
 	// dedup (seen URLs and item keys).
 	Memory map[string]int64 `json:"memory"`
+	// Partitions has one row per partition of a partitioned crawl (none for one).
+	Partitions []PartitionStatus `json:"partitions,omitempty"`
+}
+
+// PartitionStatus is one partition of a crawl.
+type PartitionStatus struct {
+	Partition int    `json:"partition"`
+	Tag       string `json:"tag"`
+	Requests  int64  `json:"requests"`  // entries in the requests stream
+	Responses int64  `json:"responses"` // entries in the responses stream
+	Items     int64  `json:"items"`     // entries in the items stream
+	Frontier  int64  `json:"frontier"`
+	Bytes     int64  `json:"bytes"` // memory of the partition's streams, frontier and item keys
 }
 
 // ReadStatus collects the crawl's status.
-func ReadStatus(ctx context.Context, rdb redis.UniversalClient, k Keys) (*Status, error) {
-	st := &Status{Crawl: k.Crawl(), Stats: map[string]int64{}}
-	for _, sg := range append(k.Streams(), StreamGroup{Stream: k.Dead()}) {
-		ss := StreamStatus{Name: sg.Stream}
-		n, err := rdb.XLen(ctx, sg.Stream).Result()
+func ReadStatus(ctx context.Context, rdb redis.UniversalClient, l Layout) (*Status, error) {
+	st := &Status{Crawl: l.Crawl(), Stats: map[string]int64{}, Memory: map[string]int64{}}
+	for i, k := range l.Parts() {
+		ps, err := readPartStatus(ctx, rdb, k, st)
 		if err != nil {
-			return nil, fmt.Errorf("streams: status of %s: %w", sg.Stream, err)
+			return nil, err
 		}
-		ss.Length = n
-		ss.Bytes, _ = rdb.MemoryUsage(ctx, sg.Stream).Result()
-		if n > 0 || sg.Group != "" {
-			groups, err := rdb.XInfoGroups(ctx, sg.Stream).Result()
-			if err != nil && !isNoSuchKey(err) {
-				return nil, fmt.Errorf("streams: groups of %s: %w", sg.Stream, err)
-			}
-			for _, g := range groups {
-				ss.Groups = append(ss.Groups, GroupStatus{Name: g.Name, Pending: g.Pending, Lag: g.Lag,
-					Consumers: g.Consumers, LastDelivered: g.LastDeliveredID})
-				if sg.Stream == k.Requests() && g.Name == StageFetch {
-					st.Queued = g.Lag
+		if l.N() > 1 {
+			ps.Partition = i
+			st.Partitions = append(st.Partitions, ps)
+			for j := range st.Streams {
+				if i == 0 {
+					st.Streams[j].Name = strings.Replace(st.Streams[j].Name, "{"+k.Tag()+"}", "{"+l.Crawl()+":*}", 1)
 				}
 			}
 		}
-		if sg.Stream == k.Dead() {
-			st.DeadLetters = n
-		}
-		st.Streams = append(st.Streams, ss)
 	}
-	if err := readSeen(ctx, rdb, k, st); err != nil {
+	if err := readSeen(ctx, rdb, l, st); err != nil {
 		return nil, err
 	}
-	stats, err := rdb.HGetAll(ctx, k.Stats()).Result()
+	st.Memory["dedup"] += st.SeenBytes
+	stats, err := rdb.HGetAll(ctx, l.Global().Stats()).Result()
 	if err != nil {
 		return nil, fmt.Errorf("streams: stats: %w", err)
 	}
@@ -85,21 +90,7 @@ func ReadStatus(ctx context.Context, rdb redis.UniversalClient, k Keys) (*Status
 		st.Stats[f], _ = strconv.ParseInt(v, 10, 64)
 	}
 	st.ItemsStored = st.Stats["items_stored"]
-	st.Memory = map[string]int64{}
-	families := map[string][]string{
-		"streams":  {k.Requests(), k.Responses(), k.Dead()},
-		"items":    {k.Items()},
-		"frontier": {k.Frontier(), k.Delayed()},
-		"dedup":    {k.SeenAt(), k.ItemKeys()},
-	}
-	st.Memory["dedup"] = st.SeenBytes
-	for fam, keys := range families {
-		for _, key := range keys {
-			n, _ := rdb.MemoryUsage(ctx, key).Result()
-			st.Memory[fam] += n
-		}
-	}
-	p, err := ReadProgress(ctx, rdb, k)
+	p, err := ReadProgress(ctx, rdb, l)
 	if err != nil {
 		return nil, err
 	}
@@ -108,30 +99,123 @@ func ReadStatus(ctx context.Context, rdb redis.UniversalClient, k Keys) (*Status
 	return st, nil
 }
 
-// Reset deletes every key of the crawl (the per-host politeness and robots.txt keys
-// included) and its runtime seeds. Stop the crawl's processes first: they keep
-// in-process caches of what Redis had.
-func Reset(ctx context.Context, rdb redis.UniversalClient, k Keys) (int64, error) {
-	keys := append(k.All(), SeedKey(k.Crawl()), SeedProcessingKey(k.Crawl()))
-	iter := rdb.Scan(ctx, 0, k.key("*"), 1000).Iterator()
-	seen := map[string]bool{}
-	for _, key := range keys {
-		seen[key] = true
-	}
-	for iter.Next(ctx) {
-		if !seen[iter.Val()] {
-			seen[iter.Val()] = true
-			keys = append(keys, iter.Val())
+// readPartStatus adds partition k's streams and memory to st and returns its row.
+func readPartStatus(ctx context.Context, rdb redis.UniversalClient, k Keys, st *Status) (PartitionStatus, error) {
+	ps := PartitionStatus{Tag: k.Tag()}
+	first := len(st.Streams) == 0
+	for si, sg := range append(k.Streams(), StreamGroup{Stream: k.Dead()}) {
+		ss := StreamStatus{Name: sg.Stream}
+		n, err := rdb.XLen(ctx, sg.Stream).Result()
+		if err != nil {
+			return ps, fmt.Errorf("streams: status of %s: %w", sg.Stream, err)
+		}
+		ss.Length = n
+		ss.Bytes, _ = rdb.MemoryUsage(ctx, sg.Stream).Result()
+		if n > 0 || sg.Group != "" {
+			groups, err := rdb.XInfoGroups(ctx, sg.Stream).Result()
+			if err != nil && !isNoSuchKey(err) {
+				return ps, fmt.Errorf("streams: groups of %s: %w", sg.Stream, err)
+			}
+			for _, g := range groups {
+				ss.Groups = append(ss.Groups, GroupStatus{Name: g.Name, Pending: g.Pending, Lag: g.Lag,
+					Consumers: g.Consumers, LastDelivered: g.LastDeliveredID})
+				if sg.Stream == k.Requests() && g.Name == StageFetch {
+					st.Queued += g.Lag
+				}
+			}
+		}
+		switch sg.Stream {
+		case k.Dead():
+			st.DeadLetters += n
+		case k.Requests():
+			ps.Requests = n
+		case k.Responses():
+			ps.Responses = n
+		case k.Items():
+			ps.Items = n
+		}
+		if first {
+			st.Streams = append(st.Streams, ss)
+		} else {
+			st.Streams[si] = mergeStream(st.Streams[si], ss)
 		}
 	}
-	if err := iter.Err(); err != nil {
-		return 0, fmt.Errorf("streams: reset crawl %s: %w", k.Crawl(), err)
+	families := map[string][]string{
+		"streams":  {k.Requests(), k.Responses(), k.Dead()},
+		"items":    {k.Items()},
+		"frontier": {k.Frontier(), k.Delayed()},
+		"dedup":    {k.SeenAt(), k.ItemKeys()},
+	}
+	for fam, keys := range families {
+		for _, key := range keys {
+			n, _ := rdb.MemoryUsage(ctx, key).Result()
+			st.Memory[fam] += n
+			ps.Bytes += n
+		}
+	}
+	var err error
+	if ps.Frontier, err = rdb.ZCard(ctx, k.Frontier()).Result(); err != nil {
+		return ps, fmt.Errorf("streams: frontier size: %w", err)
+	}
+	return ps, nil
+}
+
+// mergeStream adds b (the same stream of another partition) to a.
+func mergeStream(a, b StreamStatus) StreamStatus {
+	a.Length += b.Length
+	a.Bytes += b.Bytes
+	for _, g := range b.Groups {
+		found := false
+		for i := range a.Groups {
+			if a.Groups[i].Name == g.Name {
+				found = true
+				a.Groups[i].Pending += g.Pending
+				if a.Groups[i].Lag >= 0 && g.Lag >= 0 {
+					a.Groups[i].Lag += g.Lag
+				} else {
+					a.Groups[i].Lag = -1
+				}
+				a.Groups[i].Consumers = max(a.Groups[i].Consumers, g.Consumers)
+				a.Groups[i].LastDelivered = "" // differs per partition
+			}
+		}
+		if !found {
+			a.Groups = append(a.Groups, g)
+		}
+	}
+	return a
+}
+
+// Reset deletes every key of the crawl, in every partition (the per-host politeness and
+// robots.txt keys included) and its runtime seeds. Stop the crawl's processes first:
+// they keep in-process caches of what Redis had.
+func Reset(ctx context.Context, rdb redis.UniversalClient, l Layout) (int64, error) {
+	keys := []string{SeedKey(l.Crawl()), SeedProcessingKey(l.Crawl())}
+	seen := map[string]bool{}
+	add := func(batch []string) error {
+		for _, key := range batch {
+			if !seen[key] {
+				seen[key] = true
+				keys = append(keys, key)
+			}
+		}
+		return nil
+	}
+	parts := l.Parts()
+	if l.N() > 1 {
+		parts = append([]Keys{l.Global()}, parts...)
+	}
+	for _, k := range parts {
+		_ = add(k.All())
+		if err := scanKeys(ctx, rdb, k.key("*"), add); err != nil {
+			return 0, fmt.Errorf("streams: reset crawl %s: %w", l.Crawl(), err)
+		}
 	}
 	var n int64
-	for _, key := range keys { // one by one: the seed keys live in another slot
+	for _, key := range keys { // one by one: they live in several slots
 		d, err := rdb.Del(ctx, key).Result()
 		if err != nil {
-			return n, fmt.Errorf("streams: reset crawl %s: %w", k.Crawl(), err)
+			return n, fmt.Errorf("streams: reset crawl %s: %w", l.Crawl(), err)
 		}
 		n += d
 	}
@@ -144,7 +228,8 @@ func isNoSuchKey(err error) bool {
 
 // readSeen fills in how many URLs the crawl's dedup holds and its memory, through the
 // crawl's stored dedup config (a plain set when it has none yet).
-func readSeen(ctx context.Context, rdb redis.UniversalClient, k Keys, st *Status) error {
+func readSeen(ctx context.Context, rdb redis.UniversalClient, l Layout, st *Status) error {
+	k := l.Global()
 	raw, err := rdb.HGet(ctx, k.Meta(), "dedup").Result()
 	if errNil(err) {
 		st.Seen, err = rdb.SCard(ctx, k.Seen()).Result()
@@ -161,7 +246,7 @@ func readSeen(ctx context.Context, rdb redis.UniversalClient, k Keys, st *Status
 	if err := json.Unmarshal([]byte(raw), &rec); err != nil {
 		return fmt.Errorf("streams: dedup config %q: %w", raw, err)
 	}
-	d, err := OpenDeduper(ctx, rdb, k, rec.DedupConfig, nil)
+	d, err := OpenLayoutDeduper(ctx, rdb, l, rec.DedupConfig, nil)
 	if err != nil {
 		return err
 	}

@@ -39,13 +39,18 @@ type SubscriberConfig struct {
 	// Consumer is this process's name in the group. Keep it stable across restarts of
 	// one process slot: a restarted consumer re-reads its own pending entries first.
 	Consumer string
-	// DeadStream is the dead-letter stream. Required.
+	// DeadStream is the dead-letter stream. Required unless DeadStreamFor is set.
 	DeadStream string
+	// DeadStreamFor, when set, names the dead-letter stream of each topic read (a stage
+	// reading one stream per partition dead-letters into the partition's: the move is
+	// one script, so both must share a slot).
+	DeadStreamFor func(stream string) string
 	// StartID is where a new group starts reading. Default "0" (the whole stream).
 	StartID string
 	// BatchSize is the COUNT of each XREADGROUP. Default 64.
 	BatchSize int
-	// MaxInFlight bounds messages handed out and not yet acked or nacked. Default 64.
+	// MaxInFlight bounds messages handed out and not yet acked or nacked, over every
+	// topic the Subscriber reads (a stage reads one stream per partition). Default 64.
 	MaxInFlight int
 	// BlockTime is how long a read waits for new entries. Default 2s.
 	BlockTime time.Duration
@@ -117,7 +122,7 @@ func (c *SubscriberConfig) Validate() error {
 		return errors.New("streams: subscriber needs a consumer group")
 	case c.Consumer == "":
 		return errors.New("streams: subscriber needs a consumer name")
-	case c.DeadStream == "":
+	case c.DeadStream == "" && c.DeadStreamFor == nil:
 		return errors.New("streams: subscriber needs a dead-letter stream")
 	case c.BatchSize > c.MaxInFlight:
 		return fmt.Errorf("streams: batch size %d exceeds max in flight %d", c.BatchSize, c.MaxInFlight)
@@ -143,8 +148,9 @@ func setDefault[T comparable](v *T, def T) {
 // Contract: every message must be Acked or Nacked. Ack is owed only after the handler's
 // output is in Redis; the XACK itself may follow a few milliseconds later, batched.
 type Subscriber struct {
-	cfg SubscriberConfig
-	log *zap.Logger
+	cfg   SubscriberConfig
+	log   *zap.Logger
+	slots chan struct{} // one token per message in flight, shared by the topics
 
 	mu     sync.Mutex
 	subs   []*subscription
@@ -158,7 +164,7 @@ func NewSubscriber(cfg SubscriberConfig) (*Subscriber, error) {
 		return nil, err
 	}
 	log := cfg.Logger.With(zap.String("group", cfg.Group))
-	return &Subscriber{cfg: cfg, log: log}, nil
+	return &Subscriber{cfg: cfg, log: log, slots: make(chan struct{}, cfg.MaxInFlight)}, nil
 }
 
 // Subscribe starts reading stream topic. The channel is closed after ctx ends or Close
@@ -173,7 +179,7 @@ func (s *Subscriber) Subscribe(ctx context.Context, topic string) (<-chan *messa
 	if err := ensureGroup(ctx, s.cfg.Client, topic, s.cfg.Group, s.cfg.StartID); err != nil {
 		return nil, err
 	}
-	sub := newSubscription(ctx, s.cfg, topic, s.log.With(zap.String("stream", topic)))
+	sub := newSubscription(ctx, s.cfg, topic, s.slots, s.log.With(zap.String("stream", topic)))
 	s.subs = append(s.subs, sub)
 	go sub.run()
 	return sub.out, nil

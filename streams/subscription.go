@@ -19,6 +19,7 @@ type subscription struct {
 	cfg    SubscriberConfig
 	rdb    redis.UniversalClient
 	stream string
+	dead   string // the dead-letter stream
 	log    *zap.Logger
 	errLog *rateLimited
 
@@ -39,14 +40,17 @@ type subscription struct {
 	closeOnce sync.Once
 }
 
-func newSubscription(parent context.Context, cfg SubscriberConfig, stream string, log *zap.Logger) *subscription {
+func newSubscription(parent context.Context, cfg SubscriberConfig, stream string, slots chan struct{}, log *zap.Logger) *subscription {
 	ctx, cancel := context.WithCancel(parent)
 	hard, hardStop := context.WithCancel(context.WithoutCancel(parent))
 	s := &subscription{
-		cfg: cfg, rdb: cfg.Client, stream: stream, log: log, errLog: newRateLimited(log, 5*time.Second),
-		out: make(chan *message.Message), slots: make(chan struct{}, cfg.MaxInFlight),
+		cfg: cfg, rdb: cfg.Client, stream: stream, dead: cfg.DeadStream, log: log, errLog: newRateLimited(log, 5*time.Second),
+		out: make(chan *message.Message), slots: slots,
 		ctx: ctx, cancel: cancel, hard: hard, hardStop: hardStop,
 		inflight: map[string]time.Time{},
+	}
+	if cfg.DeadStreamFor != nil {
+		s.dead = cfg.DeadStreamFor(stream)
 	}
 	s.acks = newAcker(cfg.Client, stream, cfg.Group, cfg.AckBatch, cfg.AckInterval, s.errLog)
 	return s

@@ -111,7 +111,11 @@ func runChaos(ctx context.Context, opt chaosOptions) (*chaosReport, error) {
 	}
 	defer c.Close()
 	r := &chaosRun{opt: opt, exe: exe, spider: spiderPath, rdb: c, keys: streams.NewKeys(sp.Name)}
-	if _, err := streams.Reset(ctx, c, r.keys); err != nil {
+	old, err := streams.ReadLayout(ctx, c, sp.Name)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := streams.Reset(ctx, c, old); err != nil {
 		return nil, err
 	}
 	if _, err := handlers.Seed(ctx, c, sp, nil); err != nil {

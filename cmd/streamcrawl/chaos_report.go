@@ -96,7 +96,7 @@ func (r *chaosRun) check(ctx context.Context, site *demosite.Site, base string) 
 			rep.LostItems++
 		}
 	}
-	p, err := streams.ReadProgress(ctx, r.rdb, r.keys)
+	p, err := streams.ReadProgress(ctx, r.rdb, streams.NewLayout(r.keys.Crawl(), 1)) // the chaos spider has one partition
 	if err != nil {
 		return err
 	}

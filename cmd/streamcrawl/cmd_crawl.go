@@ -52,9 +52,12 @@ or pass --fresh to start over.`,
 // crawl seeds and runs every stage in this process until done, then prints a summary.
 func (a *app) crawl(ctx context.Context, c *streams.Client, sp *spiders.Spider, f *runFlags, fresh bool, w io.Writer) (*streams.Status, error) {
 	rdb, embedded := c.UniversalClient, c.Embedded != nil
-	keys := streams.NewKeys(sp.Name)
 	if fresh {
-		if _, err := streams.Reset(ctx, rdb, keys); err != nil {
+		layout, err := streams.ReadLayout(ctx, rdb, sp.Name)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := streams.Reset(ctx, rdb, layout); err != nil {
 			return nil, err
 		}
 	}
@@ -79,7 +82,11 @@ func (a *app) crawl(ctx context.Context, c *streams.Client, sp *spiders.Spider, 
 	if err := handlers.Run(ctx, cfg); err != nil {
 		return nil, err
 	}
-	st, err := streams.ReadStatus(context.WithoutCancel(ctx), rdb, keys)
+	layout, err := streams.ReadLayout(context.WithoutCancel(ctx), rdb, sp.Name)
+	if err != nil {
+		return nil, err
+	}
+	st, err := streams.ReadStatus(context.WithoutCancel(ctx), rdb, layout)
 	if err != nil {
 		return nil, err
 	}

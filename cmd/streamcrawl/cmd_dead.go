@@ -38,16 +38,23 @@ the delivery count.
 				return err
 			}
 			defer rdb.Close()
-			k := streams.NewKeys(crawl)
+			layout, err := streams.ReadLayout(ctx, rdb, crawl)
+			if err != nil {
+				return err
+			}
 			switch args[0] {
 			case "list":
-				return a.deadList(ctx, rdb, k, limit, asJSON)
+				return a.deadList(ctx, rdb, layout, limit, asJSON)
 			case "retry":
-				return a.deadRetry(ctx, rdb, k, ids)
+				return a.deadRetry(ctx, rdb, layout, ids)
 			case "purge":
-				n, err := streams.PurgeDead(ctx, rdb, k, ids)
-				if err != nil {
-					return err
+				var n int64
+				for _, k := range layout.Parts() {
+					m, err := streams.PurgeDead(ctx, rdb, k, ids)
+					if err != nil {
+						return err
+					}
+					n += m
 				}
 				fmt.Fprintf(a.stdout, "purged %d dead letters of crawl %s\n", n, crawl)
 				return nil
@@ -63,10 +70,16 @@ the delivery count.
 	return cmd
 }
 
-func (a *app) deadList(ctx context.Context, rdb redis.UniversalClient, k streams.Keys, limit int64, asJSON bool) error {
-	dead, err := streams.ListDead(ctx, rdb, k, "-", limit)
-	if err != nil {
-		return err
+func (a *app) deadList(ctx context.Context, rdb redis.UniversalClient, l streams.Layout, limit int64, asJSON bool) error {
+	var dead []streams.DeadLetter
+	for _, k := range l.Parts() {
+		d, err := streams.ListDead(ctx, rdb, k, "-", limit-int64(len(dead)))
+		if err != nil {
+			return err
+		}
+		if dead = append(dead, d...); int64(len(dead)) >= limit {
+			break
+		}
 	}
 	if asJSON {
 		enc := json.NewEncoder(a.stdout)
@@ -92,17 +105,40 @@ func deadURL(d streams.DeadLetter) string {
 	return "-"
 }
 
-func (a *app) deadRetry(ctx context.Context, rdb redis.UniversalClient, k streams.Keys, ids []string) error {
-	var dead []streams.DeadLetter
-	var err error
-	if len(ids) > 0 {
-		dead, err = streams.GetDead(ctx, rdb, k, ids)
-	} else {
-		dead, err = streams.ListDead(ctx, rdb, k, "-", 1<<30)
+func (a *app) deadRetry(ctx context.Context, rdb redis.UniversalClient, l streams.Layout, ids []string) error {
+	n := 0
+	found := map[string]bool{}
+	for _, k := range l.Parts() {
+		var dead []streams.DeadLetter
+		var err error
+		if len(ids) > 0 {
+			// A dead letter's ID names it within its partition's stream: look in each.
+			for _, id := range ids {
+				d, err := streams.GetDead(ctx, rdb, k, []string{id})
+				if err == nil {
+					dead, found[id] = append(dead, d...), true
+				}
+			}
+		} else if dead, err = streams.ListDead(ctx, rdb, k, "-", 1<<30); err != nil {
+			return err
+		}
+		m, err := a.requeueDead(ctx, rdb, k, dead)
+		n += m
+		if err != nil {
+			return err
+		}
 	}
-	if err != nil {
-		return err
+	for _, id := range ids {
+		if !found[id] {
+			return fmt.Errorf("no dead letter %s in crawl %s (re-queued %d)", id, l.Crawl(), n)
+		}
 	}
+	fmt.Fprintf(a.stdout, "re-queued %d dead letters of crawl %s\n", n, l.Crawl())
+	return nil
+}
+
+// requeueDead puts the dead letters of partition k back on their streams.
+func (a *app) requeueDead(ctx context.Context, rdb redis.UniversalClient, k streams.Keys, dead []streams.DeadLetter) (int, error) {
 	n := 0
 	for _, d := range dead {
 		var payload []byte
@@ -111,15 +147,14 @@ func (a *app) deadRetry(ctx context.Context, rdb redis.UniversalClient, k stream
 			if r, err := spiders.UnmarshalRequest([]byte(d.Fields["payload"])); err == nil {
 				r.Retries, r.LastError = 0, ""
 				if payload, err = spiders.MarshalRequest(r); err != nil {
-					return err
+					return n, err
 				}
 			}
 		}
 		if _, err := streams.Requeue(ctx, rdb, k, d, payload); err != nil {
-			return err
+			return n, err
 		}
 		n++
 	}
-	fmt.Fprintf(a.stdout, "re-queued %d dead letters of crawl %s\n", n, k.Crawl())
-	return nil
+	return n, nil
 }

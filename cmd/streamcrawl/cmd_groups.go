@@ -28,9 +28,7 @@ create one at --id, move one with XGROUP SETID (setid), or delete one. The stage
 			if err := spiders.ValidateName(crawl); err != nil {
 				return err
 			}
-			k := streams.NewKeys(crawl)
-			key := map[string]string{"requests": k.Requests(), "responses": k.Responses(), "items": k.Items()}[stream]
-			if key == "" {
+			if stream != "requests" && stream != "responses" && stream != "items" {
 				return fmt.Errorf("--stream %q: want requests, responses or items", stream)
 			}
 			rdb, err := a.connect(ctx, true)
@@ -38,6 +36,10 @@ create one at --id, move one with XGROUP SETID (setid), or delete one. The stage
 				return err
 			}
 			defer rdb.Close()
+			layout, err := streams.ReadLayout(ctx, rdb, crawl)
+			if err != nil {
+				return err
+			}
 			if args[0] != "list" {
 				if group == "" {
 					return fmt.Errorf("--group is required")
@@ -50,36 +52,41 @@ create one at --id, move one with XGROUP SETID (setid), or delete one. The stage
 			if err != nil {
 				return err
 			}
-			switch args[0] {
-			case "list":
-				groups, err := rdb.XInfoGroups(ctx, key).Result()
-				if err != nil {
-					return fmt.Errorf("groups of %s: %w", key, err)
-				}
-				tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-				fmt.Fprintln(tw, "GROUP\tCONSUMERS\tPENDING\tLAG\tLAST-DELIVERED")
-				for _, g := range groups {
-					fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%s\n", g.Name, g.Consumers, g.Pending, g.Lag, g.LastDeliveredID)
-				}
-				return tw.Flush()
-			case "create", "setid":
-				if pos != "$" {
-					pos = streams.Before(pos)
-				}
-				if err := streams.CreateGroup(ctx, rdb, key, group, pos, args[0] == "setid"); err != nil {
-					return err
-				}
-				fmt.Fprintf(a.stdout, "group %s on %s delivers entries after %s\n", group, key, pos)
-			case "delete":
-				n, err := rdb.XGroupDestroy(ctx, key, group).Result()
-				if err != nil {
-					return fmt.Errorf("delete group %s: %w", group, err)
-				}
-				fmt.Fprintf(a.stdout, "deleted %d group(s)\n", n)
-			default:
-				return fmt.Errorf("unknown action %q: want list, create, setid or delete", args[0])
+			if (args[0] == "create" || args[0] == "setid") && pos != "$" {
+				pos = streams.Before(pos)
 			}
-			return nil
+			tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+			if args[0] == "list" {
+				fmt.Fprintln(tw, "STREAM\tGROUP\tCONSUMERS\tPENDING\tLAG\tLAST-DELIVERED")
+			}
+			// A partitioned crawl has the stream once per partition: act on each.
+			for _, k := range layout.Parts() {
+				key := map[string]string{"requests": k.Requests(), "responses": k.Responses(), "items": k.Items()}[stream]
+				switch args[0] {
+				case "list":
+					groups, err := rdb.XInfoGroups(ctx, key).Result()
+					if err != nil {
+						return fmt.Errorf("groups of %s: %w", key, err)
+					}
+					for _, g := range groups {
+						fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%s\n", key, g.Name, g.Consumers, g.Pending, g.Lag, g.LastDeliveredID)
+					}
+				case "create", "setid":
+					if err := streams.CreateGroup(ctx, rdb, key, group, pos, args[0] == "setid"); err != nil {
+						return err
+					}
+					fmt.Fprintf(a.stdout, "group %s on %s delivers entries after %s\n", group, key, pos)
+				case "delete":
+					n, err := rdb.XGroupDestroy(ctx, key, group).Result()
+					if err != nil {
+						return fmt.Errorf("delete group %s: %w", group, err)
+					}
+					fmt.Fprintf(a.stdout, "deleted %d group(s)\n", n)
+				default:
+					return fmt.Errorf("unknown action %q: want list, create, setid or delete", args[0])
+				}
+			}
+			return tw.Flush()
 		},
 	}
 	a.redisFlags(cmd, false)

@@ -23,7 +23,11 @@ crawl's state; stopping processes does not.`,
 				return err
 			}
 			defer rdb.Close()
-			n, err := streams.Reset(ctx, rdb, streams.NewKeys(crawl))
+			layout, err := streams.ReadLayout(ctx, rdb, crawl)
+			if err != nil {
+				return err
+			}
+			n, err := streams.Reset(ctx, rdb, layout)
 			if err != nil {
 				return err
 			}

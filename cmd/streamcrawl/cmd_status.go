@@ -25,7 +25,11 @@ func (a *app) statusCommand() *cobra.Command {
 				return err
 			}
 			defer rdb.Close()
-			st, err := streams.ReadStatus(ctx, rdb, streams.NewKeys(crawl))
+			layout, err := streams.ReadLayout(ctx, rdb, crawl)
+			if err != nil {
+				return err
+			}
+			st, err := streams.ReadStatus(ctx, rdb, layout)
 			if err != nil {
 				return err
 			}

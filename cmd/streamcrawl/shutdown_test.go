@@ -40,7 +40,7 @@ func TestSIGTERMMidCrawlThenRestartLosesNothing(t *testing.T) {
 		procs = append(procs, c.stage(s[:len(s)-2], s, nil, extra...))
 	}
 	time.Sleep(2 * time.Second)
-	if p, _ := streams.ReadProgress(context.Background(), c.rdb, streams.NewKeys(c.name)); p.Done() {
+	if p, _ := streams.ReadProgress(context.Background(), c.rdb, streams.NewLayout(c.name, 1)); p.Done() {
 		t.Fatal("the crawl finished before SIGTERM; the site is too fast for this test")
 	}
 	stopped := time.Now()

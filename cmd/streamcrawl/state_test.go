@@ -16,7 +16,7 @@ import (
 // readStatus reads the crawl's status straight from Redis.
 func readStatus(t testing.TB, rdb redis.UniversalClient, crawl string) *streams.Status {
 	t.Helper()
-	st, err := streams.ReadStatus(context.Background(), rdb, streams.NewKeys(crawl))
+	st, err := streams.ReadStatus(context.Background(), rdb, streams.NewLayout(crawl, 1))
 	if err != nil {
 		t.Fatalf("read status: %v", err)
 	}
@@ -25,7 +25,7 @@ func readStatus(t testing.TB, rdb redis.UniversalClient, crawl string) *streams.
 
 // logStatus logs the crawl's status, for failures.
 func logStatus(t testing.TB, rdb redis.UniversalClient, crawl string) {
-	st, err := streams.ReadStatus(context.Background(), rdb, streams.NewKeys(crawl))
+	st, err := streams.ReadStatus(context.Background(), rdb, streams.NewLayout(crawl, 1))
 	if err != nil {
 		t.Logf("status: %v", err)
 		return
@@ -57,7 +57,7 @@ func checkFinished(t testing.TB, rdb redis.UniversalClient, crawl string) *strea
 			t.Errorf("group %s of %s is missing", sg.Group, sg.Stream)
 		}
 	}
-	p, err := streams.ReadProgress(context.Background(), rdb, keys)
+	p, err := streams.ReadProgress(context.Background(), rdb, streams.NewLayout(keys.Crawl(), 1))
 	if err != nil {
 		t.Fatalf("read progress: %v", err)
 	}

@@ -101,7 +101,11 @@ func run(ctx context.Context) error {
 		return err
 	}
 	defer rdb.Close()
-	if _, err := streams.Reset(ctx, rdb, streams.NewKeys(sp.Name)); err != nil {
+	layout, err := streams.ReadLayout(ctx, rdb, sp.Name)
+	if err != nil {
+		return err
+	}
+	if _, err := streams.Reset(ctx, rdb, layout); err != nil {
 		return err
 	}
 	sink, err := processors.OpenJSONL("goshop.jsonl")
@@ -122,7 +126,10 @@ func run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	st, err := streams.ReadStatus(ctx, rdb, streams.NewKeys(sp.Name))
+	if layout, err = streams.ReadLayout(ctx, rdb, sp.Name); err != nil {
+		return err
+	}
+	st, err := streams.ReadStatus(ctx, rdb, layout)
 	if err != nil {
 		return err
 	}

@@ -22,6 +22,8 @@ const DefaultPoolSize = 16
 type ClientOptions struct {
 	// URL is redis://[user:password@]host:port[/db][?options] or rediss:// for TLS
 	// (options as in go-redis ParseURL: pool_size, dial_timeout, read_timeout, ...).
+	// redis+cluster://[user:password@]host:port,host:port[?options] (rediss+cluster://
+	// for TLS) is a Redis Cluster, reached through any of the listed nodes.
 	// Empty means an embedded in-process Redis (miniredis) that lives as long as the
 	// process: single-machine mode, nothing persisted.
 	URL string
@@ -66,6 +68,9 @@ func Connect(ctx context.Context, o ClientOptions) (*Client, error) {
 	log := o.Logger
 	if log == nil {
 		log = zap.NewNop()
+	}
+	if isClusterURL(o.URL) {
+		return connectCluster(ctx, o, log)
 	}
 	c := &Client{}
 	var opt *redis.Options

@@ -58,14 +58,23 @@ func (l Layout) Parts() []Keys { return l.parts }
 func (l Layout) Part(i int) Keys { return l.parts[i] }
 
 // PartitionOf returns the partition of a host ("name" or "name:port", as in a URL):
-// FNV-1a of the host lower-cased, without an http/https default port.
+// FNV-1a of the host lower-cased, without an http/https default port, mixed with
+// MurmurHash3's finalizer (FNV alone spreads names that differ in their last digits,
+// such as ports, poorly over a few partitions). A stored crawl depends on it: never
+// change it.
 func (l Layout) PartitionOf(host string) int {
 	if len(l.parts) == 1 {
 		return 0
 	}
 	h := fnv.New32a()
 	_, _ = h.Write([]byte(normalHost(host)))
-	return int(h.Sum32() % uint32(len(l.parts)))
+	x := h.Sum32()
+	x ^= x >> 16
+	x *= 0x85ebca6b
+	x ^= x >> 13
+	x *= 0xc2b2ae35
+	x ^= x >> 16
+	return int(x % uint32(len(l.parts)))
 }
 
 // ForHost returns the keys of the partition of host.

@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -47,6 +49,16 @@ type Status struct {
 	Memory map[string]int64 `json:"memory"`
 	// Partitions has one row per partition of a partitioned crawl (none for one).
 	Partitions []PartitionStatus `json:"partitions,omitempty"`
+	// Nodes has one row per master of a Redis Cluster (none for one Redis).
+	Nodes []NodeStatus `json:"nodes,omitempty"`
+}
+
+// NodeStatus is one master of a Redis Cluster: what it holds, all crawls together.
+type NodeStatus struct {
+	Addr       string `json:"addr"`
+	Keys       int64  `json:"keys"`        // DBSIZE
+	UsedMemory int64  `json:"used_memory"` // INFO memory used_memory
+	Partitions []int  `json:"partitions,omitempty"`
 }
 
 // PartitionStatus is one partition of a crawl.
@@ -96,7 +108,62 @@ func ReadStatus(ctx context.Context, rdb redis.UniversalClient, l Layout) (*Stat
 	}
 	st.Done = p.Done()
 	st.Frontier, st.Delayed = p.Frontier, p.Delayed
+	if cc, ok := rdb.(*redis.ClusterClient); ok {
+		if st.Nodes, err = ReadNodes(ctx, cc, l); err != nil {
+			return nil, err
+		}
+	}
 	return st, nil
+}
+
+// ReadNodes returns the keys and memory of each master of a Redis Cluster, and which
+// of the crawl's partitions it serves, sorted by address.
+func ReadNodes(ctx context.Context, cc *redis.ClusterClient, l Layout) ([]NodeStatus, error) {
+	var mu sync.Mutex
+	var nodes []NodeStatus
+	err := cc.ForEachMaster(ctx, func(ctx context.Context, c *redis.Client) error {
+		n := NodeStatus{Addr: c.Options().Addr}
+		var err error
+		if n.Keys, err = c.DBSize(ctx).Result(); err != nil {
+			return err
+		}
+		info, err := c.Info(ctx, "memory").Result()
+		if err != nil {
+			return err
+		}
+		n.UsedMemory = infoInt(info, "used_memory")
+		mu.Lock()
+		nodes = append(nodes, n)
+		mu.Unlock()
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("streams: cluster nodes: %w", err)
+	}
+	sort.Slice(nodes, func(i, j int) bool { return nodes[i].Addr < nodes[j].Addr })
+	for i, k := range l.Parts() {
+		c, err := cc.MasterForKey(ctx, k.Requests())
+		if err != nil {
+			return nil, fmt.Errorf("streams: master of partition %d: %w", i, err)
+		}
+		for j := range nodes {
+			if nodes[j].Addr == c.Options().Addr {
+				nodes[j].Partitions = append(nodes[j].Partitions, i)
+			}
+		}
+	}
+	return nodes, nil
+}
+
+// infoInt returns the integer field name of an INFO reply (0 when missing).
+func infoInt(info, name string) int64 {
+	for _, line := range strings.Split(info, "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), name+":"); ok {
+			n, _ := strconv.ParseInt(v, 10, 64)
+			return n
+		}
+	}
+	return 0
 }
 
 // readPartStatus adds partition k's streams and memory to st and returns its row.

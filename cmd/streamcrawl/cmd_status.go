@@ -68,6 +68,18 @@ func printStatus(w io.Writer, st *streams.Status) {
 			fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%d\t%d\t%d\n", s.Name, s.Length, s.Bytes, g.Name, g.Pending, g.Lag, g.Consumers)
 		}
 	}
+	if len(st.Partitions) > 0 {
+		fmt.Fprintln(tw, "\nPARTITION\tREQUESTS\tRESPONSES\tITEMS\tFRONTIER\tBYTES")
+		for _, p := range st.Partitions {
+			fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\n", p.Tag, p.Requests, p.Responses, p.Items, p.Frontier, p.Bytes)
+		}
+	}
+	if len(st.Nodes) > 0 {
+		fmt.Fprintln(tw, "\nMASTER\tKEYS\tUSED MEMORY\tPARTITIONS")
+		for _, n := range st.Nodes {
+			fmt.Fprintf(tw, "%s\t%d\t%s\t%v\n", n.Addr, n.Keys, mib(n.UsedMemory), n.Partitions)
+		}
+	}
 	if len(st.Stats) > 0 {
 		fmt.Fprintln(tw, "\nCOUNTER\tVALUE")
 		names := make([]string, 0, len(st.Stats))

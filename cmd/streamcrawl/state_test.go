@@ -13,10 +13,20 @@ import (
 	"github.com/streamcrawl/streamcrawl/streams"
 )
 
+// layoutOf reads the crawl's stored layout.
+func layoutOf(t testing.TB, rdb redis.UniversalClient, crawl string) streams.Layout {
+	t.Helper()
+	l, err := streams.ReadLayout(context.Background(), rdb, crawl)
+	if err != nil {
+		t.Fatalf("read layout: %v", err)
+	}
+	return l
+}
+
 // readStatus reads the crawl's status straight from Redis.
 func readStatus(t testing.TB, rdb redis.UniversalClient, crawl string) *streams.Status {
 	t.Helper()
-	st, err := streams.ReadStatus(context.Background(), rdb, streams.NewLayout(crawl, 1))
+	st, err := streams.ReadStatus(context.Background(), rdb, layoutOf(t, rdb, crawl))
 	if err != nil {
 		t.Fatalf("read status: %v", err)
 	}
@@ -25,7 +35,12 @@ func readStatus(t testing.TB, rdb redis.UniversalClient, crawl string) *streams.
 
 // logStatus logs the crawl's status, for failures.
 func logStatus(t testing.TB, rdb redis.UniversalClient, crawl string) {
-	st, err := streams.ReadStatus(context.Background(), rdb, streams.NewLayout(crawl, 1))
+	l, err := streams.ReadLayout(context.Background(), rdb, crawl)
+	if err != nil {
+		t.Logf("layout: %v", err)
+		return
+	}
+	st, err := streams.ReadStatus(context.Background(), rdb, l)
 	if err != nil {
 		t.Logf("status: %v", err)
 		return
@@ -40,12 +55,12 @@ func logStatus(t testing.TB, rdb redis.UniversalClient, crawl string) {
 func checkFinished(t testing.TB, rdb redis.UniversalClient, crawl string) *streams.Status {
 	t.Helper()
 	st := readStatus(t, rdb, crawl)
-	keys := streams.NewKeys(crawl)
-	for _, sg := range keys.Streams() {
+	l := layoutOf(t, rdb, crawl)
+	for i, sg := range l.Part(0).Streams() {
 		found := false
-		for _, s := range st.Streams {
+		for _, s := range st.Streams[i : i+1] { // the stream summed over the partitions
 			for _, g := range s.Groups {
-				if s.Name == sg.Stream && g.Name == sg.Group {
+				if g.Name == sg.Group {
 					found = true
 					if g.Pending != 0 {
 						t.Errorf("group %s of %s has %d pending, want 0", g.Name, s.Name, g.Pending)
@@ -57,7 +72,7 @@ func checkFinished(t testing.TB, rdb redis.UniversalClient, crawl string) *strea
 			t.Errorf("group %s of %s is missing", sg.Group, sg.Stream)
 		}
 	}
-	p, err := streams.ReadProgress(context.Background(), rdb, streams.NewLayout(keys.Crawl(), 1))
+	p, err := streams.ReadProgress(context.Background(), rdb, l)
 	if err != nil {
 		t.Fatalf("read progress: %v", err)
 	}
@@ -74,9 +89,13 @@ func checkFinished(t testing.TB, rdb redis.UniversalClient, crawl string) *strea
 // stage, relative to base ("http://host:port/").
 func deadLetterPaths(t testing.TB, rdb redis.UniversalClient, crawl, base string) map[string]int {
 	t.Helper()
-	entries, err := rdb.XRange(context.Background(), streams.NewKeys(crawl).Dead(), "-", "+").Result()
-	if err != nil {
-		t.Fatalf("read dead letters: %v", err)
+	var entries []redis.XMessage
+	for _, k := range layoutOf(t, rdb, crawl).Parts() {
+		part, err := rdb.XRange(context.Background(), k.Dead(), "-", "+").Result()
+		if err != nil {
+			t.Fatalf("read dead letters: %v", err)
+		}
+		entries = append(entries, part...)
 	}
 	out := map[string]int{}
 	origin := strings.TrimSuffix(base, "/")

@@ -1,0 +1,134 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/streamcrawl/streamcrawl/spiders/demosite"
+	"github.com/streamcrawl/streamcrawl/streams"
+	"github.com/streamcrawl/streamcrawl/streams/streamstest"
+)
+
+// shops serves n demo shops of pages each on loopback ports, each home page linking to
+// all the others, and returns them with their base URLs.
+func shops(t *testing.T, n, pages int) ([]*demosite.Site, []string) {
+	t.Helper()
+	sites := make([]*demosite.Site, n)
+	bases := make([]string, n)
+	for i := range sites {
+		sites[i] = demosite.New(pages)
+		bases[i] = serveSite(t, sites[i])
+	}
+	for _, s := range sites {
+		if err := s.SetPeers(bases); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return sites, bases
+}
+
+// partitionedSpider is the demo spider of the first shop, with the settings of the
+// end-to-end crawls and the crawl split into partitions.
+func partitionedSpider(t *testing.T, site *demosite.Site, name, base string, partitions int) string {
+	t.Helper()
+	y := spiderYAML(t, site, name, base)
+	return strings.Replace(y, "\nsettings:\n", fmt.Sprintf("\nsettings:\n  partitions: %d\n", partitions), 1)
+}
+
+// TestMultiProcessCrawlOnRedisCluster crawls 20 shops (about 5,000 pages) on a real
+// 3-master Redis Cluster, seeded with one shop's home page, by 2 fetch, 2 parse and 1
+// store processes, the crawl split into 6 partitions: every page is fetched once,
+// every item stored, and every master holds a share of the crawl.
+func TestMultiProcessCrawlOnRedisCluster(t *testing.T) {
+	cl := streamstest.StartCluster(t, 3)
+	rdb := cl.Client()
+	const hosts, pages, partitions = 20, 250, 6
+	sites, bases := shops(t, hosts, pages)
+	spider := writeFile(t, "multi.yaml", partitionedSpider(t, sites[0], "multi", bases[0], partitions))
+	out := filepath.Join(t.TempDir(), "multi.jsonl")
+
+	code, stdout, stderr := runCLI(t, 30*time.Second, nil, "seed", "--redis", cl.URL(), "--spider", spider)
+	if code != 0 || !strings.Contains(stdout, "queued 1 of 1 URLs") {
+		t.Fatalf("seed: exit %d, stdout %q, stderr:\n%s", code, stdout, stderr)
+	}
+	var procs []*proc
+	for stage, n := range map[string]int{streams.StageFetch: 2, streams.StageParse: 2, streams.StageStore: 1} {
+		for i := 1; i <= n; i++ {
+			args := []string{stage, "--until-done", "--redis", cl.URL(), "--spider", spider,
+				"--consumer", fmt.Sprintf("%s-%d", stage, i), "--log-level", "info"}
+			args = append(args, fastRetries...)
+			if stage == streams.StageStore {
+				args = append(args, "--out", out)
+			}
+			procs = append(procs, startProc(t, fmt.Sprintf("%s-%d", stage, i), nil, args...))
+		}
+	}
+	took := waitAll(t, crawlTimeout, rdb, "multi", procs...)
+	checkExit0(t, procs...)
+
+	total, items := 0, 0
+	var want []map[string]string
+	for i, s := range sites {
+		reachable := s.Reachable(false)
+		total += len(reachable)
+		checkRequests(t, wantRequests(reachable, s.ReachableKind(false, demosite.ServerError)), s.Requests())
+		want = append(want, s.ExpectedItems(bases[i])...)
+		items += len(s.Products())
+	}
+	t.Logf("crawl of %d URLs on %d hosts, %d partitions on 3 masters, by 2 fetch, 2 parse, 1 store processes: %s",
+		total, hosts, partitions, took.Round(time.Millisecond))
+	if total < 5000 {
+		t.Errorf("the shops have %d reachable URLs, want at least 5,000", total)
+	}
+	checkItems(t, readItems(t, out), want, "product", "url")
+	st := checkFinished(t, rdb, "multi")
+	if st.ItemsStored != int64(items) {
+		t.Errorf("items stored %d, want %d", st.ItemsStored, items)
+	}
+
+	// Every master serves some partitions and holds keys and memory of the crawl.
+	if len(st.Partitions) != partitions || len(st.Nodes) != 3 {
+		t.Fatalf("status has %d partitions and %d masters, want %d and 3", len(st.Partitions), len(st.Nodes), partitions)
+	}
+	crawlKeys := crawlKeysPerMaster(t, rdb, "multi")
+	for _, n := range st.Nodes {
+		t.Logf("master %s: %d keys (%d of the crawl), used_memory %.1f MiB, partitions %v",
+			n.Addr, n.Keys, crawlKeys[n.Addr], float64(n.UsedMemory)/(1<<20), n.Partitions)
+		if len(n.Partitions) == 0 || crawlKeys[n.Addr] == 0 {
+			t.Errorf("master %s serves partitions %v and holds %d keys of the crawl; want a share of both",
+				n.Addr, n.Partitions, crawlKeys[n.Addr])
+		}
+	}
+	for _, p := range st.Partitions {
+		t.Logf("partition %s: %d requests, %d responses, %d items entries, %d bytes", p.Tag, p.Requests, p.Responses, p.Items, p.Bytes)
+		if p.Items == 0 {
+			t.Errorf("partition %s has no items: hosts are not spread", p.Tag)
+		}
+	}
+}
+
+// crawlKeysPerMaster counts the keys of crawl on each master.
+func crawlKeysPerMaster(t *testing.T, cc *redis.ClusterClient, crawl string) map[string]int {
+	t.Helper()
+	out := map[string]int{}
+	ch := make(chan [2]any, 8)
+	err := cc.ForEachMaster(context.Background(), func(ctx context.Context, c *redis.Client) error {
+		keys, err := c.Keys(ctx, "sc:{"+crawl+"*").Result()
+		ch <- [2]any{c.Options().Addr, len(keys)}
+		return err
+	})
+	close(ch)
+	if err != nil {
+		t.Fatalf("count keys per master: %v", err)
+	}
+	for r := range ch {
+		out[r[0].(string)] = r[1].(int)
+	}
+	return out
+}

@@ -27,8 +27,12 @@ type ClientOptions struct {
 	// Empty means an embedded in-process Redis (miniredis) that lives as long as the
 	// process: single-machine mode, nothing persisted.
 	URL string
-	// PoolSize overrides the pool size when > 0. Default DefaultPoolSize (or the URL's).
+	// PoolSize overrides the pool size when > 0. Default DefaultPoolSize (or the URL's),
+	// plus 3 per partition of a partitioned crawl (see Partitions).
 	PoolSize int
+	// Partitions is the partition count of the crawl the process runs, when known: each
+	// stage holds one blocking read per partition, so the default pool grows with it.
+	Partitions int
 	// CheckSettings logs a warning when the server's settings can lose crawl state
 	// (eviction policy, persistence off). Commands that run stages set it.
 	CheckSettings bool
@@ -88,14 +92,14 @@ func Connect(ctx context.Context, o ClientOptions) (*Client, error) {
 			return nil, fmt.Errorf("streams: bad redis url %q: %w", redactURL(o.URL), err)
 		}
 		if !strings.Contains(o.URL, "pool_size=") {
-			opt.PoolSize = DefaultPoolSize
+			opt.PoolSize = defaultPoolSize(o.Partitions)
 		}
 	}
 	if o.PoolSize > 0 {
 		opt.PoolSize = o.PoolSize
 	}
 	if opt.PoolSize == 0 {
-		opt.PoolSize = DefaultPoolSize
+		opt.PoolSize = defaultPoolSize(o.Partitions)
 	}
 	// Blocking reads need a read timeout longer than their block time.
 	if opt.ReadTimeout == 0 || opt.ReadTimeout < 5*time.Second {
@@ -122,6 +126,14 @@ func Connect(ctx context.Context, o ClientOptions) (*Client, error) {
 		warnRiskySettings(ctx, c.UniversalClient, log)
 	}
 	return c, nil
+}
+
+// defaultPoolSize is the pool of a process running a crawl of partitions partitions.
+func defaultPoolSize(partitions int) int {
+	if partitions > 1 {
+		return DefaultPoolSize + 3*partitions
+	}
+	return DefaultPoolSize
 }
 
 // warnRiskySettings logs a warning for server settings that can drop crawl state.

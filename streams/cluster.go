@@ -55,7 +55,7 @@ func connectCluster(ctx context.Context, o ClientOptions, log *zap.Logger) (*Cli
 		return nil, fmt.Errorf("streams: bad redis cluster url %q: %w", redactURL(o.URL), err)
 	}
 	if !strings.Contains(o.URL, "pool_size=") {
-		opt.PoolSize = DefaultPoolSize // per node
+		opt.PoolSize = defaultPoolSize(o.Partitions) // per node
 	}
 	if o.PoolSize > 0 {
 		opt.PoolSize = o.PoolSize

@@ -132,3 +132,56 @@ func crawlKeysPerMaster(t *testing.T, cc *redis.ClusterClient, crawl string) map
 	}
 	return out
 }
+
+// TestPartitionedCrawlOnOneRedis runs a partitioned crawl of 8 shops on one redis-server
+// with every stage in one process (`crawl`): 5 partitions × 3 stages of blocking reads
+// need the pool the partitions size; the summary and the status add up over partitions.
+func TestPartitionedCrawlOnOneRedis(t *testing.T) {
+	t.Parallel()
+	srv := streamstest.Start(t)
+	sites, bases := shops(t, 8, 150)
+	spider := writeFile(t, "parts.yaml", partitionedSpider(t, sites[0], "parts", bases[0], 5))
+	out := filepath.Join(t.TempDir(), "items.jsonl")
+	p := startProc(t, "crawl", nil, append([]string{"crawl", spider, "--redis", srv.URL(), "--out", out}, fastRetries...)...)
+	if code, ok := p.Wait(crawlTimeout); !ok || code != 0 {
+		t.Fatalf("crawl: exit %d (exited %v)", code, ok)
+	}
+	var want []map[string]string
+	items := 0
+	for i, s := range sites {
+		checkRequests(t, wantRequests(s.Reachable(false), s.ReachableKind(false, demosite.ServerError)), s.Requests())
+		want = append(want, s.ExpectedItems(bases[i])...)
+		items += len(s.Products())
+	}
+	checkItems(t, readItems(t, out), want, "product", "url")
+	if !strings.Contains(p.Stdout(), "crawl parts: done=true") {
+		t.Errorf("summary does not say done=true:\n%s", p.Stdout())
+	}
+	rdb := srv.Client()
+	st := checkFinished(t, rdb, "parts")
+	if len(st.Partitions) != 5 || st.ItemsStored != int64(items) || len(st.Nodes) != 0 {
+		t.Errorf("status: %d partitions, %d items stored, %d cluster nodes; want 5, %d, 0", len(st.Partitions), st.ItemsStored, len(st.Nodes), items)
+	}
+	// Nothing of the crawl lives outside its partitions and crawl-wide keys.
+	keys, err := rdb.Keys(context.Background(), "sc:*").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range keys {
+		if !strings.HasPrefix(k, "sc:{parts:") && !strings.HasPrefix(k, "sc:{parts}:") {
+			t.Errorf("stray key %s", k)
+		}
+		if strings.HasPrefix(k, "sc:{parts}:") && k != "sc:{parts}:meta" && k != "sc:{parts}:stats" {
+			t.Errorf("crawl-wide key %s: only meta and stats belong there", k)
+		}
+	}
+	// reset deletes every partition.
+	code, stdout, stderr := runCLI(t, 30*time.Second, nil, "reset", "--redis", srv.URL(), "--crawl", "parts")
+	if code != 0 {
+		t.Fatalf("reset: exit %d: %s %s", code, stdout, stderr)
+	}
+	if n, _ := rdb.DBSize(context.Background()).Result(); n != 0 {
+		left, _ := rdb.Keys(context.Background(), "*").Result()
+		t.Errorf("after reset %d keys are left: %v", n, left)
+	}
+}

@@ -21,6 +21,7 @@ type app struct {
 	stdout, stderr io.Writer
 	redisURL       string
 	poolSize       int
+	partitions     int // of the loaded spider, when one is
 	logLevel       string
 	logFormat      string
 	log            *zap.Logger
@@ -113,7 +114,8 @@ func (a *app) connectOpts(ctx context.Context, required, check bool) (*streams.C
 	if url == "" && required {
 		return nil, errors.New("no Redis: pass --redis redis://host:port or set REDIS_URL")
 	}
-	c, err := streams.Connect(ctx, streams.ClientOptions{URL: url, PoolSize: a.poolSize, CheckSettings: check, Logger: a.log})
+	c, err := streams.Connect(ctx, streams.ClientOptions{URL: url, PoolSize: a.poolSize, Partitions: a.partitions,
+		CheckSettings: check, Logger: a.log})
 	if err != nil {
 		return nil, err
 	}
@@ -135,6 +137,7 @@ func (a *app) loadSpider(path string) (*spiders.Spider, error) {
 	for _, w := range warnings {
 		a.log.Warn(w)
 	}
+	a.partitions = sp.Settings.Partitions // sizes the connection pool
 	return sp, nil
 }
 

@@ -14,6 +14,9 @@ import (
 const (
 	DefaultDispatchWindow   = 128
 	DefaultDispatchInterval = 20 * time.Millisecond
+	// DefaultDispatchIdleInterval is the longest wait between rounds while every
+	// frontier is empty.
+	DefaultDispatchIdleInterval = 100 * time.Millisecond
 )
 
 // DispatcherConfig configures a Dispatcher.
@@ -29,6 +32,12 @@ type DispatcherConfig struct {
 	Window int
 	// Interval between dispatch rounds. Default DefaultDispatchInterval.
 	Interval time.Duration
+	// IdleInterval is the longest wait between rounds while every frontier is empty:
+	// the wait doubles from Interval up to it after each round that finds them empty,
+	// and falls back to Interval once one holds requests. Requests queued into an empty
+	// frontier are dispatched by the emit that queued them, so an idle dispatcher only
+	// refills a window that was full then. Default DefaultDispatchIdleInterval.
+	IdleInterval time.Duration
 	// CountUnread counts unread entries with XRANGE instead of trusting XINFO's lag
 	// (needed where lag is unreliable, as in the embedded Redis).
 	CountUnread bool
@@ -58,6 +67,7 @@ func NewDispatcher(cfg DispatcherConfig) (*Dispatcher, error) {
 	}
 	setDefault(&cfg.Window, DefaultDispatchWindow)
 	setDefault(&cfg.Interval, DefaultDispatchInterval)
+	setDefault(&cfg.IdleInterval, max(DefaultDispatchIdleInterval, cfg.Interval))
 	if cfg.Logger == nil {
 		cfg.Logger = zap.NewNop()
 	}
@@ -113,17 +123,51 @@ return dispatch(KEYS[1], KEYS[2], KEYS[3], ARGV[1], tonumber(ARGV[2]), ARGV[3])
 `)
 
 // Dispatch runs one round over every partition and returns how many requests it moved.
+// Partitions whose frontier is empty are skipped after one pipelined ZCARD: most rounds
+// find nothing to move (an emit dispatches its own requests when the frontier was
+// empty), and a script call costs Redis several times what a ZCARD does.
 func (d *Dispatcher) Dispatch(ctx context.Context) (int, error) {
+	n, _, err := d.round(ctx)
+	return n, err
+}
+
+// round is Dispatch that also reports whether every frontier was empty.
+func (d *Dispatcher) round(ctx context.Context) (moved int, idle bool, err error) {
 	total := 0
 	var firstErr error
+	busy := d.nonEmpty(ctx)
+	idle = true
 	for part := range d.cfg.Layout.N() {
+		if !busy[part] {
+			continue
+		}
+		idle = false
 		n, err := d.dispatchPart(ctx, part)
 		total += n
 		if err != nil && firstErr == nil {
 			firstErr = err
 		}
 	}
-	return total, firstErr
+	return total, idle, firstErr
+}
+
+// nonEmpty reports, per partition, whether its frontier holds requests. The answer is
+// only a hint (the script decides what moves); a failed look counts as "holds some".
+func (d *Dispatcher) nonEmpty(ctx context.Context) []bool {
+	n := d.cfg.Layout.N()
+	cmds := make([]*redis.IntCmd, n)
+	// Per-command errors are read below; a failed look sends the script, which reports.
+	_, _ = d.cfg.Client.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for part := range n {
+			cmds[part] = p.ZCard(ctx, d.cfg.Layout.Part(part).Frontier())
+		}
+		return nil
+	})
+	busy := make([]bool, n)
+	for part, c := range cmds {
+		busy[part] = c.Err() != nil || c.Val() > 0
+	}
+	return busy
 }
 
 // dispatchPart runs one round in partition part.
@@ -146,11 +190,12 @@ func (d *Dispatcher) dispatchPart(ctx context.Context, part int) (int, error) {
 	return n, nil
 }
 
-// Run dispatches every Interval until ctx ends; a round that filled the window is
-// followed at once by another.
+// Run dispatches every Interval until ctx ends, and less often while every frontier is
+// empty (see DispatcherConfig.IdleInterval).
 func (d *Dispatcher) Run(ctx context.Context) {
 	errLog := newRateLimited(d.log, 5*time.Second)
-	t := time.NewTicker(d.cfg.Interval)
+	wait := d.cfg.Interval
+	t := time.NewTimer(wait)
 	defer t.Stop()
 	for {
 		select {
@@ -158,8 +203,15 @@ func (d *Dispatcher) Run(ctx context.Context) {
 			return
 		case <-t.C:
 		}
-		if _, err := d.Dispatch(ctx); err != nil && ctx.Err() == nil {
+		_, idle, err := d.round(ctx)
+		if err != nil && ctx.Err() == nil {
 			errLog.Warn("dispatch failed; retrying", err)
 		}
+		if idle && err == nil {
+			wait = min(2*wait, d.cfg.IdleInterval)
+		} else {
+			wait = d.cfg.Interval
+		}
+		t.Reset(wait)
 	}
 }

@@ -149,7 +149,9 @@ func readPartProgress(ctx context.Context, rdb redis.UniversalClient, k Keys) (p
 // sequence counter). Runtime seeds are read before and after.
 func ReadProgress(ctx context.Context, rdb redis.UniversalClient, l Layout) (Progress, error) {
 	var p Progress
-	seeds, err := readSeeds(ctx, rdb, l.Crawl())
+	// Whether the crawl was seeded is read with the seeds, before the snapshot: seeded_at
+	// is set only after the seeds are in the frontier, and never cleared.
+	seeds, seeded, err := readSeedsSeeded(ctx, rdb, l)
 	if err != nil {
 		return Progress{}, err
 	}
@@ -158,10 +160,6 @@ func ReadProgress(ctx context.Context, rdb redis.UniversalClient, l Layout) (Pro
 		return Progress{}, err
 	}
 	p.Seeds = seeds
-	seeded, err := rdb.HExists(ctx, l.Global().Meta(), "seeded_at").Result()
-	if err != nil {
-		return Progress{}, fmt.Errorf("streams: read progress: %w", err)
-	}
 	p.Seeded = seeded
 	if l.N() == 1 || !p.Done() {
 		return p, nil
@@ -211,15 +209,37 @@ func readLayoutProgress(ctx context.Context, rdb redis.UniversalClient, l Layout
 
 // readSeeds returns how many of the runtime seed keys of crawl exist.
 func readSeeds(ctx context.Context, rdb redis.UniversalClient, crawl string) (int64, error) {
-	// One by one: in a cluster, EXISTS of several keys needs them in one slot (these two
-	// share one, but a proxy may not know).
-	var n int64
-	for _, key := range []string{SeedKey(crawl), SeedProcessingKey(crawl)} {
-		e, err := rdb.Exists(ctx, key).Result()
-		if err != nil {
-			return 0, fmt.Errorf("streams: read progress: %w", err)
+	n, _, err := readSeedsMeta(ctx, rdb, crawl, "")
+	return n, err
+}
+
+// readSeedsSeeded is readSeeds plus whether the crawl of l was seeded, in one round trip.
+func readSeedsSeeded(ctx context.Context, rdb redis.UniversalClient, l Layout) (int64, bool, error) {
+	return readSeedsMeta(ctx, rdb, l.Crawl(), l.Global().Meta())
+}
+
+// readSeedsMeta counts the runtime seed keys of crawl that exist and, when meta is set,
+// reads whether meta records the crawl as seeded, in one pipeline. One EXISTS per key:
+// in a cluster, EXISTS of several keys needs them in one slot (the seed keys share one,
+// but a proxy may not know).
+func readSeedsMeta(ctx context.Context, rdb redis.UniversalClient, crawl, meta string) (int64, bool, error) {
+	var exists []*redis.IntCmd
+	var seeded *redis.BoolCmd
+	_, err := rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for _, key := range []string{SeedKey(crawl), SeedProcessingKey(crawl)} {
+			exists = append(exists, p.Exists(ctx, key))
 		}
-		n += e
+		if meta != "" {
+			seeded = p.HExists(ctx, meta, "seeded_at")
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, false, fmt.Errorf("streams: read seeds: %w", err)
 	}
-	return n, nil
+	var n int64
+	for _, e := range exists {
+		n += e.Val()
+	}
+	return n, seeded != nil && seeded.Val(), nil
 }

@@ -66,6 +66,11 @@ type Seed struct {
 
 // Take returns up to n new seeds, plus seeds abandoned in processing for over a minute.
 func (s *Seeds) Take(ctx context.Context, n int) ([]Seed, error) {
+	if waiting, err := readSeeds(ctx, s.rdb, s.crawl); err != nil {
+		return nil, fmt.Errorf("streams: take seeds: %w", err)
+	} else if waiting == 0 {
+		return nil, nil // the usual case: one cheap round trip instead of a script call
+	}
 	now := time.Now().UnixMilli()
 	got, err := takeSeedsScript.Run(ctx, s.rdb, []string{SeedKey(s.crawl), SeedProcessingKey(s.crawl)}, n, now).StringSlice()
 	if err != nil {

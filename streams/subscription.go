@@ -136,6 +136,10 @@ func (s *subscription) readNew() {
 		if !s.waitFree() {
 			return
 		}
+		if !s.gatherFree() {
+			s.release()
+			return
+		}
 		n := min(s.cfg.BatchSize, s.free()+1)
 		s.release()
 		// The read blocks at most BlockTime and is never cancelled (see readOwnPending);
@@ -166,6 +170,25 @@ func (s *subscription) readNew() {
 			s.readFailed(err)
 		}
 	}
+}
+
+// gatherFree waits, up to ReadLinger, while fewer than a quarter of the batch's slots
+// are free (the read loop holding one), so that a busy stage reads several entries per
+// XREADGROUP instead of one per finished message: each call costs Redis far more than
+// the entries it returns. A stage with free slots reads at once. It returns false once
+// reading must stop.
+func (s *subscription) gatherFree() bool {
+	want := max(1, min(s.cfg.BatchSize, cap(s.slots))/4)
+	if s.cfg.ReadLinger <= 0 || s.free()+1 >= want {
+		return true
+	}
+	deadline := time.Now().Add(s.cfg.ReadLinger)
+	for s.free()+1 < want && time.Now().Before(deadline) {
+		if !sleepCtx(s.ctx, time.Millisecond) {
+			return false
+		}
+	}
+	return true
 }
 
 // free returns the number of free slots.

@@ -117,20 +117,10 @@ func (d *Delayed) Run(ctx context.Context, interval time.Duration, log *zap.Logg
 // pipelined ZCOUNT: most rounds find none, and a ZCOUNT costs Redis a fraction of a
 // script call. A failed look counts as "holds some" (the script then reports).
 func (d *Delayed) due(ctx context.Context) []bool {
-	n := d.layout.N()
 	now := strconv.FormatInt(d.now().UnixMilli(), 10)
-	cmds := make([]*redis.IntCmd, n)
-	_, _ = d.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		for part := range n {
-			cmds[part] = p.ZCount(ctx, d.layout.Part(part).Delayed(), "-inf", now)
-		}
-		return nil
+	return d.layout.holding(ctx, d.rdb, func(p redis.Pipeliner, k Keys) *redis.IntCmd {
+		return p.ZCount(ctx, k.Delayed(), "-inf", now)
 	})
-	out := make([]bool, n)
-	for part, c := range cmds {
-		out[part] = c.Err() != nil || c.Val() > 0
-	}
-	return out
 }
 
 // Close stops the delayed set's batcher.

@@ -154,20 +154,9 @@ func (d *Dispatcher) round(ctx context.Context) (moved int, idle bool, err error
 // nonEmpty reports, per partition, whether its frontier holds requests. The answer is
 // only a hint (the script decides what moves); a failed look counts as "holds some".
 func (d *Dispatcher) nonEmpty(ctx context.Context) []bool {
-	n := d.cfg.Layout.N()
-	cmds := make([]*redis.IntCmd, n)
-	// Per-command errors are read below; a failed look sends the script, which reports.
-	_, _ = d.cfg.Client.Pipelined(ctx, func(p redis.Pipeliner) error {
-		for part := range n {
-			cmds[part] = p.ZCard(ctx, d.cfg.Layout.Part(part).Frontier())
-		}
-		return nil
+	return d.cfg.Layout.holding(ctx, d.cfg.Client, func(p redis.Pipeliner, k Keys) *redis.IntCmd {
+		return p.ZCard(ctx, k.Frontier())
 	})
-	busy := make([]bool, n)
-	for part, c := range cmds {
-		busy[part] = c.Err() != nil || c.Val() > 0
-	}
-	return busy
 }
 
 // dispatchPart runs one round in partition part.

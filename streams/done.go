@@ -3,7 +3,6 @@ package streams
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -191,10 +190,8 @@ func readLayoutProgress(ctx context.Context, rdb redis.UniversalClient, l Layout
 		p.Frontier += pp.frontier
 		if i == 0 {
 			p.Stages = pp.stages
-			if l.N() > 1 {
-				for j := range p.Stages {
-					p.Stages[j].Stream = strings.Replace(p.Stages[j].Stream, "{"+k.Tag()+"}", "{"+l.Crawl()+":*}", 1)
-				}
+			for j := range p.Stages {
+				p.Stages[j].Stream = l.summedName(p.Stages[j].Stream)
 			}
 			continue
 		}

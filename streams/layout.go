@@ -80,6 +80,33 @@ func (l Layout) PartitionOf(host string) int {
 // ForHost returns the keys of the partition of host.
 func (l Layout) ForHost(host string) Keys { return l.parts[l.PartitionOf(host)] }
 
+// holding runs count for every partition in one pipeline and reports, per partition,
+// whether it counted more than zero. A failed count reports true: the caller then runs
+// its script, which reports the error.
+func (l Layout) holding(ctx context.Context, rdb redis.UniversalClient, count func(redis.Pipeliner, Keys) *redis.IntCmd) []bool {
+	cmds := make([]*redis.IntCmd, len(l.parts))
+	_, _ = rdb.Pipelined(ctx, func(p redis.Pipeliner) error { // errors are read per command
+		for i, k := range l.parts {
+			cmds[i] = count(p, k)
+		}
+		return nil
+	})
+	out := make([]bool, len(cmds))
+	for i, c := range cmds {
+		out[i] = c.Err() != nil || c.Val() > 0
+	}
+	return out
+}
+
+// summedName names a key of partition 0 for all partitions at once, for figures summed
+// over them: sc:{shop:0}:requests -> sc:{shop:*}:requests (unchanged with one partition).
+func (l Layout) summedName(key string) string {
+	if len(l.parts) == 1 {
+		return key
+	}
+	return strings.Replace(key, "{"+l.parts[0].tag+"}", "{"+l.crawl+":*}", 1)
+}
+
 // normalHost lower-cases host and drops a port 80 or 443, so that the variants of one
 // canonical URL land in one partition.
 func normalHost(host string) string {

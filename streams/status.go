@@ -83,12 +83,10 @@ func ReadStatus(ctx context.Context, rdb redis.UniversalClient, l Layout) (*Stat
 		if l.N() > 1 {
 			ps.Partition = i
 			st.Partitions = append(st.Partitions, ps)
-			for j := range st.Streams {
-				if i == 0 {
-					st.Streams[j].Name = strings.Replace(st.Streams[j].Name, "{"+k.Tag()+"}", "{"+l.Crawl()+":*}", 1)
-				}
-			}
 		}
+	}
+	for j := range st.Streams {
+		st.Streams[j].Name = l.summedName(st.Streams[j].Name)
 	}
 	if err := readSeen(ctx, rdb, l, st); err != nil {
 		return nil, err
@@ -131,7 +129,7 @@ func ReadNodes(ctx context.Context, cc *redis.ClusterClient, l Layout) ([]NodeSt
 		if err != nil {
 			return err
 		}
-		n.UsedMemory = infoInt(info, "used_memory")
+		n.UsedMemory = int64(ParseInfo(info)["used_memory"])
 		mu.Lock()
 		nodes = append(nodes, n)
 		mu.Unlock()
@@ -155,15 +153,19 @@ func ReadNodes(ctx context.Context, cc *redis.ClusterClient, l Layout) ([]NodeSt
 	return nodes, nil
 }
 
-// infoInt returns the integer field name of an INFO reply (0 when missing).
-func infoInt(info, name string) int64 {
-	for _, line := range strings.Split(info, "\n") {
-		if v, ok := strings.CutPrefix(strings.TrimSpace(line), name+":"); ok {
-			n, _ := strconv.ParseInt(v, 10, 64)
-			return n
+// ParseInfo returns the numeric fields of an INFO reply.
+func ParseInfo(info string) map[string]float64 {
+	out := map[string]float64{}
+	for _, line := range strings.Split(info, "\r\n") {
+		k, v, ok := strings.Cut(line, ":")
+		if !ok {
+			continue
+		}
+		if x, err := strconv.ParseFloat(v, 64); err == nil {
+			out[k] = x
 		}
 	}
-	return 0
+	return out
 }
 
 // readPartStatus adds partition k's streams and memory to st and returns its row.

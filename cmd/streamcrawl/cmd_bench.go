@@ -128,21 +128,11 @@ func peakRSS() int64 {
 
 // redisInfo returns the INFO fields bench compares before and after.
 func redisInfo(ctx context.Context, rdb redis.UniversalClient) map[string]float64 {
-	out := map[string]float64{}
 	info, err := rdb.Info(ctx, "cpu", "stats", "memory").Result()
 	if err != nil {
-		return out
+		return map[string]float64{}
 	}
-	for _, line := range strings.Split(info, "\r\n") {
-		k, v, ok := strings.Cut(line, ":")
-		if !ok {
-			continue
-		}
-		if x, err := strconv.ParseFloat(v, 64); err == nil {
-			out[k] = x
-		}
-	}
-	return out
+	return streams.ParseInfo(info)
 }
 
 func printBench(w io.Writer, st *streams.Status, took time.Duration, cpu float64, before, after map[string]float64, realRedis bool) {

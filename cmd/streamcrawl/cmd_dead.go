@@ -33,15 +33,11 @@ the delivery count.
 		ValidArgs: []string{"list", "retry", "purge"},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			rdb, err := a.connectCrawl(ctx, crawl)
+			rdb, layout, err := a.openCrawl(ctx, crawl)
 			if err != nil {
 				return err
 			}
 			defer rdb.Close()
-			layout, err := streams.ReadLayout(ctx, rdb, crawl)
-			if err != nil {
-				return err
-			}
 			switch args[0] {
 			case "list":
 				return a.deadList(ctx, rdb, layout, limit, asJSON)

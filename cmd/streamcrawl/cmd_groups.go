@@ -7,7 +7,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/streamcrawl/streamcrawl/spiders"
 	"github.com/streamcrawl/streamcrawl/streams"
 )
 
@@ -25,21 +24,14 @@ create one at --id, move one with XGROUP SETID (setid), or delete one. The stage
 		ValidArgs: []string{"list", "create", "setid", "delete"},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			if err := spiders.ValidateName(crawl); err != nil {
-				return err
-			}
 			if stream != "requests" && stream != "responses" && stream != "items" {
 				return fmt.Errorf("--stream %q: want requests, responses or items", stream)
 			}
-			rdb, err := a.connect(ctx, true)
+			rdb, layout, err := a.openCrawl(ctx, crawl)
 			if err != nil {
 				return err
 			}
 			defer rdb.Close()
-			layout, err := streams.ReadLayout(ctx, rdb, crawl)
-			if err != nil {
-				return err
-			}
 			if args[0] != "list" {
 				if group == "" {
 					return fmt.Errorf("--group is required")

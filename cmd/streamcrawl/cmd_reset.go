@@ -18,15 +18,11 @@ processes first: they cache what they learned from Redis. Nothing else ever dele
 crawl's state; stopping processes does not.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
-			rdb, err := a.connectCrawl(ctx, crawl)
+			rdb, layout, err := a.openCrawl(ctx, crawl)
 			if err != nil {
 				return err
 			}
 			defer rdb.Close()
-			layout, err := streams.ReadLayout(ctx, rdb, crawl)
-			if err != nil {
-				return err
-			}
 			n, err := streams.Reset(ctx, rdb, layout)
 			if err != nil {
 				return err

@@ -20,15 +20,11 @@ func (a *app) statusCommand() *cobra.Command {
 		Short: "Show a crawl's streams, groups, frontier, seen URLs, items and dead letters",
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
-			rdb, err := a.connectCrawl(ctx, crawl)
+			rdb, layout, err := a.openCrawl(ctx, crawl)
 			if err != nil {
 				return err
 			}
 			defer rdb.Close()
-			layout, err := streams.ReadLayout(ctx, rdb, crawl)
-			if err != nil {
-				return err
-			}
 			st, err := streams.ReadStatus(ctx, rdb, layout)
 			if err != nil {
 				return err

@@ -100,6 +100,20 @@ func (a *app) connectCrawl(ctx context.Context, crawl string) (*streams.Client, 
 	return a.connect(ctx, true)
 }
 
+// openCrawl is connectCrawl that also reads the crawl's stored layout.
+func (a *app) openCrawl(ctx context.Context, crawl string) (*streams.Client, streams.Layout, error) {
+	rdb, err := a.connectCrawl(ctx, crawl)
+	if err != nil {
+		return nil, streams.Layout{}, err
+	}
+	layout, err := streams.ReadLayout(ctx, rdb, crawl)
+	if err != nil {
+		_ = rdb.Close()
+		return nil, streams.Layout{}, err
+	}
+	return rdb, layout, nil
+}
+
 // connectWorker is connect for commands that run stages: it also warns about server
 // settings that can lose crawl state.
 func (a *app) connectWorker(ctx context.Context, required bool) (*streams.Client, error) {

@@ -74,29 +74,25 @@ func NewDispatcher(cfg DispatcherConfig) (*Dispatcher, error) {
 	return &Dispatcher{cfg: cfg, log: cfg.Logger}, nil
 }
 
-// dispatchLua defines dispatch(): move up to window−unread requests from the frontier to
-// the requests stream, in frontier order. The emit script runs it too, so a request
-// found while fetchers are idle goes out at once.
+// dispatchLua defines unread() (how many entries of a stream a group has not read,
+// at most window when counted) and dispatch(): move up to window−unread requests from
+// the frontier to the requests stream, in frontier order. The emit script uses them
+// too, so a request found while fetchers are idle goes out at once.
 const dispatchLua = `
-local function dispatch(frontier, stream, seqkey, group, window, mode)
-  local unread = 0
-  if redis.call('EXISTS', stream) == 1 then
-    local found = false
-    for _, g in ipairs(redis.call('XINFO', 'GROUPS', stream)) do
-      local f = {}
-      for j = 1, #g, 2 do f[g[j]] = g[j + 1] end
-      if f['name'] == group then
-        found = true
-        if mode == 'lag' and f['lag'] then
-          unread = tonumber(f['lag'])
-        else
-          unread = #redis.call('XRANGE', stream, '(' .. f['last-delivered-id'], '+', 'COUNT', window)
-        end
-      end
+local function unread(stream, group, window, mode)
+  if redis.call('EXISTS', stream) == 0 then return 0 end
+  for _, g in ipairs(redis.call('XINFO', 'GROUPS', stream)) do
+    local f = {}
+    for j = 1, #g, 2 do f[g[j]] = g[j + 1] end
+    if f['name'] == group then
+      if mode == 'lag' and f['lag'] then return tonumber(f['lag']) end
+      return #redis.call('XRANGE', stream, '(' .. f['last-delivered-id'], '+', 'COUNT', window)
     end
-    if not found then unread = redis.call('XLEN', stream) end
   end
-  local n = window - unread
+  return redis.call('XLEN', stream)
+end
+local function dispatch(frontier, stream, seqkey, group, window, mode)
+  local n = window - unread(stream, group, window, mode)
   if n <= 0 then return 0 end
   local popped = redis.call('ZRANGE', frontier, 0, n - 1)
   if #popped == 0 then return 0 end

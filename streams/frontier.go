@@ -41,9 +41,10 @@ type FrontierConfig struct {
 	// MaxRequests stops queueing new requests once this many were ever queued (the
 	// spider's max_pages); 0 means no limit.
 	MaxRequests int64
-	// Window is the dispatch window (see DispatcherConfig.Window): an emit that queues
-	// requests also dispatches up to it, so new requests reach idle fetchers at once.
-	// 0 leaves dispatching to the Dispatcher.
+	// Window is the dispatch window (see DispatcherConfig.Window): an emit into an empty
+	// frontier sends its new requests straight to the requests stream while the stream
+	// has fewer unread entries than this, so they reach idle fetchers at once (and cost
+	// Redis no trip through the frontier ZSET). 0 leaves dispatching to the Dispatcher.
 	Window int
 	// CountUnread: see DispatcherConfig.CountUnread.
 	CountUnread bool
@@ -128,8 +129,9 @@ type Emitted struct {
 
 // emitBody (run as the Frontier's emit script, after the crawl's seen_add from its
 // Deduper and dispatchLua) queues a parsed page's new requests of one partition in one
-// step: new fingerprints go into the seen set and their requests into the frontier ZSET,
-// so a crash can never leave a URL marked seen but not queued. (Items do not go through
+// step: new fingerprints go into the seen set and their requests into the frontier ZSET
+// (or, when it is empty and the window has room, straight into the requests stream), so
+// a crash can never leave a URL marked seen but not queued. (Items do not go through
 // Lua: a script call costs Redis ~15 µs more than the plain commands it runs; see
 // EmitItems.) Every key is the partition's.
 //
@@ -170,6 +172,12 @@ local rq, rd, over = 0, 0, 0
 local queued = 0
 if limit > 0 and not budget then queued = tonumber(redis.call('HGET', KEYS[3], 'max_pages_used') or '0') end
 if budget and limit == 0 then return {0, 0, n} end
+-- With nothing queued ahead of them, new requests skip the frontier: they go straight to
+-- the stream (fetchers may be idle), in frontier order, as far as the window has room.
+-- With a backlog, the Dispatcher keeps the window full.
+local window = tonumber(ARGV[4])
+local direct = window > 0 and redis.call('ZCARD', KEYS[2]) == 0
+local fresh = {}
 local seq = 0
 if n > 0 then seq = redis.call('INCRBY', KEYS[4], n) - n end
 for i = 8, 7 + 3 * n, 3 do
@@ -177,7 +185,12 @@ for i = 8, 7 + 3 * n, 3 do
   if limit > 0 and queued + rq >= limit then
     over = over + 1
   elseif is_new(ARGV[i]) then
-    redis.call('ZADD', KEYS[2], tonumber(ARGV[i + 1]) * 1e9 + sign * (seq % 1e9), ARGV[i + 2])
+    local score = tonumber(ARGV[i + 1]) * 1e9 + sign * (seq % 1e9)
+    if direct then
+      fresh[#fresh + 1] = {score, ARGV[i + 2], seq}
+    else
+      redis.call('ZADD', KEYS[2], score, ARGV[i + 2])
+    end
     rq = rq + 1
   else
     rd = rd + 1
@@ -185,10 +198,17 @@ for i = 8, 7 + 3 * n, 3 do
 end
 -- max_pages_used is exact (max_pages reads it); the other counters are the caller's.
 if rq > 0 and limit > 0 and not budget then redis.call('HINCRBY', KEYS[3], 'max_pages_used', rq) end
--- Dispatch at once only when these are the frontier's only requests: fetchers may be
--- idle. With a backlog, the Dispatcher keeps the window full.
-if rq > 0 and tonumber(ARGV[4]) > 0 and redis.call('ZCARD', KEYS[2]) == rq then
-  dispatch(KEYS[2], KEYS[5], KEYS[4], 'fetch', tonumber(ARGV[4]), ARGV[5])
+if #fresh > 0 then
+  local room = window - unread(KEYS[5], 'fetch', window, ARGV[5])
+  if #fresh > 1 then table.sort(fresh, function(a, b) return a[1] < b[1] end) end
+  for j, r in ipairs(fresh) do
+    if j <= room then
+      -- The request's own sequence number (unique in the crawl) names the message.
+      redis.call('XADD', KEYS[5], '*', '_watermill_message_uuid', 'sc-' .. r[3], 'metadata', '', 'payload', r[2])
+    else
+      redis.call('ZADD', KEYS[2], r[1], r[2])
+    end
+  end
 end
 return {rq, rd, over}
 `

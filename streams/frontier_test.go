@@ -67,6 +67,46 @@ func TestFrontierOrders(t *testing.T) {
 	}
 }
 
+func TestEmitIntoAnEmptyFrontierFillsTheWindowInOrderAndQueuesTheRest(t *testing.T) {
+	srv := streamstest.Start(t)
+	rdb := srv.Client()
+	ctx := context.Background()
+	k := streams.NewKeys("direct")
+	if err := rdb.XGroupCreateMkStream(ctx, k.Requests(), streams.StageFetch, "$").Err(); err != nil {
+		t.Fatal(err)
+	}
+	f, _ := streams.NewFrontier(streams.FrontierConfig{Client: rdb, Keys: k, Window: 3})
+	defer f.Close()
+	// (index, priority, depth): the window takes the three best, the frontier the rest.
+	n, err := f.Enqueue(ctx, []streams.Candidate{cand(0, 0, 1), cand(1, 5, 2), cand(2, 0, 1), cand(3, 10, 2), cand(4, 1, 0)})
+	if err != nil || n != 5 {
+		t.Fatalf("queued %d, %v; want 5", n, err)
+	}
+	if got, want := fmt.Sprint(streamPayloads(t, rdb, k)), "[req-3 req-1 req-4]"; got != want {
+		t.Fatalf("stream = %s, want %s", got, want)
+	}
+	if got, _ := rdb.ZRange(ctx, k.Frontier(), 0, -1).Result(); fmt.Sprint(got) != "[req-0 req-2]" {
+		t.Fatalf("frontier = %v, want [req-0 req-2]", got)
+	}
+	// The frontier is not empty now: a new request waits there for the Dispatcher, even
+	// though it outranks what the frontier holds.
+	if _, err := f.Enqueue(ctx, []streams.Candidate{cand(5, 20, 0)}); err != nil {
+		t.Fatal(err)
+	}
+	if got := rdb.XLen(ctx, k.Requests()).Val(); got != 3 {
+		t.Fatalf("stream holds %d after an emit into a non-empty frontier, want 3", got)
+	}
+	// The stream's message IDs name distinct messages.
+	msgs, _ := rdb.XRange(ctx, k.Requests(), "-", "+").Result()
+	uuids := map[string]bool{}
+	for _, m := range msgs {
+		uuids[m.Values["_watermill_message_uuid"].(string)] = true
+	}
+	if len(uuids) != 3 {
+		t.Fatalf("message uuids %v, want 3 distinct", uuids)
+	}
+}
+
 func TestDispatchKeepsTheWindowAndAHighPrioritySeedJumpsTheBacklog(t *testing.T) {
 	srv := streamstest.Start(t)
 	rdb := srv.Client()

@@ -25,6 +25,10 @@ type batcher struct {
 	stop    chan struct{}
 	wg      sync.WaitGroup
 	once    sync.Once
+	// closed is set under mu, so no submit is under way once run drains the queue (a
+	// job queued after that would never run and its caller would wait forever).
+	mu     sync.RWMutex
+	closed bool
 }
 
 // job is one command queued on a batcher.
@@ -64,11 +68,14 @@ func (b *batcher) do(ctx context.Context, add func(ctx context.Context, p redis.
 // submit queues add without waiting for its reply.
 func (b *batcher) submit(ctx context.Context, add func(ctx context.Context, p redis.Pipeliner) redis.Cmder) (*job, error) {
 	j := &job{add: add, done: make(chan struct{})}
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	if b.closed {
+		return nil, errClosed
+	}
 	select {
 	case b.jobs <- j:
 		return j, nil
-	case <-b.stop:
-		return nil, errClosed
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
@@ -148,6 +155,11 @@ func (b *batcher) exec(batch []*job) {
 
 // close stops taking jobs after running the queued ones.
 func (b *batcher) close() {
-	b.once.Do(func() { close(b.stop) })
+	b.once.Do(func() {
+		b.mu.Lock()
+		b.closed = true
+		b.mu.Unlock()
+		close(b.stop)
+	})
 	b.wg.Wait()
 }

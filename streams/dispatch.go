@@ -80,8 +80,9 @@ func NewDispatcher(cfg DispatcherConfig) (*Dispatcher, error) {
 // too, so a request found while fetchers are idle goes out at once.
 const dispatchLua = `
 local function unread(stream, group, window, mode)
-  if redis.call('EXISTS', stream) == 0 then return 0 end
-  for _, g in ipairs(redis.call('XINFO', 'GROUPS', stream)) do
+  local groups = redis.pcall('XINFO', 'GROUPS', stream)
+  if groups['err'] then return 0 end -- no stream yet
+  for _, g in ipairs(groups) do
     local f = {}
     for j = 1, #g, 2 do f[g[j]] = g[j + 1] end
     if f['name'] == group then

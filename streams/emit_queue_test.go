@@ -1,0 +1,120 @@
+package streams_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/streamcrawl/streamcrawl/streams"
+	"github.com/streamcrawl/streamcrawl/streams/streamstest"
+)
+
+// evalshaCalls returns how many EVALSHA calls the server has run since its stats reset.
+func evalshaCalls(t *testing.T, srv *streamstest.Server) int {
+	t.Helper()
+	info := srv.Client().Info(context.Background(), "commandstats").Val()
+	for _, l := range strings.Split(info, "\n") {
+		if rest, ok := strings.CutPrefix(l, "cmdstat_evalsha:calls="); ok {
+			var n int
+			fmt.Sscanf(rest, "%d", &n)
+			return n
+		}
+	}
+	return 0
+}
+
+func TestConcurrentPagesShareOneEmitCallAndEachGetsItsOwnCounts(t *testing.T) {
+	srv := streamstest.Start(t)
+	rdb := srv.Client()
+	ctx := context.Background()
+	k := streams.NewKeys("coalesce")
+	f, err := streams.NewFrontier(streams.FrontierConfig{Client: rdb, Keys: k, Linger: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	// Warm the script cache so the count below is of emit calls only.
+	if _, err := f.Enqueue(ctx, []streams.Candidate{cand(1000, 0, 0)}); err != nil {
+		t.Fatal(err)
+	}
+	rdb.ConfigResetStat(ctx)
+
+	// 40 pages at once: each finds one new link and one known link, and yields one item;
+	// pages 2i and 2i+1 are twins yielding the same item (same key).
+	const pages = 40
+	results := make([]streams.Emitted, pages)
+	var wg sync.WaitGroup
+	for p := range pages {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			item := streams.ItemOut{Key: fmt.Appendf(nil, "item-%d", p/2), Payload: fmt.Appendf(nil, "item of page %d", p)}
+			e, err := f.EmitFrom(ctx, 0, []streams.Candidate{cand(p, 0, 1), cand(1000, 0, 0)}, []streams.ItemOut{item})
+			if err != nil {
+				t.Error(err)
+			}
+			results[p] = e
+		}()
+	}
+	wg.Wait()
+
+	if calls := evalshaCalls(t, srv); calls < 1 || calls > 3 {
+		t.Fatalf("%d pages made %d emit script calls, want them to share 1 to 3", pages, calls)
+	}
+	var sum streams.Emitted
+	for p, e := range results {
+		if e.Requests != 1 || e.DuplicateRequests != 1 {
+			t.Fatalf("page %d: %+v, want 1 request queued and 1 duplicate", p, e)
+		}
+		sum.Items += e.Items
+		sum.DuplicateItems += e.DuplicateItems
+	}
+	if sum.Items != pages/2 || sum.DuplicateItems != pages/2 {
+		t.Fatalf("items added %d, duplicates %d; want %d each (one of each twin pair)", sum.Items, sum.DuplicateItems, pages/2)
+	}
+	if n := rdb.XLen(ctx, k.Items()).Val(); n != pages/2 {
+		t.Fatalf("items stream holds %d, want %d", n, pages/2)
+	}
+	if n := rdb.SCard(ctx, k.ItemKeys()).Val(); n != pages/2 {
+		t.Fatalf("item keys recorded %d, want %d", n, pages/2)
+	}
+	if n := rdb.ZCard(ctx, k.Frontier()).Val(); n != pages+1 {
+		t.Fatalf("frontier holds %d requests, want %d", n, pages+1)
+	}
+	// Every item message has its own ID.
+	msgs, _ := rdb.XRange(ctx, k.Items(), "-", "+").Result()
+	ids := map[string]bool{}
+	for _, m := range msgs {
+		ids[m.Values["_watermill_message_uuid"].(string)] = true
+	}
+	if len(ids) != pages/2 {
+		t.Fatalf("%d distinct message IDs for %d items", len(ids), pages/2)
+	}
+}
+
+func TestEmitAfterCloseFailsAndCloseRunsWhatWasQueued(t *testing.T) {
+	srv := streamstest.Start(t)
+	rdb := srv.Client()
+	ctx := context.Background()
+	k := streams.NewKeys("closing")
+	f, _ := streams.NewFrontier(streams.FrontierConfig{Client: rdb, Keys: k, Linger: time.Second})
+	done := make(chan error, 1)
+	go func() {
+		_, err := f.Enqueue(ctx, []streams.Candidate{cand(1, 0, 0)})
+		done <- err
+	}()
+	time.Sleep(50 * time.Millisecond) // queued, lingering
+	f.Close()
+	if err := <-done; err != nil {
+		t.Fatalf("emit queued before Close: %v", err)
+	}
+	if n := rdb.ZCard(ctx, k.Frontier()).Val(); n != 1 {
+		t.Fatalf("frontier holds %d after Close ran the queued emit, want 1", n)
+	}
+	if _, err := f.Enqueue(ctx, []streams.Candidate{cand(2, 0, 0)}); err == nil {
+		t.Fatal("emit after Close succeeded, want an error")
+	}
+}

@@ -1,0 +1,161 @@
+package streams
+
+import "github.com/redis/go-redis/v9"
+
+// setSeenAdd is seen_add over a plain set, for frontiers without a Deduper.
+const setSeenAdd = `
+local function seen_add(base, fp) return redis.call('SADD', base, fp) end
+`
+
+// emitBody (run as the Frontier's emit script, after the crawl's seen_add from its
+// Deduper and dispatchLua) queues the new requests and items of one partition found by
+// one or more parsed pages, in one step: a new fingerprint goes into the seen set and
+// its request into the frontier ZSET (or, when the frontier is empty and the window has
+// room, straight into the requests stream), and an item whose key is new goes into the
+// items stream with its key recorded, so a crash can never leave a URL or an item key
+// marked seen but not queued. Every key is the partition's.
+//
+// Each redis.call costs Redis a few µs beyond the command it runs, so the script makes
+// as few as it can: the sequence counter is read only when requests go into the ZSET,
+// message IDs are built from ARGV[9] (unique per call), and item keys are checked with
+// one SMISMEMBER and recorded with one SADD.
+//
+// KEYS[1] -> sc:{c}:seen (the base key of the crawl's dedup: a set, buckets or a Bloom
+// filter)
+// KEYS[2] -> sc:{c}:frontier
+// KEYS[3] -> sc:{c}:stats (the partition's: max_pages_used of a crawl of one partition)
+// KEYS[4] -> sc:{c}:seq
+// KEYS[5] -> sc:{c}:requests
+// KEYS[6] -> sc:{c}:seenat (fingerprint -> when queued, ms; used instead of the seen set
+// when revisiting)
+// KEYS[7] -> sc:{c}:items
+// KEYS[8] -> sc:{c}:itemkeys
+// ARGV[1] -> number of requests n, ARGV[2] -> max requests ever queued (0: no limit),
+// ARGV[3] -> 1 or -1: sign of the sequence in the score (FIFO or LIFO within a band),
+// ARGV[4] -> dispatch window (0: do not dispatch), ARGV[5] -> 'lag' or 'range',
+// ARGV[6] -> revisit interval in ms (0: a URL is seen forever),
+// ARGV[7] -> 1 when ARGV[2] is a budget reserved for this call in the crawl-wide
+// counter (partitioned crawls; 0 then means none) rather than a limit on KEYS[3]'s
+// max_pages_used, ARGV[8] -> number of items m, ARGV[9] -> message ID prefix, unique
+// per call;
+// then per request: fingerprint (empty: do not filter), score band, payload;
+// then per item: key (empty: do not filter), payload
+// Output: one byte per request ('q' queued, 'd' duplicate, 'o' over max_pages), then
+// one per item ('a' added, 'd' duplicate key)
+const emitBody = `
+local n, limit, sign, revisit = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[6])
+local budget, m, idp = ARGV[7] == '1', tonumber(ARGV[8]), ARGV[9]
+local first = 10
+local now = 0
+if revisit > 0 then
+  local t = redis.call('TIME')
+  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+-- is_new records fp as seen and reports whether it was not (or was seen too long ago).
+local function is_new(fp)
+  if fp == '' then return true end
+  if revisit == 0 then return seen_add(KEYS[1], fp) == 1 end
+  local at = redis.call('HGET', KEYS[6], fp)
+  if at and now - tonumber(at) < revisit then return false end
+  redis.call('HSET', KEYS[6], fp, now)
+  return true
+end
+-- in_set returns, per element of list, whether it is in set key; add_all adds them.
+-- Both go a thousand at a time (Lua's unpack has a stack limit).
+local function in_set(key, list)
+  local out = {}
+  for i = 1, #list, 1000 do
+    for _, r in ipairs(redis.call('SMISMEMBER', key, unpack(list, i, math.min(i + 999, #list)))) do out[#out + 1] = r == 1 end
+  end
+  return out
+end
+local function add_all(key, list)
+  for i = 1, #list, 1000 do redis.call('SADD', key, unpack(list, i, math.min(i + 999, #list))) end
+end
+local out = {}
+local rq, queued = 0, 0
+if limit > 0 and not budget then queued = tonumber(redis.call('HGET', KEYS[3], 'max_pages_used') or '0') end
+local fresh = {}
+for i = first, first + 3 * n - 1, 3 do
+  if (budget or limit > 0) and queued + rq >= limit then
+    out[#out + 1] = 'o'
+  elseif is_new(ARGV[i]) then
+    fresh[#fresh + 1] = {tonumber(ARGV[i + 1]), sign * i, ARGV[i + 2], i}
+    rq = rq + 1
+    out[#out + 1] = 'q'
+  else
+    out[#out + 1] = 'd'
+  end
+end
+-- max_pages_used is exact (max_pages reads it); the other counters are the caller's.
+if rq > 0 and limit > 0 and not budget then redis.call('HINCRBY', KEYS[3], 'max_pages_used', rq) end
+if #fresh > 0 then
+  -- With nothing queued ahead of them, new requests skip the frontier: they go straight
+  -- to the stream (fetchers may be idle), in frontier order, as far as the window has
+  -- room. With a backlog, the Dispatcher keeps the window full.
+  local window, room = tonumber(ARGV[4]), 0
+  if window > 0 and redis.call('ZCARD', KEYS[2]) == 0 then
+    room = window - unread(KEYS[5], 'fetch', window, ARGV[5])
+  end
+  if room > 0 and #fresh > 1 then
+    table.sort(fresh, function(a, b) return a[1] < b[1] or (a[1] == b[1] and a[2] < b[2]) end)
+  end
+  -- Queued requests are ordered by band, then by the crawl-wide sequence (the order
+  -- they were found in), read only if some are queued.
+  local seq
+  for j, r in ipairs(fresh) do
+    if j <= room then
+      redis.call('XADD', KEYS[5], '*', '_watermill_message_uuid', idp .. r[4], 'metadata', '', 'payload', r[3])
+    else
+      if not seq then seq = redis.call('INCRBY', KEYS[4], n) - n end
+      redis.call('ZADD', KEYS[2], r[1] * 1e9 + sign * ((seq + (r[4] - first) / 3 + 1) % 1e9), r[3])
+    end
+  end
+end
+if m > 0 then
+  local keyed = {}
+  for i = first + 3 * n, first + 3 * n + 2 * m - 1, 2 do
+    if ARGV[i] ~= '' then keyed[#keyed + 1] = ARGV[i] end
+  end
+  local known, fresh_keys = {}, {}
+  if #keyed > 0 then
+    for j, yes in ipairs(in_set(KEYS[8], keyed)) do
+      if yes then known[keyed[j]] = true end
+    end
+  end
+  for i = first + 3 * n, first + 3 * n + 2 * m - 1, 2 do
+    local key = ARGV[i]
+    if key ~= '' and known[key] then
+      out[#out + 1] = 'd'
+    else
+      if key ~= '' then
+        known[key] = true -- the same key twice in this call
+        fresh_keys[#fresh_keys + 1] = key
+      end
+      redis.call('XADD', KEYS[7], '*', '_watermill_message_uuid', idp .. i, 'metadata', '', 'payload', ARGV[i + 1])
+      out[#out + 1] = 'a'
+    end
+  end
+  -- After the XADDs: were the script cut short (OOM), no key is recorded without its item.
+  if #fresh_keys > 0 then add_all(KEYS[8], fresh_keys) end
+end
+return table.concat(out)
+`
+
+// emitHead is the number of ARGV before the requests in the emit script.
+const emitHead = 9
+
+// reserveScript takes up to n of the crawl's max_pages budget (partitioned crawls: each
+// partition's emit script spends what the call reserved, and the caller gives back
+// what it did not spend). A process dying between the two loses at most one call's
+// reservation from the budget.
+//
+// KEYS[1] -> sc:{c}:stats (crawl-wide)
+// ARGV[1] -> n, ARGV[2] -> max_pages
+// Output: the number reserved
+var reserveScript = redis.NewScript(`
+local used = tonumber(redis.call('HGET', KEYS[1], 'max_pages_used') or '0')
+local take = math.max(0, math.min(tonumber(ARGV[1]), tonumber(ARGV[2]) - used))
+if take > 0 then redis.call('HINCRBY', KEYS[1], 'max_pages_used', take) end
+return take
+`)

@@ -8,9 +8,11 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// acker sends XACKs in batches: an ID waits at most interval for others to join its
-// XACK, and a failed XACK is retried with backoff until it succeeds or the acker closes
-// (then the IDs stay pending and are delivered again: a duplicate, never a loss).
+// acker sends XACKs in batches. An ID waits at most interval: it goes with the
+// subscription's next read (take, in the read's pipeline: no round trip of its own)
+// or, if no read comes first, in an XACK of the acker's own. A failed XACK is retried
+// with backoff until it succeeds or the acker closes (then the IDs stay pending and are
+// delivered again: a duplicate, never a loss).
 type acker struct {
 	rdb      redis.UniversalClient
 	stream   string
@@ -19,7 +21,11 @@ type acker struct {
 	interval time.Duration
 	errLog   *rateLimited
 
-	in   chan string
+	mu      sync.Mutex
+	pending []string
+	since   time.Time // when the oldest pending ID was added
+
+	wake chan struct{} // a first pending ID, or a full batch
 	stop chan struct{}
 	wg   sync.WaitGroup
 	once sync.Once
@@ -27,47 +33,76 @@ type acker struct {
 
 func newAcker(rdb redis.UniversalClient, stream, group string, batch int, interval time.Duration, errLog *rateLimited) *acker {
 	a := &acker{rdb: rdb, stream: stream, group: group, batch: batch, interval: interval, errLog: errLog,
-		in: make(chan string, batch), stop: make(chan struct{})}
+		wake: make(chan struct{}, 1), stop: make(chan struct{})}
 	a.wg.Add(1)
 	go a.run()
 	return a
 }
 
 // add queues id for acking.
-func (a *acker) add(id string) { a.in <- id }
+func (a *acker) add(id string) {
+	a.mu.Lock()
+	if len(a.pending) == 0 {
+		a.since = time.Now()
+	}
+	a.pending = append(a.pending, id)
+	n := len(a.pending)
+	a.mu.Unlock()
+	if n == 1 || n >= a.batch {
+		a.poke()
+	}
+}
+
+// take returns the pending IDs for the caller to ack; giveBack returns them if that
+// failed.
+func (a *acker) take() []string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	ids := a.pending
+	a.pending = nil
+	return ids
+}
+
+func (a *acker) giveBack(ids []string) {
+	a.mu.Lock()
+	if len(a.pending) == 0 {
+		a.since = time.Now()
+	}
+	a.pending = append(ids, a.pending...)
+	a.mu.Unlock()
+	a.poke()
+}
+
+func (a *acker) poke() {
+	select {
+	case a.wake <- struct{}{}:
+	default:
+	}
+}
 
 func (a *acker) run() {
 	defer a.wg.Done()
-	ids := make([]string, 0, a.batch)
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
 	for {
 		select {
-		case id := <-a.in:
-			if len(ids) == 0 {
-				timer.Reset(a.interval)
-			}
-			ids = append(ids, id)
-			if len(ids) < a.batch {
-				continue
-			}
+		case <-a.wake:
 		case <-timer.C:
 		case <-a.stop:
-			for {
-				select {
-				case id := <-a.in:
-					ids = append(ids, id)
-					continue
-				default:
-				}
-				break
-			}
-			a.flush(ids, true)
+			a.flush(a.take(), true)
 			return
 		}
-		timer.Stop()
-		a.flush(ids, false)
-		ids = ids[:0]
+		a.mu.Lock()
+		n, due := len(a.pending), a.since.Add(a.interval)
+		a.mu.Unlock()
+		if n == 0 {
+			continue
+		}
+		if wait := time.Until(due); n < a.batch && wait > 0 {
+			timer.Reset(wait)
+			continue
+		}
+		a.flush(a.take(), false)
 	}
 }
 

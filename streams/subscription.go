@@ -144,10 +144,7 @@ func (s *subscription) readNew() {
 		s.release()
 		// The read blocks at most BlockTime and is never cancelled (see readOwnPending);
 		// what it returns is handed out even while shutting down.
-		res, err := s.rdb.XReadGroup(s.hard, &redis.XReadGroupArgs{
-			Group: s.cfg.Group, Consumer: s.cfg.Consumer, Streams: []string{s.stream, ">"},
-			Count: int64(n), Block: s.cfg.BlockTime,
-		}).Result()
+		res, err := s.readWithAcks(n)
 		got := 0
 		if err == nil && len(res) > 0 {
 			for _, m := range res[0].Messages {
@@ -170,6 +167,25 @@ func (s *subscription) readNew() {
 			s.readFailed(err)
 		}
 	}
+}
+
+// readWithAcks reads up to n new entries, blocking up to BlockTime, and sends the acks
+// waiting in the acker in the same round trip.
+func (s *subscription) readWithAcks(n int) ([]redis.XStream, error) {
+	args := &redis.XReadGroupArgs{Group: s.cfg.Group, Consumer: s.cfg.Consumer,
+		Streams: []string{s.stream, ">"}, Count: int64(n), Block: s.cfg.BlockTime}
+	ids := s.acks.take()
+	if len(ids) == 0 {
+		return s.rdb.XReadGroup(s.hard, args).Result()
+	}
+	pipe := s.rdb.Pipeline()
+	ack := pipe.XAck(s.hard, s.stream, s.cfg.Group, ids...)
+	read := pipe.XReadGroup(s.hard, args)
+	_, _ = pipe.Exec(s.hard) // each command's error is read below
+	if ack.Err() != nil {
+		s.acks.giveBack(ids) // the acker retries them
+	}
+	return read.Result()
 }
 
 // gatherFree waits, up to ReadLinger, while fewer than a quarter of the batch's slots

@@ -18,7 +18,7 @@ const (
 	DefaultBatchSize       = 64
 	DefaultMaxInFlight     = 64
 	DefaultBlockTime       = 2 * time.Second
-	DefaultReadLinger      = 10 * time.Millisecond
+	DefaultReadLinger      = 20 * time.Millisecond
 	DefaultAckBatch        = 256
 	DefaultAckInterval     = 50 * time.Millisecond
 	DefaultMaxDeliveries   = 5
@@ -57,8 +57,8 @@ type SubscriberConfig struct {
 	// ReadLinger is how long the reader waits after a read that returned less than half
 	// of what it asked for, so that entries gather and the next read takes several at
 	// once (each XREADGROUP costs Redis ~15 µs however few entries it returns). It adds
-	// at most that much latency per stage; a busy stage also waits up to it for a quarter
-	// of a batch of slots to free up before reading. Default 10ms; negative disables it.
+	// at most that much latency per stage; a busy stage also waits up to it for half a
+	// batch of slots to free up before reading. Default 20ms; negative disables it.
 	ReadLinger time.Duration
 	// AckBatch is the most IDs sent in one XACK. Default 256.
 	AckBatch int

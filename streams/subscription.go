@@ -188,13 +188,13 @@ func (s *subscription) readWithAcks(n int) ([]redis.XStream, error) {
 	return read.Result()
 }
 
-// gatherFree waits, up to ReadLinger, while fewer than a quarter of the batch's slots
-// are free (the read loop holding one), so that a busy stage reads several entries per
+// gatherFree waits, up to ReadLinger, while fewer than half of the batch's slots are
+// free (the read loop holding one), so that a busy stage reads several entries per
 // XREADGROUP instead of one per finished message: each call costs Redis far more than
 // the entries it returns. A stage with free slots reads at once. It returns false once
 // reading must stop.
 func (s *subscription) gatherFree() bool {
-	want := max(1, min(s.cfg.BatchSize, cap(s.slots))/4)
+	want := max(1, min(s.cfg.BatchSize, cap(s.slots))/2)
 	if s.cfg.ReadLinger <= 0 || s.free()+1 >= want {
 		return true
 	}

@@ -114,15 +114,28 @@ const dedupVersion = 1
 func (r dedupRecord) luaSeenAdd() string {
 	switch {
 	case r.Mode == DedupExact:
-		return luaExact(r.BucketBits) + luaEach
+		return luaExact(r.BucketBits) + luaEach + luaExactArg
 	case r.Mode == DedupBloom && r.Native:
-		return luaBloomNative + luaEach
+		return luaBloomNative + luaEach + luaPlainArg
 	case r.Mode == DedupBloom:
-		return luaBloom(bloomLevels(r.Capacity, r.ErrorRate))
+		return luaBloom(bloomLevels(r.Capacity, r.ErrorRate)) + luaPlainArg
 	default:
-		return luaSet + luaEach
+		return luaSet + luaEach + luaPlainArg
 	}
 }
+
+// scriptArg returns fingerprint fp as seen_add_arg takes it (see luaExactArg).
+func (r dedupRecord) scriptArg(fp []byte) string {
+	if r.Mode == DedupExact {
+		return exactArg(fp, r.BucketBits)
+	}
+	return string(fp)
+}
+
+// luaPlainArg is seen_add_arg of the modes that take the fingerprint as it is.
+const luaPlainArg = `
+local function seen_add_arg(base, fp) return seen_add(base, fp) end
+`
 
 // luaEach defines the batch functions for modes where a batch costs what its
 // fingerprints cost one by one.

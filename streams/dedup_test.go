@@ -380,3 +380,41 @@ func TestDedupOnEmbeddedRedis(t *testing.T) {
 		t.Fatalf("bloom on embedded Redis: err = %v, want one naming BITFIELD_RO and exact dedup", err)
 	}
 }
+
+// The frontier hands exact-mode fingerprints to its script already split into bucket
+// and field; they must land where the Deduper's own scripts look, and the reverse.
+func TestFrontierAndDeduperAgreeOnExactBuckets(t *testing.T) {
+	srv := streamstest.Start(t)
+	rdb := srv.Client()
+	ctx := context.Background()
+	k := streams.NewKeys("agree")
+	d := openDeduper(t, rdb, "agree", streams.DedupConfig{Capacity: 50_000})
+	f, err := streams.NewFrontier(streams.FrontierConfig{Client: rdb, Keys: k, Dedup: d, SeenCache: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	viaFrontier := append(fingerprints("frontier", 500), []byte("short-fp"), []byte("a-fingerprint-of-20b"))
+	viaDeduper := fingerprints("deduper", 500)
+	var cands []streams.Candidate
+	for i, fp := range viaFrontier {
+		cands = append(cands, streams.Candidate{Fingerprint: fp, Payload: []byte("r" + strconv.Itoa(i))})
+	}
+	if n, err := f.Enqueue(ctx, cands); err != nil || n != len(cands) {
+		t.Fatalf("queued %d, %v; want %d", n, err, len(cands))
+	}
+	if got, err := d.Has(ctx, viaFrontier); err != nil || count(got, true) != len(viaFrontier) {
+		t.Fatalf("Deduper sees %d of the %d fingerprints the frontier queued (%v)", count(got, true), len(viaFrontier), err)
+	}
+	if _, err := d.Add(ctx, viaDeduper); err != nil {
+		t.Fatal(err)
+	}
+	cands = cands[:0]
+	for i, fp := range append(viaDeduper, viaFrontier...) {
+		cands = append(cands, streams.Candidate{Fingerprint: fp, Payload: []byte("again" + strconv.Itoa(i))})
+	}
+	e, err := f.Emit(ctx, cands, nil)
+	if err != nil || e.Requests != 0 || e.DuplicateRequests != len(cands) {
+		t.Fatalf("re-emit of %d known fingerprints: %+v, %v; want all duplicates", len(cands), e, err)
+	}
+}

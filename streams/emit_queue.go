@@ -26,16 +26,16 @@ const maxEmitArgs = 8192
 // in the partition and, in the page's own partition, its items.
 type emitShare struct {
 	part  int
-	reqs  []any    // fingerprint, score band, payload per request
+	reqs  []any    // fingerprint, score band, payload, message ID per request
 	fps   [][]byte // the requests' fingerprints, for the seen cache (nil: none)
-	items []any    // key, payload per item
+	items []any    // key, payload, message ID per item
 	out   string   // the script's outcome bytes for this share: requests, then items
 	err   error
 	done  chan struct{}
 }
 
-func (s *emitShare) nreqs() int  { return len(s.reqs) / 3 }
-func (s *emitShare) nitems() int { return len(s.items) / 2 }
+func (s *emitShare) nreqs() int  { return len(s.reqs) / 4 }
+func (s *emitShare) nitems() int { return len(s.items) / 3 }
 
 // emitQueue coalesces the emits of pages parsed at about the same time into one emit
 // script call per partition: the first waits up to the linger for company. A script
@@ -161,9 +161,9 @@ func (q *emitQueue) flush(batch []*emitShare) {
 			}
 			c.budget = 1
 		}
-		a := make([]any, emitHead, emitHead+3*c.n+2*c.m)
-		a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8] = c.n, c.limit, f.order.sign(), f.window, f.unreadMode(),
-			f.revisit.Milliseconds(), c.budget, c.m, callIDPrefix()
+		a := make([]any, emitHead, emitHead+4*c.n+3*c.m)
+		a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7] = c.n, c.limit, f.order.sign(), f.window, f.unreadMode(),
+			f.revisit.Milliseconds(), c.budget, c.m
 		for _, s := range c.shares {
 			a = append(a, s.reqs...)
 		}
@@ -222,15 +222,15 @@ func (q *emitQueue) finish(ctx context.Context, c *partCall) {
 	}
 }
 
-// callIDPrefix returns a prefix unique to one emit call: the script names the messages
-// it appends by it and their argument index.
-func callIDPrefix() string {
-	return idPrefix + strconv.FormatUint(callCounter.Add(1), 36) + "-"
+// nextMessageID returns a message ID unique in the crawl: this process's random prefix
+// and a counter.
+func nextMessageID() string {
+	return idPrefix + strconv.FormatUint(idCounter.Add(1), 36)
 }
 
 var (
-	idPrefix    = "sc-" + randomHex(6) + "-" // this process's
-	callCounter atomic.Uint64
+	idPrefix  = "sc-" + randomHex(6) + "-"
+	idCounter atomic.Uint64
 )
 
 func randomHex(n int) string {

@@ -2,12 +2,12 @@ package streams
 
 import "github.com/redis/go-redis/v9"
 
-// setSeenAdd is seen_add over a plain set, for frontiers without a Deduper.
+// setSeenAdd is seen_add_arg over a plain set, for frontiers without a Deduper.
 const setSeenAdd = `
-local function seen_add(base, fp) return redis.call('SADD', base, fp) end
+local function seen_add_arg(base, fp) return redis.call('SADD', base, fp) end
 `
 
-// emitBody (run as the Frontier's emit script, after the crawl's seen_add from its
+// emitBody (run as the Frontier's emit script, after the crawl's seen_add_arg from its
 // Deduper and dispatchLua) queues the new requests and items of one partition found by
 // one or more parsed pages, in one step: a new fingerprint goes into the seen set and
 // its request into the frontier ZSET (or, when the frontier is empty and the window has
@@ -15,9 +15,10 @@ local function seen_add(base, fp) return redis.call('SADD', base, fp) end
 // items stream with its key recorded, so a crash can never leave a URL or an item key
 // marked seen but not queued. Every key is the partition's.
 //
-// Each redis.call costs Redis a few µs beyond the command it runs, so the script makes
-// as few as it can: the sequence counter is read only when requests go into the ZSET,
-// message IDs are built from ARGV[9] (unique per call), and item keys are checked with
+// Each redis.call costs Redis a few µs beyond the command it runs, and so does Lua
+// arithmetic that ends in a string (number formatting): the caller passes each
+// message's ID and each fingerprint in the form its dedup mode stores, the sequence
+// counter is read only when requests go into the ZSET, and item keys are checked with
 // one SMISMEMBER and recorded with one SADD.
 //
 // KEYS[1] -> sc:{c}:seen (the base key of the crawl's dedup: a set, buckets or a Bloom
@@ -36,16 +37,16 @@ local function seen_add(base, fp) return redis.call('SADD', base, fp) end
 // ARGV[6] -> revisit interval in ms (0: a URL is seen forever),
 // ARGV[7] -> 1 when ARGV[2] is a budget reserved for this call in the crawl-wide
 // counter (partitioned crawls; 0 then means none) rather than a limit on KEYS[3]'s
-// max_pages_used, ARGV[8] -> number of items m, ARGV[9] -> message ID prefix, unique
-// per call;
-// then per request: fingerprint (empty: do not filter), score band, payload;
-// then per item: key (empty: do not filter), payload
+// max_pages_used, ARGV[8] -> number of items m;
+// then per request: fingerprint (empty: do not filter; the dedup's script argument, or
+// the raw fingerprint when revisiting), score band, payload, message ID;
+// then per item: key (empty: do not filter), payload, message ID
 // Output: one byte per request ('q' queued, 'd' duplicate, 'o' over max_pages), then
 // one per item ('a' added, 'd' duplicate key)
 const emitBody = `
 local n, limit, sign, revisit = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[6])
-local budget, m, idp = ARGV[7] == '1', tonumber(ARGV[8]), ARGV[9]
-local first = 10
+local budget, m = ARGV[7] == '1', tonumber(ARGV[8])
+local first, items = 9, 9 + 4 * n
 local now = 0
 if revisit > 0 then
   local t = redis.call('TIME')
@@ -54,7 +55,7 @@ end
 -- is_new records fp as seen and reports whether it was not (or was seen too long ago).
 local function is_new(fp)
   if fp == '' then return true end
-  if revisit == 0 then return seen_add(KEYS[1], fp) == 1 end
+  if revisit == 0 then return seen_add_arg(KEYS[1], fp) == 1 end
   local at = redis.call('HGET', KEYS[6], fp)
   if at and now - tonumber(at) < revisit then return false end
   redis.call('HSET', KEYS[6], fp, now)
@@ -76,15 +77,16 @@ local out = {}
 local rq, queued = 0, 0
 if limit > 0 and not budget then queued = tonumber(redis.call('HGET', KEYS[3], 'max_pages_used') or '0') end
 local fresh = {}
-for i = first, first + 3 * n - 1, 3 do
+for k = 1, n do
+  local i = first + 4 * (k - 1)
   if (budget or limit > 0) and queued + rq >= limit then
-    out[#out + 1] = 'o'
+    out[k] = 'o'
   elseif is_new(ARGV[i]) then
-    fresh[#fresh + 1] = {tonumber(ARGV[i + 1]), sign * i, ARGV[i + 2], i}
+    fresh[#fresh + 1] = {tonumber(ARGV[i + 1]), sign * k, i, k}
     rq = rq + 1
-    out[#out + 1] = 'q'
+    out[k] = 'q'
   else
-    out[#out + 1] = 'd'
+    out[k] = 'd'
   end
 end
 -- max_pages_used is exact (max_pages reads it); the other counters are the caller's.
@@ -104,17 +106,18 @@ if #fresh > 0 then
   -- they were found in), read only if some are queued.
   local seq
   for j, r in ipairs(fresh) do
+    local i = r[3]
     if j <= room then
-      redis.call('XADD', KEYS[5], '*', '_watermill_message_uuid', idp .. r[4], 'metadata', '', 'payload', r[3])
+      redis.call('XADD', KEYS[5], '*', '_watermill_message_uuid', ARGV[i + 3], 'metadata', '', 'payload', ARGV[i + 2])
     else
       if not seq then seq = redis.call('INCRBY', KEYS[4], n) - n end
-      redis.call('ZADD', KEYS[2], r[1] * 1e9 + sign * ((seq + (r[4] - first) / 3 + 1) % 1e9), r[3])
+      redis.call('ZADD', KEYS[2], r[1] * 1e9 + sign * ((seq + r[4]) % 1e9), ARGV[i + 2])
     end
   end
 end
 if m > 0 then
   local keyed = {}
-  for i = first + 3 * n, first + 3 * n + 2 * m - 1, 2 do
+  for i = items, items + 3 * m - 1, 3 do
     if ARGV[i] ~= '' then keyed[#keyed + 1] = ARGV[i] end
   end
   local known, fresh_keys = {}, {}
@@ -123,7 +126,7 @@ if m > 0 then
       if yes then known[keyed[j]] = true end
     end
   end
-  for i = first + 3 * n, first + 3 * n + 2 * m - 1, 2 do
+  for i = items, items + 3 * m - 1, 3 do
     local key = ARGV[i]
     if key ~= '' and known[key] then
       out[#out + 1] = 'd'
@@ -132,7 +135,7 @@ if m > 0 then
         known[key] = true -- the same key twice in this call
         fresh_keys[#fresh_keys + 1] = key
       end
-      redis.call('XADD', KEYS[7], '*', '_watermill_message_uuid', idp .. i, 'metadata', '', 'payload', ARGV[i + 1])
+      redis.call('XADD', KEYS[7], '*', '_watermill_message_uuid', ARGV[i + 2], 'metadata', '', 'payload', ARGV[i + 1])
       out[#out + 1] = 'a'
     end
   end
@@ -143,7 +146,7 @@ return table.concat(out)
 `
 
 // emitHead is the number of ARGV before the requests in the emit script.
-const emitHead = 9
+const emitHead = 8
 
 // reserveScript takes up to n of the crawl's max_pages budget (partitioned crawls: each
 // partition's emit script spends what the call reserved, and the caller gives back

@@ -70,6 +70,7 @@ type Frontier struct {
 	countUnread bool
 	revisit     time.Duration
 	emit        *redis.Script
+	fpArg       func(fp []byte) string // a fingerprint as the emit script takes it
 }
 
 // NewFrontier returns a Frontier.
@@ -97,8 +98,12 @@ func NewFrontier(cfg FrontierConfig) (*Frontier, error) {
 		order: cfg.Order, maxRequests: cfg.MaxRequests, window: cfg.Window, countUnread: cfg.CountUnread,
 		revisit: cfg.Revisit}
 	seenAdd := setSeenAdd
+	f.fpArg = func(fp []byte) string { return string(fp) }
 	if cfg.Dedup != nil {
 		seenAdd = cfg.Dedup.LuaSeenAdd()
+		if cfg.Revisit == 0 { // revisited URLs' fingerprints go to the seenat hash as they are
+			f.fpArg = cfg.Dedup.rec.scriptArg
+		}
 	}
 	f.emit = redis.NewScript(seenAdd + dispatchLua + emitBody)
 	if cfg.SeenCache > 0 && cfg.Revisit == 0 { // revisited URLs must reach the script
@@ -165,13 +170,17 @@ func (f *Frontier) EmitFrom(ctx context.Context, part int, cands []Candidate, it
 			p = f.layout.PartitionOf(c.Host)
 		}
 		s := share(p)
-		s.reqs = append(s.reqs, string(c.Fingerprint), f.order.band(c.Priority, c.Depth), string(c.Payload))
+		var fp string
+		if len(c.Fingerprint) > 0 {
+			fp = f.fpArg(c.Fingerprint)
+		}
+		s.reqs = append(s.reqs, fp, f.order.band(c.Priority, c.Depth), string(c.Payload), nextMessageID())
 		s.fps = append(s.fps, c.Fingerprint)
 	}
 	if len(items) > 0 {
 		s := share(part)
 		for _, it := range items {
-			s.items = append(s.items, string(it.Key), string(it.Payload))
+			s.items = append(s.items, string(it.Key), string(it.Payload), nextMessageID())
 		}
 	}
 	var err error

@@ -19,7 +19,7 @@ import (
 const DefaultEmitLinger = 10 * time.Millisecond
 
 // maxEmitArgs bounds the script arguments one coalesced call gathers (a single page
-// with more still goes, alone).
+// with more goes alone).
 const maxEmitArgs = 8192
 
 // emitShare is one page's share of one partition's emit: its requests whose hosts fall
@@ -36,6 +36,7 @@ type emitShare struct {
 
 func (s *emitShare) nreqs() int  { return len(s.reqs) / 4 }
 func (s *emitShare) nitems() int { return len(s.items) / 3 }
+func (s *emitShare) args() int   { return len(s.reqs) + len(s.items) }
 
 // emitQueue coalesces the emits of pages parsed at about the same time into one emit
 // script call per partition: the first waits up to the linger for company. A script
@@ -79,10 +80,19 @@ func (q *emitQueue) submit(ctx context.Context, s *emitShare) error {
 
 func (q *emitQueue) run() {
 	defer q.wg.Done()
+	var next *emitShare // a share that did not fit in the last batch
 	for {
+		if next != nil {
+			var batch []*emitShare
+			batch, next = q.gather(next)
+			q.flush(batch)
+			continue
+		}
 		select {
 		case s := <-q.in:
-			q.flush(q.gather(s))
+			var batch []*emitShare
+			batch, next = q.gather(s)
+			q.flush(batch)
 		case <-q.stop:
 			for {
 				select {
@@ -96,27 +106,32 @@ func (q *emitQueue) run() {
 	}
 }
 
-// gather collects shares after first until the linger passes or the batch is full.
-func (q *emitQueue) gather(first *emitShare) []*emitShare {
-	batch := []*emitShare{first}
-	args := len(first.reqs) + len(first.items)
-	if q.linger <= 0 {
-		return batch
+// gather collects shares after first until the linger passes or the batch is full. A
+// share that would overfill the batch is returned as next, to start the next batch: a
+// page with a huge number of links (a sitemap) goes alone, so that if Redis refuses
+// its call, no other page's call fails with it.
+func (q *emitQueue) gather(first *emitShare) (batch []*emitShare, next *emitShare) {
+	batch = []*emitShare{first}
+	args := first.args()
+	if q.linger <= 0 || args >= maxEmitArgs {
+		return batch, nil
 	}
 	t := time.NewTimer(q.linger)
 	defer t.Stop()
-	for args < maxEmitArgs {
+	for {
 		select {
 		case s := <-q.in:
+			if args+s.args() > maxEmitArgs {
+				return batch, s
+			}
 			batch = append(batch, s)
-			args += len(s.reqs) + len(s.items)
+			args += s.args()
 		case <-t.C:
-			return batch
+			return batch, nil
 		case <-q.stop:
-			return batch
+			return batch, nil
 		}
 	}
-	return batch
 }
 
 // partCall is one partition's script call in a flush.

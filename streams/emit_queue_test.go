@@ -118,3 +118,44 @@ func TestEmitAfterCloseFailsAndCloseRunsWhatWasQueued(t *testing.T) {
 		t.Fatal("emit after Close succeeded, want an error")
 	}
 }
+
+func TestAPageWithHugelyManyLinksGetsAScriptCallOfItsOwn(t *testing.T) {
+	srv := streamstest.Start(t)
+	rdb := srv.Client()
+	ctx := context.Background()
+	k := streams.NewKeys("huge")
+	f, _ := streams.NewFrontier(streams.FrontierConfig{Client: rdb, Keys: k, Linger: time.Second})
+	defer f.Close()
+	if _, err := f.Enqueue(ctx, []streams.Candidate{cand(-1, 0, 0)}); err != nil { // load the script
+		t.Fatal(err)
+	}
+	rdb.ConfigResetStat(ctx)
+	var sitemap []streams.Candidate
+	for i := range 3000 { // 12,000 script arguments: more than one call gathers
+		sitemap = append(sitemap, cand(10_000+i, 0, 1))
+	}
+	var wg sync.WaitGroup
+	for p := range 5 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if p == 2 {
+				time.Sleep(200 * time.Millisecond) // arrives while the small pages' batch gathers
+				if n, err := f.Enqueue(ctx, sitemap); err != nil || n != len(sitemap) {
+					t.Errorf("sitemap page queued %d, %v", n, err)
+				}
+				return
+			}
+			if n, err := f.Enqueue(ctx, []streams.Candidate{cand(p, 0, 1)}); err != nil || n != 1 {
+				t.Errorf("page %d queued %d, %v", p, n, err)
+			}
+		}()
+	}
+	wg.Wait()
+	if calls := evalshaCalls(t, srv); calls != 2 {
+		t.Fatalf("%d script calls, want 2: the small pages together, the sitemap page alone", calls)
+	}
+	if n := rdb.ZCard(ctx, k.Frontier()).Val(); n != 1+4+3000 {
+		t.Fatalf("frontier holds %d, want %d", n, 1+4+3000)
+	}
+}

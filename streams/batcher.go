@@ -25,10 +25,7 @@ type batcher struct {
 	stop    chan struct{}
 	wg      sync.WaitGroup
 	once    sync.Once
-	// closed is set under mu, so no submit is under way once run drains the queue (a
-	// job queued after that would never run and its caller would wait forever).
-	mu     sync.RWMutex
-	closed bool
+	gate    gate // no submit is under way once run drains the queue
 }
 
 // job is one command queued on a batcher.
@@ -68,11 +65,10 @@ func (b *batcher) do(ctx context.Context, add func(ctx context.Context, p redis.
 // submit queues add without waiting for its reply.
 func (b *batcher) submit(ctx context.Context, add func(ctx context.Context, p redis.Pipeliner) redis.Cmder) (*job, error) {
 	j := &job{add: add, done: make(chan struct{})}
-	b.mu.RLock()
-	defer b.mu.RUnlock()
-	if b.closed {
+	if !b.gate.enter() {
 		return nil, errClosed
 	}
+	defer b.gate.leave()
 	select {
 	case b.jobs <- j:
 		return j, nil
@@ -156,9 +152,7 @@ func (b *batcher) exec(batch []*job) {
 // close stops taking jobs after running the queued ones.
 func (b *batcher) close() {
 	b.once.Do(func() {
-		b.mu.Lock()
-		b.closed = true
-		b.mu.Unlock()
+		b.gate.shut()
 		close(b.stop)
 	})
 	b.wg.Wait()

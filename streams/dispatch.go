@@ -74,11 +74,10 @@ func NewDispatcher(cfg DispatcherConfig) (*Dispatcher, error) {
 	return &Dispatcher{cfg: cfg, log: cfg.Logger}, nil
 }
 
-// dispatchLua defines unread() (how many entries of a stream a group has not read,
-// at most window when counted) and dispatch(): move up to window−unread requests from
-// the frontier to the requests stream, in frontier order. The emit script uses them
-// too, so a request found while fetchers are idle goes out at once.
-const dispatchLua = `
+// unreadLua defines unread(): how many entries of a stream a group has not read (at
+// most window when counted). The dispatch and emit scripts both keep the requests
+// stream's unread backlog within the window with it.
+const unreadLua = `
 local function unread(stream, group, window, mode)
   local groups = redis.pcall('XINFO', 'GROUPS', stream)
   if groups['err'] then return 0 end -- no stream yet
@@ -92,6 +91,11 @@ local function unread(stream, group, window, mode)
   end
   return redis.call('XLEN', stream)
 end
+`
+
+// dispatchLua defines dispatch(): move up to window−unread requests from the frontier
+// to the requests stream, in frontier order.
+const dispatchLua = unreadLua + `
 local function dispatch(frontier, stream, seqkey, group, window, mode)
   local n = window - unread(stream, group, window, mode)
   if n <= 0 then return 0 end

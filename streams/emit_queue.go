@@ -51,8 +51,7 @@ type emitQueue struct {
 	stop   chan struct{}
 	wg     sync.WaitGroup
 	once   sync.Once
-	mu     sync.RWMutex // closed is set under it, so no submit is under way once run drains
-	closed bool
+	gate   gate // no submit is under way once run drains the queue
 }
 
 func newEmitQueue(f *Frontier, linger time.Duration) *emitQueue {
@@ -65,11 +64,10 @@ func newEmitQueue(f *Frontier, linger time.Duration) *emitQueue {
 // submit queues s; once queued it always runs, even when the queue closes meanwhile.
 func (q *emitQueue) submit(ctx context.Context, s *emitShare) error {
 	s.done = make(chan struct{})
-	q.mu.RLock()
-	defer q.mu.RUnlock()
-	if q.closed {
+	if !q.gate.enter() {
 		return errClosed
 	}
+	defer q.gate.leave()
 	select {
 	case q.in <- s:
 		return nil
@@ -141,6 +139,8 @@ type partCall struct {
 	n, m   int
 	limit  int64
 	budget int
+	keys   []string
+	args   []any
 	cmd    *redis.Cmd
 	err    error
 }
@@ -165,13 +165,10 @@ func (q *emitQueue) flush(batch []*emitShare) {
 	}
 	f := q.f
 	pipe := f.rdb.Pipeline()
-	var keys [][]string
-	var args [][]any
 	for _, c := range calls {
 		c.limit = f.maxRequests
 		if c.limit > 0 && f.layout.N() > 1 && c.n > 0 {
 			if c.limit, c.err = f.reserve(ctx, c.n); c.err != nil {
-				keys, args = append(keys, nil), append(args, nil)
 				continue
 			}
 			c.budget = 1
@@ -186,17 +183,17 @@ func (q *emitQueue) flush(batch []*emitShare) {
 			a = append(a, s.items...)
 		}
 		k := f.layout.Part(c.part)
-		ks := []string{k.Seen(), k.Frontier(), k.Stats(), k.Seq(), k.Requests(), k.SeenAt(), k.Items(), k.ItemKeys()}
-		keys, args = append(keys, ks), append(args, a)
-		c.cmd = f.emit.EvalSha(ctx, pipe, ks, a...)
+		c.keys = []string{k.Seen(), k.Frontier(), k.Stats(), k.Seq(), k.Requests(), k.SeenAt(), k.Items(), k.ItemKeys()}
+		c.args = a
+		c.cmd = f.emit.EvalSha(ctx, pipe, c.keys, c.args...)
 	}
 	_, _ = pipe.Exec(ctx) // per-call errors are read below
-	for i, c := range calls {
+	for _, c := range calls {
 		if c.err == nil {
 			c.err = c.cmd.Err()
 			if isNoScript(c.err) {
 				// Redis lost its script cache (restart): load it and go again.
-				c.cmd = f.emit.Run(ctx, f.rdb, keys[i], args[i]...)
+				c.cmd = f.emit.Run(ctx, f.rdb, c.keys, c.args...)
 				c.err = c.cmd.Err()
 			}
 		}
@@ -257,9 +254,7 @@ func randomHex(n int) string {
 // close runs what is queued and stops.
 func (q *emitQueue) close() {
 	q.once.Do(func() {
-		q.mu.Lock()
-		q.closed = true
-		q.mu.Unlock()
+		q.gate.shut()
 		close(q.stop)
 	})
 	q.wg.Wait()

@@ -8,7 +8,7 @@ local function seen_add_arg(base, fp) return redis.call('SADD', base, fp) end
 `
 
 // emitBody (run as the Frontier's emit script, after the crawl's seen_add_arg from its
-// Deduper and dispatchLua) queues the new requests and items of one partition found by
+// Deduper and unreadLua) queues the new requests and items of one partition found by
 // one or more parsed pages, in one step: a new fingerprint goes into the seen set and
 // its request into the frontier ZSET (or, when the frontier is empty and the window has
 // room, straight into the requests stream), and an item whose key is new goes into the

@@ -105,7 +105,7 @@ func NewFrontier(cfg FrontierConfig) (*Frontier, error) {
 			f.fpArg = cfg.Dedup.rec.scriptArg
 		}
 	}
-	f.emit = redis.NewScript(seenAdd + dispatchLua + emitBody)
+	f.emit = redis.NewScript(seenAdd + unreadLua + emitBody)
 	if cfg.SeenCache > 0 && cfg.Revisit == 0 { // revisited URLs must reach the script
 		f.seen = newSeenCache(cfg.SeenCache)
 	}

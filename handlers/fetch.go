@@ -34,7 +34,6 @@ type Fetch struct {
 	settings spiders.Settings
 	delayed  *streams.Delayed
 	hosts    *streams.Hosts
-	polite   *politeness
 	robots   *robots
 	base     time.Duration
 	counters *streams.Counters
@@ -45,10 +44,9 @@ type Fetch struct {
 type FetchConfig struct {
 	// Settings of the spider.
 	Settings spiders.Settings
-	// Delayed is where retries wait, and requests for a host that is at its limit.
-	// Required.
+	// Delayed is where retries wait. Required.
 	Delayed *streams.Delayed
-	// Hosts enforces per-host politeness across fetchers. Required.
+	// Hosts takes back the hosts' slots and learns their back-offs. Required.
 	Hosts *streams.Hosts
 	// Client and Layout give robots.txt its shared cache (in each host's partition);
 	// needed when the spider obeys robots.txt.
@@ -80,7 +78,7 @@ func NewFetch(cfg FetchConfig) (*Fetch, error) {
 		log = zap.NewNop()
 	}
 	f := &Fetch{client: newHTTPClient(s), settings: s, delayed: cfg.Delayed, hosts: cfg.Hosts,
-		polite: newPoliteness(s), base: cfg.RetryBase, counters: cfg.Counters, log: log}
+		base: cfg.RetryBase, counters: cfg.Counters, log: log}
 	if s.RobotsObeyed() {
 		if cfg.Client == nil {
 			return nil, errors.New("handlers: obeying robots.txt needs a redis client")
@@ -91,6 +89,12 @@ func NewFetch(cfg FetchConfig) (*Fetch, error) {
 }
 
 // Handle fetches the request in msg and returns the response message.
+//
+// The frontier hands a request out only when its host may start one (see
+// streams.Hosts), so Handle never waits for politeness; it gives the host's slot back
+// when the fetch is over (see turn). When this process fetched the host's robots.txt
+// for the request, that fetch was the host's turn: the page goes back to its host's
+// queue, to be fetched after the host's delay.
 func (f *Fetch) Handle(msg *message.Message) ([]*message.Message, error) {
 	req, err := spiders.UnmarshalRequest(msg.Payload)
 	if err != nil {
@@ -101,45 +105,26 @@ func (f *Fetch) Handle(msg *message.Message) ([]*message.Message, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", streams.ErrPoison, err)
 	}
-	var crawlDelay time.Duration
+	t := f.newTurn(msg, req, u.Host)
 	if f.robots != nil {
 		v, err := f.robots.check(ctx, u)
-		switch {
-		case err != nil:
-			return nil, err
-		case v.wait > 0:
-			return nil, f.park(ctx, req, v.wait, "robots_waits")
-		case !v.allowed:
-			f.count("robots_disallowed", 1)
-			f.log.Debug("disallowed by robots.txt", zap.String("url", req.URL))
-			return nil, nil
-		}
-		crawlDelay = v.delay
-	}
-	lease := msg.UUID + "/" + msg.Metadata.Get(streams.MetaStreamID)
-	rule := f.polite.rule(u.Hostname(), crawlDelay)
-	if rule.Concurrency > 0 || rule.Delay > 0 { // else nothing to enforce: no Redis work
-		wait, err := f.hosts.Acquire(ctx, u.Host, lease, rule)
 		if err != nil {
-			return nil, err
+			return nil, err // the slot stays leased: the redelivery uses it
 		}
-		if wait > 0 {
-			return nil, f.park(ctx, req, wait, "politeness_waits")
+		if done, err := t.robots(ctx, v); done {
+			return nil, err
 		}
 	}
 	start := time.Now()
 	res, err := f.Fetch(ctx, req)
-	f.polite.observe(u.Hostname(), time.Since(start))
-	if rerr := f.hosts.Release(context.WithoutCancel(ctx), u.Host, lease, rule); rerr != nil {
-		f.log.Debug("release host slot failed; it expires by itself", zap.Error(rerr))
-	}
 	var rerr *retryableError
+	t.fetched(ctx, time.Since(start), errors.As(err, &rerr) && rerr.slowDown(), rerr)
 	switch {
 	case errors.Is(err, errBlockedAddress):
 		f.count("dropped_private_address", 1)
 		f.log.Info("dropped: not a public address", zap.String("url", req.URL), zap.Error(err))
 		return nil, nil
-	case errors.As(err, &rerr):
+	case rerr != nil:
 		return nil, f.retry(ctx, req, rerr)
 	case err != nil:
 		f.count("fetch_errors_final", 1)
@@ -154,20 +139,6 @@ func (f *Fetch) Handle(msg *message.Message) ([]*message.Message, error) {
 	out := message.NewMessage(watermill.NewUUID(), payload)
 	out.Metadata.Set("content_encoding", spiders.ResponseEncodingZstd)
 	return []*message.Message{out}, nil
-}
-
-// park puts req in the delayed set until its host may be asked again; the input is
-// acked only once it is there.
-func (f *Fetch) park(ctx context.Context, req *spiders.Request, wait time.Duration, counter string) error {
-	payload, err := spiders.MarshalRequest(req)
-	if err != nil {
-		return fmt.Errorf("%w: %w", streams.ErrPoison, err)
-	}
-	if err := f.delayed.Schedule(ctx, hostOf(req.URL), payload, time.Now().Add(wait)); err != nil {
-		return err
-	}
-	f.count(counter, 1)
-	return nil
 }
 
 // retry puts req in the delayed set for its next attempt, or gives up on it (a dead
@@ -186,7 +157,7 @@ func (f *Fetch) retry(ctx context.Context, req *spiders.Request, rerr *retryable
 		return fmt.Errorf("%w: %w", streams.ErrPoison, err)
 	}
 	delay := retryDelay(f.base, next.Retries, rerr.retryAfter, time.Now())
-	if err := f.delayed.Schedule(ctx, hostOf(req.URL), payload, time.Now().Add(delay)); err != nil {
+	if err := f.delayed.Schedule(ctx, hostOf(req.URL), req.Priority, req.Depth, payload, time.Now().Add(delay)); err != nil {
 		return err // not in Redis: the input is not acked and comes back
 	}
 	f.count("retries_scheduled", 1)
@@ -195,10 +166,17 @@ func (f *Fetch) retry(ctx context.Context, req *spiders.Request, rerr *retryable
 	return nil
 }
 
-// retryableError is a fetch failure worth retrying, with the server's Retry-After.
+// retryableError is a fetch failure worth retrying, with the server's status and
+// Retry-After.
 type retryableError struct {
 	err        error
+	status     int
 	retryAfter string
+}
+
+// slowDown reports an answer that asks the whole host to slow down (429, 503).
+func (e *retryableError) slowDown() bool {
+	return e.status == http.StatusTooManyRequests || e.status == http.StatusServiceUnavailable
 }
 
 func (e *retryableError) Error() string { return e.err.Error() }
@@ -238,7 +216,7 @@ func (f *Fetch) Fetch(ctx context.Context, req *spiders.Request) (*spiders.Respo
 	switch code := resp.StatusCode; {
 	case retryableStatus(code):
 		return nil, &retryableError{err: fmt.Errorf("handlers: fetch %s: HTTP %d", req.URL, code),
-			retryAfter: resp.Header.Get("Retry-After")}
+			status: code, retryAfter: resp.Header.Get("Retry-After")}
 	case code >= 400:
 		f.count("http_errors_final", 1)
 		return nil, nil

@@ -34,7 +34,7 @@ func NewFrontier(ctx context.Context, rdb redis.UniversalClient, sp *spiders.Spi
 	return streams.NewFrontier(streams.FrontierConfig{
 		Client: rdb, Layout: layout, SeenCache: seenCache, Dedup: d,
 		Order: streams.Order(s.Order), MaxRequests: s.MaxPages, Window: s.FrontierWindow, CountUnread: countUnread,
-		Revisit: s.RevisitAfter,
+		Revisit: s.RevisitAfter, Hosts: hostDefaults(s), Rules: hostRules(s),
 	})
 }
 

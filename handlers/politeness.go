@@ -3,63 +3,67 @@ package handlers
 import (
 	"path"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/streamcrawl/streamcrawl/spiders"
 	"github.com/streamcrawl/streamcrawl/streams"
 )
 
-// politeness picks each host's rule (per-host defaults, glob overrides, robots.txt
-// Crawl-delay, AutoThrottle) for streams.Hosts to enforce.
-type politeness struct {
-	s        spiders.Settings
-	leaseTTL time.Duration
+// leaseTTL is how long a host's slot stays taken when its fetcher dies: longer than any
+// fetch (robots.txt first, then the page) may take.
+func leaseTTL(s spiders.Settings) time.Duration { return 2*s.DownloadTimeout + 30*time.Second }
 
-	mu      sync.Mutex
-	latency map[string]time.Duration // AutoThrottle: moving average per host
+// hostDefaults is the spider's per-host politeness for hosts without a limit rule.
+func hostDefaults(s spiders.Settings) streams.HostDefaults {
+	return streams.HostDefaults{
+		HostRule: streams.HostRule{Concurrency: max(s.PerHostConcurrency, 0), Delay: s.PerHostDelay},
+		LeaseTTL: leaseTTL(s),
+	}
 }
 
-func newPoliteness(s spiders.Settings) *politeness {
-	return &politeness{s: s, leaseTTL: s.DownloadTimeout + 30*time.Second, latency: map[string]time.Duration{}}
-}
-
-// rule returns the politeness of host; crawlDelay is its robots.txt Crawl-delay.
-func (p *politeness) rule(host string, crawlDelay time.Duration) streams.HostRule {
-	r := streams.HostRule{Concurrency: max(p.s.PerHostConcurrency, 0), Delay: p.s.PerHostDelay, LeaseTTL: p.leaseTTL}
-	h := strings.ToLower(host)
-	for _, l := range p.s.Limits {
-		if ok, _ := path.Match(strings.ToLower(l.Domain), h); ok {
+// limitRule returns the rule of the spider's first limit whose glob matches host
+// (NormalHost, its port ignored), nil when none does. A limit without a concurrency
+// keeps the default concurrency.
+func limitRule(s spiders.Settings, host string) *streams.HostRule {
+	if len(s.Limits) == 0 {
+		return nil
+	}
+	name := hostName(host)
+	for _, l := range s.Limits {
+		if ok, _ := path.Match(strings.ToLower(l.Domain), name); ok {
+			r := streams.HostRule{Concurrency: max(s.PerHostConcurrency, 0), Delay: l.Delay}
 			if l.Concurrency > 0 {
 				r.Concurrency = l.Concurrency
 			}
-			r.Delay = l.Delay
-			break
+			return &r
 		}
 	}
-	r.Delay = max(r.Delay, crawlDelay)
-	if r.Concurrency < 0 {
-		r.Concurrency = 0
-	}
-	if p.s.Autothrottle != nil && *p.s.Autothrottle {
-		p.mu.Lock()
-		r.Delay = max(r.Delay, min(p.latency[h], time.Minute))
-		p.mu.Unlock()
-	}
-	return r
+	return nil
 }
 
-// observe feeds a response time of host to AutoThrottle.
-func (p *politeness) observe(host string, took time.Duration) {
-	if p.s.Autothrottle == nil || !*p.s.Autothrottle {
-		return
+// hostRules is limitRule of the spider, for the frontier (nil when it has no limits).
+func hostRules(s spiders.Settings) func(string) *streams.HostRule {
+	if len(s.Limits) == 0 {
+		return nil
 	}
-	h := strings.ToLower(host)
-	p.mu.Lock()
-	if old, ok := p.latency[h]; ok {
-		p.latency[h] = (old + took) / 2
-	} else {
-		p.latency[h] = took
+	return func(host string) *streams.HostRule { return limitRule(s, host) }
+}
+
+// ruleOf is the politeness of host as this process knows it (the defaults or its limit
+// rule): whether its requests come with a lease to give back, and whether it has a
+// delay of its own. Crawl-delay and back-offs live in Redis.
+func ruleOf(s spiders.Settings, host string) streams.HostRule {
+	if r := limitRule(s, host); r != nil {
+		return *r
 	}
-	p.mu.Unlock()
+	return hostDefaults(s).HostRule
+}
+
+// hostName is host without its port, lower-cased.
+func hostName(host string) string {
+	host = strings.ToLower(host)
+	if i := strings.LastIndexByte(host, ':'); i >= 0 && !strings.HasSuffix(host, "]") {
+		host = host[:i]
+	}
+	return strings.Trim(host, "[]")
 }

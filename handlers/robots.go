@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -56,6 +57,7 @@ type robotsVerdict struct {
 	allowed bool
 	delay   time.Duration // the host's Crawl-delay
 	wait    time.Duration // > 0: another fetcher is fetching robots.txt; ask again then
+	fetched time.Duration // > 0: this call fetched robots.txt from the host, taking this long
 }
 
 // check answers for u.
@@ -63,14 +65,15 @@ func (r *robots) check(ctx context.Context, u *url.URL) (robotsVerdict, error) {
 	if u.Path == "/robots.txt" {
 		return robotsVerdict{allowed: true}, nil
 	}
-	origin := u.Scheme + "://" + u.Host
+	origin := originOf(u)
 	r.mu.Lock()
 	g, ok := r.cache[origin]
 	r.mu.Unlock()
+	var fetched time.Duration
 	if !ok {
 		var wait time.Duration
 		var err error
-		g, wait, err = r.load(ctx, origin)
+		g, wait, fetched, err = r.load(ctx, origin)
 		if err != nil || wait > 0 {
 			return robotsVerdict{wait: wait}, err
 		}
@@ -85,34 +88,49 @@ func (r *robots) check(ctx context.Context, u *url.URL) (robotsVerdict, error) {
 	if u.RawQuery != "" {
 		path += "?" + u.RawQuery
 	}
-	return robotsVerdict{allowed: g.Test(path), delay: g.CrawlDelay}, nil
+	return robotsVerdict{allowed: g.Test(path), delay: g.CrawlDelay, fetched: fetched}, nil
+}
+
+// originOf is u's scheme://host[:port], the host lower-cased and the scheme's default
+// port dropped: one robots.txt per origin, whatever way a URL writes it.
+func originOf(u *url.URL) string {
+	scheme, host := strings.ToLower(u.Scheme), strings.ToLower(u.Host)
+	if h, port, err := net.SplitHostPort(host); err == nil && (scheme == "http" && port == "80" || scheme == "https" && port == "443") {
+		host = h
+		if strings.Contains(h, ":") {
+			host = "[" + h + "]"
+		}
+	}
+	return scheme + "://" + host
 }
 
 // load returns the rules of origin from Redis, or fetches them if this process wins the
-// lock; otherwise it returns how long to wait.
-func (r *robots) load(ctx context.Context, origin string) (*robotstxt.Group, time.Duration, error) {
+// lock (and how long the fetch took); otherwise it returns how long to wait.
+func (r *robots) load(ctx context.Context, origin string) (g *robotstxt.Group, wait, fetched time.Duration, err error) {
 	keys := r.layout.ForHost(hostOf(origin))
 	key := keys.Robots(origin)
 	stored, err := r.rdb.Get(ctx, key).Result()
 	if err == nil {
-		return r.parse(stored), 0, nil
+		return r.parse(stored), 0, 0, nil
 	}
 	if !errors.Is(err, redis.Nil) {
-		return nil, 0, fmt.Errorf("handlers: read robots.txt of %s: %w", origin, err)
+		return nil, 0, 0, fmt.Errorf("handlers: read robots.txt of %s: %w", origin, err)
 	}
 	won, err := r.rdb.SetNX(ctx, keys.RobotsLock(origin), "1", robotsLockTTL).Result()
 	if err != nil {
-		return nil, 0, fmt.Errorf("handlers: lock robots.txt of %s: %w", origin, err)
+		return nil, 0, 0, fmt.Errorf("handlers: lock robots.txt of %s: %w", origin, err)
 	}
 	if !won {
-		return nil, 300 * time.Millisecond, nil
+		return nil, robotsWait, 0, nil
 	}
+	start := time.Now()
 	stored = r.fetch(ctx, origin)
+	fetched = max(time.Since(start), time.Millisecond)
 	if err := r.rdb.Set(ctx, key, stored, RobotsTTL).Err(); err != nil {
-		return nil, 0, fmt.Errorf("handlers: store robots.txt of %s: %w", origin, err)
+		return nil, 0, 0, fmt.Errorf("handlers: store robots.txt of %s: %w", origin, err)
 	}
 	_ = r.rdb.Del(ctx, keys.RobotsLock(origin)).Err()
-	return r.parse(stored), 0, nil
+	return r.parse(stored), 0, fetched, nil
 }
 
 // fetch gets origin's robots.txt and returns it as stored: "<status>\n<body>". A

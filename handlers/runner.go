@@ -187,13 +187,14 @@ func Run(ctx context.Context, cfg Config) (err error) {
 		}
 		switch stage {
 		case streams.StageFetch:
-			delayed, err := streams.NewDelayed(cfg.Client, layout)
+			order, defaults := streams.Order(cfg.Spider.Settings.Order), hostDefaults(cfg.Spider.Settings)
+			delayed, err := streams.NewDelayed(cfg.Client, layout, order, defaults)
 			if err != nil {
 				return err
 			}
 			defer delayed.Close()
 			dispatcher, err := streams.NewDispatcher(streams.DispatcherConfig{Client: cfg.Client, Layout: layout,
-				Window: cfg.Spider.Settings.FrontierWindow, CountUnread: cfg.CountUnread, Logger: slog})
+				Window: cfg.Spider.Settings.FrontierWindow, CountUnread: cfg.CountUnread, Hosts: defaults, Logger: slog})
 			if err != nil {
 				return err
 			}
@@ -212,7 +213,7 @@ func Run(ctx context.Context, cfg Config) (err error) {
 			go func() { defer background.Done(); delayed.Run(runCtx, streams.DefaultDelayedInterval, slog) }()
 			go func() { defer background.Done(); dispatcher.Run(runCtx) }()
 			go func() { defer background.Done(); seeds.run(runCtx, DefaultSeedPoll) }()
-			hosts, err := streams.NewHosts(cfg.Client, layout)
+			hosts, err := streams.NewHosts(cfg.Client, layout, defaults, order)
 			if err != nil {
 				return err
 			}

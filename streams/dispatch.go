@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -41,6 +42,8 @@ type DispatcherConfig struct {
 	// CountUnread counts unread entries with XRANGE instead of trusting XINFO's lag
 	// (needed where lag is unreliable, as in the embedded Redis).
 	CountUnread bool
+	// Hosts is the crawl's default per-host politeness. Its zero value: no limits.
+	Hosts HostDefaults
 	// Logger; nil means no-op.
 	Logger *zap.Logger
 	// BeforeXAdd is a fault hook for tests: called inside Dispatch with the number of
@@ -48,10 +51,11 @@ type DispatcherConfig struct {
 	BeforeXAdd func(n int) error
 }
 
-// Dispatcher moves requests from the frontier ZSET to the requests stream in frontier
-// order, keeping the stream's unread backlog at most Window. The pop and the XADDs are
-// one Lua script, so a crash between them cannot lose or duplicate a request. Every fetch
-// process runs one; any number may run at once.
+// Dispatcher hands requests of the hosts that may start one now to the requests stream
+// (see hostSchedLua), best band first, keeping the stream's unread backlog at most
+// Window; it also makes hosts whose time came ready and takes back the slots of dead
+// fetchers. Each round is one Lua script per partition, so a crash inside it cannot
+// lose or duplicate a request. Every fetch process runs one; any number may run at once.
 type Dispatcher struct {
 	cfg DispatcherConfig
 	log *zap.Logger
@@ -66,6 +70,7 @@ func NewDispatcher(cfg DispatcherConfig) (*Dispatcher, error) {
 		cfg.Layout = NewLayout(cfg.Keys.Crawl(), 1)
 	}
 	setDefault(&cfg.Window, DefaultDispatchWindow)
+	cfg.Hosts.setDefaults()
 	setDefault(&cfg.Interval, DefaultDispatchInterval)
 	setDefault(&cfg.IdleInterval, max(DefaultDispatchIdleInterval, cfg.Interval))
 	if cfg.Logger == nil {
@@ -74,75 +79,55 @@ func NewDispatcher(cfg DispatcherConfig) (*Dispatcher, error) {
 	return &Dispatcher{cfg: cfg, log: cfg.Logger}, nil
 }
 
-// unreadLua defines unread(): how many entries of a stream a group has not read (at
-// most window when counted). The dispatch and emit scripts both keep the requests
-// stream's unread backlog within the window with it.
-const unreadLua = `
-local function unread(stream, group, window, mode)
-  local groups = redis.pcall('XINFO', 'GROUPS', stream)
-  if groups['err'] then return 0 end -- no stream yet
-  for _, g in ipairs(groups) do
-    local f = {}
-    for j = 1, #g, 2 do f[g[j]] = g[j + 1] end
-    if f['name'] == group then
-      if mode == 'lag' and f['lag'] then return tonumber(f['lag']) end
-      return #redis.call('XRANGE', stream, '(' .. f['last-delivered-id'], '+', 'COUNT', window)
-    end
-  end
-  return redis.call('XLEN', stream)
-end
-`
-
-// dispatchLua defines dispatch(): move up to window−unread requests from the frontier
-// to the requests stream, in frontier order.
-const dispatchLua = unreadLua + `
-local function dispatch(frontier, stream, seqkey, group, window, mode)
-  local n = window - unread(stream, group, window, mode)
-  if n <= 0 then return 0 end
-  local popped = redis.call('ZRANGE', frontier, 0, n - 1)
-  if #popped == 0 then return 0 end
-  local seq = redis.call('INCRBY', seqkey, #popped) - #popped
-  for i, m in ipairs(popped) do
-    redis.call('XADD', stream, '*', '_watermill_message_uuid', 'sc-' .. (seq + i), 'metadata', '', 'payload', m)
-  end
-  redis.call('ZREMRANGEBYRANK', frontier, 0, #popped - 1)
-  return #popped
-end
-`
-
-// dispatchScript moves up to window−unread requests from the frontier to the stream.
+// dispatchScript runs one dispatch round in a partition: takes back the slots of dead
+// fetchers' leases, makes the hosts whose time has come ready, and hands out requests of
+// ready hosts until the requests stream has window unread entries (see hostSchedLua).
+// Every step is bounded (at most 1,000 leases and hosts looked at, window requests
+// moved), so one call never holds Redis up for long.
 //
-// KEYS[1] -> sc:{c}:frontier
-// KEYS[2] -> sc:{c}:requests
-// KEYS[3] -> sc:{c}:seq
+// KEYS[1] -> sc:{c}:requests, KEYS[2] -> sc:{c}:waiting, KEYS[3] -> sc:{c}:seq,
+// KEYS[4] -> sc:{c}:ready, KEYS[5] -> sc:{c}:sched, KEYS[6] -> sc:{c}:leases,
+// KEYS[7] -> sc:{c}:hosts, KEYS[8] -> sc:{c}:hq: (host queue prefix)
 // ARGV[1] -> the fetch group, ARGV[2] -> window, ARGV[3] -> 'lag' or 'range' (how to
-// count unread entries), ARGV[4] -> 1 to fail before any change (fault hook)
+// count unread entries), ARGV[4] -> 1 to fail before any change (fault hook),
+// ARGV[5..8] -> the hosts' defaults (S.conc, S.delay, S.ttl, S.quantum),
+// ARGV[9] -> message UUID prefix
 // Output: number of requests moved
-var dispatchScript = redis.NewScript(dispatchLua + `
+var dispatchScript = redis.NewScript(nowLua + xaddLua + unreadLua + hostSchedLua + `
 if ARGV[4] == '1' then return redis.error_reply('fault hook: crashed before XADD') end
-return dispatch(KEYS[1], KEYS[2], KEYS[3], ARGV[1], tonumber(ARGV[2]), ARGV[3])
+S.stream, S.waiting, S.seq, S.ready, S.sched, S.leases, S.hosts, S.hq = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8]
+S.conc, S.delay, S.ttl, S.quantum, S.idp = tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8]), ARGV[9]
+local now = now_ms()
+expire_leases(now, 1000)
+promote(now, 1000)
+if redis.call('ZCARD', S.ready) == 0 then return 0 end
+local window = tonumber(ARGV[2])
+local room = window - unread(S.stream, ARGV[1], window, ARGV[3])
+if room <= 0 then return 0 end
+return hand_out(room, now)
 `)
 
 // Dispatch runs one round over every partition and returns how many requests it moved.
-// Partitions whose frontier is empty are skipped after one pipelined ZCARD: most rounds
-// find nothing to move (an emit dispatches its own requests when the frontier was
-// empty), and a script call costs Redis several times what a ZCARD does.
+// Partitions with nothing to do are skipped after a pipelined look (ZCARD, ZCOUNT):
+// most rounds find nothing to move, and a script call costs Redis several times what a
+// look does.
 func (d *Dispatcher) Dispatch(ctx context.Context) (int, error) {
 	n, _, err := d.round(ctx)
 	return n, err
 }
 
-// round is Dispatch that also reports whether every frontier was empty.
+// round is Dispatch that also reports whether every partition's frontier was empty:
+// no host ready, scheduled or holding a lease.
 func (d *Dispatcher) round(ctx context.Context) (moved int, idle bool, err error) {
 	total := 0
 	var firstErr error
-	busy := d.nonEmpty(ctx)
+	looks := d.look(ctx)
 	idle = true
-	for part := range d.cfg.Layout.N() {
-		if !busy[part] {
+	for part, l := range looks {
+		idle = idle && l.empty
+		if !l.due {
 			continue
 		}
-		idle = false
 		n, err := d.dispatchPart(ctx, part)
 		total += n
 		if err != nil && firstErr == nil {
@@ -152,12 +137,38 @@ func (d *Dispatcher) round(ctx context.Context) (moved int, idle bool, err error
 	return total, idle, firstErr
 }
 
-// nonEmpty reports, per partition, whether its frontier holds requests. The answer is
-// only a hint (the script decides what moves); a failed look counts as "holds some".
-func (d *Dispatcher) nonEmpty(ctx context.Context) []bool {
-	return d.cfg.Layout.holding(ctx, d.cfg.Client, func(p redis.Pipeliner, k Keys) *redis.IntCmd {
-		return p.ZCard(ctx, k.Frontier())
+// partLook is what a look at a partition's frontier found.
+type partLook struct {
+	due   bool // a host is ready, a host's time comes within the interval, or a lease expires
+	empty bool // no host is ready or scheduled, and no lease is held
+}
+
+// look looks at every partition's frontier in one pipeline. The answer is only a hint
+// (the script decides, on the Redis clock; the look uses the local one, an interval
+// ahead to allow for skew); a failed look counts as "due".
+func (d *Dispatcher) look(ctx context.Context) []partLook {
+	soon := strconv.FormatInt(time.Now().Add(d.cfg.Interval).UnixMilli(), 10)
+	parts := d.cfg.Layout.Parts()
+	cmds := make([][5]*redis.IntCmd, len(parts))
+	_, _ = d.cfg.Client.Pipelined(ctx, func(p redis.Pipeliner) error { // errors are read per command
+		for i, k := range parts {
+			cmds[i] = [5]*redis.IntCmd{p.ZCard(ctx, k.Ready()), p.ZCount(ctx, k.Sched(), "-inf", soon),
+				p.ZCount(ctx, k.Leases(), "-inf", soon), p.ZCard(ctx, k.Sched()), p.ZCard(ctx, k.Leases())}
+		}
+		return nil
 	})
+	out := make([]partLook, len(parts))
+	for i, cs := range cmds {
+		out[i].empty = true
+		for j, c := range cs {
+			some := c.Err() != nil || c.Val() > 0
+			if j < 3 {
+				out[i].due = out[i].due || some
+			}
+			out[i].empty = out[i].empty && !some
+		}
+	}
+	return out
 }
 
 // dispatchPart runs one round in partition part.
@@ -172,8 +183,9 @@ func (d *Dispatcher) dispatchPart(ctx context.Context, part int) (int, error) {
 		}
 	}
 	k := d.cfg.Layout.Part(part)
-	n, err := dispatchScript.Run(ctx, d.cfg.Client, []string{k.Frontier(), k.Requests(), k.Seq()},
-		StageFetch, d.cfg.Window, mode, fault).Int()
+	keys := []string{k.Requests(), k.Waiting(), k.Seq(), k.Ready(), k.Sched(), k.Leases(), k.Hosts(), k.HostQueuePrefix()}
+	args := append([]any{StageFetch, d.cfg.Window, mode, fault}, d.cfg.Hosts.args()...)
+	n, err := dispatchScript.Run(ctx, d.cfg.Client, keys, append(args, d.cfg.Layout.idPrefix(part))...).Int()
 	if err != nil {
 		return 0, fmt.Errorf("streams: dispatch: %w", err)
 	}
@@ -181,7 +193,8 @@ func (d *Dispatcher) dispatchPart(ctx context.Context, part int) (int, error) {
 }
 
 // Run dispatches every Interval until ctx ends, and less often while every frontier is
-// empty (see DispatcherConfig.IdleInterval).
+// empty (see DispatcherConfig.IdleInterval). A host's next request is handed out within
+// about an Interval of its time.
 func (d *Dispatcher) Run(ctx context.Context) {
 	errLog := newRateLimited(d.log, 5*time.Second)
 	wait := d.cfg.Interval

@@ -13,17 +13,11 @@ import (
 // output is in, so an atomic look can never see the work "between" two streams.
 //
 // KEYS[i] -> stream i, ARGV[i] -> the group that reads it
-// KEYS[#ARGV+1] -> sc:{c}:delayed, KEYS[#ARGV+2] -> sc:{c}:frontier, KEYS[#ARGV+3] -> sc:{c}:seq
+// KEYS[#ARGV+1] -> sc:{c}:delayed, KEYS[#ARGV+2] -> sc:{c}:waiting, KEYS[#ARGV+3] -> sc:{c}:seq
 // Output: per stream {length, pending, unread(0/1), last ID}, then the number of
-// delayed requests, the number of requests in the frontier, and the sequence counter
-// (which every enqueue and dispatch moves)
-var progressScript = redis.NewScript(`
-local function newer(a, b) -- is stream ID a after b?
-  local am, as = string.match(a, '(%d+)-(%d+)')
-  local bm, bs = string.match(b, '(%d+)-(%d+)')
-  am, as, bm, bs = tonumber(am), tonumber(as), tonumber(bm), tonumber(bs)
-  return am > bm or (am == bm and as > bs)
-end
+// delayed requests, the number of requests waiting in host queues, and the sequence
+// counter (which every enqueue and hand-out moves)
+var progressScript = redis.NewScript(newerLua + `
 local out = {}
 for i = 1, #ARGV do
   local len, pending, unread, lastid = 0, 0, 0, ''
@@ -48,7 +42,7 @@ for i = 1, #ARGV do
 end
 local n = #ARGV
 out[#out + 1] = redis.call('ZCARD', KEYS[n + 1])
-out[#out + 1] = redis.call('ZCARD', KEYS[n + 2])
+out[#out + 1] = tonumber(redis.call('GET', KEYS[n + 2]) or '0')
 out[#out + 1] = redis.call('GET', KEYS[n + 3]) or '0'
 return out
 `)
@@ -71,7 +65,7 @@ type Progress struct {
 	Stages []StageProgress `json:"stages"`
 	// Delayed is the number of requests waiting for a retry time.
 	Delayed int64 `json:"delayed"`
-	// Frontier is the number of requests waiting to be dispatched.
+	// Frontier is the number of requests waiting in host queues to be handed out.
 	Frontier int64 `json:"frontier"`
 	// Seeds is 1 when runtime seeds wait in <crawl>:start_urls (or its processing
 	// list); read apart from the script, since those keys live in another slot.
@@ -111,7 +105,7 @@ func readPartProgress(ctx context.Context, rdb redis.UniversalClient, k Keys) (p
 		keys = append(keys, s.Stream)
 		args = append(args, s.Group)
 	}
-	keys = append(keys, k.Delayed(), k.Frontier(), k.Seq())
+	keys = append(keys, k.Delayed(), k.Waiting(), k.Seq())
 	res, err := progressScript.Run(ctx, rdb, keys, args...).Slice()
 	if err != nil {
 		return partProgress{}, fmt.Errorf("streams: read progress: %w", err)

@@ -18,15 +18,20 @@ import (
 // share its script call (see FrontierConfig.Linger).
 const DefaultEmitLinger = 10 * time.Millisecond
 
-// maxEmitArgs bounds the script arguments one coalesced call gathers (a single page
+// maxEmitArgs bounds the script arguments one coalesced call gathers (a single share
 // with more goes alone).
-const maxEmitArgs = 8192
+const maxEmitArgs = 4096
+
+// maxEmitChunk is the most requests of one page in one script call: a page with more
+// (a sitemap, a directory listing) is queued in several calls, each short enough not to
+// hold up Redis for other clients (about 10 µs of Redis time per request).
+const maxEmitChunk = 800
 
 // emitShare is one page's share of one partition's emit: its requests whose hosts fall
 // in the partition and, in the page's own partition, its items.
 type emitShare struct {
 	part  int
-	reqs  []any    // fingerprint, score band, payload, message ID per request
+	reqs  []any    // fingerprint, score band, payload, host, rule per request
 	fps   [][]byte // the requests' fingerprints, for the seen cache (nil: none)
 	items []any    // key, payload, message ID per item
 	out   string   // the script's outcome bytes for this share: requests, then items
@@ -34,7 +39,7 @@ type emitShare struct {
 	done  chan struct{}
 }
 
-func (s *emitShare) nreqs() int  { return len(s.reqs) / 4 }
+func (s *emitShare) nreqs() int  { return len(s.reqs) / 5 }
 func (s *emitShare) nitems() int { return len(s.items) / 3 }
 func (s *emitShare) args() int   { return len(s.reqs) + len(s.items) }
 
@@ -173,9 +178,10 @@ func (q *emitQueue) flush(batch []*emitShare) {
 			}
 			c.budget = 1
 		}
-		a := make([]any, emitHead, emitHead+4*c.n+3*c.m)
-		a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7] = c.n, c.limit, f.order.sign(), f.window, f.unreadMode(),
-			f.revisit.Milliseconds(), c.budget, c.m
+		a := make([]any, 0, emitHead+5*c.n+3*c.m)
+		a = append(a, c.n, c.limit, f.order.sign(), f.window, f.unreadMode(), f.revisit.Milliseconds(), c.budget, c.m)
+		a = append(a, f.hosts.args()...)
+		a = append(a, f.layout.idPrefix(c.part))
 		for _, s := range c.shares {
 			a = append(a, s.reqs...)
 		}
@@ -183,7 +189,8 @@ func (q *emitQueue) flush(batch []*emitShare) {
 			a = append(a, s.items...)
 		}
 		k := f.layout.Part(c.part)
-		c.keys = []string{k.Seen(), k.Frontier(), k.Stats(), k.Seq(), k.Requests(), k.SeenAt(), k.Items(), k.ItemKeys()}
+		c.keys = []string{k.Seen(), k.Waiting(), k.Stats(), k.Seq(), k.Requests(), k.SeenAt(), k.Items(), k.ItemKeys(),
+			k.Ready(), k.Sched(), k.Leases(), k.Hosts(), k.HostQueuePrefix()}
 		c.args = a
 		c.cmd = f.emit.EvalSha(ctx, pipe, c.keys, c.args...)
 	}

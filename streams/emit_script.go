@@ -1,6 +1,10 @@
 package streams
 
-import "github.com/redis/go-redis/v9"
+import (
+	"strconv"
+
+	"github.com/redis/go-redis/v9"
+)
 
 // setSeenAdd is seen_add_arg over a plain set, for frontiers without a Deduper.
 const setSeenAdd = `
@@ -8,22 +12,22 @@ local function seen_add_arg(base, fp) return redis.call('SADD', base, fp) end
 `
 
 // emitBody (run as the Frontier's emit script, after the crawl's seen_add_arg from its
-// Deduper and unreadLua) queues the new requests and items of one partition found by
-// one or more parsed pages, in one step: a new fingerprint goes into the seen set and
-// its request into the frontier ZSET (or, when the frontier is empty and the window has
-// room, straight into the requests stream), and an item whose key is new goes into the
-// items stream with its key recorded, so a crash can never leave a URL or an item key
-// marked seen but not queued. Every key is the partition's.
+// Deduper, nowLua, xaddLua, unreadLua and hostSchedLua) queues the new requests and
+// items of one partition found by one or more parsed pages, in one step: a new
+// fingerprint goes into the seen set and its request into its host's queue, and an
+// item whose key is new goes into the items stream with its key recorded, so a crash
+// can never leave a URL or an item key marked seen but not queued. Hosts that got
+// requests are woken (see hostSchedLua), and when the requests stream has room in its
+// window, ready hosts' requests are handed out at once, so fetchers that are idle get
+// work without waiting for a dispatcher round. Every key is the partition's.
 //
-// Each redis.call costs Redis a few µs beyond the command it runs, and so does Lua
-// arithmetic that ends in a string (number formatting): the caller passes each
-// message's ID and each fingerprint in the form its dedup mode stores, the sequence
-// counter is read only when requests go into the ZSET, and item keys are checked with
-// one SMISMEMBER and recorded with one SADD.
+// Each redis.call costs Redis a few µs beyond the command it runs: the caller passes
+// each fingerprint in the form its dedup mode stores, the sequence counter is read once
+// per call, and item keys are checked with one SMISMEMBER and recorded with one SADD.
 //
 // KEYS[1] -> sc:{c}:seen (the base key of the crawl's dedup: a set, buckets or a Bloom
 // filter)
-// KEYS[2] -> sc:{c}:frontier
+// KEYS[2] -> sc:{c}:waiting
 // KEYS[3] -> sc:{c}:stats (the partition's: max_pages_used of a crawl of one partition)
 // KEYS[4] -> sc:{c}:seq
 // KEYS[5] -> sc:{c}:requests
@@ -31,27 +35,32 @@ local function seen_add_arg(base, fp) return redis.call('SADD', base, fp) end
 // when revisiting)
 // KEYS[7] -> sc:{c}:items
 // KEYS[8] -> sc:{c}:itemkeys
+// KEYS[9] -> sc:{c}:ready, KEYS[10] -> sc:{c}:sched, KEYS[11] -> sc:{c}:leases,
+// KEYS[12] -> sc:{c}:hosts, KEYS[13] -> sc:{c}:hq: (host queue prefix)
 // ARGV[1] -> number of requests n, ARGV[2] -> max requests ever queued (0: no limit),
-// ARGV[3] -> 1 or -1: sign of the sequence in the score (FIFO or LIFO within a band),
-// ARGV[4] -> dispatch window (0: do not dispatch), ARGV[5] -> 'lag' or 'range',
+// ARGV[3] -> 1 or -1: first or last found first within a band,
+// ARGV[4] -> dispatch window (0: do not hand out), ARGV[5] -> 'lag' or 'range',
 // ARGV[6] -> revisit interval in ms (0: a URL is seen forever),
 // ARGV[7] -> 1 when ARGV[2] is a budget reserved for this call in the crawl-wide
 // counter (partitioned crawls; 0 then means none) rather than a limit on KEYS[3]'s
-// max_pages_used, ARGV[8] -> number of items m;
+// max_pages_used, ARGV[8] -> number of items m,
+// ARGV[9..12] -> the hosts' default concurrency, delay (ms), lease TTL (ms) and quantum
+// (see hostSchedLua), ARGV[13] -> message UUID prefix;
 // then per request: fingerprint (empty: do not filter; the dedup's script argument, or
-// the raw fingerprint when revisiting), score band, payload, message ID;
+// the raw fingerprint when revisiting), score band, payload, host (NormalHost), the
+// host's limit rule ("<concurrency> <delay ms>"; empty: the defaults);
 // then per item: key (empty: do not filter), payload, message ID
 // Output: one byte per request ('q' queued, 'd' duplicate, 'o' over max_pages), then
 // one per item ('a' added, 'd' duplicate key)
 const emitBody = `
 local n, limit, sign, revisit = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[6])
 local budget, m = ARGV[7] == '1', tonumber(ARGV[8])
-local first, items = 9, 9 + 4 * n
+S.ready, S.sched, S.leases, S.hosts, S.hq = KEYS[9], KEYS[10], KEYS[11], KEYS[12], KEYS[13]
+S.waiting, S.seq, S.stream = KEYS[2], KEYS[4], KEYS[5]
+S.conc, S.delay, S.ttl, S.quantum, S.idp = tonumber(ARGV[9]), tonumber(ARGV[10]), tonumber(ARGV[11]), tonumber(ARGV[12]), ARGV[13]
+local first, items = emit_head + 1, emit_head + 1 + 5 * n
 local now = 0
-if revisit > 0 then
-  local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-end
+if revisit > 0 then now = now_ms() end
 -- is_new records fp as seen and reports whether it was not (or was seen too long ago).
 local function is_new(fp)
   if fp == '' then return true end
@@ -78,11 +87,11 @@ local rq, queued = 0, 0
 if limit > 0 and not budget then queued = tonumber(redis.call('HGET', KEYS[3], 'max_pages_used') or '0') end
 local fresh = {}
 for k = 1, n do
-  local i = first + 4 * (k - 1)
+  local i = first + 5 * (k - 1)
   if (budget or limit > 0) and queued + rq >= limit then
     out[k] = 'o'
   elseif is_new(ARGV[i]) then
-    fresh[#fresh + 1] = {tonumber(ARGV[i + 1]), sign * k, i, k}
+    fresh[#fresh + 1] = i
     rq = rq + 1
     out[k] = 'q'
   else
@@ -92,26 +101,27 @@ end
 -- max_pages_used is exact (max_pages reads it); the other counters are the caller's.
 if rq > 0 and limit > 0 and not budget then redis.call('HINCRBY', KEYS[3], 'max_pages_used', rq) end
 if #fresh > 0 then
-  -- With nothing queued ahead of them, new requests skip the frontier: they go straight
-  -- to the stream (fetchers may be idle), in frontier order, as far as the window has
-  -- room. With a backlog, the Dispatcher keeps the window full.
-  local window, room = tonumber(ARGV[4]), 0
-  if window > 0 and redis.call('ZCARD', KEYS[2]) == 0 then
-    room = window - unread(KEYS[5], 'fetch', window, ARGV[5])
+  local seq = redis.call('INCRBY', KEYS[4], #fresh) - #fresh
+  local touched, hosts, added = {}, {}, 0
+  for j, i in ipairs(fresh) do
+    local band, host = tonumber(ARGV[i + 1]), ARGV[i + 3]
+    added = added + redis.call('ZADD', S.hq .. host, queue_score(band, seq + j, sign), ARGV[i + 2])
+    local t = touched[host]
+    if not t then
+      touched[host] = {band, ARGV[i + 4]}
+      hosts[#hosts + 1] = host
+    elseif band < t[1] then
+      t[1] = band
+    end
   end
-  if room > 0 and #fresh > 1 then
-    table.sort(fresh, function(a, b) return a[1] < b[1] or (a[1] == b[1] and a[2] < b[2]) end)
-  end
-  -- Queued requests are ordered by band, then by the crawl-wide sequence (the order
-  -- they were found in), read only if some are queued.
-  local seq
-  for j, r in ipairs(fresh) do
-    local i = r[3]
-    if j <= room then
-      redis.call('XADD', KEYS[5], '*', '_watermill_message_uuid', ARGV[i + 3], 'metadata', '', 'payload', ARGV[i + 2])
-    else
-      if not seq then seq = redis.call('INCRBY', KEYS[4], n) - n end
-      redis.call('ZADD', KEYS[2], r[1] * 1e9 + sign * ((seq + r[4]) % 1e9), ARGV[i + 2])
+  if added > 0 then redis.call('INCRBY', S.waiting, added) end
+  for _, host in ipairs(hosts) do wake(host, touched[host][1], touched[host][2]) end
+  local window = tonumber(ARGV[4])
+  if window > 0 and redis.call('ZCARD', S.ready) > 0 then
+    local room = window - unread(KEYS[5], 'fetch', window, ARGV[5])
+    if room > 0 then
+      if now == 0 then now = now_ms() end
+      hand_out(room, now)
     end
   end
 end
@@ -135,7 +145,7 @@ if m > 0 then
         known[key] = true -- the same key twice in this call
         fresh_keys[#fresh_keys + 1] = key
       end
-      redis.call('XADD', KEYS[7], '*', '_watermill_message_uuid', ARGV[i + 2], 'metadata', '', 'payload', ARGV[i + 1])
+      xadd_msg(KEYS[7], ARGV[i + 2], ARGV[i + 1])
       out[#out + 1] = 'a'
     end
   end
@@ -146,7 +156,10 @@ return table.concat(out)
 `
 
 // emitHead is the number of ARGV before the requests in the emit script.
-const emitHead = 8
+const emitHead = 13
+
+// emitHeadLua tells the emit script emitHead.
+var emitHeadLua = "local emit_head = " + strconv.Itoa(emitHead) + "\n"
 
 // reserveScript takes up to n of the crawl's max_pages budget (partitioned crawls: each
 // partition's emit script spends what the call reserved, and the caller gives back

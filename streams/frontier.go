@@ -18,7 +18,8 @@ type Candidate struct {
 	Payload []byte
 	// Priority and Depth of the request place it in the frontier (see Order).
 	Priority, Depth int
-	// Host is the request URL's host (name or name:port); it picks the partition.
+	// Host is the request URL's host (name or name:port, as in the URL); its NormalHost
+	// picks the partition and the host queue.
 	Host string
 }
 
@@ -55,6 +56,12 @@ type FrontierConfig struct {
 	// Linger is how long a page's emit waits for other pages' emits to share one script
 	// call (see emitQueue). Default DefaultEmitLinger; negative: no wait.
 	Linger time.Duration
+	// Hosts is the crawl's default per-host politeness, which requests handed out by
+	// an emit obey. Its zero value: no limits.
+	Hosts HostDefaults
+	// Rules returns the politeness of a host (NormalHost) that has a rule of its own
+	// (the spider's limits), nil for the defaults. Nil: every host has the defaults.
+	Rules func(host string) *HostRule
 }
 
 // Frontier deduplicates and queues requests and items. Dedup and enqueue are one Lua
@@ -71,6 +78,8 @@ type Frontier struct {
 	revisit     time.Duration
 	emit        *redis.Script
 	fpArg       func(fp []byte) string // a fingerprint as the emit script takes it
+	hosts       HostDefaults
+	rules       func(host string) *HostRule
 }
 
 // NewFrontier returns a Frontier.
@@ -94,9 +103,10 @@ func NewFrontier(cfg FrontierConfig) (*Frontier, error) {
 		return nil, err
 	}
 	setDefault(&cfg.Linger, DefaultEmitLinger)
+	cfg.Hosts.setDefaults()
 	f := &Frontier{rdb: cfg.Client, layout: cfg.Layout,
 		order: cfg.Order, maxRequests: cfg.MaxRequests, window: cfg.Window, countUnread: cfg.CountUnread,
-		revisit: cfg.Revisit}
+		revisit: cfg.Revisit, hosts: cfg.Hosts, rules: cfg.Rules}
 	seenAdd := setSeenAdd
 	f.fpArg = func(fp []byte) string { return string(fp) }
 	if cfg.Dedup != nil {
@@ -105,7 +115,7 @@ func NewFrontier(cfg FrontierConfig) (*Frontier, error) {
 			f.fpArg = cfg.Dedup.rec.scriptArg
 		}
 	}
-	f.emit = redis.NewScript(seenAdd + unreadLua + emitBody)
+	f.emit = redis.NewScript(seenAdd + nowLua + xaddLua + unreadLua + hostSchedLua + emitHeadLua + emitBody)
 	if cfg.SeenCache > 0 && cfg.Revisit == 0 { // revisited URLs must reach the script
 		f.seen = newSeenCache(cfg.SeenCache)
 	}
@@ -150,10 +160,16 @@ func (f *Frontier) Emit(ctx context.Context, cands []Candidate, items []ItemOut)
 func (f *Frontier) EmitFrom(ctx context.Context, part int, cands []Candidate, items []ItemOut) (Emitted, error) {
 	var e Emitted
 	var shares []*emitShare
+	// share returns the share of partition p that the next request goes in: a page's
+	// requests of one partition go in chunks of at most maxEmitChunk, each its own
+	// script call, so a page with a huge number of links never blocks Redis for long.
 	share := func(p int) *emitShare {
-		for _, s := range shares {
-			if s.part == p {
-				return s
+		for i := len(shares) - 1; i >= 0; i-- {
+			if s := shares[i]; s.part == p {
+				if s.nreqs() < maxEmitChunk {
+					return s
+				}
+				break
 			}
 		}
 		s := &emitShare{part: p}
@@ -165,16 +181,22 @@ func (f *Frontier) EmitFrom(ctx context.Context, part int, cands []Candidate, it
 			e.DuplicateRequests++
 			continue
 		}
+		host := NormalHost(c.Host)
 		p := 0
 		if f.layout.N() > 1 {
-			p = f.layout.PartitionOf(c.Host)
+			p = f.layout.PartitionOf(host)
 		}
 		s := share(p)
-		var fp string
+		var fp, rule string
 		if len(c.Fingerprint) > 0 {
 			fp = f.fpArg(c.Fingerprint)
 		}
-		s.reqs = append(s.reqs, fp, f.order.band(c.Priority, c.Depth), string(c.Payload), nextMessageID())
+		if f.rules != nil {
+			if r := f.rules(host); r != nil {
+				rule = r.arg()
+			}
+		}
+		s.reqs = append(s.reqs, fp, f.order.band(c.Priority, c.Depth), string(c.Payload), host, rule)
 		s.fps = append(s.fps, c.Fingerprint)
 	}
 	if len(items) > 0 {

@@ -32,6 +32,29 @@ func streamPayloads(t *testing.T, rdb redis.UniversalClient, k streams.Keys) []s
 	return out
 }
 
+// waiting returns the frontier's count of requests waiting in host queues, checked
+// against the queues' own sizes.
+func waiting(t *testing.T, rdb redis.UniversalClient, k streams.Keys) int64 {
+	t.Helper()
+	ctx := context.Background()
+	n, err := rdb.Get(ctx, k.Waiting()).Int64()
+	if err != nil && err != redis.Nil {
+		t.Fatal(err)
+	}
+	var inQueues int64
+	keys, err := rdb.Keys(ctx, k.HostQueuePrefix()+"*").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range keys {
+		inQueues += rdb.ZCard(ctx, q).Val()
+	}
+	if n != inQueues {
+		t.Fatalf("waiting counter %d, but the host queues hold %d", n, inQueues)
+	}
+	return n
+}
+
 func TestFrontierOrders(t *testing.T) {
 	tests := []struct {
 		order streams.Order
@@ -85,11 +108,14 @@ func TestEmitIntoAnEmptyFrontierFillsTheWindowInOrderAndQueuesTheRest(t *testing
 	if got, want := fmt.Sprint(streamPayloads(t, rdb, k)), "[req-3 req-1 req-4]"; got != want {
 		t.Fatalf("stream = %s, want %s", got, want)
 	}
-	if got, _ := rdb.ZRange(ctx, k.Frontier(), 0, -1).Result(); fmt.Sprint(got) != "[req-0 req-2]" {
-		t.Fatalf("frontier = %v, want [req-0 req-2]", got)
+	if got, _ := rdb.ZRange(ctx, k.HostQueue(""), 0, -1).Result(); fmt.Sprint(got) != "[req-0 req-2]" {
+		t.Fatalf("host queue = %v, want [req-0 req-2]", got)
 	}
-	// The frontier is not empty now: a new request waits there for the Dispatcher, even
-	// though it outranks what the frontier holds.
+	if n := waiting(t, rdb, k); n != 2 {
+		t.Fatalf("waiting = %d, want 2", n)
+	}
+	// The window is full now: a new request waits in its host's queue for the
+	// Dispatcher, even though it outranks what the queue holds.
 	if _, err := f.Enqueue(ctx, []streams.Candidate{cand(5, 20, 0)}); err != nil {
 		t.Fatal(err)
 	}
@@ -144,7 +170,7 @@ func TestDispatchKeepsTheWindowAndAHighPrioritySeedJumpsTheBacklog(t *testing.T)
 	if got[10] != "req-99" {
 		t.Fatalf("first request after the refill = %s, want the priority-10 req-99 (stream %v)", got[10], got)
 	}
-	if n := rdb.ZCard(ctx, k.Frontier()).Val(); n != 50+1-14 {
+	if n := waiting(t, rdb, k); n != 50+1-14 {
 		t.Fatalf("frontier holds %d, want 37", n)
 	}
 }
@@ -169,7 +195,7 @@ func TestDispatcherCrashBetweenPopAndPushLosesAndDuplicatesNothing(t *testing.T)
 	if _, err := bad.Dispatch(ctx); err == nil {
 		t.Fatal("the fault hook did not fire")
 	}
-	if n := rdb.ZCard(ctx, k.Frontier()).Val(); n != 30 {
+	if n := waiting(t, rdb, k); n != 30 {
 		t.Fatalf("after the crash the frontier holds %d, want all 30", n)
 	}
 	if n := rdb.XLen(ctx, k.Requests()).Val(); n != 0 {

@@ -4,29 +4,23 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 )
 
-// Hosts enforces per-host politeness across every fetch process of a crawl: at most C
-// requests in flight to a host and at least D between the starts of two requests. State
-// lives in Redis (a ZSET of leases per host, a hash of next allowed start times), timed by
-// the Redis server's clock, so N fetchers are as polite as one. A fetcher that may not
-// fetch now gets the wait instead of blocking; it parks the request in the delayed set.
-type Hosts struct {
-	rdb    redis.UniversalClient
-	layout Layout
-	b      *batcher
-}
-
-// NewHosts returns the politeness state of the crawl (each host's in its partition).
-func NewHosts(rdb redis.UniversalClient, layout Layout) (*Hosts, error) {
-	if rdb == nil {
-		return nil, errors.New("streams: hosts needs a redis client")
-	}
-	return &Hosts{rdb: rdb, layout: layout, b: newBatcher(rdb, 64, DefaultPublishTimeout, DefaultPublishLinger)}, nil
-}
+// Defaults of HostDefaults.
+const (
+	// DefaultLeaseTTL is how long a host's slot stays taken when its fetcher died
+	// without giving it back.
+	DefaultLeaseTTL = 60 * time.Second
+	// DefaultHostQuantum is the most requests of one host without limits handed out per
+	// turn, so hosts of one band take turns even when one has a huge backlog.
+	DefaultHostQuantum = 16
+	// MaxHostBackoff bounds how long a host is pushed back after repeated 429/503.
+	MaxHostBackoff = 10 * time.Minute
+)
 
 // HostRule is the politeness of one host.
 type HostRule struct {
@@ -34,84 +28,214 @@ type HostRule struct {
 	Concurrency int
 	// Delay is the least time between the starts of two requests.
 	Delay time.Duration
-	// LeaseTTL bounds how long a slot stays taken if its fetcher dies without releasing
-	// it; set it above the download timeout.
-	LeaseTTL time.Duration
 }
 
-// acquireScript takes a slot for a host, or says how long to wait.
+// arg is the rule as the frontier's scripts store it.
+func (r HostRule) arg() string {
+	return strconv.Itoa(max(r.Concurrency, 0)) + " " + strconv.FormatInt(max(r.Delay.Milliseconds(), 0), 10)
+}
+
+// HostDefaults is the politeness of every host without a rule of its own, and how the
+// frontier enforces it.
+type HostDefaults struct {
+	// Rule applies to every host without a limit rule of its own.
+	HostRule
+	// LeaseTTL bounds how long a slot stays taken if its fetcher dies without giving it
+	// back; set it above the download timeout. Default DefaultLeaseTTL.
+	LeaseTTL time.Duration
+	// Quantum is the most requests of one host handed out per turn. Default
+	// DefaultHostQuantum.
+	Quantum int
+}
+
+func (d *HostDefaults) setDefaults() {
+	setDefault(&d.LeaseTTL, DefaultLeaseTTL)
+	setDefault(&d.Quantum, DefaultHostQuantum)
+}
+
+// args are the S.conc, S.delay, S.ttl and S.quantum of hostSchedLua.
+func (d HostDefaults) args() []any {
+	return []any{max(d.Concurrency, 0), max(d.Delay.Milliseconds(), 0), d.LeaseTTL.Milliseconds(), d.Quantum}
+}
+
+// Hosts is the fetchers' side of per-host politeness: the frontier hands a request of a
+// host with a concurrency limit out with a lease on one of its slots, and the fetcher
+// gives the slot back when the fetch is over, with what it learned of the host (how
+// long it took, whether it asked to slow down). State lives in Redis, timed by the
+// Redis clock, so N fetchers are as polite as one.
+type Hosts struct {
+	rdb      redis.UniversalClient
+	layout   Layout
+	defaults HostDefaults
+	order    Order
+	b        *batcher
+}
+
+// NewHosts returns the politeness state of the crawl (each host's in its partition).
+func NewHosts(rdb redis.UniversalClient, layout Layout, defaults HostDefaults, order Order) (*Hosts, error) {
+	if rdb == nil {
+		return nil, errors.New("streams: hosts needs a redis client")
+	}
+	if order == "" {
+		order = OrderPriority
+	}
+	defaults.setDefaults()
+	return &Hosts{rdb: rdb, layout: layout, defaults: defaults, order: order,
+		b: newBatcher(rdb, 64, DefaultPublishTimeout, DefaultPublishLinger)}, nil
+}
+
+// Outcome is how a fetch of a host ended, for its schedule.
+type Outcome int
+
+// Outcomes of a fetch.
+const (
+	// Done: the host answered (any status but 429 and 503); a back-off decays.
+	Done Outcome = iota
+	// SlowDown: the host answered 429 or 503; it is pushed back for every fetcher,
+	// longer after each in a row, at least for its Retry-After.
+	SlowDown
+	// NotStarted: no request was made (robots.txt disallowed the URL, a check failed).
+	NotStarted
+)
+
+// Finish says how a fetcher's turn at a host ended.
+type Finish struct {
+	// Host is the request's host (as in its URL; normalised here).
+	Host string
+	// Lease is the requests stream ID of the request the slot was leased for; empty
+	// when the host has no concurrency limit.
+	Lease string
+	// Took is the time from the start of the request to the host until now; the host's
+	// next start is its delay after that start. Ignored for NotStarted.
+	Took time.Duration
+	// Outcome of the fetch.
+	Outcome Outcome
+	// RetryAfter is the server's Retry-After with SlowDown.
+	RetryAfter time.Duration
+	// Autothrottle feeds Took to the host's AutoThrottle latency (shared by every
+	// fetcher), which raises its delay.
+	Autothrottle bool
+	// Requeue, when set, is a request (encoded) that goes back to the host's queue,
+	// in the same step, not before Wait from now: a page whose turn robots.txt used.
+	Requeue []byte
+	// Priority and Depth of Requeue place it in its host's queue.
+	Priority, Depth int
+	// Wait is the least time before the host starts its next request.
+	Wait time.Duration
+}
+
+// finishScript ends a fetcher's turn at a host: gives back its slot, moves the host's
+// next start to its delay after this request's start (or further for a back-off),
+// requeues a request when asked, and places the host again.
 //
-// KEYS[1] -> sc:{c}:host:<host> (ZSET lease -> expiry ms)
-// KEYS[2] -> sc:{c}:hosts (HASH <host> -> next start ms, <host>:w -> requests waiting)
-// ARGV[1] -> host, ARGV[2] -> lease id, ARGV[3] -> concurrency (0 = any),
-// ARGV[4] -> delay ms, ARGV[5] -> lease ttl ms
-// Output: 0 when granted; else the milliseconds to wait before asking again
-var acquireScript = redis.NewScript(`
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local delay, conc, ttl = tonumber(ARGV[4]), tonumber(ARGV[3]), tonumber(ARGV[5])
-local waitkey = ARGV[1] .. ':w'
-local st = redis.call('HMGET', KEYS[2], ARGV[1], waitkey)
-local nextstart, waiting = tonumber(st[1] or '0'), tonumber(st[2] or '0')
-local busy = false
-if conc > 0 then
-  local n = redis.call('ZCARD', KEYS[1])
-  if n >= conc then
-    -- Full: drop leases whose fetcher died before counting again.
-    redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
-    busy = redis.call('ZCARD', KEYS[1]) >= conc
+// KEYS[1] -> sc:{c}:hosts, KEYS[2] -> sc:{c}:ready, KEYS[3] -> sc:{c}:sched,
+// KEYS[4] -> sc:{c}:leases, KEYS[5] -> sc:{c}:waiting, KEYS[6] -> sc:{c}:seq,
+// KEYS[7] -> sc:{c}:hq: (host queue prefix)
+// ARGV[1] -> host, ARGV[2] -> lease (requests stream ID; empty: none),
+// ARGV[3] -> ms since the request started (-1: no request was made),
+// ARGV[4] -> 'done', 'slow' or 'none' (Outcome), ARGV[5] -> Retry-After ms,
+// ARGV[6] -> 1 to feed AutoThrottle, ARGV[7..10] -> the hosts' defaults (S.conc,
+// S.delay, S.ttl, S.quantum), ARGV[11] -> request to requeue (empty: none),
+// ARGV[12] -> its band, ARGV[13] -> 1 or -1 (order sign), ARGV[14] -> least wait in ms
+// Output: the host's next start (ms, Redis clock; 0 when it may start now)
+var finishScript = redis.NewScript(nowLua + xaddLua + hostSchedLua + `
+S.hosts, S.ready, S.sched, S.leases, S.waiting, S.seq, S.hq = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
+S.conc, S.delay, S.ttl, S.quantum = tonumber(ARGV[7]), tonumber(ARGV[8]), tonumber(ARGV[9]), tonumber(ARGV[10])
+local host, took, outcome = ARGV[1], tonumber(ARGV[3]), ARGV[4]
+local now = now_ms()
+if ARGV[2] ~= '' and redis.call('ZREM', S.leases, host .. '|' .. ARGV[2]) == 1 then free_slot(host) end
+if took >= 0 and ARGV[6] == '1' then
+  local a = tonumber(redis.call('HGET', S.hosts, host .. ':a') or took)
+  redis.call('HSET', S.hosts, host .. ':a', math.floor((a + took) / 2))
+end
+local inflight, conc, delay = host_rule(host)
+local want = 0
+if took >= 0 and delay > 0 then want = now - took + delay end
+local level = tonumber(redis.call('HGET', S.hosts, host .. ':b') or '0')
+if outcome == 'slow' then
+  level = redis.call('HINCRBY', S.hosts, host .. ':b', 1)
+  local backoff = math.min(1000 * 2 ^ (math.min(level, 30) - 1), ` + strconv.FormatInt(MaxHostBackoff.Milliseconds(), 10) + `)
+  want = math.max(want, now + math.max(backoff, tonumber(ARGV[5])))
+elseif outcome == 'done' and level > 0 then
+  if level <= 1 then redis.call('HDEL', S.hosts, host .. ':b') else redis.call('HINCRBY', S.hosts, host .. ':b', -1) end
+end
+local band
+if ARGV[11] ~= '' then
+  band = tonumber(ARGV[12])
+  local seq = redis.call('INCR', S.seq)
+  if redis.call('ZADD', S.hq .. host, queue_score(band, seq, tonumber(ARGV[13])), ARGV[11]) == 1 then
+    redis.call('INCR', S.waiting)
   end
+  want = math.max(want, now + tonumber(ARGV[14]))
 end
-if now < nextstart or busy then
-  -- Spread the waiting requests over the coming slots instead of waking them together.
-  waiting = redis.call('HINCRBY', KEYS[2], waitkey, 1)
-  local wait = math.max(nextstart - now, 0) + (waiting - 1) * math.max(delay, 20)
-  if busy then wait = wait + math.max(delay, 50) end
-  return math.min(wait, 600000)
-end
-if waiting > 0 then redis.call('HINCRBY', KEYS[2], waitkey, -1) end
-if conc > 0 then
-  if redis.call('ZADD', KEYS[1], now + ttl, ARGV[2]) == 1 and redis.call('PTTL', KEYS[1]) < ttl then
-    redis.call('PEXPIRE', KEYS[1], ttl * 2)
+local at = redis.call('ZSCORE', S.sched, host)
+if want > now then
+  if not at or tonumber(at) < want then
+    redis.call('ZREM', S.ready, host)
+    redis.call('ZADD', S.sched, want, host)
   end
+  return want
 end
-if delay > 0 then redis.call('HSET', KEYS[2], ARGV[1], now + delay) end
+if at then return tonumber(at) end
+if band then
+  wake(host, band, nil)
+elseif not redis.call('ZSCORE', S.ready, host) then
+  place(host, inflight, conc)
+end
 return 0
 `)
 
-// Acquire takes a slot of host for lease, or returns how long to wait before asking
-// again (0 when granted).
-func (h *Hosts) Acquire(ctx context.Context, host, lease string, r HostRule) (time.Duration, error) {
-	ttl := max(r.LeaseTTL, time.Second)
+// Finish ends a fetcher's turn at a host (see Finish) and returns when the host may
+// start its next request (zero: now).
+func (h *Hosts) Finish(ctx context.Context, f Finish) (time.Time, error) {
+	host := NormalHost(f.Host)
 	k := h.layout.ForHost(host)
-	keys := []string{k.Host(host), k.Hosts()}
+	keys := []string{k.Hosts(), k.Ready(), k.Sched(), k.Leases(), k.Waiting(), k.Seq(), k.HostQueuePrefix()}
+	took := int64(-1)
+	if f.Outcome != NotStarted {
+		took = max(f.Took.Milliseconds(), 0)
+	}
+	outcome := map[Outcome]string{Done: "done", SlowDown: "slow", NotStarted: "none"}[f.Outcome]
+	auto := 0
+	if f.Autothrottle {
+		auto = 1
+	}
+	args := []any{host, f.Lease, took, outcome, max(f.RetryAfter.Milliseconds(), 0), auto}
+	args = append(args, h.defaults.args()...)
+	args = append(args, string(f.Requeue), h.order.band(f.Priority, f.Depth), h.order.sign(), max(f.Wait.Milliseconds(), 0))
 	cmd, err := h.b.do(ctx, func(ctx context.Context, p redis.Pipeliner) redis.Cmder {
-		return acquireScript.EvalSha(ctx, p, keys, host, lease, r.Concurrency, r.Delay.Milliseconds(), ttl.Milliseconds())
+		return finishScript.EvalSha(ctx, p, keys, args...)
 	})
 	if isNoScript(err) {
-		cmd = acquireScript.Run(ctx, h.rdb, keys, host, lease, r.Concurrency, r.Delay.Milliseconds(), ttl.Milliseconds())
+		cmd = finishScript.Run(ctx, h.rdb, keys, args...)
 		err = cmd.Err()
 	}
 	if err != nil {
-		return 0, fmt.Errorf("streams: acquire host %s: %w", host, err)
+		return time.Time{}, fmt.Errorf("streams: finish turn at host %s: %w", host, err)
 	}
 	ms, err := cmd.(*redis.Cmd).Int64()
 	if err != nil {
-		return 0, fmt.Errorf("streams: acquire host %s: %w", host, err)
+		return time.Time{}, fmt.Errorf("streams: finish turn at host %s: %w", host, err)
 	}
-	return time.Duration(ms) * time.Millisecond, nil
+	if ms == 0 {
+		return time.Time{}, nil
+	}
+	return time.UnixMilli(ms), nil
 }
 
-// Release frees the slot of lease (a no-op for a rule without a concurrency limit).
-func (h *Hosts) Release(ctx context.Context, host, lease string, r HostRule) error {
-	if r.Concurrency <= 0 {
-		return nil
-	}
+// SetCrawlDelay records host's robots.txt Crawl-delay, which raises its delay for every
+// fetcher (0 removes it).
+func (h *Hosts) SetCrawlDelay(ctx context.Context, host string, d time.Duration) error {
+	host = NormalHost(host)
+	key := h.layout.ForHost(host).Hosts()
 	_, err := h.b.do(ctx, func(ctx context.Context, p redis.Pipeliner) redis.Cmder {
-		return p.ZRem(ctx, h.layout.ForHost(host).Host(host), lease)
+		if d <= 0 {
+			return p.HDel(ctx, key, host+":c")
+		}
+		return p.HSet(ctx, key, host+":c", d.Milliseconds())
 	})
 	if err != nil {
-		return fmt.Errorf("streams: release host %s: %w", host, err)
+		return fmt.Errorf("streams: set crawl-delay of %s: %w", host, err)
 	}
 	return nil
 }

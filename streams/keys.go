@@ -39,20 +39,43 @@ func (k Keys) Items() string { return k.key("items") }
 // Dead is the dead-letter stream: entries that failed too often or could not be decoded.
 func (k Keys) Dead() string { return k.key("dead") }
 
-// Frontier is the ZSET of requests waiting to be dispatched to the requests stream,
-// ordered by score (see Order).
-func (k Keys) Frontier() string { return k.key("frontier") }
+// Waiting counts the requests waiting in the partition's host queues (the frontier's
+// size: "done" needs it at zero).
+func (k Keys) Waiting() string { return k.key("waiting") }
 
-// Seq is a counter that orders requests within one score band.
+// HostQueue is the ZSET of one host's waiting requests (host as NormalHost gives it),
+// scored by the crawl's order (see Order): band, then order of discovery.
+func (k Keys) HostQueue(host string) string { return k.HostQueuePrefix() + host }
+
+// HostQueuePrefix is what HostQueue puts before the host; the frontier's scripts build
+// the queue of a host they picked from the ready set or the schedule with it.
+func (k Keys) HostQueuePrefix() string { return k.key("hq:") }
+
+// Ready is the ZSET of hosts that may start a request now and have some waiting,
+// scored by their best waiting request's band, then by turn (hosts of one band take
+// turns).
+func (k Keys) Ready() string { return k.key("ready") }
+
+// Sched is the ZSET of hosts that may not start a request before a time (their delay
+// or back-off), scored by that time in ms on the Redis clock.
+func (k Keys) Sched() string { return k.key("sched") }
+
+// Leases is the ZSET of requests handed to fetchers for hosts with a concurrency
+// limit: "<host>|<requests stream ID>" scored by when the slot is taken back if no
+// fetcher gave it back (ms, Redis clock).
+func (k Keys) Leases() string { return k.key("leases") }
+
+// Seq is a counter that orders requests within one score band and hosts within one
+// ready band.
 func (k Keys) Seq() string { return k.key("seq") }
 
-// Delayed is the ZSET of requests waiting for a time (retries), scored by due time (ms).
+// Delayed is the ZSET of requests waiting for a time (retries), scored by due time (ms);
+// a due request goes back to its host's queue.
 func (k Keys) Delayed() string { return k.key("delayed") }
 
-// Host is the ZSET of in-flight leases of one host (politeness).
-func (k Keys) Host(host string) string { return k.key("host:" + host) }
-
-// Hosts is the hash of per-host politeness state (next start time, waiting count).
+// Hosts is the hash of per-host state, fields "<host>:<x>" present only while they
+// differ from the defaults: f requests in flight, r politeness rule from the spider's
+// limits, c robots.txt Crawl-delay (ms), a AutoThrottle latency (ms), b back-off level.
 func (k Keys) Hosts() string { return k.key("hosts") }
 
 // Robots is the cached robots.txt of one host (expires after a day).
@@ -102,9 +125,10 @@ func (k Keys) Streams() []StreamGroup {
 	}
 }
 
-// All returns the fixed keys of the partition (per-host keys aside), for reset.
+// All returns the fixed keys of the partition (host queues and robots.txt aside), for reset.
 func (k Keys) All() []string {
-	return []string{k.Requests(), k.Responses(), k.Items(), k.Dead(), k.Delayed(), k.Frontier(), k.Seq(), k.Seen(), k.SeenAt(), k.ItemKeys(), k.Stats(), k.Meta(), k.Hosts()}
+	return []string{k.Requests(), k.Responses(), k.Items(), k.Dead(), k.Delayed(), k.Waiting(), k.Ready(), k.Sched(), k.Leases(),
+		k.Seq(), k.Seen(), k.SeenAt(), k.ItemKeys(), k.Stats(), k.Meta(), k.Hosts()}
 }
 
 // StreamGroup is a stream and the stage group reading it.

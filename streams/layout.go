@@ -67,7 +67,7 @@ func (l Layout) PartitionOf(host string) int {
 		return 0
 	}
 	h := fnv.New32a()
-	_, _ = h.Write([]byte(normalHost(host)))
+	_, _ = h.Write([]byte(NormalHost(host)))
 	x := h.Sum32()
 	x ^= x >> 16
 	x *= 0x85ebca6b
@@ -107,9 +107,11 @@ func (l Layout) summedName(key string) string {
 	return strings.Replace(key, "{"+l.parts[0].tag+"}", "{"+l.crawl+":*}", 1)
 }
 
-// normalHost lower-cases host and drops a port 80 or 443, so that the variants of one
-// canonical URL land in one partition.
-func normalHost(host string) string {
+// NormalHost is the one name of a host ("name" or "name:port", as in a URL) that the
+// crawl uses everywhere: partition, host queue, schedule, leases, limit rules and
+// robots.txt cache. It lower-cases host and drops a port 80 or 443, so that
+// Shop.example:80 and shop.example are one host.
+func NormalHost(host string) string {
 	host = strings.ToLower(host)
 	if h, port, err := net.SplitHostPort(host); err == nil && (port == "80" || port == "443") {
 		if strings.Contains(h, ":") {
@@ -172,6 +174,10 @@ func ReadLayout(ctx context.Context, rdb redis.UniversalClient, crawl string) (L
 	}
 	return NewLayout(crawl, n), nil
 }
+
+// idPrefix is the prefix of the message UUIDs the frontier's scripts give to requests
+// of partition p (with the partition's sequence counter, unique in the crawl).
+func (l Layout) idPrefix(p int) string { return "sc-" + strconv.Itoa(p) + "-" }
 
 // DeadOf returns the dead-letter stream of the partition a stream of the crawl belongs
 // to (sc:{tag}:requests -> sc:{tag}:dead).

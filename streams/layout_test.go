@@ -20,8 +20,8 @@ func TestLayoutKeys(t *testing.T) {
 		t.Fatal("one partition: the crawl-wide keys must be the partition's")
 	}
 	three := streams.NewLayout("shop", 3)
-	for i, want := range []string{"sc:{shop:0}:frontier", "sc:{shop:1}:frontier", "sc:{shop:2}:frontier"} {
-		if got := three.Part(i).Frontier(); got != want {
+	for i, want := range []string{"sc:{shop:0}:ready", "sc:{shop:1}:ready", "sc:{shop:2}:ready"} {
+		if got := three.Part(i).Ready(); got != want {
 			t.Fatalf("partition %d: %s, want %s", i, got, want)
 		}
 	}
@@ -123,10 +123,16 @@ func TestPartitionedFrontierQueuesEachRequestInItsHostsPartition(t *testing.T) {
 	}
 	total := 0
 	for p, k := range l.Parts() {
-		members, err := rdb.ZRange(ctx, k.Frontier(), 0, -1).Result()
-		if err != nil {
-			t.Fatal(err)
+		var members []string
+		for h := range 12 {
+			host := fmt.Sprintf("127.0.0.1:%d", 30000+h)
+			m, err := rdb.ZRange(ctx, k.HostQueue(host), 0, -1).Result()
+			if err != nil {
+				t.Fatal(err)
+			}
+			members = append(members, m...)
 		}
+		waiting(t, rdb, k)
 		total += len(members)
 		for _, m := range members {
 			if got := l.PartitionOf(hostOf[m]); got != p {
@@ -174,7 +180,7 @@ func TestPartitionedMaxPagesIsCrawlWide(t *testing.T) {
 	}
 	var inFrontiers int64
 	for _, k := range l.Parts() {
-		inFrontiers += rdb.ZCard(ctx, k.Frontier()).Val()
+		inFrontiers += waiting(t, rdb, k)
 	}
 	used, _ := rdb.HGet(ctx, l.Global().Stats(), "max_pages_used").Int()
 	if queued != 25 || inFrontiers != 25 || over != 25 || used != 25 {

@@ -32,19 +32,24 @@ type StreamStatus struct {
 // Status is what `streamcrawl status` shows. Streams, counts and memory are summed over
 // the crawl's partitions.
 type Status struct {
-	Crawl       string           `json:"crawl"`
-	Streams     []StreamStatus   `json:"streams"`
-	Frontier    int64            `json:"frontier"` // requests waiting in the frontier ZSET
-	Queued      int64            `json:"queued"`   // requests in the stream, not yet read by a fetcher
-	Delayed     int64            `json:"delayed"`  // requests waiting for a retry time
-	Seen        int64            `json:"seen"`
-	SeenBytes   int64            `json:"seen_bytes"`
-	DeadLetters int64            `json:"dead_letters"`
-	ItemsStored int64            `json:"items_stored"`
-	Stats       map[string]int64 `json:"stats"`
-	Done        bool             `json:"done"`
+	Crawl    string         `json:"crawl"`
+	Streams  []StreamStatus `json:"streams"`
+	Frontier int64          `json:"frontier"` // requests waiting in host queues
+	// HostsReady is the number of hosts that may start a request now and have one
+	// waiting; HostsScheduled the number waiting for their delay or back-off.
+	HostsReady     int64            `json:"hosts_ready"`
+	HostsScheduled int64            `json:"hosts_scheduled"`
+	Queued         int64            `json:"queued"`  // requests in the stream, not yet read by a fetcher
+	Delayed        int64            `json:"delayed"` // requests waiting for a retry time
+	Seen           int64            `json:"seen"`
+	SeenBytes      int64            `json:"seen_bytes"`
+	DeadLetters    int64            `json:"dead_letters"`
+	ItemsStored    int64            `json:"items_stored"`
+	Stats          map[string]int64 `json:"stats"`
+	Done           bool             `json:"done"`
 	// Memory is Redis memory (MEMORY USAGE) by key family: streams (requests, responses,
-	// dead letters), items (the items stream), frontier (frontier and delayed ZSETs),
+	// dead letters), items (the items stream), frontier (host schedule, leases, host state and the
+	// delayed ZSET; the host queues are not counted, see Frontier),
 	// dedup (seen URLs and item keys).
 	Memory map[string]int64 `json:"memory"`
 	// Partitions has one row per partition of a partitioned crawl (none for one).
@@ -69,7 +74,10 @@ type PartitionStatus struct {
 	Responses int64  `json:"responses"` // entries in the responses stream
 	Items     int64  `json:"items"`     // entries in the items stream
 	Frontier  int64  `json:"frontier"`
-	Bytes     int64  `json:"bytes"` // memory of the partition's streams, frontier and item keys
+	// HostsReady and HostsScheduled: see Status.
+	HostsReady     int64 `json:"hosts_ready"`
+	HostsScheduled int64 `json:"hosts_scheduled"`
+	Bytes          int64 `json:"bytes"` // memory of the partition's streams, frontier and item keys
 }
 
 // ReadStatus collects the crawl's status.
@@ -80,6 +88,8 @@ func ReadStatus(ctx context.Context, rdb redis.UniversalClient, l Layout) (*Stat
 		if err != nil {
 			return nil, err
 		}
+		st.HostsReady += ps.HostsReady
+		st.HostsScheduled += ps.HostsScheduled
 		if l.N() > 1 {
 			ps.Partition = i
 			st.Partitions = append(st.Partitions, ps)
@@ -212,7 +222,7 @@ func readPartStatus(ctx context.Context, rdb redis.UniversalClient, k Keys, st *
 	families := map[string][]string{
 		"streams":  {k.Requests(), k.Responses(), k.Dead()},
 		"items":    {k.Items()},
-		"frontier": {k.Frontier(), k.Delayed()},
+		"frontier": {k.Waiting(), k.Delayed(), k.Ready(), k.Sched(), k.Leases(), k.Hosts()},
 		"dedup":    {k.SeenAt(), k.ItemKeys()},
 	}
 	for fam, keys := range families {
@@ -223,8 +233,14 @@ func readPartStatus(ctx context.Context, rdb redis.UniversalClient, k Keys, st *
 		}
 	}
 	var err error
-	if ps.Frontier, err = rdb.ZCard(ctx, k.Frontier()).Result(); err != nil {
+	if ps.Frontier, err = rdb.Get(ctx, k.Waiting()).Int64(); err != nil && !errNil(err) {
 		return ps, fmt.Errorf("streams: frontier size: %w", err)
+	}
+	if ps.HostsReady, err = rdb.ZCard(ctx, k.Ready()).Result(); err != nil {
+		return ps, fmt.Errorf("streams: ready hosts: %w", err)
+	}
+	if ps.HostsScheduled, err = rdb.ZCard(ctx, k.Sched()).Result(); err != nil {
+		return ps, fmt.Errorf("streams: scheduled hosts: %w", err)
 	}
 	return ps, nil
 }

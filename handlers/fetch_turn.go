@@ -1,0 +1,113 @@
+package handlers
+
+import (
+	"context"
+	"time"
+
+	"github.com/ThreeDotsLabs/watermill/message"
+	"go.uber.org/zap"
+
+	"github.com/streamcrawl/streamcrawl/spiders"
+	"github.com/streamcrawl/streamcrawl/streams"
+)
+
+// robotsWait is how long a host's requests wait while another fetcher fetches its
+// robots.txt.
+const robotsWait = 300 * time.Millisecond
+
+// turn is one request's turn at its host: what the fetcher owes the host's schedule
+// when the turn ends (its slot back, when the request came with a lease; the back-off
+// a 429 or 503 asks for; the AutoThrottle latency).
+type turn struct {
+	f     *Fetch
+	req   *spiders.Request
+	host  string // as in the URL; streams.Hosts normalises it
+	rule  streams.HostRule
+	lease string // the requests stream ID the slot was leased for; "" when no slot
+}
+
+func (f *Fetch) newTurn(msg *message.Message, req *spiders.Request, host string) *turn {
+	t := &turn{f: f, req: req, host: host, rule: ruleOf(f.settings, streams.NormalHost(host))}
+	if t.rule.Concurrency > 0 {
+		t.lease = msg.Metadata.Get(streams.MetaStreamID)
+	}
+	return t
+}
+
+// robots applies the robots.txt verdict to the turn. It reports done when the turn
+// ended there (disallowed, robots.txt still being fetched elsewhere, or its fetch used
+// the turn), with an error when the request could not be put back, so the input is not
+// acked.
+func (t *turn) robots(ctx context.Context, v robotsVerdict) (done bool, err error) {
+	f := t.f
+	switch {
+	case v.wait > 0:
+		// Another fetcher is fetching robots.txt: the request waits in its host's queue.
+		f.count("robots_waits", 1)
+		return true, t.requeue(ctx, streams.NotStarted, 0, v.wait)
+	case v.fetched > 0 && v.delay > 0:
+		if err := f.hosts.SetCrawlDelay(ctx, t.host, v.delay); err != nil {
+			return true, err
+		}
+	}
+	switch {
+	case !v.allowed:
+		f.count("robots_disallowed", 1)
+		f.log.Debug("disallowed by robots.txt", zap.String("url", t.req.URL))
+		outcome, took := streams.NotStarted, time.Duration(0)
+		if v.fetched > 0 {
+			outcome, took = streams.Done, v.fetched
+		}
+		t.finish(ctx, streams.Finish{Outcome: outcome, Took: took})
+		return true, nil
+	case v.fetched > 0 && (t.rule.Delay > 0 || v.delay > 0):
+		// robots.txt was this turn's request to the host: the page waits for the delay.
+		f.count("robots_turns", 1)
+		return true, t.requeue(ctx, streams.Done, v.fetched, 0)
+	}
+	return false, nil
+}
+
+// requeue ends the turn and puts the request back in its host's queue in one step.
+func (t *turn) requeue(ctx context.Context, outcome streams.Outcome, took, wait time.Duration) error {
+	payload, err := spiders.MarshalRequest(t.req)
+	if err != nil {
+		return err
+	}
+	_, err = t.f.hosts.Finish(ctx, streams.Finish{Host: t.host, Lease: t.lease, Outcome: outcome, Took: took,
+		Requeue: payload, Priority: t.req.Priority, Depth: t.req.Depth, Wait: wait})
+	return err
+}
+
+// fetched ends the turn after a fetch that took took; slow is a 429 or 503.
+func (t *turn) fetched(ctx context.Context, took time.Duration, slow bool, rerr *retryableError) {
+	fin := streams.Finish{Outcome: streams.Done, Took: took, Autothrottle: t.f.autothrottle()}
+	if slow {
+		fin.Outcome = streams.SlowDown
+		if d, ok := parseRetryAfter(rerr.retryAfter, time.Now()); ok {
+			fin.RetryAfter = min(d, streams.MaxHostBackoff)
+		}
+		t.f.count("host_slowdowns", 1)
+		t.f.log.Info("host asks to slow down; every fetcher backs off", zap.String("host", t.host),
+			zap.Int("status", rerr.status), zap.Duration("retry_after", fin.RetryAfter))
+	}
+	t.finish(ctx, fin)
+}
+
+// finish gives the slot back (when there is one) and tells the host's schedule what
+// happened. Needless for a host without limits, unless it must learn something. A
+// failure is logged: the lease then expires by itself.
+func (t *turn) finish(ctx context.Context, fin streams.Finish) {
+	if t.lease == "" && fin.Outcome != streams.SlowDown && !fin.Autothrottle {
+		return
+	}
+	fin.Host, fin.Lease = t.host, t.lease
+	if _, err := t.f.hosts.Finish(context.WithoutCancel(ctx), fin); err != nil {
+		t.f.log.Debug("giving back a host slot failed; it expires by itself", zap.Error(err))
+	}
+}
+
+// autothrottle reports the spider's autothrottle setting.
+func (f *Fetch) autothrottle() bool {
+	return f.settings.Autothrottle != nil && *f.settings.Autothrottle
+}

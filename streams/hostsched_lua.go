@@ -1,0 +1,164 @@
+package streams
+
+// hostSchedLua defines the functions of the host-scheduled frontier (the Mercator /
+// URLFrontier shape, in Redis, per partition). Every host with waiting requests has
+// its own queue (sc:{c}:hq:<host>, in the crawl's order) and is in exactly one of three
+// places:
+//
+//   - ready (sc:{c}:ready): it may start a request now; scored by its best waiting
+//     request's band, then by turn, so hosts of one band take turns and a host with a
+//     high-priority request goes first;
+//   - the schedule (sc:{c}:sched): it may not start one before a time (its delay since
+//     the last start, a back-off), scored by that time;
+//   - nowhere: every slot of its concurrency is taken; giving a slot back (a fetch
+//     finishing, or its lease expiring) places it again.
+//
+// Handing out moves requests of ready hosts into the requests stream, best band first,
+// as many per host as its free slots allow (one when it has a delay, at most the
+// quantum otherwise), takes a lease per request for hosts with a concurrency limit, and
+// sets the host's next start. So a fetcher never reads a request it may not fetch now.
+// No function scans all hosts: each reads a bounded range of a sorted set.
+//
+// Needs nowLua and xaddLua before it. The calling script fills S from its KEYS and
+// ARGV before calling anything:
+//
+//	S.hq      -> sc:{c}:hq: (prefix of the host queues)
+//	S.ready   -> sc:{c}:ready
+//	S.sched   -> sc:{c}:sched
+//	S.leases  -> sc:{c}:leases
+//	S.hosts   -> sc:{c}:hosts (per-host state, see Keys.Hosts)
+//	S.waiting -> sc:{c}:waiting (requests in the host queues)
+//	S.seq     -> sc:{c}:seq
+//	S.stream  -> sc:{c}:requests
+//	S.conc, S.delay, S.ttl, S.quantum -> the crawl's default per-host concurrency (0: no
+//	limit), delay (ms), lease TTL (ms) and most requests of one host per turn
+//	S.idp     -> prefix of the message UUIDs this script gives
+const hostSchedLua = `
+local S = {}
+
+-- host_rule returns host's requests in flight, concurrency limit (0: none) and delay
+-- (ms): the crawl's defaults, or the spider's limit rule for it, raised by its
+-- robots.txt Crawl-delay and its AutoThrottle latency.
+local function host_rule(host)
+  local st = redis.call('HMGET', S.hosts, host .. ':f', host .. ':r', host .. ':c', host .. ':a')
+  local conc, delay = S.conc, S.delay
+  if st[2] then
+    local c, d = string.match(st[2], '^(%d+) (%d+)$')
+    if c then conc, delay = tonumber(c), tonumber(d) end
+  end
+  if st[3] then delay = math.max(delay, tonumber(st[3])) end
+  if st[4] then delay = math.max(delay, math.min(tonumber(st[4]), 60000)) end
+  return tonumber(st[1] or '0'), conc, delay
+end
+
+-- place puts host, which is neither ready nor scheduled, in the ready set, unless it
+-- has nothing waiting or every slot is taken. Its turn number comes from S.seq, so it
+-- goes behind the hosts of its band that are ready already.
+local function place(host, inflight, conc)
+  if conc > 0 and inflight >= conc then return end
+  local head = redis.call('ZRANGE', S.hq .. host, 0, 0, 'WITHSCORES')
+  if #head == 0 then return end
+  local band = math.floor(tonumber(head[2]) / 1e9)
+  redis.call('ZADD', S.ready, band * 1e9 + redis.call('INCR', S.seq) % 1e9, host)
+end
+
+-- wake places host after requests were added to its queue: a ready host whose best
+-- band improved moves up, a scheduled host waits for its time, any other is placed
+-- (with rule, when not empty, as its limit rule).
+local function wake(host, band, rule)
+  local cur = redis.call('ZSCORE', S.ready, host)
+  if cur then
+    cur = tonumber(cur)
+    if band < math.floor(cur / 1e9) then redis.call('ZADD', S.ready, band * 1e9 + cur % 1e9, host) end
+    return
+  end
+  if redis.call('ZSCORE', S.sched, host) then return end
+  if rule and rule ~= '' then redis.call('HSET', S.hosts, host .. ':r', rule) end
+  local inflight, conc = host_rule(host)
+  place(host, inflight, conc)
+end
+
+-- queue_score is the score of the k-th request of a call in band: band × 1e9 plus its
+-- place in the order of discovery (first found first when sign is 1, last found first
+-- when -1), always within [band × 1e9, (band + 1) × 1e9).
+local function queue_score(band, seq, sign)
+  local off = seq % 1e9
+  if sign < 0 then off = 1e9 - 1 - off end
+  return band * 1e9 + off
+end
+
+-- free_slot gives back one of host's slots.
+local function free_slot(host)
+  if redis.call('HINCRBY', S.hosts, host .. ':f', -1) <= 0 then redis.call('HDEL', S.hosts, host .. ':f') end
+end
+
+-- expire_leases takes back up to max slots whose fetchers never gave them back (died)
+-- and places their hosts again.
+local function expire_leases(now, max)
+  local gone = redis.call('ZRANGEBYSCORE', S.leases, '-inf', now, 'LIMIT', 0, max)
+  for _, l in ipairs(gone) do
+    redis.call('ZREM', S.leases, l)
+    local host = string.match(l, '^(.*)|')
+    free_slot(host)
+    if not redis.call('ZSCORE', S.ready, host) and not redis.call('ZSCORE', S.sched, host) then
+      local inflight, conc = host_rule(host)
+      place(host, inflight, conc)
+    end
+  end
+  return #gone
+end
+
+-- promote makes up to max hosts whose time has come ready (or leaves them out, when
+-- they have nothing waiting or no free slot).
+local function promote(now, max)
+  local due = redis.call('ZRANGEBYSCORE', S.sched, '-inf', now, 'LIMIT', 0, max)
+  for _, h in ipairs(due) do
+    redis.call('ZREM', S.sched, h)
+    local inflight, conc = host_rule(h)
+    place(h, inflight, conc)
+  end
+  return #due
+end
+
+-- hand_out moves up to room requests of ready hosts into the requests stream, best
+-- band first, hosts of a band in turn, and returns how many it moved.
+local function hand_out(room, now)
+  local moved, rounds = 0, 0
+  while room > 0 and rounds < 64 do
+    rounds = rounds + 1
+    local hosts = redis.call('ZRANGE', S.ready, 0, math.min(room, 256) - 1)
+    if #hosts == 0 then break end
+    for _, h in ipairs(hosts) do
+      if room <= 0 then break end
+      redis.call('ZREM', S.ready, h)
+      local inflight, conc, delay = host_rule(h)
+      local take = math.min(room, S.quantum)
+      if conc > 0 then take = math.min(take, conc - inflight) end
+      if delay > 0 then take = math.min(take, 1) end
+      local q = S.hq .. h
+      local reqs = {}
+      if take > 0 then reqs = redis.call('ZRANGE', q, 0, take - 1) end
+      if #reqs > 0 then
+        redis.call('ZREMRANGEBYRANK', q, 0, #reqs - 1)
+        local base = redis.call('INCRBY', S.seq, #reqs) - #reqs
+        for i, m in ipairs(reqs) do
+          local id = xadd_msg(S.stream, S.idp .. (base + i), m)
+          if conc > 0 then redis.call('ZADD', S.leases, now + S.ttl, h .. '|' .. id) end
+        end
+        if conc > 0 then
+          redis.call('HINCRBY', S.hosts, h .. ':f', #reqs)
+          inflight = inflight + #reqs
+        end
+        redis.call('DECRBY', S.waiting, #reqs)
+        room, moved = room - #reqs, moved + #reqs
+      end
+      if delay > 0 and #reqs > 0 then
+        redis.call('ZADD', S.sched, now + delay, h)
+      else
+        place(h, inflight, conc)
+      end
+    end
+  end
+  return moved
+end
+`

@@ -16,10 +16,12 @@ local function seen_add_arg(base, fp) return redis.call('SADD', base, fp) end
 // items of one partition found by one or more parsed pages, in one step: a new
 // fingerprint goes into the seen set and its request into its host's queue, and an
 // item whose key is new goes into the items stream with its key recorded, so a crash
-// can never leave a URL or an item key marked seen but not queued. Hosts that got
-// requests are woken (see hostSchedLua), and when the requests stream has room in its
-// window, ready hosts' requests are handed out at once, so fetchers that are idle get
-// work without waiting for a dispatcher round. Every key is the partition's.
+// can never leave a URL or an item key marked seen but not queued. The new requests of
+// an idle host (nothing waiting, not scheduled) go straight to the requests stream as
+// far as the window and the host's free slots allow (hand_direct); the others wake
+// their hosts (see hostSchedLua), and when the window still has room, ready hosts'
+// requests are handed out at once, so idle fetchers get work without waiting for a
+// dispatcher round. Every key is the partition's.
 //
 // Each redis.call costs Redis a few µs beyond the command it runs: the caller passes
 // each fingerprint in the form its dedup mode stores, the sequence counter is read once
@@ -102,28 +104,44 @@ end
 if rq > 0 and limit > 0 and not budget then redis.call('HINCRBY', KEYS[3], 'max_pages_used', rq) end
 if #fresh > 0 then
   local seq = redis.call('INCRBY', KEYS[4], #fresh) - #fresh
-  local touched, hosts, added = {}, {}, 0
+  local byhost, hosts = {}, {}
   for j, i in ipairs(fresh) do
     local band, host = tonumber(ARGV[i + 1]), ARGV[i + 3]
-    added = added + redis.call('ZADD', S.hq .. host, queue_score(band, seq + j, sign), ARGV[i + 2])
-    local t = touched[host]
-    if not t then
-      touched[host] = {band, ARGV[i + 4]}
+    local h = byhost[host]
+    if not h then
+      h = {band = band, rule = ARGV[i + 4], reqs = {}}
+      byhost[host] = h
       hosts[#hosts + 1] = host
-    elseif band < t[1] then
-      t[1] = band
+    elseif band < h.band then
+      h.band = band
     end
+    h.reqs[#h.reqs + 1] = {queue_score(band, seq + j, sign), ARGV[i + 2]}
+  end
+  if #hosts > 1 then table.sort(hosts, function(a, b) return byhost[a].band < byhost[b].band end) end
+  local window, room, added = tonumber(ARGV[4]), nil, 0
+  local function room_left()
+    if room == nil then
+      room = window - unread(KEYS[5], 'fetch', window, ARGV[5])
+      if now == 0 then now = now_ms() end
+    end
+    return room
+  end
+  for _, host in ipairs(hosts) do
+    local h = byhost[host]
+    local sent = 0
+    if redis.call('EXISTS', S.hq .. host) == 0 and not redis.call('ZSCORE', S.sched, host) then
+      -- An idle host: its requests may go straight to the stream.
+      if h.rule ~= '' then redis.call('HSET', S.hosts, host .. ':r', h.rule) end
+      if window > 0 and room_left() > 0 then
+        sent = hand_direct(host, h.reqs, room, now)
+        room = room - sent
+      end
+    end
+    for k = sent + 1, #h.reqs do added = added + redis.call('ZADD', S.hq .. host, h.reqs[k][1], h.reqs[k][2]) end
+    if sent < #h.reqs then wake(host, h.band, nil) end
   end
   if added > 0 then redis.call('INCRBY', S.waiting, added) end
-  for _, host in ipairs(hosts) do wake(host, touched[host][1], touched[host][2]) end
-  local window = tonumber(ARGV[4])
-  if window > 0 and redis.call('ZCARD', S.ready) > 0 then
-    local room = window - unread(KEYS[5], 'fetch', window, ARGV[5])
-    if room > 0 then
-      if now == 0 then now = now_ms() end
-      hand_out(room, now)
-    end
-  end
+  if window > 0 and redis.call('ZCARD', S.ready) > 0 and room_left() > 0 then hand_out(room, now) end
 end
 if m > 0 then
   local keyed = {}

@@ -120,6 +120,28 @@ local function promote(now, max)
   return #due
 end
 
+-- hand_direct hands out requests of host that were just found, while its queue is empty
+-- and it is not scheduled, straight to the requests stream, as far as room and its free
+-- slots allow, skipping the trip through its queue (the common case of a crawl of few
+-- hosts with room in the window). reqs is a list of {score, payload}; it is sorted and
+-- the number handed out (the first ones) returned.
+local function hand_direct(host, reqs, room, now)
+  local inflight, conc, delay = host_rule(host)
+  local take = math.min(room, #reqs)
+  if conc > 0 then take = math.min(take, conc - inflight) end
+  if delay > 0 then take = math.min(take, 1) end
+  if take <= 0 then return 0 end
+  if #reqs > 1 then table.sort(reqs, function(a, b) return a[1] < b[1] end) end
+  local base = redis.call('INCRBY', S.seq, take) - take
+  for i = 1, take do
+    local id = xadd_msg(S.stream, S.idp .. (base + i), reqs[i][2])
+    if conc > 0 then redis.call('ZADD', S.leases, now + S.ttl, host .. '|' .. id) end
+  end
+  if conc > 0 then redis.call('HINCRBY', S.hosts, host .. ':f', take) end
+  if delay > 0 then redis.call('ZADD', S.sched, now + delay, host) end
+  return take
+end
+
 -- hand_out moves up to room requests of ready hosts into the requests stream, best
 -- band first, hosts of a band in turn, and returns how many it moved.
 local function hand_out(room, now)

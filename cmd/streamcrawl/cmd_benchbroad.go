@@ -1,0 +1,228 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/streamcrawl/streamcrawl/handlers"
+	"github.com/streamcrawl/streamcrawl/spiders"
+	"github.com/streamcrawl/streamcrawl/spiders/broadsite"
+	"github.com/streamcrawl/streamcrawl/streams"
+)
+
+// broadOptions configure a broad-crawl benchmark.
+type broadOptions struct {
+	Hosts, Pages int
+	Latency      time.Duration
+	Delay        time.Duration
+	Tolerance    time.Duration
+	Fetchers     int
+	Timeout      time.Duration
+	RedisURL     string
+	Dir          string
+}
+
+// broadResult is a broad-crawl benchmark's outcome.
+type broadResult struct {
+	broadsite.Report
+	Took        time.Duration
+	RedisCPU    float64 // seconds
+	RedisCmds   float64
+	Stored      int64
+	RobotsTurns int64
+}
+
+func (a *app) benchBroadCommand() *cobra.Command {
+	opt := broadOptions{}
+	cmd := &cobra.Command{
+		Use:   "bench-broad [--hosts N] [--pages N] [--delay D]",
+		Short: "Crawl many polite hosts on loopback with worker processes and report the span against the politeness limit",
+		Long: `bench-broad serves a broad web on loopback (--hosts hosts, each on its own 127.0.X.Y
+address, --pages pages each, every answer after --latency, a robots.txt that is obeyed),
+crawls it with per_host_concurrency 1 and per_host_delay --delay using --fetchers fetch
+processes and one parse and one store process on a real Redis, and reports what the
+hosts saw: the span of the crawl against the least the delay allows ((pages−1)×delay,
+the busiest host's), gaps between two requests to a host shorter than the delay (robots.txt
+included), the most requests in flight at one host, pages fetched twice or never, and
+Redis CPU and commands per page.
+
+Without --redis it starts a throw-away redis-server from PATH.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx := cmd.Context()
+			opt.RedisURL = a.redisURL
+			if opt.RedisURL == "" {
+				opt.RedisURL = os.Getenv("REDIS_URL")
+			}
+			if opt.RedisURL == "" {
+				rc, url, err := startRedisChild(ctx)
+				if err != nil {
+					return fmt.Errorf("bench-broad needs a redis-server on PATH or --redis: %w", err)
+				}
+				defer rc.stop()
+				opt.RedisURL = url
+			}
+			dir, err := os.MkdirTemp("", "streamcrawl-bench-broad")
+			if err != nil {
+				return err
+			}
+			defer os.RemoveAll(dir)
+			opt.Dir = dir
+			res, err := runBroad(ctx, opt, a.stderr)
+			if err != nil {
+				return err
+			}
+			printBroad(a.stdout, opt, res)
+			return nil
+		},
+	}
+	a.redisFlags(cmd, false)
+	cmd.Flags().IntVar(&opt.Hosts, "hosts", 300, "hosts (one loopback address each)")
+	cmd.Flags().IntVar(&opt.Pages, "pages", 40, "pages per host, home page included")
+	cmd.Flags().DurationVar(&opt.Latency, "latency", 20*time.Millisecond, "how long each page takes to answer")
+	cmd.Flags().DurationVar(&opt.Delay, "delay", 500*time.Millisecond, "per_host_delay of the spider")
+	cmd.Flags().DurationVar(&opt.Tolerance, "tolerance", 10*time.Millisecond, "a gap counts as short below delay minus this")
+	cmd.Flags().IntVar(&opt.Fetchers, "fetchers", 2, "fetch processes")
+	cmd.Flags().DurationVar(&opt.Timeout, "timeout", 10*time.Minute, "give up after this long")
+	return cmd
+}
+
+// broadSpider is the benchmark's spider: every host's home page, links followed, one
+// item per page, one request at a time per host and delay between two.
+func broadSpider(starts []string, delay time.Duration) string {
+	var b strings.Builder
+	b.WriteString("name: broad\nstart_urls:\n")
+	for _, s := range starts {
+		fmt.Fprintf(&b, "  - %s\n", s)
+	}
+	fmt.Fprintf(&b, `follow:
+  - links: "a[href]"
+items:
+  - type: page
+    fields:
+      title: "title::text"
+settings:
+  concurrency: 64
+  per_host_concurrency: 1
+  per_host_delay: %s
+  allow_private_networks: true
+  capacity: 1000000
+`, delay)
+	return b.String()
+}
+
+// runBroad runs the benchmark (see benchBroadCommand).
+func runBroad(ctx context.Context, opt broadOptions, log io.Writer) (*broadResult, error) {
+	ctx, cancel := context.WithTimeout(ctx, opt.Timeout)
+	defer cancel()
+	web, err := broadsite.Start(broadsite.Config{Hosts: opt.Hosts, Pages: opt.Pages, Latency: opt.Latency,
+		Robots: "User-agent: *\nDisallow: /private/\n"})
+	if err != nil {
+		return nil, err
+	}
+	defer web.Close()
+	spiderPath := filepath.Join(opt.Dir, "broad.yaml")
+	if err := os.WriteFile(spiderPath, []byte(broadSpider(web.StartURLs(), opt.Delay)), 0o644); err != nil {
+		return nil, err
+	}
+	sp, _, err := spiders.LoadFile(spiderPath)
+	if err != nil {
+		return nil, err
+	}
+	c, err := streams.Connect(ctx, streams.ClientOptions{URL: opt.RedisURL})
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	old, err := streams.ReadLayout(ctx, c, sp.Name)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := streams.Reset(ctx, c, old); err != nil {
+		return nil, err
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	before := redisInfo(ctx, c)
+	start := time.Now()
+	if _, err := handlers.Seed(ctx, c, sp, nil); err != nil {
+		return nil, err
+	}
+	var procs []*exec.Cmd
+	run := func(name string, args ...string) error {
+		args = append(args, "--redis", opt.RedisURL, "--spider", spiderPath, "--until-done", "--consumer", name,
+			"--log-level", "warn")
+		cmd := exec.CommandContext(ctx, exe, args...)
+		logf, err := os.Create(filepath.Join(opt.Dir, name+".log"))
+		if err != nil {
+			return err
+		}
+		cmd.Stdout, cmd.Stderr = logf, logf
+		if err := cmd.Start(); err != nil {
+			return err
+		}
+		procs = append(procs, cmd)
+		return nil
+	}
+	for i := range opt.Fetchers {
+		if err := run(fmt.Sprintf("fetch-%d", i+1), "fetch"); err != nil {
+			return nil, err
+		}
+	}
+	if err := run("parse-1", "parse"); err != nil {
+		return nil, err
+	}
+	if err := run("store-1", "store", "--out", filepath.Join(opt.Dir, "items.jsonl")); err != nil {
+		return nil, err
+	}
+	var failed []string
+	for _, p := range procs {
+		if err := p.Wait(); err != nil {
+			failed = append(failed, fmt.Sprintf("%s: %v", strings.Join(p.Args[1:2], ""), err))
+		}
+	}
+	took := time.Since(start)
+	if len(failed) > 0 {
+		return nil, fmt.Errorf("bench-broad: workers failed (logs in %s): %v", opt.Dir, failed)
+	}
+	after := redisInfo(ctx, c)
+	l, err := streams.ReadLayout(ctx, c, sp.Name)
+	if err != nil {
+		return nil, err
+	}
+	st, err := streams.ReadStatus(ctx, c, l)
+	if err != nil {
+		return nil, err
+	}
+	res := &broadResult{Report: web.Report(opt.Delay, opt.Tolerance), Took: took,
+		RedisCPU:  (after["used_cpu_user"] + after["used_cpu_sys"]) - (before["used_cpu_user"] + before["used_cpu_sys"]),
+		RedisCmds: after["total_commands_processed"] - before["total_commands_processed"],
+		Stored:    st.ItemsStored, RobotsTurns: st.Stats["robots_turns"]}
+	return res, nil
+}
+
+func printBroad(w io.Writer, opt broadOptions, r *broadResult) {
+	pages := float64(max(r.Pages, 1))
+	fmt.Fprintf(w, "streamcrawl bench-broad: %d hosts x %d pages, latency %s, per-host delay %s, 1 per host, %d fetch processes\n",
+		opt.Hosts, opt.Pages, opt.Latency, opt.Delay, opt.Fetchers)
+	fmt.Fprintf(w, "  pages fetched                 %d of %d (%d twice, %d never), %d items stored\n",
+		r.Pages, opt.Hosts*opt.Pages, r.Duplicates, r.Missing, r.Stored)
+	fmt.Fprintf(w, "  span / limit                  %.2f s / %.2f s = %.2f\n", r.Span.Seconds(), r.Limit.Seconds(), r.Span.Seconds()/r.Limit.Seconds())
+	fmt.Fprintf(w, "  wall time (seed to done)      %.2f s\n", r.Took.Seconds())
+	fmt.Fprintf(w, "  gaps below delay - %s     %d of %d (smallest %s, median %s)\n", opt.Tolerance, r.ShortGaps, r.Gaps,
+		r.MinGap.Round(time.Millisecond), r.MedianGap.Round(time.Millisecond))
+	fmt.Fprintf(w, "  most in flight at one host    %d\n", r.MaxInFlight)
+	fmt.Fprintf(w, "  requests (robots.txt incl.)   %d (robots.txt fetches that used a host's turn: %d)\n", r.Requests, r.RobotsTurns)
+	fmt.Fprintf(w, "  Redis CPU per page            %.0f µs\n", r.RedisCPU/pages*1e6)
+	fmt.Fprintf(w, "  Redis commands per page       %.1f\n", r.RedisCmds/pages)
+}

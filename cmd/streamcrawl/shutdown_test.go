@@ -31,7 +31,7 @@ func (s slowSite) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func TestSIGTERMMidCrawlThenRestartLosesNothing(t *testing.T) {
 	t.Parallel()
 	site := demosite.New(600)
-	c := newCluster(t, "sigterm", slowSite{site, 60 * time.Millisecond}) // crawls for well over the 2 s below
+	c := newCluster(t, "sigterm", slowSite{site, 200 * time.Millisecond}) // 600 pages, 32 at a time: ~4 s, well over the 2 s below
 	c.seed()
 	const shutdown = 5 * time.Second
 	extra := []string{"--shutdown-timeout", shutdown.String()}

@@ -40,8 +40,10 @@ type host struct {
 // Hit is one request a host received.
 type Hit struct {
 	Host string
-	Path string
+	Path string // with the query, if any
 	At   time.Time
+	// Slowed is set when the host answered 429 (see SlowDown).
+	Slowed bool
 }
 
 // Config configures a Web.
@@ -116,13 +118,13 @@ func (w *Web) Close() {
 func (w *Web) handler(h *host) http.Handler {
 	return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
 		h.mu.Lock()
-		h.hits = append(h.hits, Hit{Host: h.base, Path: r.URL.Path, At: time.Now()})
-		h.now++
-		h.maxNow = max(h.maxNow, h.now)
 		slow := h.slowFor > 0 && r.URL.Path != "/robots.txt"
 		if slow {
 			h.slowFor--
 		}
+		h.hits = append(h.hits, Hit{Host: h.base, Path: r.URL.RequestURI(), At: time.Now(), Slowed: slow})
+		h.now++
+		h.maxNow = max(h.maxNow, h.now)
 		h.mu.Unlock()
 		defer func() { h.mu.Lock(); h.now--; h.mu.Unlock() }()
 		if r.URL.Path == "/robots.txt" {
@@ -217,7 +219,7 @@ func (w *Web) Report(delay, tolerance time.Duration) Report {
 			if hit.At.After(last) {
 				last = hit.At
 			}
-			if hit.Path != "/robots.txt" {
+			if hit.Path != "/robots.txt" && !hit.Slowed {
 				seen[hit.Path]++
 			}
 			if j > 0 {

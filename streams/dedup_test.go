@@ -336,7 +336,7 @@ func TestDedupBytesPerURL(t *testing.T) {
 
 // usedMemory returns used_memory less client buffers (which Redis grows and shrinks on
 // its own schedule).
-func usedMemory(t *testing.T, rdb redis.UniversalClient) int64 {
+func usedMemory(t testing.TB, rdb redis.UniversalClient) int64 {
 	t.Helper()
 	info, err := rdb.Info(context.Background(), "memory").Result()
 	if err != nil {

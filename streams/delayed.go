@@ -85,9 +85,7 @@ for i, m in ipairs(due) do
   local host, band, payload = string.match(m, '^\1([^\1]*)\1(-?%d+)\1(.*)$')
   if host then
     band = tonumber(band)
-    if redis.call('ZADD', S.hq .. host, queue_score(band, seq + i, sign), payload) == 1 then
-      redis.call('INCR', S.waiting)
-    end
+    enqueue(host, queue_score(band, seq + i, sign), seq + i, payload)
     wake(host, band, nil)
   else
     xadd_msg(S.stream, S.idp .. 'r' .. (seq + i), m)

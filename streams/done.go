@@ -17,7 +17,7 @@ import (
 // Output: per stream {length, pending, unread(0/1), last ID}, then the number of
 // delayed requests, the number of requests waiting in host queues, and the sequence
 // counter (which every enqueue and hand-out moves)
-var progressScript = redis.NewScript(newerLua + `
+var progressScript = redis.NewScript(newerLua + groupsLua + `
 local out = {}
 for i = 1, #ARGV do
   local len, pending, unread, lastid = 0, 0, 0, ''
@@ -25,9 +25,7 @@ for i = 1, #ARGV do
     len = redis.call('XLEN', KEYS[i])
     local last = redis.call('XREVRANGE', KEYS[i], '+', '-', 'COUNT', 1)
     local delivered = nil
-    for _, g in ipairs(redis.call('XINFO', 'GROUPS', KEYS[i])) do
-      local f = {}
-      for j = 1, #g, 2 do f[g[j]] = g[j + 1] end
+    for _, f in ipairs(groups_of(KEYS[i]) or {}) do
       if f['name'] == ARGV[i] then
         pending = tonumber(f['pending'])
         delivered = f['last-delivered-id']
@@ -42,7 +40,7 @@ for i = 1, #ARGV do
 end
 local n = #ARGV
 out[#out + 1] = redis.call('ZCARD', KEYS[n + 1])
-out[#out + 1] = tonumber(redis.call('GET', KEYS[n + 2]) or '0')
+out[#out + 1] = redis.call('HLEN', KEYS[n + 2])
 out[#out + 1] = redis.call('GET', KEYS[n + 3]) or '0'
 return out
 `)

@@ -20,12 +20,12 @@ const DefaultEmitLinger = 10 * time.Millisecond
 
 // maxEmitArgs bounds the script arguments one coalesced call gathers (a single share
 // with more goes alone).
-const maxEmitArgs = 4096
+const maxEmitArgs = 2048
 
 // maxEmitChunk is the most requests of one page in one script call: a page with more
 // (a sitemap, a directory listing) is queued in several calls, each short enough not to
-// hold up Redis for other clients (about 10 µs of Redis time per request).
-const maxEmitChunk = 800
+// hold up Redis for other clients (about 25 µs of Redis time per request to a new host).
+const maxEmitChunk = 400
 
 // emitShare is one page's share of one partition's emit: its requests whose hosts fall
 // in the partition and, in the page's own partition, its items.

@@ -131,7 +131,7 @@ func TestAPageWithHugelyManyLinksIsQueuedInBoundedChunks(t *testing.T) {
 	}
 	rdb.ConfigResetStat(ctx)
 	var sitemap []streams.Candidate
-	for i := range 3000 { // 15,000 script arguments: 4 chunks of at most 800 requests
+	for i := range 3000 { // 15,000 script arguments: 8 chunks of at most 400 requests
 		sitemap = append(sitemap, cand(10_000+i, 0, 1))
 	}
 	var wg sync.WaitGroup
@@ -152,8 +152,8 @@ func TestAPageWithHugelyManyLinksIsQueuedInBoundedChunks(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	if calls := evalshaCalls(t, srv); calls != 4 {
-		t.Fatalf("%d script calls, want 4: the small pages with the sitemap's first chunk, then its 3 other chunks alone", calls)
+	if calls := evalshaCalls(t, srv); calls != 8 {
+		t.Fatalf("%d script calls, want 8: the small pages with the sitemap's first chunk, then its 7 other chunks alone", calls)
 	}
 	if n := waiting(t, rdb, k); n != 1+4+3000 {
 		t.Fatalf("frontier holds %d, want %d", n, 1+4+3000)

@@ -29,7 +29,7 @@ local function seen_add_arg(base, fp) return redis.call('SADD', base, fp) end
 //
 // KEYS[1] -> sc:{c}:seen (the base key of the crawl's dedup: a set, buckets or a Bloom
 // filter)
-// KEYS[2] -> sc:{c}:waiting
+// KEYS[2] -> sc:{c}:waiting (payloads of the requests in host queues)
 // KEYS[3] -> sc:{c}:stats (the partition's: max_pages_used of a crawl of one partition)
 // KEYS[4] -> sc:{c}:seq
 // KEYS[5] -> sc:{c}:requests
@@ -115,10 +115,10 @@ if #fresh > 0 then
     elseif band < h.band then
       h.band = band
     end
-    h.reqs[#h.reqs + 1] = {queue_score(band, seq + j, sign), ARGV[i + 2]}
+    h.reqs[#h.reqs + 1] = {queue_score(band, seq + j, sign), ARGV[i + 2], seq + j}
   end
   if #hosts > 1 then table.sort(hosts, function(a, b) return byhost[a].band < byhost[b].band end) end
-  local window, room, added = tonumber(ARGV[4]), nil, 0
+  local window, room = tonumber(ARGV[4]), nil
   local function room_left()
     if room == nil then
       room = window - unread(KEYS[5], 'fetch', window, ARGV[5])
@@ -137,10 +137,9 @@ if #fresh > 0 then
         room = room - sent
       end
     end
-    for k = sent + 1, #h.reqs do added = added + redis.call('ZADD', S.hq .. host, h.reqs[k][1], h.reqs[k][2]) end
+    for k = sent + 1, #h.reqs do enqueue(host, h.reqs[k][1], h.reqs[k][3], h.reqs[k][2]) end
     if sent < #h.reqs then wake(host, h.band, nil) end
   end
-  if added > 0 then redis.call('INCRBY', S.waiting, added) end
   if window > 0 and redis.call('ZCARD', S.ready) > 0 and room_left() > 0 then hand_out(room, now) end
 end
 if m > 0 then

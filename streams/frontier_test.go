@@ -37,8 +37,8 @@ func streamPayloads(t *testing.T, rdb redis.UniversalClient, k streams.Keys) []s
 func waiting(t *testing.T, rdb redis.UniversalClient, k streams.Keys) int64 {
 	t.Helper()
 	ctx := context.Background()
-	n, err := rdb.Get(ctx, k.Waiting()).Int64()
-	if err != nil && err != redis.Nil {
+	n, err := rdb.HLen(ctx, k.Waiting()).Result()
+	if err != nil {
 		t.Fatal(err)
 	}
 	var inQueues int64
@@ -108,7 +108,8 @@ func TestEmitIntoAnEmptyFrontierFillsTheWindowInOrderAndQueuesTheRest(t *testing
 	if got, want := fmt.Sprint(streamPayloads(t, rdb, k)), "[req-3 req-1 req-4]"; got != want {
 		t.Fatalf("stream = %s, want %s", got, want)
 	}
-	if got, _ := rdb.ZRange(ctx, k.HostQueue(""), 0, -1).Result(); fmt.Sprint(got) != "[req-0 req-2]" {
+	ids, _ := rdb.ZRange(ctx, k.HostQueue(""), 0, -1).Result()
+	if got := rdb.HMGet(ctx, k.Waiting(), ids...).Val(); fmt.Sprint(got) != "[req-0 req-2]" {
 		t.Fatalf("host queue = %v, want [req-0 req-2]", got)
 	}
 	if n := waiting(t, rdb, k); n != 2 {

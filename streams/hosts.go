@@ -163,9 +163,7 @@ local band
 if ARGV[11] ~= '' then
   band = tonumber(ARGV[12])
   local seq = redis.call('INCR', S.seq)
-  if redis.call('ZADD', S.hq .. host, queue_score(band, seq, tonumber(ARGV[13])), ARGV[11]) == 1 then
-    redis.call('INCR', S.waiting)
-  end
+  enqueue(host, queue_score(band, seq, tonumber(ARGV[13])), seq, ARGV[11])
   want = math.max(want, now + tonumber(ARGV[14]))
 end
 local at = redis.call('ZSCORE', S.sched, host)

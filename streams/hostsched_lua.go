@@ -27,7 +27,7 @@ package streams
 //	S.sched   -> sc:{c}:sched
 //	S.leases  -> sc:{c}:leases
 //	S.hosts   -> sc:{c}:hosts (per-host state, see Keys.Hosts)
-//	S.waiting -> sc:{c}:waiting (requests in the host queues)
+//	S.waiting -> sc:{c}:waiting (the payloads of the requests in the host queues)
 //	S.seq     -> sc:{c}:seq
 //	S.stream  -> sc:{c}:requests
 //	S.conc, S.delay, S.ttl, S.quantum -> the crawl's default per-host concurrency (0: no
@@ -76,6 +76,15 @@ local function wake(host, band, rule)
   if rule and rule ~= '' then redis.call('HSET', S.hosts, host .. ':r', rule) end
   local inflight, conc = host_rule(host)
   place(host, inflight, conc)
+end
+
+-- enqueue puts a request in host's queue: its ID (a number from S.seq) in the queue, its
+-- payload in S.waiting under that ID. Queues hold short members so that a small queue
+-- stays a compact listpack: a ZSET with a member over 64 bytes is a skiplist, about
+-- 1 KB even with one member, and a broad crawl has a queue per host.
+local function enqueue(host, score, id, payload)
+  redis.call('ZADD', S.hq .. host, score, id)
+  redis.call('HSET', S.waiting, id, payload)
 end
 
 -- queue_score is the score of the k-th request of a call in band: band × 1e9 plus its
@@ -162,16 +171,19 @@ local function hand_out(room, now)
       if take > 0 then reqs = redis.call('ZRANGE', q, 0, take - 1) end
       if #reqs > 0 then
         redis.call('ZREMRANGEBYRANK', q, 0, #reqs - 1)
+        local payloads = redis.call('HMGET', S.waiting, unpack(reqs))
+        redis.call('HDEL', S.waiting, unpack(reqs))
         local base = redis.call('INCRBY', S.seq, #reqs) - #reqs
-        for i, m in ipairs(reqs) do
-          local id = xadd_msg(S.stream, S.idp .. (base + i), m)
-          if conc > 0 then redis.call('ZADD', S.leases, now + S.ttl, h .. '|' .. id) end
+        for i, m in ipairs(payloads) do
+          if m then
+            local id = xadd_msg(S.stream, S.idp .. (base + i), m)
+            if conc > 0 then
+              redis.call('ZADD', S.leases, now + S.ttl, h .. '|' .. id)
+              redis.call('HINCRBY', S.hosts, h .. ':f', 1)
+              inflight = inflight + 1
+            end
+          end
         end
-        if conc > 0 then
-          redis.call('HINCRBY', S.hosts, h .. ':f', #reqs)
-          inflight = inflight + #reqs
-        end
-        redis.call('DECRBY', S.waiting, #reqs)
         room, moved = room - #reqs, moved + #reqs
       end
       if delay > 0 and #reqs > 0 then

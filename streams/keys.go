@@ -39,12 +39,13 @@ func (k Keys) Items() string { return k.key("items") }
 // Dead is the dead-letter stream: entries that failed too often or could not be decoded.
 func (k Keys) Dead() string { return k.key("dead") }
 
-// Waiting counts the requests waiting in the partition's host queues (the frontier's
-// size: "done" needs it at zero).
+// Waiting is the hash of the requests waiting in the partition's host queues, by the
+// ID their queue holds (its length is the frontier's size: "done" needs it at zero).
 func (k Keys) Waiting() string { return k.key("waiting") }
 
-// HostQueue is the ZSET of one host's waiting requests (host as NormalHost gives it),
-// scored by the crawl's order (see Order): band, then order of discovery.
+// HostQueue is the ZSET of one host's waiting requests (host as NormalHost gives it):
+// their IDs in Waiting, scored by the crawl's order (see Order): band, then order of
+// discovery.
 func (k Keys) HostQueue(host string) string { return k.HostQueuePrefix() + host }
 
 // HostQueuePrefix is what HostQueue puts before the host; the frontier's scripts build

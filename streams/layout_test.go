@@ -126,11 +126,13 @@ func TestPartitionedFrontierQueuesEachRequestInItsHostsPartition(t *testing.T) {
 		var members []string
 		for h := range 12 {
 			host := fmt.Sprintf("127.0.0.1:%d", 30000+h)
-			m, err := rdb.ZRange(ctx, k.HostQueue(host), 0, -1).Result()
+			ids, err := rdb.ZRange(ctx, k.HostQueue(host), 0, -1).Result()
 			if err != nil {
 				t.Fatal(err)
 			}
-			members = append(members, m...)
+			for _, m := range rdb.HMGet(ctx, k.Waiting(), ids...).Val() {
+				members = append(members, m.(string))
+			}
 		}
 		waiting(t, rdb, k)
 		total += len(members)

@@ -28,22 +28,39 @@ local function xadd_msg(stream, uuid, payload)
 end
 `
 
-// unreadLua defines unread(): how many entries of a stream a group has not read yet
-// (at most window when counted). The dispatch and emit scripts keep the requests
-// stream's unread backlog within the window with it.
+// groupsLua defines groups_of(): a stream's consumer groups as XINFO GROUPS gives
+// them, each a table of its fields (name, pending, last-delivered-id, lag, ...).
+//
+// stream -> the stream key
+// Output: the list of groups, or nil when the stream does not exist
+const groupsLua = `
+local function groups_of(stream)
+  local groups = redis.pcall('XINFO', 'GROUPS', stream)
+  if groups['err'] then return nil end
+  local out = {}
+  for _, g in ipairs(groups) do
+    local f = {}
+    for j = 1, #g, 2 do f[g[j]] = g[j + 1] end
+    out[#out + 1] = f
+  end
+  return out
+end
+`
+
+// unreadLua (after groupsLua) defines unread(): how many entries of a stream a group
+// has not read yet (at most window when counted). The dispatch and emit scripts keep
+// the requests stream's unread backlog within the window with it.
 //
 // stream -> the stream key, group -> the group, window -> the most worth counting,
 // mode -> 'lag' (trust XINFO GROUPS' lag) or 'range' (count with XRANGE, for Redis
 // servers whose lag is unreliable, like the embedded one)
 // Output: the number of unread entries (all of them when the group does not exist
 // yet; 0 when the stream does not)
-const unreadLua = `
+const unreadLua = groupsLua + `
 local function unread(stream, group, window, mode)
-  local groups = redis.pcall('XINFO', 'GROUPS', stream)
-  if groups['err'] then return 0 end -- no stream yet
-  for _, g in ipairs(groups) do
-    local f = {}
-    for j = 1, #g, 2 do f[g[j]] = g[j + 1] end
+  local groups = groups_of(stream)
+  if groups == nil then return 0 end -- no stream yet
+  for _, f in ipairs(groups) do
     if f['name'] == group then
       if mode == 'lag' and f['lag'] then return tonumber(f['lag']) end
       return #redis.call('XRANGE', stream, '(' .. f['last-delivered-id'], '+', 'COUNT', window)

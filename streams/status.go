@@ -233,7 +233,7 @@ func readPartStatus(ctx context.Context, rdb redis.UniversalClient, k Keys, st *
 		}
 	}
 	var err error
-	if ps.Frontier, err = rdb.Get(ctx, k.Waiting()).Int64(); err != nil && !errNil(err) {
+	if ps.Frontier, err = rdb.HLen(ctx, k.Waiting()).Result(); err != nil {
 		return ps, fmt.Errorf("streams: frontier size: %w", err)
 	}
 	if ps.HostsReady, err = rdb.ZCard(ctx, k.Ready()).Result(); err != nil {

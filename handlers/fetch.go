@@ -115,10 +115,10 @@ func (f *Fetch) Handle(msg *message.Message) ([]*message.Message, error) {
 			return nil, err
 		}
 	}
-	start := time.Now()
+	ctx, started := traceStart(ctx)
 	res, err := f.Fetch(ctx, req)
 	var rerr *retryableError
-	t.fetched(ctx, time.Since(start), errors.As(err, &rerr) && rerr.slowDown(), rerr)
+	t.fetched(ctx, started(), errors.As(err, &rerr) && rerr.slowDown(), rerr)
 	switch {
 	case errors.Is(err, errBlockedAddress):
 		f.count("dropped_private_address", 1)

@@ -2,6 +2,8 @@ package handlers
 
 import (
 	"context"
+	"net/http/httptrace"
+	"sync/atomic"
 	"time"
 
 	"github.com/ThreeDotsLabs/watermill/message"
@@ -44,8 +46,8 @@ func (t *turn) robots(ctx context.Context, v robotsVerdict) (done bool, err erro
 	case v.wait > 0:
 		// Another fetcher is fetching robots.txt: the request waits in its host's queue.
 		f.count("robots_waits", 1)
-		return true, t.requeue(ctx, streams.NotStarted, 0, v.wait)
-	case v.fetched > 0 && v.delay > 0:
+		return true, t.requeue(ctx, streams.NotStarted, time.Time{}, v.wait)
+	case !v.fetched.IsZero() && v.delay > 0:
 		if err := f.hosts.SetCrawlDelay(ctx, t.host, v.delay); err != nil {
 			return true, err
 		}
@@ -54,13 +56,13 @@ func (t *turn) robots(ctx context.Context, v robotsVerdict) (done bool, err erro
 	case !v.allowed:
 		f.count("robots_disallowed", 1)
 		f.log.Debug("disallowed by robots.txt", zap.String("url", t.req.URL))
-		outcome, took := streams.NotStarted, time.Duration(0)
-		if v.fetched > 0 {
-			outcome, took = streams.Done, v.fetched
+		fin := streams.Finish{Outcome: streams.NotStarted}
+		if !v.fetched.IsZero() {
+			fin = streams.Finish{Outcome: streams.Done, Started: v.fetched}
 		}
-		t.finish(ctx, streams.Finish{Outcome: outcome, Took: took})
+		t.finish(ctx, fin)
 		return true, nil
-	case v.fetched > 0 && (t.rule.Delay > 0 || v.delay > 0):
+	case !v.fetched.IsZero() && (t.rule.Delay > 0 || v.delay > 0):
 		// robots.txt was this turn's request to the host: the page waits for the delay.
 		f.count("robots_turns", 1)
 		return true, t.requeue(ctx, streams.Done, v.fetched, 0)
@@ -69,19 +71,19 @@ func (t *turn) robots(ctx context.Context, v robotsVerdict) (done bool, err erro
 }
 
 // requeue ends the turn and puts the request back in its host's queue in one step.
-func (t *turn) requeue(ctx context.Context, outcome streams.Outcome, took, wait time.Duration) error {
+func (t *turn) requeue(ctx context.Context, outcome streams.Outcome, started time.Time, wait time.Duration) error {
 	payload, err := spiders.MarshalRequest(t.req)
 	if err != nil {
 		return err
 	}
-	_, err = t.f.hosts.Finish(ctx, streams.Finish{Host: t.host, Lease: t.lease, Outcome: outcome, Took: took,
+	_, err = t.f.hosts.Finish(ctx, streams.Finish{Host: t.host, Lease: t.lease, Outcome: outcome, Started: started,
 		Requeue: payload, Priority: t.req.Priority, Depth: t.req.Depth, Wait: wait})
 	return err
 }
 
-// fetched ends the turn after a fetch that took took; slow is a 429 or 503.
-func (t *turn) fetched(ctx context.Context, took time.Duration, slow bool, rerr *retryableError) {
-	fin := streams.Finish{Outcome: streams.Done, Took: took, Autothrottle: t.f.autothrottle()}
+// fetched ends the turn after a fetch started at started; slow is a 429 or 503.
+func (t *turn) fetched(ctx context.Context, started time.Time, slow bool, rerr *retryableError) {
+	fin := streams.Finish{Outcome: streams.Done, Started: started, Autothrottle: t.f.autothrottle()}
 	if slow {
 		fin.Outcome = streams.SlowDown
 		if d, ok := parseRetryAfter(rerr.retryAfter, time.Now()); ok {
@@ -104,6 +106,24 @@ func (t *turn) finish(ctx context.Context, fin streams.Finish) {
 	fin.Host, fin.Lease = t.host, t.lease
 	if _, err := t.f.hosts.Finish(context.WithoutCancel(ctx), fin); err != nil {
 		t.f.log.Debug("giving back a host slot failed; it expires by itself", zap.Error(err))
+	}
+}
+
+// traceStart returns ctx traced to see when the request's headers were written, and a
+// function returning that time (the call's, if none were written): the start of a
+// request as close to the server as the fetcher can see it, which the host's delay
+// counts from.
+func traceStart(ctx context.Context) (context.Context, func() time.Time) {
+	begun := time.Now()
+	var wrote atomic.Int64 // Unix ns of the first WroteHeaders
+	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
+		WroteHeaders: func() { wrote.CompareAndSwap(0, time.Now().UnixNano()) },
+	})
+	return ctx, func() time.Time {
+		if ns := wrote.Load(); ns != 0 {
+			return time.Unix(0, ns)
+		}
+		return begun
 	}
 }
 

@@ -57,7 +57,7 @@ type robotsVerdict struct {
 	allowed bool
 	delay   time.Duration // the host's Crawl-delay
 	wait    time.Duration // > 0: another fetcher is fetching robots.txt; ask again then
-	fetched time.Duration // > 0: this call fetched robots.txt from the host, taking this long
+	fetched time.Time // set when this call fetched robots.txt from the host: when it started
 }
 
 // check answers for u.
@@ -69,7 +69,7 @@ func (r *robots) check(ctx context.Context, u *url.URL) (robotsVerdict, error) {
 	r.mu.Lock()
 	g, ok := r.cache[origin]
 	r.mu.Unlock()
-	var fetched time.Duration
+	var fetched time.Time
 	if !ok {
 		var wait time.Duration
 		var err error
@@ -105,29 +105,28 @@ func originOf(u *url.URL) string {
 }
 
 // load returns the rules of origin from Redis, or fetches them if this process wins the
-// lock (and how long the fetch took); otherwise it returns how long to wait.
-func (r *robots) load(ctx context.Context, origin string) (g *robotstxt.Group, wait, fetched time.Duration, err error) {
+// lock (and when the fetch started); otherwise it returns how long to wait.
+func (r *robots) load(ctx context.Context, origin string) (g *robotstxt.Group, wait time.Duration, fetched time.Time, err error) {
 	keys := r.layout.ForHost(hostOf(origin))
 	key := keys.Robots(origin)
 	stored, err := r.rdb.Get(ctx, key).Result()
 	if err == nil {
-		return r.parse(stored), 0, 0, nil
+		return r.parse(stored), 0, time.Time{}, nil
 	}
 	if !errors.Is(err, redis.Nil) {
-		return nil, 0, 0, fmt.Errorf("handlers: read robots.txt of %s: %w", origin, err)
+		return nil, 0, time.Time{}, fmt.Errorf("handlers: read robots.txt of %s: %w", origin, err)
 	}
 	won, err := r.rdb.SetNX(ctx, keys.RobotsLock(origin), "1", robotsLockTTL).Result()
 	if err != nil {
-		return nil, 0, 0, fmt.Errorf("handlers: lock robots.txt of %s: %w", origin, err)
+		return nil, 0, time.Time{}, fmt.Errorf("handlers: lock robots.txt of %s: %w", origin, err)
 	}
 	if !won {
-		return nil, robotsWait, 0, nil
+		return nil, robotsWait, time.Time{}, nil
 	}
-	start := time.Now()
+	fetched = time.Now()
 	stored = r.fetch(ctx, origin)
-	fetched = max(time.Since(start), time.Millisecond)
 	if err := r.rdb.Set(ctx, key, stored, RobotsTTL).Err(); err != nil {
-		return nil, 0, 0, fmt.Errorf("handlers: store robots.txt of %s: %w", origin, err)
+		return nil, 0, time.Time{}, fmt.Errorf("handlers: store robots.txt of %s: %w", origin, err)
 	}
 	_ = r.rdb.Del(ctx, keys.RobotsLock(origin)).Err()
 	return r.parse(stored), 0, fetched, nil

@@ -105,9 +105,10 @@ type Finish struct {
 	// Lease is the requests stream ID of the request the slot was leased for; empty
 	// when the host has no concurrency limit.
 	Lease string
-	// Took is the time from the start of the request to the host until now; the host's
-	// next start is its delay after that start. Ignored for NotStarted.
-	Took time.Duration
+	// Started is when the request to the host started (this machine's clock); the
+	// host's next start is its delay after it, reckoned on the Redis clock from the time
+	// elapsed since, taken when the call leaves for Redis. Ignored for NotStarted.
+	Started time.Time
 	// Outcome of the fetch.
 	Outcome Outcome
 	// RetryAfter is the server's Retry-After with SlowDown.
@@ -148,10 +149,9 @@ if took >= 0 and ARGV[6] == '1' then
   local a = tonumber(redis.call('HGET', S.hosts, host .. ':a') or took)
   redis.call('HSET', S.hosts, host .. ':a', math.floor((a + took) / 2))
 end
-local inflight, conc, delay = host_rule(host)
+local inflight, conc, delay, level = host_rule(host)
 local want = 0
 if took >= 0 and delay > 0 then want = now - took + delay end
-local level = tonumber(redis.call('HGET', S.hosts, host .. ':b') or '0')
 if outcome == 'slow' then
   level = redis.call('HINCRBY', S.hosts, host .. ':b', 1)
   local backoff = math.min(1000 * 2 ^ (math.min(level, 30) - 1), ` + strconv.FormatInt(MaxHostBackoff.Milliseconds(), 10) + `)
@@ -166,14 +166,13 @@ if ARGV[11] ~= '' then
   enqueue(host, queue_score(band, seq, tonumber(ARGV[13])), seq, ARGV[11])
   want = math.max(want, now + tonumber(ARGV[14]))
 end
-local at = redis.call('ZSCORE', S.sched, host)
 if want > now then
-  if not at or tonumber(at) < want then
-    redis.call('ZREM', S.ready, host)
-    redis.call('ZADD', S.sched, want, host)
-  end
+  -- Later than any time it has: the host leaves the ready set for the schedule.
+  redis.call('ZREM', S.ready, host)
+  redis.call('ZADD', S.sched, 'GT', want, host)
   return want
 end
+local at = redis.call('ZSCORE', S.sched, host)
 if at then return tonumber(at) end
 if band then
   wake(host, band, nil)
@@ -189,19 +188,19 @@ func (h *Hosts) Finish(ctx context.Context, f Finish) (time.Time, error) {
 	host := NormalHost(f.Host)
 	k := h.layout.ForHost(host)
 	keys := []string{k.Hosts(), k.Ready(), k.Sched(), k.Leases(), k.Waiting(), k.Seq(), k.HostQueuePrefix()}
-	took := int64(-1)
-	if f.Outcome != NotStarted {
-		took = max(f.Took.Milliseconds(), 0)
-	}
 	outcome := map[Outcome]string{Done: "done", SlowDown: "slow", NotStarted: "none"}[f.Outcome]
 	auto := 0
 	if f.Autothrottle {
 		auto = 1
 	}
-	args := []any{host, f.Lease, took, outcome, max(f.RetryAfter.Milliseconds(), 0), auto}
+	args := []any{host, f.Lease, int64(-1), outcome, max(f.RetryAfter.Milliseconds(), 0), auto}
 	args = append(args, h.defaults.args()...)
 	args = append(args, string(f.Requeue), h.order.band(f.Priority, f.Depth), h.order.sign(), max(f.Wait.Milliseconds(), 0))
 	cmd, err := h.b.do(ctx, func(ctx context.Context, p redis.Pipeliner) redis.Cmder {
+		if f.Outcome != NotStarted {
+			// Now, not when Finish was called: the call may wait for its pipeline.
+			args[2] = max(time.Since(f.Started).Milliseconds(), 0)
+		}
 		return finishScript.EvalSha(ctx, p, keys, args...)
 	})
 	if isNoScript(err) {

@@ -38,9 +38,9 @@ local S = {}
 
 -- host_rule returns host's requests in flight, concurrency limit (0: none) and delay
 -- (ms): the crawl's defaults, or the spider's limit rule for it, raised by its
--- robots.txt Crawl-delay and its AutoThrottle latency.
+-- robots.txt Crawl-delay and its AutoThrottle latency; and its back-off level.
 local function host_rule(host)
-  local st = redis.call('HMGET', S.hosts, host .. ':f', host .. ':r', host .. ':c', host .. ':a')
+  local st = redis.call('HMGET', S.hosts, host .. ':f', host .. ':r', host .. ':c', host .. ':a', host .. ':b')
   local conc, delay = S.conc, S.delay
   if st[2] then
     local c, d = string.match(st[2], '^(%d+) (%d+)$')
@@ -48,7 +48,7 @@ local function host_rule(host)
   end
   if st[3] then delay = math.max(delay, tonumber(st[3])) end
   if st[4] then delay = math.max(delay, math.min(tonumber(st[4]), 60000)) end
-  return tonumber(st[1] or '0'), conc, delay
+  return tonumber(st[1] or '0'), conc, delay, tonumber(st[5] or '0')
 end
 
 -- place puts host, which is neither ready nor scheduled, in the ready set, unless it
@@ -121,8 +121,9 @@ end
 -- they have nothing waiting or no free slot).
 local function promote(now, max)
   local due = redis.call('ZRANGEBYSCORE', S.sched, '-inf', now, 'LIMIT', 0, max)
+  if #due == 0 then return 0 end
+  redis.call('ZREM', S.sched, unpack(due))
   for _, h in ipairs(due) do
-    redis.call('ZREM', S.sched, h)
     local inflight, conc = host_rule(h)
     place(h, inflight, conc)
   end
@@ -155,6 +156,8 @@ end
 -- band first, hosts of a band in turn, and returns how many it moved.
 local function hand_out(room, now)
   local moved, rounds = 0, 0
+  -- One block of message numbers for the whole call (numbers left over are skipped).
+  local base = redis.call('INCRBY', S.seq, room) - room
   while room > 0 and rounds < 64 do
     rounds = rounds + 1
     local hosts = redis.call('ZRANGE', S.ready, 0, math.min(room, 256) - 1)
@@ -168,22 +171,24 @@ local function hand_out(room, now)
       if delay > 0 then take = math.min(take, 1) end
       local q = S.hq .. h
       local reqs = {}
-      if take > 0 then reqs = redis.call('ZRANGE', q, 0, take - 1) end
+      if take > 0 then
+        local popped = redis.call('ZPOPMIN', q, take)
+        for i = 1, #popped, 2 do reqs[#reqs + 1] = popped[i] end
+      end
       if #reqs > 0 then
-        redis.call('ZREMRANGEBYRANK', q, 0, #reqs - 1)
         local payloads = redis.call('HMGET', S.waiting, unpack(reqs))
         redis.call('HDEL', S.waiting, unpack(reqs))
-        local base = redis.call('INCRBY', S.seq, #reqs) - #reqs
-        for i, m in ipairs(payloads) do
+        for _, m in ipairs(payloads) do
           if m then
-            local id = xadd_msg(S.stream, S.idp .. (base + i), m)
+            base = base + 1
+            local id = xadd_msg(S.stream, S.idp .. base, m)
             if conc > 0 then
               redis.call('ZADD', S.leases, now + S.ttl, h .. '|' .. id)
-              redis.call('HINCRBY', S.hosts, h .. ':f', 1)
               inflight = inflight + 1
             end
           end
         end
+        if conc > 0 then redis.call('HSET', S.hosts, h .. ':f', inflight) end
         room, moved = room - #reqs, moved + #reqs
       end
       if delay > 0 and #reqs > 0 then

@@ -153,7 +153,7 @@ func TestALeaseOfADeadFetcherExpiresAndTheHostGetsItsSlotBack(t *testing.T) {
 	// Finishing the second gives its slot back at once: the third goes out.
 	h, _ := streams.NewHosts(rdb, streams.NewLayout("lease", 1), hosts, "")
 	defer h.Close()
-	if _, err := h.Finish(ctx, streams.Finish{Host: "h.test", Lease: second[0].ID, Took: 10 * time.Millisecond}); err != nil {
+	if _, err := h.Finish(ctx, streams.Finish{Host: "h.test", Lease: second[0].ID, Started: time.Now().Add(-10 * time.Millisecond)}); err != nil {
 		t.Fatal(err)
 	}
 	if n, _ := d.Dispatch(ctx); n != 1 {
@@ -163,7 +163,7 @@ func TestALeaseOfADeadFetcherExpiresAndTheHostGetsItsSlotBack(t *testing.T) {
 		t.Fatalf("%d still waiting, want 0", n)
 	}
 	// A late finish of the expired lease gives back nothing twice.
-	if _, err := h.Finish(ctx, streams.Finish{Host: "h.test", Lease: first[0].ID, Took: time.Second}); err != nil {
+	if _, err := h.Finish(ctx, streams.Finish{Host: "h.test", Lease: first[0].ID, Started: time.Now().Add(-time.Second)}); err != nil {
 		t.Fatal(err)
 	}
 	if f := rdb.HGet(ctx, k.Hosts(), "h.test:f").Val(); f != "1" {
@@ -206,7 +206,7 @@ func TestASlowDownPushesTheHostBackForEveryFetcherAndRecovers(t *testing.T) {
 			host = "slow.test"
 			slowIDs = append(slowIDs, m.ID)
 		}
-		fin := streams.Finish{Host: host, Lease: m.ID, Took: 5 * time.Millisecond}
+		fin := streams.Finish{Host: host, Lease: m.ID, Started: time.Now().Add(-5 * time.Millisecond)}
 		if host == "slow.test" && len(slowIDs) == 4 {
 			fin.Outcome, fin.RetryAfter = streams.SlowDown, time.Second
 		}
@@ -237,7 +237,7 @@ func TestASlowDownPushesTheHostBackForEveryFetcherAndRecovers(t *testing.T) {
 		t.Fatalf("back-off level %q, want 1", lvl)
 	}
 	for _, m := range readAll(t, rdb, k, 100) {
-		if _, err := h.Finish(ctx, streams.Finish{Host: "slow.test", Lease: m.ID, Took: time.Millisecond}); err != nil {
+		if _, err := h.Finish(ctx, streams.Finish{Host: "slow.test", Lease: m.ID, Started: time.Now().Add(-time.Millisecond)}); err != nil {
 			t.Fatal(err)
 		}
 	}

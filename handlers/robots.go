@@ -57,7 +57,7 @@ type robotsVerdict struct {
 	allowed bool
 	delay   time.Duration // the host's Crawl-delay
 	wait    time.Duration // > 0: another fetcher is fetching robots.txt; ask again then
-	fetched time.Time // set when this call fetched robots.txt from the host: when it started
+	fetched time.Time     // set when this call fetched robots.txt from the host: when it started
 }
 
 // check answers for u.

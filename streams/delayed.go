@@ -86,7 +86,7 @@ for i, m in ipairs(due) do
   if host then
     band = tonumber(band)
     enqueue(host, queue_score(band, seq + i, sign), seq + i, payload)
-    wake(host, band, nil)
+    wake(host, band)
   else
     xadd_msg(S.stream, S.idp .. 'r' .. (seq + i), m)
   end

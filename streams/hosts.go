@@ -113,8 +113,8 @@ type Finish struct {
 	Outcome Outcome
 	// RetryAfter is the server's Retry-After with SlowDown.
 	RetryAfter time.Duration
-	// Autothrottle feeds Took to the host's AutoThrottle latency (shared by every
-	// fetcher), which raises its delay.
+	// Autothrottle feeds the request's duration to the host's AutoThrottle latency
+	// (shared by every fetcher), which raises its delay.
 	Autothrottle bool
 	// Requeue, when set, is a request (encoded) that goes back to the host's queue,
 	// in the same step, not before Wait from now: a page whose turn robots.txt used.
@@ -175,7 +175,7 @@ end
 local at = redis.call('ZSCORE', S.sched, host)
 if at then return tonumber(at) end
 if band then
-  wake(host, band, nil)
+  wake(host, band)
 elseif not redis.call('ZSCORE', S.ready, host) then
   place(host, inflight, conc)
 end

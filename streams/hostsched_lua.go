@@ -62,10 +62,9 @@ local function place(host, inflight, conc)
   redis.call('ZADD', S.ready, band * 1e9 + redis.call('INCR', S.seq) % 1e9, host)
 end
 
--- wake places host after requests were added to its queue: a ready host whose best
--- band improved moves up, a scheduled host waits for its time, any other is placed
--- (with rule, when not empty, as its limit rule).
-local function wake(host, band, rule)
+-- wake places host after requests of band were added to its queue: a ready host whose
+-- best band improved moves up, a scheduled host waits for its time, any other is placed.
+local function wake(host, band)
   local cur = redis.call('ZSCORE', S.ready, host)
   if cur then
     cur = tonumber(cur)
@@ -73,7 +72,6 @@ local function wake(host, band, rule)
     return
   end
   if redis.call('ZSCORE', S.sched, host) then return end
-  if rule and rule ~= '' then redis.call('HSET', S.hosts, host .. ':r', rule) end
   local inflight, conc = host_rule(host)
   place(host, inflight, conc)
 end

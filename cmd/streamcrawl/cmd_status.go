@@ -47,9 +47,11 @@ func (a *app) statusCommand() *cobra.Command {
 func printStatus(w io.Writer, st *streams.Status) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "crawl\t%s\tdone=%v\n", st.Crawl, st.Done)
-	fmt.Fprintf(tw, "frontier\t%d\trequests waiting in priority order\n", st.Frontier)
+	fmt.Fprintf(tw, "frontier\t%d\trequests waiting in their hosts' queues\n", st.Frontier)
+	fmt.Fprintf(tw, "hosts\t%d ready, %d scheduled\tready: may start a request now; scheduled: waiting for their delay or back-off\n",
+		st.HostsReady, st.HostsScheduled)
 	fmt.Fprintf(tw, "queued\t%d\trequests in the stream, not yet read by a fetcher\n", st.Queued)
-	fmt.Fprintf(tw, "delayed\t%d\trequests waiting for a retry or politeness time\n", st.Delayed)
+	fmt.Fprintf(tw, "delayed\t%d\trequests waiting for a retry time\n", st.Delayed)
 	fmt.Fprintf(tw, "seen\t%d\turls (%d bytes in Redis)\n", st.Seen, st.SeenBytes)
 	fmt.Fprintf(tw, "items stored\t%d\n", st.ItemsStored)
 	fmt.Fprintf(tw, "dead letters\t%d\n", st.DeadLetters)

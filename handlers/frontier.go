@@ -50,7 +50,25 @@ func OpenLayout(ctx context.Context, rdb redis.UniversalClient, sp *spiders.Spid
 		log.Warn("crawl keeps the partitions it started with; reset the crawl to change them",
 			zap.Int("stored", l.N()), zap.Int("asked", want))
 	}
+	s := sp.Settings
+	s.SetDefaults()
+	n, err := streams.MigrateFrontier(ctx, rdb, l, hostDefaults(s), streams.Order(s.Order), requestHost)
+	if err != nil {
+		return streams.Layout{}, err
+	}
+	if n > 0 && log != nil {
+		log.Info("moved the requests of a frontier from before host queues into their hosts' queues", zap.Int("requests", n))
+	}
 	return l, nil
+}
+
+// requestHost returns the host of an encoded request.
+func requestHost(payload []byte) (string, error) {
+	r, err := spiders.UnmarshalRequest(payload)
+	if err != nil {
+		return "", err
+	}
+	return hostOf(r.URL), nil
 }
 
 // CandidateFor encodes r for the frontier with its fingerprint (none for DontFilter).

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/ThreeDotsLabs/watermill"
@@ -252,6 +253,21 @@ func (f *Fetch) Fetch(ctx context.Context, req *spiders.Request) (*spiders.Respo
 	}
 	f.count("pages_fetched", 1)
 	f.count("bytes_fetched", int64(len(data)))
+	ctype := resp.Header.Get("Content-Type")
+	if textual(ctype) && spiders.LooksBinary(data) {
+		// Served as a page, but an image, archive or other bytes: parsing cannot help,
+		// and neither can a retry.
+		f.count("bodies_not_text", 1)
+		f.log.Info("dropped: body served as text is binary", zap.String("url", req.URL), zap.String("content_type", ctype))
+		return nil, nil
+	}
+	data, cs, err := spiders.DecodeText(data, ctype)
+	if err != nil {
+		return nil, fmt.Errorf("%w: handlers: %s: %w", streams.ErrPoison, req.URL, err)
+	}
+	if cs != "" && cs != "utf-8" {
+		f.count("bodies_decoded_"+cs, 1)
+	}
 	if truncated {
 		f.count("bodies_truncated", 1)
 		f.log.Info("body cut at max_body_size", zap.String("url", req.URL), zap.Int64("max_body_size", f.settings.MaxBodySize))
@@ -262,7 +278,17 @@ func (f *Fetch) Fetch(ctx context.Context, req *spiders.Request) (*spiders.Respo
 	f.log.Debug("fetched", zap.String("url", req.URL), zap.Int("status", resp.StatusCode),
 		zap.Int("bytes", len(data)), zap.Duration("took", time.Since(start)))
 	return &spiders.Response{Request: req, URL: resp.Request.URL.String(), Status: resp.StatusCode,
-		Headers: hdr, Body: data, Truncated: truncated, FetchedAt: time.Now().UTC()}, nil
+		Headers: hdr, Body: data, Truncated: truncated, Charset: cs, FetchedAt: time.Now().UTC()}, nil
+}
+
+// textual reports content types a page is served with: HTML, XHTML or plain text.
+func textual(contentType string) bool {
+	mt, _, _ := strings.Cut(strings.ToLower(contentType), ";")
+	switch strings.TrimSpace(mt) {
+	case "text/html", "application/xhtml+xml", "text/plain":
+		return true
+	}
+	return false
 }
 
 func (f *Fetch) count(field string, n int64) {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/andybalholm/brotli"
 	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/zlib"
 	"github.com/klauspost/compress/zstd"
@@ -17,7 +18,7 @@ import (
 )
 
 // acceptEncoding lists the encodings the fetcher decodes.
-const acceptEncoding = "gzip, deflate, zstd"
+const acceptEncoding = "gzip, deflate, br, zstd"
 
 // newHTTPClient builds the fetcher's client from the spider settings: connect and
 // response timeouts, a redirect limit, and a connection pool sized for the concurrency.
@@ -73,6 +74,8 @@ func readBody(resp *http.Response, max int64) ([]byte, bool, error) {
 		}
 		defer zr.Close()
 		r = zr
+	case "br":
+		r = brotli.NewReader(resp.Body)
 	case "zstd":
 		zr, err := zstd.NewReader(resp.Body, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(uint64(max)+1<<20))
 		if err != nil {

@@ -33,6 +33,7 @@ import (
 type Fetch struct {
 	client   *http.Client
 	settings spiders.Settings
+	scope    *spiders.Scope
 	delayed  *streams.Delayed
 	hosts    *streams.Hosts
 	polite   *politeness
@@ -55,6 +56,12 @@ type FetchConfig struct {
 	// needed when the spider obeys robots.txt.
 	Client redis.UniversalClient
 	Layout streams.Layout
+	// RobotsRetry is how long a host whose robots.txt answered 5xx (or could not be
+	// fetched) stays disallowed before robots.txt is fetched again. Default
+	// DefaultRobotsRetry.
+	RobotsRetry time.Duration
+	// Scope is checked again on every redirect hop (nil: any http(s) target).
+	Scope *spiders.Scope
 	// RetryBase is the delay before the first retry, doubled for each next one.
 	// Default DefaultRetryBase.
 	RetryBase time.Duration
@@ -80,14 +87,18 @@ func NewFetch(cfg FetchConfig) (*Fetch, error) {
 	if log == nil {
 		log = zap.NewNop()
 	}
-	f := &Fetch{client: newHTTPClient(s), settings: s, delayed: cfg.Delayed, hosts: cfg.Hosts,
+	f := &Fetch{client: newHTTPClient(s), settings: s, scope: cfg.Scope, delayed: cfg.Delayed, hosts: cfg.Hosts,
 		polite: newPoliteness(s), base: cfg.RetryBase, counters: cfg.Counters, log: log}
 	if s.RobotsObeyed() {
 		if cfg.Client == nil {
 			return nil, errors.New("handlers: obeying robots.txt needs a redis client")
 		}
-		f.robots = newRobots(cfg.Client, cfg.Layout, f.client, s.UserAgent, cfg.Counters, log)
+		f.robots = newRobots(cfg.Client, cfg.Layout, robotsClient(f.client), s.UserAgent, cfg.Counters, log)
+		if cfg.RobotsRetry > 0 {
+			f.robots.retry = cfg.RobotsRetry
+		}
 	}
+	f.client.CheckRedirect = f.checkRedirect
 	return f, nil
 }
 
@@ -213,6 +224,10 @@ func (f *Fetch) Fetch(ctx context.Context, req *spiders.Request) (*spiders.Respo
 	if len(req.Body) > 0 {
 		body = bytes.NewReader(req.Body)
 	}
+	if err := req.Validate(); err != nil {
+		return nil, fmt.Errorf("%w: handlers: %w", streams.ErrPoison, err)
+	}
+	ctx = context.WithValue(ctx, depthKey{}, req.Depth)
 	hreq, err := http.NewRequestWithContext(ctx, req.HTTPMethod(), req.URL, body)
 	if err != nil {
 		return nil, fmt.Errorf("%w: handlers: build request for %s: %w", streams.ErrPoison, req.URL, err)
@@ -228,6 +243,12 @@ func (f *Fetch) Fetch(ctx context.Context, req *spiders.Request) (*spiders.Respo
 	}
 	start := time.Now()
 	resp, err := f.client.Do(hreq)
+	var refused *redirectRefused
+	if errors.As(err, &refused) {
+		f.count("redirect_refused_"+refused.reason, 1)
+		f.log.Info("redirect refused", zap.String("url", req.URL), zap.String("to", refused.target), zap.String("reason", refused.reason))
+		return nil, nil
+	}
 	if err != nil {
 		if errors.Is(err, errFinal) {
 			return nil, fmt.Errorf("%w: handlers: fetch %s: %w", streams.ErrPoison, req.URL, err)
@@ -242,6 +263,9 @@ func (f *Fetch) Fetch(ctx context.Context, req *spiders.Request) (*spiders.Respo
 			retryAfter: resp.Header.Get("Retry-After")}
 	case code >= 400:
 		f.count("http_errors_final", 1)
+		return nil, nil
+	case code >= 300 && code < 400 && resp.Header.Get("Location") != "":
+		f.count("redirects_not_followed", 1) // max_redirects: 0
 		return nil, nil
 	}
 	data, truncated, err := readBody(resp, f.settings.MaxBodySize)

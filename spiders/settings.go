@@ -2,8 +2,12 @@ package spiders
 
 import (
 	"fmt"
+	"net/netip"
 	"regexp"
+	"strings"
 	"time"
+
+	"golang.org/x/net/http/httpguts"
 )
 
 // Defaults of Settings.
@@ -32,8 +36,9 @@ type Settings struct {
 	// MaxBodySize caps a body in bytes; longer bodies are cut and flagged truncated.
 	// Default 10 MiB.
 	MaxBodySize int64 `yaml:"max_body_size"`
-	// MaxRedirects is the longest redirect chain followed. Default 10.
-	MaxRedirects int `yaml:"max_redirects"`
+	// MaxRedirects is the longest redirect chain followed; 0 follows none (the redirect
+	// itself is the response). Unset (nil): DefaultMaxRedirects. See Redirects.
+	MaxRedirects *int `yaml:"max_redirects"`
 	// Headers are sent with every request.
 	Headers map[string]string `yaml:"headers"`
 	// MaxRetries is how many times a fetch that failed with a network error, a timeout,
@@ -68,6 +73,11 @@ type Settings struct {
 	// addresses. Default false: a crawler follows untrusted links and must not become a
 	// way into the network it runs in.
 	AllowPrivateNetworks *bool `yaml:"allow_private_networks"`
+	// AllowNetworks lets the crawl reach exactly these non-public targets: CIDRs
+	// ("127.0.0.1/32", "10.1.2.0/24"), single addresses, or host names (any address
+	// they resolve to). Every other loopback, private, link-local and metadata address
+	// stays blocked, redirects included. Ignored when AllowPrivateNetworks is true.
+	AllowNetworks []string `yaml:"allow_networks"`
 	// PerHostConcurrency is the most requests in flight to one host across all fetch
 	// processes. Default 8; -1 means no limit (and, with no delay, no politeness work in
 	// Redis at all).
@@ -128,9 +138,6 @@ func (s *Settings) SetDefaults() {
 	if s.MaxBodySize == 0 {
 		s.MaxBodySize = DefaultMaxBodySize
 	}
-	if s.MaxRedirects == 0 {
-		s.MaxRedirects = DefaultMaxRedirects
-	}
 	if s.PerHostConcurrency == 0 {
 		s.PerHostConcurrency = DefaultPerHostConc
 	}
@@ -146,6 +153,37 @@ func (s *Settings) SetDefaults() {
 // loopback, private or link-local addresses, checked after DNS resolution).
 func (s *Settings) PrivateNetworksAllowed() bool {
 	return s.AllowPrivateNetworks != nil && *s.AllowPrivateNetworks
+}
+
+// Networks splits AllowNetworks into address prefixes and lower-case host names.
+func (s *Settings) Networks() ([]netip.Prefix, []string, error) {
+	var prefixes []netip.Prefix
+	var hosts []string
+	for _, n := range s.AllowNetworks {
+		n = strings.TrimSpace(n)
+		if p, err := netip.ParsePrefix(n); err == nil {
+			prefixes = append(prefixes, p.Masked())
+			continue
+		}
+		if a, err := netip.ParseAddr(strings.Trim(n, "[]")); err == nil {
+			prefixes = append(prefixes, netip.PrefixFrom(a.Unmap(), a.Unmap().BitLen()))
+			continue
+		}
+		h := strings.TrimSuffix(strings.ToLower(n), ".")
+		if h == "" || strings.ContainsAny(h, "/:@ \t[]") {
+			return nil, nil, fmt.Errorf("spiders: settings.allow_networks: %q is not a CIDR, an address or a host name", n)
+		}
+		hosts = append(hosts, h)
+	}
+	return prefixes, hosts, nil
+}
+
+// Redirects returns the effective MaxRedirects: DefaultMaxRedirects when unset.
+func (s *Settings) Redirects() int {
+	if s.MaxRedirects == nil {
+		return DefaultMaxRedirects
+	}
+	return *s.MaxRedirects
 }
 
 // RobotsObeyed reports obey_robots (default true).
@@ -176,8 +214,8 @@ func (s *Settings) Validate() error {
 		return fmt.Errorf("spiders: settings.connect_timeout %s is negative", s.ConnectTimeout)
 	case s.MaxBodySize < 0:
 		return fmt.Errorf("spiders: settings.max_body_size %d is negative", s.MaxBodySize)
-	case s.MaxRedirects < 0:
-		return fmt.Errorf("spiders: settings.max_redirects %d is negative", s.MaxRedirects)
+	case s.MaxRedirects != nil && *s.MaxRedirects < 0:
+		return fmt.Errorf("spiders: settings.max_redirects %d is negative", *s.MaxRedirects)
 	case s.Order != "" && s.Order != "priority" && s.Order != "breadth-first" && s.Order != "depth-first":
 		return fmt.Errorf("spiders: settings.order %q: want priority, breadth-first or depth-first", s.Order)
 	case s.Dedup != "" && s.Dedup != "exact" && s.Dedup != "bloom" && s.Dedup != "set":
@@ -198,6 +236,26 @@ func (s *Settings) Validate() error {
 		return fmt.Errorf("spiders: settings.max_depth %d is negative", s.MaxDepth)
 	case s.Partitions < 0 || s.Partitions > 1024:
 		return fmt.Errorf("spiders: settings.partitions %d out of range 1..1024", s.Partitions)
+	case !httpguts.ValidHeaderFieldValue(s.UserAgent) || strings.ContainsAny(s.UserAgent, "\r\n"):
+		return fmt.Errorf("spiders: settings.user_agent %q has control characters (a line break would end the header)", s.UserAgent)
+	}
+	if _, _, err := s.Networks(); err != nil {
+		return err
+	}
+	return ValidateHeaders("settings.headers", s.Headers)
+}
+
+// ValidateHeaders reports a header name that is not an HTTP token or a value with
+// control characters (CR or LF would split the request); where names the headers in
+// the message.
+func ValidateHeaders(where string, h map[string]string) error {
+	for k, v := range h {
+		if !httpguts.ValidHeaderFieldName(k) {
+			return fmt.Errorf("spiders: %s: invalid header name %q", where, k)
+		}
+		if !httpguts.ValidHeaderFieldValue(v) {
+			return fmt.Errorf("spiders: %s: header %s has an invalid value %q (control characters)", where, k, v)
+		}
 	}
 	return nil
 }

@@ -43,6 +43,8 @@ type Status struct {
 	ItemsStored int64            `json:"items_stored"`
 	Stats       map[string]int64 `json:"stats"`
 	Done        bool             `json:"done"`
+	// SeedError says why the start-URL key cannot be read (see SeedKeyError).
+	SeedError string `json:"seed_error,omitempty"`
 	// Memory is Redis memory (MEMORY USAGE) by key family: streams (requests, responses,
 	// dead letters), items (the items stream), frontier (frontier and delayed ZSETs),
 	// dedup (seen URLs and item keys).
@@ -105,6 +107,7 @@ func ReadStatus(ctx context.Context, rdb redis.UniversalClient, l Layout) (*Stat
 		return nil, err
 	}
 	st.Done = p.Done()
+	st.SeedError = p.SeedError
 	st.Frontier, st.Delayed = p.Frontier, p.Delayed
 	if cc, ok := rdb.(*redis.ClusterClient); ok {
 		if st.Nodes, err = ReadNodes(ctx, cc, l); err != nil {

@@ -47,6 +47,9 @@ func (a *app) statusCommand() *cobra.Command {
 func printStatus(w io.Writer, st *streams.Status) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "crawl\t%s\tdone=%v\n", st.Crawl, st.Done)
+	if st.SeedError != "" {
+		fmt.Fprintf(tw, "ERROR\t%s\n", st.SeedError)
+	}
 	fmt.Fprintf(tw, "frontier\t%d\trequests waiting in priority order\n", st.Frontier)
 	fmt.Fprintf(tw, "queued\t%d\trequests in the stream, not yet read by a fetcher\n", st.Queued)
 	fmt.Fprintf(tw, "delayed\t%d\trequests waiting for a retry or politeness time\n", st.Delayed)

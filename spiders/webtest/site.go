@@ -219,6 +219,6 @@ items:
       name: "h1.name::text"
 settings:
   obey_robots: false
-  allow_private_networks: true
+  allow_networks: [127.0.0.1/32]
 `, name, strings.TrimSuffix(baseURL, "/"))
 }

@@ -34,6 +34,7 @@ type Fetch struct {
 	client   *http.Client
 	settings spiders.Settings
 	scope    *spiders.Scope
+	cookies  *cookieStore
 	delayed  *streams.Delayed
 	hosts    *streams.Hosts
 	polite   *politeness
@@ -87,7 +88,8 @@ func NewFetch(cfg FetchConfig) (*Fetch, error) {
 	if log == nil {
 		log = zap.NewNop()
 	}
-	f := &Fetch{client: newHTTPClient(s), settings: s, scope: cfg.Scope, delayed: cfg.Delayed, hosts: cfg.Hosts,
+	f := &Fetch{client: newHTTPClient(s), settings: s, scope: cfg.Scope,
+		cookies: newCookieStore(s.Cookies, cfg.Client, cfg.Layout), delayed: cfg.Delayed, hosts: cfg.Hosts,
 		polite: newPoliteness(s), base: cfg.RetryBase, counters: cfg.Counters, log: log}
 	if s.RobotsObeyed() {
 		if cfg.Client == nil {
@@ -241,8 +243,7 @@ func (f *Fetch) Fetch(ctx context.Context, req *spiders.Request) (*spiders.Respo
 	for k, v := range req.Headers {
 		hreq.Header.Set(k, v)
 	}
-	start := time.Now()
-	resp, err := f.client.Do(hreq)
+	resp, err := f.do(ctx, hreq, sessionOf(req))
 	var refused *redirectRefused
 	if errors.As(err, &refused) {
 		f.count("redirect_refused_"+refused.reason, 1)
@@ -299,8 +300,7 @@ func (f *Fetch) Fetch(ctx context.Context, req *spiders.Request) (*spiders.Respo
 	hdr := resp.Header.Clone()
 	hdr.Del("Content-Encoding") // the body we pass on is decoded
 	hdr.Del("Content-Length")
-	f.log.Debug("fetched", zap.String("url", req.URL), zap.Int("status", resp.StatusCode),
-		zap.Int("bytes", len(data)), zap.Duration("took", time.Since(start)))
+	f.log.Debug("fetched", zap.String("url", req.URL), zap.Int("status", resp.StatusCode), zap.Int("bytes", len(data)))
 	return &spiders.Response{Request: req, URL: resp.Request.URL.String(), Status: resp.StatusCode,
 		Headers: hdr, Body: data, Truncated: truncated, Charset: cs, FetchedAt: time.Now().UTC()}, nil
 }
@@ -313,6 +313,29 @@ func textual(contentType string) bool {
 		return true
 	}
 	return false
+}
+
+// do sends hreq with the cookies of session and saves the cookies the server set (on
+// every hop of a redirect chain).
+func (f *Fetch) do(ctx context.Context, hreq *http.Request, session string) (*http.Response, error) {
+	client := f.client
+	if f.cookies != nil {
+		jar, save, err := f.cookies.jar(ctx, session, hreq.URL)
+		if err != nil {
+			return nil, err
+		}
+		if jar != nil {
+			c := *f.client
+			c.Jar = jar
+			client = &c
+		}
+		defer func() {
+			if err := save(context.WithoutCancel(ctx)); err != nil {
+				f.log.Warn("cookies not saved", zap.String("url", hreq.URL.Redacted()), zap.Error(err))
+			}
+		}()
+	}
+	return client.Do(hreq)
 }
 
 func (f *Fetch) count(field string, n int64) {

@@ -228,6 +228,11 @@ func Run(ctx context.Context, cfg Config) (err error) {
 			if err != nil {
 				return err
 			}
+			if cfg.Spider.Login != nil {
+				if err := f.loginOnce(ctx, cfg.Client, keys, cfg.Spider.Login); err != nil {
+					return err
+				}
+			}
 			scfg.MaxInFlight = cfg.Spider.Settings.Concurrency
 			if cfg.MaxBacklog > 0 {
 				var responses []string

@@ -10,6 +10,13 @@ import (
 	"golang.org/x/net/http/httpguts"
 )
 
+// Cookie modes (Settings.Cookies).
+const (
+	CookiesShared  = "shared"
+	CookiesProcess = "process"
+	CookiesOff     = "off"
+)
+
 // Defaults of Settings.
 const (
 	DefaultConcurrency     = 32
@@ -103,6 +110,12 @@ type Settings struct {
 	Capacity int64 `yaml:"capacity"`
 	// ErrorRate is the Bloom filter's false-positive rate. Default 0.01.
 	ErrorRate float64 `yaml:"error_rate"`
+
+	// Cookies is where the crawl keeps cookies: "shared" (the default, like Scrapy's
+	// COOKIES_ENABLED: one jar per crawl in Redis, used by every fetch process),
+	// "process" (a jar per fetch process) or "off". A request's "cookiejar" meta picks
+	// a session of its own (several logins side by side).
+	Cookies string `yaml:"cookies"`
 
 	// Partitions splits the crawl's Redis keys into this many hash-tagged partitions
 	// (sc:{<name>:<p>}:...), each with its own frontier, streams and dedup, every host in
@@ -234,6 +247,8 @@ func (s *Settings) Validate() error {
 		return fmt.Errorf("spiders: settings.per_host_delay %s is negative", s.PerHostDelay)
 	case s.MaxDepth < 0:
 		return fmt.Errorf("spiders: settings.max_depth %d is negative", s.MaxDepth)
+	case s.Cookies != "" && s.Cookies != CookiesShared && s.Cookies != CookiesProcess && s.Cookies != CookiesOff:
+		return fmt.Errorf("spiders: settings.cookies %q: want shared, process or off", s.Cookies)
 	case s.Partitions < 0 || s.Partitions > 1024:
 		return fmt.Errorf("spiders: settings.partitions %d out of range 1..1024", s.Partitions)
 	case !httpguts.ValidHeaderFieldValue(s.UserAgent) || strings.ContainsAny(s.UserAgent, "\r\n"):

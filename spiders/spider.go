@@ -45,6 +45,8 @@ type Spider struct {
 	AllowedDomains []string
 	// Settings tune the fetcher and the crawl.
 	Settings Settings
+	// Login, when set, is submitted before the start URLs are fetched.
+	Login *Login
 	// Callbacks by name.
 	Callbacks map[string]Callback
 }
@@ -121,6 +123,11 @@ func (s *Spider) Validate() error {
 	}
 	if _, err := s.StartRequests(); err != nil {
 		return err
+	}
+	if s.Login != nil {
+		if err := s.Login.Validate(); err != nil {
+			return err
+		}
 	}
 	return s.Settings.Validate()
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"reflect"
 	"regexp"
 	"strconv"
 	"strings"
@@ -169,6 +170,14 @@ func (p *yamlParser) spider(data []byte) (*Spider, error) {
 		case "settings":
 			if err := p.settings(n, kv.key, &sp.Settings); err != nil {
 				return nil, err
+			}
+		case "login":
+			sp.Login = &Login{}
+			if err := p.decodeStruct(n, kv.key, reflect.ValueOf(sp.Login).Elem(), nil); err != nil {
+				return nil, err
+			}
+			if err := sp.Login.Validate(); err != nil {
+				return nil, p.wrap(n, kv.key, err)
 			}
 		default:
 			return nil, p.unknownKey(kv, "")

@@ -21,11 +21,11 @@ settings:
 		t.Fatalf("login = %+v", sp.Login)
 	}
 	for bad, want := range map[string]string{
-		"login: {url: /login}":                            "login.url",
-		"login: {url: http://h/l, method: PUT}":           "login.method",
-		"login: {url: http://h/l, unknown: 1}":            "unknown",
-		"settings: {cookies: sometimes}":                  "settings.cookies",
-		"settings: {headers: {\"Bad Name\": x}}":          "invalid header name",
+		"login: {url: /login}":                           "login.url",
+		"login: {url: http://h/l, method: PUT}":          "login.method",
+		"login: {url: http://h/l, unknown: 1}":           "unknown",
+		"settings: {cookies: sometimes}":                 "settings.cookies",
+		"settings: {headers: {\"Bad Name\": x}}":         "invalid header name",
 		"settings: {user_agent: \"bot\\r\\nX-Evil: 1\"}": "user_agent",
 	} {
 		_, _, err := Parse("bad.yaml", []byte("name: x\nstart_urls: [http://h/]\n"+bad+"\n"))

@@ -35,6 +35,7 @@ type Fetch struct {
 	settings spiders.Settings
 	scope    *spiders.Scope
 	cookies  *cookieStore
+	cond     *validators // nil unless the spider revisits URLs
 	delayed  *streams.Delayed
 	hosts    *streams.Hosts
 	polite   *politeness
@@ -101,6 +102,9 @@ func NewFetch(cfg FetchConfig) (*Fetch, error) {
 		}
 	}
 	f.client.CheckRedirect = f.checkRedirect
+	if s.RevisitAfter > 0 && cfg.Client != nil {
+		f.cond = newValidators(cfg.Client, cfg.Layout, s.Capacity)
+	}
 	return f, nil
 }
 
@@ -243,6 +247,10 @@ func (f *Fetch) Fetch(ctx context.Context, req *spiders.Request) (*spiders.Respo
 	for k, v := range req.Headers {
 		hreq.Header.Set(k, v)
 	}
+	cond, err := f.cond.apply(ctx, req, hreq)
+	if err != nil {
+		return nil, &retryableError{err: fmt.Errorf("handlers: validators of %s: %w", req.URL, err)}
+	}
 	resp, err := f.do(ctx, hreq, sessionOf(req))
 	var refused *redirectRefused
 	if errors.As(err, &refused) {
@@ -264,6 +272,9 @@ func (f *Fetch) Fetch(ctx context.Context, req *spiders.Request) (*spiders.Respo
 			retryAfter: resp.Header.Get("Retry-After")}
 	case code >= 400:
 		f.count("http_errors_final", 1)
+		return nil, nil
+	case code == http.StatusNotModified && cond != nil:
+		f.count("not_modified", 1) // unchanged since the last fetch: nothing to parse or store
 		return nil, nil
 	case code >= 300 && code < 400 && resp.Header.Get("Location") != "":
 		f.count("redirects_not_followed", 1) // max_redirects: 0
@@ -296,6 +307,11 @@ func (f *Fetch) Fetch(ctx context.Context, req *spiders.Request) (*spiders.Respo
 	if truncated {
 		f.count("bodies_truncated", 1)
 		f.log.Info("body cut at max_body_size", zap.String("url", req.URL), zap.Int64("max_body_size", f.settings.MaxBodySize))
+	}
+	if code := resp.StatusCode; code >= 200 && code < 300 {
+		if err := f.cond.save(ctx, cond, resp.Header); err != nil {
+			f.log.Warn("validators not saved; the next visit fetches the page whole", zap.String("url", req.URL), zap.Error(err))
+		}
 	}
 	hdr := resp.Header.Clone()
 	hdr.Del("Content-Encoding") // the body we pass on is decoded

@@ -1,5 +1,7 @@
 package streams
 
+import "strconv"
+
 // Keys of the fetcher's memory of the web: cookies, the login step, what the last fetch
 // of a URL answered. Like the others they carry the partition's hash tag; per-site keys
 // live in the partition of the site (Layout.ForHost of the site's registrable domain).
@@ -14,6 +16,9 @@ func (k Keys) Cookies(session, site string) string {
 // after.
 func (k Keys) Login() string { return k.key("login") }
 
-// Validators is the hash of what the last fetch of each URL answered, for conditional
-// recrawls: field the URL's 16-byte fingerprint, value "<etag>\n<last-modified>".
-func (k Keys) Validators() string { return k.key("validators") }
+// Validators is one bucket of what the last fetch of each URL answered, for
+// conditional recrawls: small hashes (Redis keeps them as compact listpacks), field 8
+// bytes of the URL's fingerprint, value "<etag>\n<last-modified, Unix seconds>".
+func (k Keys) Validators(bucket uint32) string {
+	return k.key("validators:" + strconv.FormatUint(uint64(bucket), 10))
+}

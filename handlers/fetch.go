@@ -36,6 +36,8 @@ type Fetch struct {
 	scope    *spiders.Scope
 	cookies  *cookieStore
 	cond     *validators // nil unless the spider revisits URLs
+	guard    *netGuard   // nil when private networks are allowed
+	proxies  *proxyPool  // nil without settings.proxies
 	delayed  *streams.Delayed
 	hosts    *streams.Hosts
 	polite   *politeness
@@ -90,7 +92,7 @@ func NewFetch(cfg FetchConfig) (*Fetch, error) {
 		log = zap.NewNop()
 	}
 	f := &Fetch{client: newHTTPClient(s), settings: s, scope: cfg.Scope,
-		cookies: newCookieStore(s.Cookies, cfg.Client, cfg.Layout), delayed: cfg.Delayed, hosts: cfg.Hosts,
+		cookies: newCookieStore(s.Cookies, cfg.Client, cfg.Layout), guard: newGuard(s), proxies: newProxyPool(s), delayed: cfg.Delayed, hosts: cfg.Hosts,
 		polite: newPoliteness(s), base: cfg.RetryBase, counters: cfg.Counters, log: log}
 	if s.RobotsObeyed() {
 		if cfg.Client == nil {
@@ -99,6 +101,9 @@ func NewFetch(cfg FetchConfig) (*Fetch, error) {
 		f.robots = newRobots(cfg.Client, cfg.Layout, robotsClient(f.client), s.UserAgent, cfg.Counters, log)
 		if cfg.RobotsRetry > 0 {
 			f.robots.retry = cfg.RobotsRetry
+		}
+		f.robots.via = func(ctx context.Context, hreq *http.Request) (*http.Request, func(*http.Response, error), error) {
+			return f.viaProxy(ctx, &spiders.Request{URL: hreq.URL.String()}, hreq)
 		}
 	}
 	f.client.CheckRedirect = f.checkRedirect
@@ -251,7 +256,12 @@ func (f *Fetch) Fetch(ctx context.Context, req *spiders.Request) (*spiders.Respo
 	if err != nil {
 		return nil, &retryableError{err: fmt.Errorf("handlers: validators of %s: %w", req.URL, err)}
 	}
+	hreq, release, err := f.viaProxy(ctx, req, hreq)
+	if err != nil {
+		return nil, err
+	}
 	resp, err := f.do(ctx, hreq, sessionOf(req))
+	release(resp, err)
 	var refused *redirectRefused
 	if errors.As(err, &refused) {
 		f.count("redirect_refused_"+refused.reason, 1)
@@ -329,6 +339,53 @@ func textual(contentType string) bool {
 		return true
 	}
 	return false
+}
+
+// viaProxy routes hreq through the request's proxy meta or the next proxy of the
+// rotation, if any; the returned function gives the proxy's slot back with the outcome.
+// The target of a proxied fetch is checked by the network guard here (the proxy, not
+// this process, connects to it).
+func (f *Fetch) viaProxy(ctx context.Context, req *spiders.Request, hreq *http.Request) (*http.Request, func(*http.Response, error), error) {
+	noop := func(*http.Response, error) {}
+	var u *url.URL
+	var ps *proxyState
+	if raw, ok := req.Meta["proxy"].(string); ok && raw != "" {
+		var err error
+		if u, err = spiders.ParseProxy(raw); err != nil {
+			return nil, noop, fmt.Errorf("%w: handlers: meta proxy of %s: %w", streams.ErrPoison, req.URL, err)
+		}
+	} else if f.proxies != nil {
+		var err error
+		if ps, err = f.proxies.acquire(ctx); err != nil {
+			return nil, noop, &retryableError{err: fmt.Errorf("handlers: waiting for a proxy: %w", err)}
+		}
+		u = ps.u
+	}
+	if u == nil {
+		return hreq, noop, nil
+	}
+	release := func(resp *http.Response, err error) {
+		failed := proxyFailed(resp, err)
+		if failed {
+			f.count("proxy_failures", 1)
+		}
+		if ps != nil && f.proxies.release(ps, failed) {
+			f.count("proxies_benched", 1)
+			f.log.Warn("proxy benched after failing in a row", zap.String("proxy", u.Redacted()),
+				zap.Int("failures", f.proxies.banAfter), zap.Duration("for", f.proxies.banFor))
+		}
+	}
+	if f.guard != nil {
+		if err := f.guard.checkProxiedTarget(ctx, hreq.URL); err != nil {
+			release(nil, nil)
+			if errors.Is(err, errBlockedAddress) {
+				return nil, noop, err
+			}
+			return nil, noop, &retryableError{err: fmt.Errorf("handlers: resolve %s: %w", hreq.URL.Host, err)}
+		}
+	}
+	f.count("proxied_requests", 1)
+	return hreq.WithContext(context.WithValue(hreq.Context(), proxyKey{}, u)), release, nil
 }
 
 // do sends hreq with the cookies of session and saves the cookies the server set (on

@@ -8,6 +8,8 @@ import (
 	"net/netip"
 	"strings"
 	"syscall"
+
+	"github.com/streamcrawl/streamcrawl/spiders"
 )
 
 // errBlockedAddress is returned for connections to addresses a crawler must not reach
@@ -46,10 +48,27 @@ func isBlockedIP(ip netip.Addr) bool {
 type netGuard struct {
 	prefixes []netip.Prefix
 	hosts    map[string]bool
+	proxies  map[string]bool // host:port of the spider's proxies, dialled as they are
+}
+
+// newGuard returns the guard of the spider's settings, nil when private networks are
+// allowed.
+func newGuard(s spiders.Settings) *netGuard {
+	if s.PrivateNetworksAllowed() {
+		return nil
+	}
+	prefixes, hosts, _ := s.Networks() // checked by Settings.Validate
+	g := newNetGuard(prefixes, hosts)
+	for _, raw := range s.Proxies {
+		if u, err := spiders.ParseProxy(raw); err == nil {
+			g.proxies[strings.ToLower(u.Host)] = true
+		}
+	}
+	return g
 }
 
 func newNetGuard(prefixes []netip.Prefix, hosts []string) *netGuard {
-	g := &netGuard{prefixes: prefixes, hosts: map[string]bool{}}
+	g := &netGuard{prefixes: prefixes, hosts: map[string]bool{}, proxies: map[string]bool{}}
 	for _, h := range hosts {
 		g.hosts[h] = true
 	}
@@ -92,6 +111,9 @@ func (g *netGuard) dialer(d net.Dialer) func(ctx context.Context, network, addr 
 	open := d
 	d.Control = g.control
 	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		if g.proxies[strings.ToLower(addr)] { // configured by the operator, not found on a page
+			return open.DialContext(ctx, network, addr)
+		}
 		if host, _, err := net.SplitHostPort(addr); err == nil && len(g.hosts) > 0 &&
 			g.hosts[strings.TrimSuffix(strings.ToLower(host), ".")] {
 			return open.DialContext(ctx, network, addr)

@@ -25,12 +25,11 @@ const acceptEncoding = "gzip, deflate, br, zstd"
 func newHTTPClient(s spiders.Settings) *http.Client {
 	dialer := net.Dialer{Timeout: s.ConnectTimeout, KeepAlive: 30 * time.Second}
 	dial := dialer.DialContext
-	if !s.PrivateNetworksAllowed() {
-		prefixes, hosts, _ := s.Networks() // checked by Settings.Validate
-		dial = newNetGuard(prefixes, hosts).dialer(dialer)
+	if g := newGuard(s); g != nil {
+		dial = g.dialer(dialer)
 	}
 	tr := &http.Transport{
-		Proxy:                 http.ProxyFromEnvironment,
+		Proxy:                 proxyFor,
 		DialContext:           dial,
 		TLSHandshakeTimeout:   s.ConnectTimeout,
 		ResponseHeaderTimeout: s.DownloadTimeout,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/url"
 	"time"
 
 	"github.com/streamcrawl/streamcrawl/spiders"
@@ -35,6 +36,11 @@ type depthKey struct{}
 func (f *Fetch) checkRedirect(req *http.Request, via []*http.Request) error {
 	if err := checkHops(req, via, f.settings.Redirects()); err != nil {
 		return err
+	}
+	if _, proxied := req.Context().Value(proxyKey{}).(*url.URL); proxied && f.guard != nil {
+		if err := f.guard.checkProxiedTarget(req.Context(), req.URL); err != nil {
+			return err
+		}
 	}
 	depth, _ := req.Context().Value(depthKey{}).(int)
 	if ok, reason := f.scope.Allows(&spiders.Request{URL: req.URL.String(), Depth: depth}); !ok {

@@ -61,6 +61,8 @@ type robots struct {
 	counters *streams.Counters
 	log      *zap.Logger
 	retry    time.Duration // how long an unavailable robots.txt disallows its host
+	// via routes a robots.txt request like a page's (the spider's proxies); nil: direct.
+	via func(ctx context.Context, hreq *http.Request) (*http.Request, func(*http.Response, error), error)
 
 	mu    sync.Mutex
 	cache map[string]robotsEntry // by scheme://host:port
@@ -143,7 +145,11 @@ func (r *robots) load(ctx context.Context, origin string) (robotsEntry, time.Dur
 	if !won {
 		return robotsEntry{}, 300 * time.Millisecond, nil
 	}
-	stored := r.fetch(ctx, origin)
+	stored, again := r.fetch(ctx, origin)
+	if again { // the proxy failed, not the site: ask again soon, through another one
+		_ = r.rdb.Del(ctx, keys.RobotsLock(origin)).Err()
+		return robotsEntry{}, 300 * time.Millisecond, nil
+	}
 	keep := RobotsTTL
 	if unavailable(stored) {
 		keep = r.retry
@@ -167,8 +173,9 @@ func (r *robots) entry(stored string, ttl time.Duration) robotsEntry {
 }
 
 // fetch gets origin's robots.txt and returns it as stored: "<status>\n<body>", status 0
-// for a network failure.
-func (r *robots) fetch(ctx context.Context, origin string) string {
+// for a network failure; again is true when the proxy it went through failed (the
+// answer says nothing about the site).
+func (r *robots) fetch(ctx context.Context, origin string) (stored string, again bool) {
 	if r.counters != nil {
 		r.counters.Add("robots_fetched", 1)
 	}
@@ -176,17 +183,30 @@ func (r *robots) fetch(ctx context.Context, origin string) string {
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, origin+"/robots.txt", nil)
 	if err != nil {
-		return "0\n"
+		return "0\n", false
 	}
 	req.Header.Set("User-Agent", r.agent)
+	release := func(*http.Response, error) {}
+	if r.via != nil {
+		if req, release, err = r.via(ctx, req); err != nil {
+			return "0\n", false
+		}
+	}
 	resp, err := r.client.Do(req)
+	release(resp, err)
+	if _, proxied := req.Context().Value(proxyKey{}).(*url.URL); proxied && proxyFailed(resp, err) {
+		if resp != nil {
+			resp.Body.Close()
+		}
+		return "", true
+	}
 	if errors.Is(err, errBlockedAddress) {
-		return "404\n" // the guard refuses the host: its pages are dropped by it, not parked
+		return "404\n", false // the guard refuses the host: its pages are dropped by it, not parked
 	}
 	if err != nil {
 		r.log.Info("robots.txt unreachable; host disallowed until retried", zap.String("origin", origin),
 			zap.Duration("retry_in", r.retry), zap.Error(err))
-		return "0\n"
+		return "0\n", false
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode >= 500 {
@@ -194,7 +214,7 @@ func (r *robots) fetch(ctx context.Context, origin string) string {
 			zap.Int("status", resp.StatusCode), zap.Duration("retry_in", r.retry))
 	}
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, robotsMaxBytes))
-	return strconv.Itoa(resp.StatusCode) + "\n" + string(body)
+	return strconv.Itoa(resp.StatusCode) + "\n" + string(body), false
 }
 
 // unavailable reports a stored robots.txt that answered 5xx or was unreachable: RFC 9309

@@ -117,6 +117,20 @@ type Settings struct {
 	// a session of its own (several logins side by side).
 	Cookies string `yaml:"cookies"`
 
+	// Proxies are the proxies requests go through, in rotation: http://, https://,
+	// socks5:// or socks5h:// URLs, credentials in the URL (never logged). A request's
+	// "proxy" meta names one proxy for that request instead. Empty: no proxy (the
+	// HTTP_PROXY environment variables still apply).
+	Proxies []string `yaml:"proxies"`
+	// ProxyConcurrency is the most requests in flight through one proxy of Proxies per
+	// fetch process; 0 means no limit.
+	ProxyConcurrency int `yaml:"proxy_concurrency"`
+	// ProxyBanAfter is how many failures in a row (connection errors, 407, 502, 503,
+	// 504 from the proxy) bench a proxy. Default 3.
+	ProxyBanAfter int `yaml:"proxy_ban_after"`
+	// ProxyBanFor is how long a benched proxy rests. Default 5m.
+	ProxyBanFor time.Duration `yaml:"proxy_ban_for"`
+
 	// Partitions splits the crawl's Redis keys into this many hash-tagged partitions
 	// (sc:{<name>:<p>}:...), each with its own frontier, streams and dedup, every host in
 	// one of them, so that a Redis Cluster spreads the crawl over its masters. Default 1
@@ -256,6 +270,14 @@ func (s *Settings) Validate() error {
 	}
 	if _, _, err := s.Networks(); err != nil {
 		return err
+	}
+	for _, p := range s.Proxies {
+		if _, err := ParseProxy(p); err != nil {
+			return fmt.Errorf("spiders: settings.proxies: %w", err)
+		}
+	}
+	if s.ProxyConcurrency < 0 || s.ProxyBanAfter < 0 || s.ProxyBanFor < 0 {
+		return fmt.Errorf("spiders: settings.proxy_concurrency, proxy_ban_after and proxy_ban_for must not be negative")
 	}
 	return ValidateHeaders("settings.headers", s.Headers)
 }

@@ -31,6 +31,21 @@ type cookieStore struct {
 
 	mu    sync.Mutex
 	local map[string]*cookiejar.Jar // process mode, by session
+	// seen caches the shared jar's hashes for cookieCacheTTL, so that a crawl of a site
+	// that sets no cookies (or the same ones) costs no round trip per fetch; a cookie
+	// another process saved is sent by this one at most cookieCacheTTL later.
+	seen map[string]cachedCookies
+}
+
+// cookieCacheTTL is how long a process reuses a shared jar hash it read.
+const cookieCacheTTL = time.Second
+
+// cookieCacheSize bounds the cache (it is cleared when full).
+const cookieCacheSize = 10000
+
+type cachedCookies struct {
+	at   time.Time
+	vals map[string]string
 }
 
 func newCookieStore(mode string, rdb redis.UniversalClient, layout streams.Layout) *cookieStore {
@@ -40,7 +55,7 @@ func newCookieStore(mode string, rdb redis.UniversalClient, layout streams.Layou
 	if mode == spiders.CookiesShared && rdb == nil {
 		mode = spiders.CookiesProcess // no Redis (unit tests of Fetch): keep them here
 	}
-	return &cookieStore{mode: mode, rdb: rdb, layout: layout, local: map[string]*cookiejar.Jar{}}
+	return &cookieStore{mode: mode, rdb: rdb, layout: layout, local: map[string]*cookiejar.Jar{}, seen: map[string]cachedCookies{}}
 }
 
 // sessionOf returns the cookie session of req: its cookiejar meta, else the default.
@@ -75,7 +90,7 @@ func (s *cookieStore) jar(ctx context.Context, session string, u *url.URL) (http
 		return j, func(context.Context) error { return nil }, nil
 	}
 	j := &recordingJar{Jar: newJar()}
-	stored, err := s.rdb.HGetAll(ctx, s.key(session, u.Hostname())).Result()
+	stored, err := s.load(ctx, s.key(session, u.Hostname()))
 	if err != nil {
 		return nil, nil, fmt.Errorf("handlers: load cookies of %s: %w", u.Hostname(), err)
 	}
@@ -88,6 +103,34 @@ func (s *cookieStore) jar(ctx context.Context, session string, u *url.URL) (http
 		}
 	}
 	return j, func(ctx context.Context) error { return s.save(ctx, session, j.set) }, nil
+}
+
+// load returns the shared jar's hash key, from the cache when it is fresh.
+func (s *cookieStore) load(ctx context.Context, key string) (map[string]string, error) {
+	s.mu.Lock()
+	c, ok := s.seen[key]
+	s.mu.Unlock()
+	if ok && time.Since(c.at) < cookieCacheTTL {
+		return c.vals, nil
+	}
+	vals, err := s.rdb.HGetAll(ctx, key).Result()
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	if len(s.seen) >= cookieCacheSize {
+		clear(s.seen)
+	}
+	s.seen[key] = cachedCookies{at: time.Now(), vals: vals}
+	s.mu.Unlock()
+	return vals, nil
+}
+
+// forget drops key from the cache: this process just changed it.
+func (s *cookieStore) forget(key string) {
+	s.mu.Lock()
+	delete(s.seen, key)
+	s.mu.Unlock()
 }
 
 // key is the Redis hash of session's cookies for host's site.
@@ -106,6 +149,7 @@ func (s *cookieStore) save(ctx context.Context, session string, set []setCookie)
 		return nil
 	}
 	now := time.Now()
+	var changed []string
 	pipe := s.rdb.Pipeline()
 	for _, sc := range set {
 		c := *sc.c
@@ -118,6 +162,7 @@ func (s *cookieStore) save(ctx context.Context, session string, set []setCookie)
 			c.Expires, c.MaxAge = now.Add(time.Duration(c.MaxAge)*time.Second), 0
 		}
 		key := s.key(session, sc.u.Hostname())
+		changed = append(changed, key)
 		if c.MaxAge < 0 || !c.Expires.IsZero() && c.Expires.Before(now) {
 			pipe.HDel(ctx, key, field)
 			continue
@@ -125,7 +170,11 @@ func (s *cookieStore) save(ctx context.Context, session string, set []setCookie)
 		from := url.URL{Scheme: sc.u.Scheme, Host: sc.u.Host, Path: sc.u.Path}
 		pipe.HSet(ctx, key, field, from.String()+"\n"+c.String())
 	}
-	if _, err := pipe.Exec(ctx); err != nil {
+	_, err := pipe.Exec(ctx)
+	for _, key := range changed { // after the write: a read in between must not be kept
+		s.forget(key)
+	}
+	if err != nil {
 		return fmt.Errorf("handlers: save cookies: %w", err)
 	}
 	return nil

@@ -141,6 +141,9 @@ func isASCII(b []byte) bool {
 // metaCharset finds the charset a <meta> element of head declares: charset="..." or
 // http-equiv="content-type" with content="...; charset=...".
 func metaCharset(head []byte) string {
+	if !bytes.Contains(bytes.ToLower(head), []byte("charset")) {
+		return "" // the common case: no declaration to tokenize for
+	}
 	z := html.NewTokenizer(bytes.NewReader(head))
 	for {
 		switch z.Next() {

@@ -22,7 +22,6 @@ import (
 // proxiedSpider crawls a chain site of n pages on loopback through proxies.
 func proxiedSpider(name, base string, proxies ...string) *spiders.Spider {
 	sp := titleSpider(name, base)
-	sp.Settings.AllowPrivateNetworks = nil
 	sp.Settings.AllowNetworks = []string{"127.0.0.1/32"}
 	sp.Settings.Proxies = proxies
 	return sp

@@ -78,7 +78,6 @@ func TestRedirectHopsAreCheckedLikeLinks(t *testing.T) {
 	base := serve(t, site)
 	sp := titleSpider("redirects", base)
 	sp.StartURLs = []string{base + "/"}
-	sp.Settings.AllowPrivateNetworks = nil
 	sp.Settings.AllowNetworks = []string{"127.0.0.1/32"}
 	// In scope, so that only the network guard stands between the hop and the address.
 	sp.AllowedDomains = append(sp.AllowedDomains, "169.254.169.254")
@@ -205,5 +204,33 @@ func TestSpiderLoadRejectsBadHeaders(t *testing.T) {
 		if err := s.Validate(); err == nil {
 			t.Errorf("%s: Validate accepted %+v", name, s)
 		}
+	}
+}
+
+// TestAllowNetworksByHostName: a host name in allow_networks is reached at the
+// loopback address it resolves to, while the same address asked for by number is not.
+func TestAllowNetworksByHostName(t *testing.T) {
+	srv := streamstest.Start(t)
+	site := newChainSite(5, 0)
+	base := serve(t, site)
+	named := strings.Replace(base, "127.0.0.1", "localhost", 1)
+	sp := titleSpider("byname", named)
+	sp.StartURLs = []string{named + "/0", base + "/1"}
+	sp.AllowedDomains = nil
+	sp.Settings.AllowNetworks = []string{"localhost"}
+	sp.Settings.ObeyRobots = new(bool)
+	sink := newMemSink()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if err := runCrawl(ctx, t, srv.Client(), sp, sink, nil); err != nil {
+		t.Fatal(err)
+	}
+	wantAllPages(t, sink, named, 5)
+	st, err := streams.ReadStatus(ctx, srv.Client(), streams.NewLayout("byname", 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Stats["dropped_private_address"] != 1 {
+		t.Errorf("dropped_private_address = %d, want 1 (%s/1 by number)", st.Stats["dropped_private_address"], base)
 	}
 }

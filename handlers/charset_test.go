@@ -52,7 +52,7 @@ func TestRealWebPagesAreReadAsBrowsersReadThem(t *testing.T) {
 	if st.Stats["bodies_not_text"] != 1 || st.DeadLetters != 0 {
 		t.Errorf("bodies_not_text = %d (want 1), dead letters = %d (want 0)", st.Stats["bodies_not_text"], st.DeadLetters)
 	}
-	if st.Stats["bodies_decoded_shift_jis"] != 1 || st.Stats["bodies_decoded_gbk"] != 1 {
+	if st.Stats["bodies_decoded_shift_jis"] != 2 || st.Stats["bodies_decoded_gbk"] != 2 || st.Stats["bodies_decoded_euc-kr"] != 2 {
 		t.Errorf("decoded counters: %v", st.Stats)
 	}
 }

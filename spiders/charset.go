@@ -34,7 +34,8 @@ var byteOrderMarks = []struct {
 // DecodeText returns a text body as UTF-8 and the name of the encoding it was found to
 // be in, the way a browser decides it: a byte-order mark, then the charset of
 // contentType, then (for HTML) a <meta charset> or <meta http-equiv="Content-Type"> in
-// the first KB, then UTF-8 if the body is valid UTF-8, else DefaultCharset. Bodies that
+// the first KB, then UTF-8 if the body is valid UTF-8, then detection: an East Asian
+// encoding the body reads as (see detectLegacy), else DefaultCharset. Bodies that
 // are not text (images, PDF, JSON, XML, which carry their own declarations) come back
 // unchanged with an empty name. Bytes that are invalid in the encoding become U+FFFD.
 func DecodeText(body []byte, contentType string) ([]byte, string, error) {
@@ -95,8 +96,7 @@ func detectCharset(body []byte, declared string, isHTML bool) (encoding.Encoding
 	if validUTF8Prefix(body) {
 		return encoding.Nop, "utf-8"
 	}
-	e, name := charset.Lookup(DefaultCharset)
-	return e, name
+	return detectLegacy(body)
 }
 
 // lookupCharset resolves a label as the WHATWG Encoding standard does. A document

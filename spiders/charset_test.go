@@ -76,3 +76,28 @@ func TestLooksBinary(t *testing.T) {
 		}
 	}
 }
+
+func TestUndeclaredLegacyEncodingsAreDetected(t *testing.T) {
+	for _, c := range []struct{ text, enc string }{
+		{"これは日本語のページです。ひらがなとカタカナ。", "shift_jis"},
+		{"これは日本語のページです。ひらがなとカタカナ。", "euc-jp"},
+		{"이것은 한국어 페이지입니다. 안녕하세요.", "euc-kr"},
+		{"这是一个中文网页，欢迎访问我们的网站。", "gbk"},
+		{"這是一個中文網頁，歡迎訪問我們的網站。", "big5"},
+		{"café résumé naïve déjà vu, Größe, señor", "windows-1252"},
+		{"“Smart” quotes – 5 € – œuvre", "windows-1252"},
+	} {
+		e, _ := lookupCharset(c.enc)
+		body, err := e.NewEncoder().Bytes([]byte("<html><body><p>" + c.text + "</p></body></html>"))
+		if err != nil {
+			t.Fatalf("%s: %v", c.enc, err)
+		}
+		got, cs, err := DecodeText(body, "text/html")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cs != c.enc || !strings.Contains(string(got), c.text) {
+			t.Errorf("undeclared %s read as %s: %q", c.enc, cs, got)
+		}
+	}
+}

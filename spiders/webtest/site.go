@@ -58,6 +58,12 @@ var pages = []page{
 		contentType: "text/html; charset=iso-8859-1"}, // the BOM wins over the header
 	{Page: Page{"/undeclared", "déjà vu, undeclared", "windows-1252"}, enc: charmap.Windows1252,
 		contentType: "text/html"},
+	{Page: Page{"/undeclared/shift_jis", "ひらがなのページ、宣言なし", "shift_jis"}, enc: japanese.ShiftJIS,
+		contentType: "text/html"},
+	{Page: Page{"/undeclared/gbk", "没有声明的中文网页", "gbk"}, enc: simplifiedchinese.GBK,
+		contentType: "text/html"},
+	{Page: Page{"/undeclared/euc-kr", "선언 없는 한국어 페이지", "euc-kr"}, enc: korean.EUCKR,
+		contentType: "text/html"},
 	{Page: Page{"/utf8-late", "naïve UTF-8 after 2 KB of ASCII", "utf-8"},
 		contentType: "text/html", pad: 2048},
 	{Page: Page{"/brotli", "brötli body", "utf-8"}, contentType: "text/html; charset=utf-8", compress: "br"},

@@ -29,7 +29,9 @@ func isKana(r rune) bool { return r >= 0x3040 && r <= 0x30ff } // hiragana, full
 
 func isHangulSyllable(r rune) bool { return r >= 0xac00 && r <= 0xd7a3 }
 
-func isHan(r rune) bool { return unicode.Is(unicode.Han, r) || r >= 0x3000 && r <= 0x303f || r >= 0xff01 && r <= 0xff5e }
+func isHan(r rune) bool {
+	return unicode.Is(unicode.Han, r) || r >= 0x3000 && r <= 0x303f || r >= 0xff01 && r <= 0xff5e
+}
 
 // The order matters: kana tells Japanese apart from everything else, Korean text is
 // almost all Hangul syllables (Chinese decoded as EUC-KR is not), and GBK and Big5 are

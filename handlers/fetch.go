@@ -34,6 +34,7 @@ type Fetch struct {
 	client   *http.Client
 	settings spiders.Settings
 	scope    *spiders.Scope
+	follows  func(*url.URL) bool // the spider's FollowFilter, nil: none
 	cookies  *cookieStore
 	cond     *validators // nil unless the spider revisits URLs
 	guard    *netGuard   // nil when private networks are allowed
@@ -66,6 +67,8 @@ type FetchConfig struct {
 	RobotsRetry time.Duration
 	// Scope is checked again on every redirect hop (nil: any http(s) target).
 	Scope *spiders.Scope
+	// FollowFilter is the spider's: checked on the redirect hops of found links.
+	FollowFilter func(*url.URL) bool
 	// RetryBase is the delay before the first retry, doubled for each next one.
 	// Default DefaultRetryBase.
 	RetryBase time.Duration
@@ -91,7 +94,7 @@ func NewFetch(cfg FetchConfig) (*Fetch, error) {
 	if log == nil {
 		log = zap.NewNop()
 	}
-	f := &Fetch{client: newHTTPClient(s), settings: s, scope: cfg.Scope,
+	f := &Fetch{client: newHTTPClient(s), settings: s, scope: cfg.Scope, follows: cfg.FollowFilter,
 		cookies: newCookieStore(s.Cookies, cfg.Client, cfg.Layout), guard: newGuard(s), proxies: newProxyPool(s), delayed: cfg.Delayed, hosts: cfg.Hosts,
 		polite: newPoliteness(s), base: cfg.RetryBase, counters: cfg.Counters, log: log}
 	if s.RobotsObeyed() {

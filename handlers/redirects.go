@@ -31,7 +31,8 @@ type depthKey struct{}
 
 // checkRedirect is the fetch client's CheckRedirect: every hop is checked as a request
 // of its own, like a link: the redirect limit and scheme, the spider's scope (allowed
-// domains, max depth) and the target host's robots.txt. The network guard checks the
+// domains, max depth), for found links the spider's follow rules (allow/deny), and the
+// target host's robots.txt. The network guard checks the
 // hop again when it connects.
 func (f *Fetch) checkRedirect(req *http.Request, via []*http.Request) error {
 	if err := checkHops(req, via, f.settings.Redirects()); err != nil {
@@ -45,6 +46,9 @@ func (f *Fetch) checkRedirect(req *http.Request, via []*http.Request) error {
 	depth, _ := req.Context().Value(depthKey{}).(int)
 	if ok, reason := f.scope.Allows(&spiders.Request{URL: req.URL.String(), Depth: depth}); !ok {
 		return &redirectRefused{reason: reason, target: req.URL.Redacted()}
+	}
+	if depth > 0 && f.follows != nil && !f.follows(req.URL) {
+		return &redirectRefused{reason: "rules", target: req.URL.Redacted()}
 	}
 	if f.robots == nil {
 		return nil

@@ -234,3 +234,52 @@ func TestAllowNetworksByHostName(t *testing.T) {
 		t.Errorf("dropped_private_address = %d, want 1 (%s/1 by number)", st.Stats["dropped_private_address"], base)
 	}
 }
+
+// TestRedirectOfAFoundLinkObeysTheFollowRules: a link the rules follow redirects to a
+// path their deny refuses: the target is not fetched (redirect_refused_rules). The
+// start URL's own redirect is not subject to the rules.
+func TestRedirectOfAFoundLinkObeysTheFollowRules(t *testing.T) {
+	srv := streamstest.Start(t)
+	site := counted(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/":
+			http.Redirect(w, r, "/home", http.StatusFound)
+		case "/home":
+			page(w, "home", "/p/1", "/p/to-private")
+		case "/p/to-private":
+			http.Redirect(w, r, "/private/x", http.StatusFound)
+		default:
+			page(w, r.URL.Path)
+		}
+	}))
+	base := serve(t, site)
+	sp, _, err := spiders.Parse("rules.yaml", []byte(fmt.Sprintf(`name: rules
+start_urls: [%s/]
+allowed_domains: [127.0.0.1]
+follow:
+  - links: "a[href]"
+    allow: ["^/p/"]
+    deny: ["^/private/"]
+settings:
+  obey_robots: false
+  allow_networks: [127.0.0.1/32]
+`, base)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if err := runCrawl(ctx, t, srv.Client(), sp, newMemSink(), nil); err != nil {
+		t.Fatal(err)
+	}
+	if site.count("/home") != 1 || site.count("/p/1") != 1 || site.count("/private/x") != 0 {
+		t.Errorf("home %d, /p/1 %d, /private/x %d; want 1, 1, 0", site.count("/home"), site.count("/p/1"), site.count("/private/x"))
+	}
+	st, err := streams.ReadStatus(ctx, srv.Client(), streams.NewLayout("rules", 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Stats["redirect_refused_rules"] != 1 {
+		t.Errorf("redirect_refused_rules = %d, want 1", st.Stats["redirect_refused_rules"])
+	}
+}

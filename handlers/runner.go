@@ -223,7 +223,7 @@ func Run(ctx context.Context, cfg Config) (err error) {
 				return err
 			}
 			defer hosts.Close()
-			f, err := NewFetch(FetchConfig{Settings: cfg.Spider.Settings, Scope: scope, Delayed: delayed, Hosts: hosts,
+			f, err := NewFetch(FetchConfig{Settings: cfg.Spider.Settings, Scope: scope, FollowFilter: cfg.Spider.FollowFilter, Delayed: delayed, Hosts: hosts,
 				Client: cfg.Client, Layout: layout, RetryBase: cfg.RetryBase, RobotsRetry: cfg.RobotsRetry, Counters: counters, Logger: slog})
 			if err != nil {
 				return err

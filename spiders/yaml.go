@@ -190,6 +190,9 @@ func (p *yamlParser) spider(data []byte) (*Spider, error) {
 		return nil, p.errorf(root, "start_urls", "required key is missing (or give sitemap_urls)")
 	}
 	sp.Handle(DefaultCallback, rules.parse)
+	if len(rules.follow) > 0 {
+		sp.FollowFilter = rules.follows
+	}
 	if err := sp.Validate(); err != nil {
 		return nil, p.wrap(root, "", err)
 	}

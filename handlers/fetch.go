@@ -264,7 +264,7 @@ func (f *Fetch) Fetch(ctx context.Context, req *spiders.Request) (*spiders.Respo
 		return nil, err
 	}
 	resp, err := f.do(ctx, hreq, sessionOf(req))
-	release(resp, err)
+	defer release(resp, err) // the proxy's slot is held until the body is read
 	var refused *redirectRefused
 	if errors.As(err, &refused) {
 		f.count("redirect_refused_"+refused.reason, 1)

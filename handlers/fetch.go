@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/ThreeDotsLabs/watermill"
@@ -32,6 +33,12 @@ import (
 type Fetch struct {
 	client   *http.Client
 	settings spiders.Settings
+	scope    *spiders.Scope
+	follows  func(*url.URL) bool // the spider's FollowFilter, nil: none
+	cookies  *cookieStore
+	cond     *validators // nil unless the spider revisits URLs
+	guard    *netGuard   // nil when private networks are allowed
+	proxies  *proxyPool  // nil without settings.proxies
 	delayed  *streams.Delayed
 	hosts    *streams.Hosts
 	robots   *robots
@@ -52,6 +59,14 @@ type FetchConfig struct {
 	// needed when the spider obeys robots.txt.
 	Client redis.UniversalClient
 	Layout streams.Layout
+	// RobotsRetry is how long a host whose robots.txt answered 5xx (or could not be
+	// fetched) stays disallowed before robots.txt is fetched again. Default
+	// DefaultRobotsRetry.
+	RobotsRetry time.Duration
+	// Scope is checked again on every redirect hop (nil: any http(s) target).
+	Scope *spiders.Scope
+	// FollowFilter is the spider's: checked on the redirect hops of found links.
+	FollowFilter func(*url.URL) bool
 	// RetryBase is the delay before the first retry, doubled for each next one.
 	// Default DefaultRetryBase.
 	RetryBase time.Duration
@@ -77,13 +92,24 @@ func NewFetch(cfg FetchConfig) (*Fetch, error) {
 	if log == nil {
 		log = zap.NewNop()
 	}
-	f := &Fetch{client: newHTTPClient(s), settings: s, delayed: cfg.Delayed, hosts: cfg.Hosts,
+	f := &Fetch{client: newHTTPClient(s), settings: s, scope: cfg.Scope, follows: cfg.FollowFilter,
+		cookies: newCookieStore(s.Cookies, cfg.Client, cfg.Layout), guard: newGuard(s), proxies: newProxyPool(s), delayed: cfg.Delayed, hosts: cfg.Hosts,
 		base: cfg.RetryBase, counters: cfg.Counters, log: log}
 	if s.RobotsObeyed() {
 		if cfg.Client == nil {
 			return nil, errors.New("handlers: obeying robots.txt needs a redis client")
 		}
-		f.robots = newRobots(cfg.Client, cfg.Layout, f.client, s.UserAgent, cfg.Counters, log)
+		f.robots = newRobots(cfg.Client, cfg.Layout, robotsClient(f.client), s.UserAgent, cfg.Counters, log)
+		if cfg.RobotsRetry > 0 {
+			f.robots.retry = cfg.RobotsRetry
+		}
+		f.robots.via = func(ctx context.Context, hreq *http.Request) (*http.Request, func(*http.Response, error), error) {
+			return f.viaProxy(ctx, &spiders.Request{URL: hreq.URL.String()}, hreq)
+		}
+	}
+	f.client.CheckRedirect = f.checkRedirect
+	if s.RevisitAfter > 0 && cfg.Client != nil {
+		f.cond = newValidators(cfg.Client, cfg.Layout, s.Capacity)
 	}
 	return f, nil
 }
@@ -190,6 +216,10 @@ func (f *Fetch) Fetch(ctx context.Context, req *spiders.Request) (*spiders.Respo
 	if len(req.Body) > 0 {
 		body = bytes.NewReader(req.Body)
 	}
+	if err := req.Validate(); err != nil {
+		return nil, fmt.Errorf("%w: handlers: %w", streams.ErrPoison, err)
+	}
+	ctx = context.WithValue(ctx, depthKey{}, req.Depth)
 	hreq, err := http.NewRequestWithContext(ctx, req.HTTPMethod(), req.URL, body)
 	if err != nil {
 		return nil, fmt.Errorf("%w: handlers: build request for %s: %w", streams.ErrPoison, req.URL, err)
@@ -203,8 +233,22 @@ func (f *Fetch) Fetch(ctx context.Context, req *spiders.Request) (*spiders.Respo
 	for k, v := range req.Headers {
 		hreq.Header.Set(k, v)
 	}
-	start := time.Now()
-	resp, err := f.client.Do(hreq)
+	cond, err := f.cond.apply(ctx, req, hreq)
+	if err != nil {
+		return nil, &retryableError{err: fmt.Errorf("handlers: validators of %s: %w", req.URL, err)}
+	}
+	hreq, release, err := f.viaProxy(ctx, req, hreq)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := f.do(ctx, hreq, sessionOf(req))
+	defer release(resp, err) // the proxy's slot is held until the body is read
+	var refused *redirectRefused
+	if errors.As(err, &refused) {
+		f.count("redirect_refused_"+refused.reason, 1)
+		f.log.Info("redirect refused", zap.String("url", req.URL), zap.String("to", refused.target), zap.String("reason", refused.reason))
+		return nil, nil
+	}
 	if err != nil {
 		if errors.Is(err, errFinal) {
 			return nil, fmt.Errorf("%w: handlers: fetch %s: %w", streams.ErrPoison, req.URL, err)
@@ -220,6 +264,12 @@ func (f *Fetch) Fetch(ctx context.Context, req *spiders.Request) (*spiders.Respo
 	case code >= 400:
 		f.count("http_errors_final", 1)
 		return nil, nil
+	case code == http.StatusNotModified && cond != nil:
+		f.count("not_modified", 1) // unchanged since the last fetch: nothing to parse or store
+		return nil, nil
+	case code >= 300 && code < 400 && resp.Header.Get("Location") != "":
+		f.count("redirects_not_followed", 1) // max_redirects: 0
+		return nil, nil
 	}
 	data, truncated, err := readBody(resp, f.settings.MaxBodySize)
 	if err != nil {
@@ -230,17 +280,116 @@ func (f *Fetch) Fetch(ctx context.Context, req *spiders.Request) (*spiders.Respo
 	}
 	f.count("pages_fetched", 1)
 	f.count("bytes_fetched", int64(len(data)))
+	ctype := resp.Header.Get("Content-Type")
+	if textual(ctype) && spiders.LooksBinary(data) {
+		// Served as a page, but an image, archive or other bytes: parsing cannot help,
+		// and neither can a retry.
+		f.count("bodies_not_text", 1)
+		f.log.Info("dropped: body served as text is binary", zap.String("url", req.URL), zap.String("content_type", ctype))
+		return nil, nil
+	}
+	data, cs, err := spiders.DecodeText(data, ctype)
+	if err != nil {
+		return nil, fmt.Errorf("%w: handlers: %s: %w", streams.ErrPoison, req.URL, err)
+	}
+	if cs != "" && cs != "utf-8" {
+		f.count("bodies_decoded_"+cs, 1)
+	}
 	if truncated {
 		f.count("bodies_truncated", 1)
 		f.log.Info("body cut at max_body_size", zap.String("url", req.URL), zap.Int64("max_body_size", f.settings.MaxBodySize))
 	}
+	if code := resp.StatusCode; code >= 200 && code < 300 {
+		if err := f.cond.save(ctx, cond, resp.Header); err != nil {
+			f.log.Warn("validators not saved; the next visit fetches the page whole", zap.String("url", req.URL), zap.Error(err))
+		}
+	}
 	hdr := resp.Header.Clone()
 	hdr.Del("Content-Encoding") // the body we pass on is decoded
 	hdr.Del("Content-Length")
-	f.log.Debug("fetched", zap.String("url", req.URL), zap.Int("status", resp.StatusCode),
-		zap.Int("bytes", len(data)), zap.Duration("took", time.Since(start)))
+	f.log.Debug("fetched", zap.String("url", req.URL), zap.Int("status", resp.StatusCode), zap.Int("bytes", len(data)))
 	return &spiders.Response{Request: req, URL: resp.Request.URL.String(), Status: resp.StatusCode,
-		Headers: hdr, Body: data, Truncated: truncated, FetchedAt: time.Now().UTC()}, nil
+		Headers: hdr, Body: data, Truncated: truncated, Charset: cs, FetchedAt: time.Now().UTC()}, nil
+}
+
+// textual reports content types a page is served with: HTML, XHTML or plain text.
+func textual(contentType string) bool {
+	mt, _, _ := strings.Cut(strings.ToLower(contentType), ";")
+	switch strings.TrimSpace(mt) {
+	case "text/html", "application/xhtml+xml", "text/plain":
+		return true
+	}
+	return false
+}
+
+// viaProxy routes hreq through the request's proxy meta or the next proxy of the
+// rotation, if any; the returned function gives the proxy's slot back with the outcome.
+// The target of a proxied fetch is checked by the network guard here (the proxy, not
+// this process, connects to it).
+func (f *Fetch) viaProxy(ctx context.Context, req *spiders.Request, hreq *http.Request) (*http.Request, func(*http.Response, error), error) {
+	noop := func(*http.Response, error) {}
+	var u *url.URL
+	var ps *proxyState
+	if raw, ok := req.Meta["proxy"].(string); ok && raw != "" {
+		var err error
+		if u, err = spiders.ParseProxy(raw); err != nil {
+			return nil, noop, fmt.Errorf("%w: handlers: meta proxy of %s: %w", streams.ErrPoison, req.URL, err)
+		}
+	} else if f.proxies != nil {
+		var err error
+		if ps, err = f.proxies.acquire(ctx); err != nil {
+			return nil, noop, &retryableError{err: fmt.Errorf("handlers: waiting for a proxy: %w", err)}
+		}
+		u = ps.u
+	}
+	if u == nil {
+		return hreq, noop, nil
+	}
+	release := func(resp *http.Response, err error) {
+		failed := proxyFailed(resp, err)
+		if failed {
+			f.count("proxy_failures", 1)
+		}
+		if ps != nil && f.proxies.release(ps, failed) {
+			f.count("proxies_benched", 1)
+			f.log.Warn("proxy benched after failing in a row", zap.String("proxy", u.Redacted()),
+				zap.Int("failures", f.proxies.banAfter), zap.Duration("for", f.proxies.banFor))
+		}
+	}
+	if f.guard != nil {
+		if err := f.guard.checkProxiedTarget(ctx, hreq.URL); err != nil {
+			release(nil, nil)
+			if errors.Is(err, errBlockedAddress) {
+				return nil, noop, err
+			}
+			return nil, noop, &retryableError{err: fmt.Errorf("handlers: resolve %s: %w", hreq.URL.Host, err)}
+		}
+	}
+	f.count("proxied_requests", 1)
+	return hreq.WithContext(context.WithValue(hreq.Context(), proxyKey{}, u)), release, nil
+}
+
+// do sends hreq with the cookies of session and saves the cookies the server set (on
+// every hop of a redirect chain).
+func (f *Fetch) do(ctx context.Context, hreq *http.Request, session string) (*http.Response, error) {
+	client := f.client
+	if f.cookies != nil {
+		jar, save, err := f.cookies.jar(ctx, session, hreq.URL)
+		if err != nil {
+			return nil, err
+		}
+		if jar != nil {
+			c := *f.client
+			c.Jar = jar
+			client = &c
+		}
+		defer func() {
+			if err := save(context.WithoutCancel(ctx)); err != nil {
+				f.log.Warn("cookies not saved", zap.String("url", hreq.URL.Redacted()), zap.Error(err))
+			}
+		}()
+	}
+	return client.Do(hreq)
 }
 
 func (f *Fetch) count(field string, n int64) {

@@ -136,8 +136,6 @@ func politeSpider(name string, bases ...string) *spiders.Spider {
 		sp.StartURLs = append(sp.StartURLs, b+"/")
 	}
 	sp.AllowedDomains = nil
-	allow := true
-	sp.Settings.AllowPrivateNetworks = &allow
 	return sp
 }
 
@@ -238,6 +236,7 @@ func TestPrivateAddressesAreDroppedUnlessAllowed(t *testing.T) {
 			base := strings.Replace(serve(t, site), "127.0.0.1", "localhost", 1)
 			sp := politeSpider("private", base)
 			sp.Settings.AllowPrivateNetworks = &allow
+			sp.Settings.AllowNetworks = nil // this test is about the all-or-nothing switch
 			off := false
 			sp.Settings.ObeyRobots = &off
 			runCluster(t, srv, sp, 1, newMemSink(), nil)

@@ -1,15 +1,19 @@
 package handlers
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net"
 	"net/netip"
+	"strings"
 	"syscall"
+
+	"github.com/streamcrawl/streamcrawl/spiders"
 )
 
 // errBlockedAddress is returned for connections to addresses a crawler must not reach
-// unless the spider allows private networks.
+// unless the spider allows them (allow_networks or allow_private_networks).
 var errBlockedAddress = errors.New("blocked address")
 
 // blockedPrefixes are the non-public ranges net/netip has no predicate for.
@@ -37,10 +41,56 @@ func isBlockedIP(ip netip.Addr) bool {
 	return false
 }
 
-// guardDial is a net.Dialer Control function that refuses non-public addresses. It runs
-// after DNS resolution, for every connection, redirects included, so neither a host name
-// resolving to 127.0.0.1 nor a redirect to 169.254.169.254 gets through.
-func guardDial(_, address string, _ syscall.RawConn) error {
+// netGuard refuses connections to non-public addresses except the ones the spider
+// allows by prefix or by host name. It runs after DNS resolution, for every connection,
+// redirects included, so neither a host name resolving to 127.0.0.1 nor a redirect to
+// 169.254.169.254 gets through.
+type netGuard struct {
+	prefixes []netip.Prefix
+	hosts    map[string]bool
+	proxies  map[string]bool // host:port of the spider's proxies, dialled as they are
+}
+
+// newGuard returns the guard of the spider's settings, nil when private networks are
+// allowed.
+func newGuard(s spiders.Settings) *netGuard {
+	if s.PrivateNetworksAllowed() {
+		return nil
+	}
+	prefixes, hosts, _ := s.Networks() // checked by Settings.Validate
+	g := newNetGuard(prefixes, hosts)
+	for _, raw := range s.Proxies {
+		if u, err := spiders.ParseProxy(raw); err == nil {
+			g.proxies[strings.ToLower(u.Host)] = true
+		}
+	}
+	return g
+}
+
+func newNetGuard(prefixes []netip.Prefix, hosts []string) *netGuard {
+	g := &netGuard{prefixes: prefixes, hosts: map[string]bool{}, proxies: map[string]bool{}}
+	for _, h := range hosts {
+		g.hosts[h] = true
+	}
+	return g
+}
+
+// allowedIP reports whether ip may be connected to.
+func (g *netGuard) allowedIP(ip netip.Addr) bool {
+	ip = ip.Unmap()
+	if !isBlockedIP(ip) {
+		return true
+	}
+	for _, p := range g.prefixes {
+		if p.Contains(ip) {
+			return true
+		}
+	}
+	return false
+}
+
+// control is a net.Dialer Control function: it refuses addresses allowedIP refuses.
+func (g *netGuard) control(_, address string, _ syscall.RawConn) error {
 	host, _, err := net.SplitHostPort(address)
 	if err != nil {
 		return fmt.Errorf("%w: %s", errBlockedAddress, address)
@@ -49,8 +99,25 @@ func guardDial(_, address string, _ syscall.RawConn) error {
 	if err != nil {
 		return fmt.Errorf("%w: %s", errBlockedAddress, address)
 	}
-	if isBlockedIP(ip) {
-		return fmt.Errorf("%w: %s is not a public address (set allow_private_networks: true to crawl it)", errBlockedAddress, ip)
+	if !g.allowedIP(ip) {
+		return fmt.Errorf("%w: %s is not a public address (list it in allow_networks to crawl it)", errBlockedAddress, ip)
 	}
 	return nil
+}
+
+// dialer returns a DialContext that guards d: a host named in the allow list is dialled
+// with d as it is, any other through the guard.
+func (g *netGuard) dialer(d net.Dialer) func(ctx context.Context, network, addr string) (net.Conn, error) {
+	open := d
+	d.Control = g.control
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		if g.proxies[strings.ToLower(addr)] { // configured by the operator, not found on a page
+			return open.DialContext(ctx, network, addr)
+		}
+		if host, _, err := net.SplitHostPort(addr); err == nil && len(g.hosts) > 0 &&
+			g.hosts[strings.TrimSuffix(strings.ToLower(host), ".")] {
+			return open.DialContext(ctx, network, addr)
+		}
+		return d.DialContext(ctx, network, addr)
+	}
 }

@@ -47,3 +47,25 @@ func TestFetchRefusesPrivateAddressesBeforeConnecting(t *testing.T) {
 		}
 	}
 }
+
+// TestAllowNetworksLetsOnlyTheListedTargetsThrough: with 127.0.0.1/32 and a host name
+// allowed, the rest of loopback, link-local and private ranges stay blocked.
+func TestAllowNetworksLetsOnlyTheListedTargetsThrough(t *testing.T) {
+	s := spiders.Settings{AllowNetworks: []string{"127.0.0.1/32", "10.1.2.0/24", "fd00::1", "Intranet.Example."}}
+	prefixes, hosts, err := s.Networks()
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := newNetGuard(prefixes, hosts)
+	for addr, want := range map[string]bool{
+		"127.0.0.1": true, "10.1.2.77": true, "fd00::1": true, "::ffff:127.0.0.1": true, "8.8.8.8": true,
+		"127.0.0.2": false, "10.1.3.1": false, "169.254.169.254": false, "192.168.0.1": false, "::1": false, "fd00::2": false,
+	} {
+		if got := g.allowedIP(netip.MustParseAddr(addr)); got != want {
+			t.Errorf("allowedIP(%s) = %v, want %v", addr, got, want)
+		}
+	}
+	if !g.hosts["intranet.example"] {
+		t.Errorf("host names %v, want intranet.example", g.hosts)
+	}
+}

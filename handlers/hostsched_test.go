@@ -17,6 +17,7 @@ import (
 func broadSpider(name string, web *broadsite.Web) *spiders.Spider {
 	sp := politeSpider(name, web.Bases()...)
 	sp.Settings.Concurrency = 8
+	sp.Settings.AllowNetworks = []string{"127.0.0.0/8"} // a host per loopback address
 	return sp
 }
 

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/andybalholm/brotli"
 	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/zlib"
 	"github.com/klauspost/compress/zstd"
@@ -17,18 +18,19 @@ import (
 )
 
 // acceptEncoding lists the encodings the fetcher decodes.
-const acceptEncoding = "gzip, deflate, zstd"
+const acceptEncoding = "gzip, deflate, br, zstd"
 
 // newHTTPClient builds the fetcher's client from the spider settings: connect and
 // response timeouts, a redirect limit, and a connection pool sized for the concurrency.
 func newHTTPClient(s spiders.Settings) *http.Client {
-	dialer := &net.Dialer{Timeout: s.ConnectTimeout, KeepAlive: 30 * time.Second}
-	if !s.PrivateNetworksAllowed() {
-		dialer.Control = guardDial
+	dialer := net.Dialer{Timeout: s.ConnectTimeout, KeepAlive: 30 * time.Second}
+	dial := dialer.DialContext
+	if g := newGuard(s); g != nil {
+		dial = g.dialer(dialer)
 	}
 	tr := &http.Transport{
-		Proxy:                 http.ProxyFromEnvironment,
-		DialContext:           dialer.DialContext,
+		Proxy:                 proxyFor,
+		DialContext:           dial,
 		TLSHandshakeTimeout:   s.ConnectTimeout,
 		ResponseHeaderTimeout: s.DownloadTimeout,
 		MaxIdleConns:          4 * s.Concurrency,
@@ -37,17 +39,28 @@ func newHTTPClient(s spiders.Settings) *http.Client {
 		DisableCompression:    true, // we ask for and decode encodings ourselves
 		ForceAttemptHTTP2:     true,
 	}
-	maxRedirects := s.MaxRedirects
+	maxRedirects := s.Redirects()
 	return &http.Client{
 		Transport: tr,
 		Timeout:   s.DownloadTimeout,
 		CheckRedirect: func(req *http.Request, via []*http.Request) error {
-			if len(via) > maxRedirects {
-				return fmt.Errorf("%w: more than %d redirects", errFinal, maxRedirects)
-			}
-			return nil
+			return checkHops(req, via, maxRedirects)
 		},
 	}
+}
+
+// checkHops refuses a redirect past the limit (with a limit of 0 the redirect itself is
+// the response) and one to a scheme other than http(s).
+func checkHops(req *http.Request, via []*http.Request, maxRedirects int) error {
+	switch {
+	case maxRedirects == 0:
+		return http.ErrUseLastResponse
+	case len(via) > maxRedirects:
+		return fmt.Errorf("%w: more than %d redirects", errFinal, maxRedirects)
+	case req.URL.Scheme != "http" && req.URL.Scheme != "https":
+		return &redirectRefused{reason: spiders.DropScheme, target: req.URL.Redacted()}
+	}
+	return nil
 }
 
 // errFinal marks fetch failures that retrying cannot fix.
@@ -73,6 +86,8 @@ func readBody(resp *http.Response, max int64) ([]byte, bool, error) {
 		}
 		defer zr.Close()
 		r = zr
+	case "br":
+		r = brotli.NewReader(resp.Body)
 	case "zstd":
 		zr, err := zstd.NewReader(resp.Body, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(uint64(max)+1<<20))
 		if err != nil {

@@ -67,6 +67,9 @@ type Config struct {
 	// RetryBase is the delay before a failed fetch's first retry (doubled per retry).
 	// Default DefaultRetryBase.
 	RetryBase time.Duration
+	// RobotsRetry is how long a robots.txt answering 5xx keeps its host disallowed
+	// before it is fetched again. Default DefaultRobotsRetry.
+	RobotsRetry time.Duration
 	// Subscriber tunes every stage's subscriber (Group, Consumer, DeadStream, Client and
 	// MaxInFlight are set by Run).
 	Subscriber streams.SubscriberConfig
@@ -140,6 +143,9 @@ func Run(ctx context.Context, cfg Config) (err error) {
 		return err
 	}
 	keys := layout.Global()
+	if err := streams.CheckSeedKey(ctx, cfg.Client, cfg.Spider.Name); err != nil {
+		return err
+	}
 
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -218,10 +224,15 @@ func Run(ctx context.Context, cfg Config) (err error) {
 				return err
 			}
 			defer hosts.Close()
-			f, err := NewFetch(FetchConfig{Settings: cfg.Spider.Settings, Delayed: delayed, Hosts: hosts,
-				Client: cfg.Client, Layout: layout, RetryBase: cfg.RetryBase, Counters: counters, Logger: slog})
+			f, err := NewFetch(FetchConfig{Settings: cfg.Spider.Settings, Scope: scope, FollowFilter: cfg.Spider.FollowFilter, Delayed: delayed, Hosts: hosts,
+				Client: cfg.Client, Layout: layout, RetryBase: cfg.RetryBase, RobotsRetry: cfg.RobotsRetry, Counters: counters, Logger: slog})
 			if err != nil {
 				return err
+			}
+			if cfg.Spider.Login != nil {
+				if err := f.loginOnce(ctx, cfg.Client, keys, cfg.Spider.Login); err != nil {
+					return err
+				}
 			}
 			scfg.MaxInFlight = cfg.Spider.Settings.Concurrency
 			if cfg.MaxBacklog > 0 {
@@ -316,7 +327,7 @@ func watch(ctx context.Context, stop context.CancelFunc, cfg Config, layout stre
 	t := time.NewTicker(cfg.PollInterval)
 	defer t.Stop()
 	lastLog := time.Now()
-	failures := 0
+	failures, seedWarned := 0, 0
 	for {
 		select {
 		case <-ctx.Done():
@@ -332,6 +343,19 @@ func watch(ctx context.Context, stop context.CancelFunc, cfg Config, layout stre
 			continue
 		}
 		failures = 0
+		if err := p.Err(); err != nil {
+			// The crawl cannot finish: a run waiting for it to end stops with the error;
+			// services keep serving the rest and say so.
+			if cfg.UntilDone {
+				log.Error("cannot take start urls; stopping", zap.Error(err))
+				stop()
+				return err
+			}
+			if seedWarned%20 == 0 {
+				log.Error("cannot take start urls; the crawl cannot finish until the key is fixed", zap.Error(err))
+			}
+			seedWarned++
+		}
 		if time.Since(lastLog) >= 5*time.Second {
 			lastLog = time.Now()
 			fields := []zap.Field{}

@@ -75,7 +75,7 @@ func (r *Request) Validate() error {
 	if r.Method != "" && strings.ContainsAny(r.Method, " \t\r\n") {
 		return fmt.Errorf("spiders: invalid method %q", r.Method)
 	}
-	return nil
+	return ValidateHeaders("request "+r.URL, r.Headers)
 }
 
 // HTTPMethod returns the request method, GET when unset.

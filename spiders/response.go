@@ -1,7 +1,6 @@
 package spiders
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"mime"
@@ -12,6 +11,7 @@ import (
 	"time"
 
 	"github.com/PuerkitoBio/goquery"
+	"golang.org/x/net/html"
 )
 
 // ErrNotHTML is returned by Response.Doc for bodies that are not HTML.
@@ -27,8 +27,14 @@ type Response struct {
 	Status int
 	// Headers are the response headers.
 	Headers http.Header
-	// Body is the (decoded, uncompressed) body, cut at the fetcher's size cap.
+	// Body is the (decoded, uncompressed) body, cut at the fetcher's size cap. When
+	// Charset is set it is UTF-8, whatever encoding the server sent.
 	Body []byte
+	// Charset is the encoding the page was in before it was decoded to UTF-8
+	// ("utf-8", "windows-1252", "shift_jis", ...; see DecodeText). Empty for bodies that
+	// are not text, and for responses fetched by builds that did not decode (Doc then
+	// decodes the body itself).
+	Charset string
 	// Truncated is true when the body was cut at the size cap.
 	Truncated bool
 	// FetchedAt is when the fetch completed.
@@ -73,8 +79,17 @@ func (r *Response) Doc() (*goquery.Document, error) {
 			r.docErr = fmt.Errorf("%w (content type %q)", ErrNotHTML, r.ContentType())
 			return
 		}
-		r.doc, r.docErr = goquery.NewDocumentFromReader(bytes.NewReader(r.Body))
-		if r.docErr != nil {
+		body := r.Body
+		if r.Charset == "" {
+			if b, _, err := DecodeText(body, r.Headers.Get("Content-Type")); err == nil {
+				body = b
+			}
+		}
+		var root *html.Node
+		root, r.docErr = ParseHTML(body)
+		if r.docErr == nil {
+			r.doc = goquery.NewDocumentFromNode(root)
+		} else {
 			r.docErr = fmt.Errorf("spiders: parse html of %s: %w", r.URL, r.docErr)
 		}
 	})

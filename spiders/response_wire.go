@@ -46,6 +46,7 @@ type responseWire struct {
 	Text      *string     `json:"text,omitempty"`
 	BodyLen   int         `json:"body_len"`
 	Truncated bool        `json:"truncated,omitempty"`
+	Charset   string      `json:"charset,omitempty"`
 	FetchedAt time.Time   `json:"fetched_at"`
 }
 
@@ -54,6 +55,7 @@ func MarshalResponse(r *Response) ([]byte, error) {
 	w := responseWire{
 		V: ResponseVersion, Request: r.Request, URL: r.URL, Status: r.Status,
 		Headers: r.Headers, BodyLen: len(r.Body), Truncated: r.Truncated, FetchedAt: r.FetchedAt,
+		Charset: r.Charset,
 	}
 	if utf8.Valid(r.Body) {
 		text := string(r.Body)
@@ -97,7 +99,7 @@ func UnmarshalResponse(b []byte) (*Response, error) {
 		return nil, fmt.Errorf("spiders: response body length %d out of range", w.BodyLen)
 	}
 	r := &Response{Request: w.Request, URL: w.URL, Status: w.Status, Headers: w.Headers,
-		Truncated: w.Truncated, FetchedAt: w.FetchedAt}
+		Truncated: w.Truncated, FetchedAt: w.FetchedAt, Charset: w.Charset}
 	if r.Headers == nil {
 		r.Headers = http.Header{}
 	}

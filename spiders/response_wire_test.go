@@ -64,3 +64,28 @@ func TestResponseWireRejectsGarbage(t *testing.T) {
 		}
 	}
 }
+
+func TestResponseWireKeepsTheCharset(t *testing.T) {
+	in := &Response{Request: &Request{URL: "http://example.com/"}, URL: "http://example.com/", Status: 200,
+		Headers: http.Header{"Content-Type": {"text/html; charset=shift_jis"}}, Body: []byte("<p>日本</p>"), Charset: "shift_jis"}
+	b, err := MarshalResponse(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := UnmarshalResponse(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Charset != "shift_jis" || string(out.Body) != "<p>日本</p>" {
+		t.Fatalf("round trip: charset %q body %q", out.Charset, out.Body)
+	}
+	// A response from a build that did not decode has no charset: Doc decodes it.
+	old := &Response{Request: in.Request, URL: in.URL, Status: 200, Headers: in.Headers, Body: []byte("<p>\x93\xfa\x96\x7b</p>")}
+	doc, err := old.Doc()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := doc.Find("p").Text(); got != "日本" {
+		t.Fatalf("old response read as %q, want 日本", got)
+	}
+}

@@ -2,8 +2,19 @@ package spiders
 
 import (
 	"fmt"
+	"net/netip"
 	"regexp"
+	"strings"
 	"time"
+
+	"golang.org/x/net/http/httpguts"
+)
+
+// Cookie modes (Settings.Cookies).
+const (
+	CookiesShared  = "shared"
+	CookiesProcess = "process"
+	CookiesOff     = "off"
 )
 
 // Defaults of Settings.
@@ -32,8 +43,9 @@ type Settings struct {
 	// MaxBodySize caps a body in bytes; longer bodies are cut and flagged truncated.
 	// Default 10 MiB.
 	MaxBodySize int64 `yaml:"max_body_size"`
-	// MaxRedirects is the longest redirect chain followed. Default 10.
-	MaxRedirects int `yaml:"max_redirects"`
+	// MaxRedirects is the longest redirect chain followed; 0 follows none (the redirect
+	// itself is the response). Unset (nil): DefaultMaxRedirects. See Redirects.
+	MaxRedirects *int `yaml:"max_redirects"`
 	// Headers are sent with every request.
 	Headers map[string]string `yaml:"headers"`
 	// MaxRetries is how many times a fetch that failed with a network error, a timeout,
@@ -68,6 +80,11 @@ type Settings struct {
 	// addresses. Default false: a crawler follows untrusted links and must not become a
 	// way into the network it runs in.
 	AllowPrivateNetworks *bool `yaml:"allow_private_networks"`
+	// AllowNetworks lets the crawl reach exactly these non-public targets: CIDRs
+	// ("127.0.0.1/32", "10.1.2.0/24"), single addresses, or host names (any address
+	// they resolve to). Every other loopback, private, link-local and metadata address
+	// stays blocked, redirects included. Ignored when AllowPrivateNetworks is true.
+	AllowNetworks []string `yaml:"allow_networks"`
 	// PerHostConcurrency is the most requests in flight to one host across all fetch
 	// processes. Default 8; -1 means no limit (and, with no delay, no politeness work in
 	// Redis at all).
@@ -93,6 +110,26 @@ type Settings struct {
 	Capacity int64 `yaml:"capacity"`
 	// ErrorRate is the Bloom filter's false-positive rate. Default 0.01.
 	ErrorRate float64 `yaml:"error_rate"`
+
+	// Cookies is where the crawl keeps cookies: "shared" (the default, like Scrapy's
+	// COOKIES_ENABLED: one jar per crawl in Redis, used by every fetch process),
+	// "process" (a jar per fetch process) or "off". A request's "cookiejar" meta picks
+	// a session of its own (several logins side by side).
+	Cookies string `yaml:"cookies"`
+
+	// Proxies are the proxies requests go through, in rotation: http://, https://,
+	// socks5:// or socks5h:// URLs, credentials in the URL (never logged). A request's
+	// "proxy" meta names one proxy for that request instead. Empty: no proxy (the
+	// HTTP_PROXY environment variables still apply).
+	Proxies []string `yaml:"proxies"`
+	// ProxyConcurrency is the most requests in flight through one proxy of Proxies per
+	// fetch process; 0 means no limit.
+	ProxyConcurrency int `yaml:"proxy_concurrency"`
+	// ProxyBanAfter is how many failures in a row (connection errors, 407, 502, 503,
+	// 504 from the proxy) bench a proxy. Default 3.
+	ProxyBanAfter int `yaml:"proxy_ban_after"`
+	// ProxyBanFor is how long a benched proxy rests. Default 5m.
+	ProxyBanFor time.Duration `yaml:"proxy_ban_for"`
 
 	// Partitions splits the crawl's Redis keys into this many hash-tagged partitions
 	// (sc:{<name>:<p>}:...), each with its own frontier, streams and dedup, every host in
@@ -128,9 +165,6 @@ func (s *Settings) SetDefaults() {
 	if s.MaxBodySize == 0 {
 		s.MaxBodySize = DefaultMaxBodySize
 	}
-	if s.MaxRedirects == 0 {
-		s.MaxRedirects = DefaultMaxRedirects
-	}
 	if s.PerHostConcurrency == 0 {
 		s.PerHostConcurrency = DefaultPerHostConc
 	}
@@ -146,6 +180,37 @@ func (s *Settings) SetDefaults() {
 // loopback, private or link-local addresses, checked after DNS resolution).
 func (s *Settings) PrivateNetworksAllowed() bool {
 	return s.AllowPrivateNetworks != nil && *s.AllowPrivateNetworks
+}
+
+// Networks splits AllowNetworks into address prefixes and lower-case host names.
+func (s *Settings) Networks() ([]netip.Prefix, []string, error) {
+	var prefixes []netip.Prefix
+	var hosts []string
+	for _, n := range s.AllowNetworks {
+		n = strings.TrimSpace(n)
+		if p, err := netip.ParsePrefix(n); err == nil {
+			prefixes = append(prefixes, p.Masked())
+			continue
+		}
+		if a, err := netip.ParseAddr(strings.Trim(n, "[]")); err == nil {
+			prefixes = append(prefixes, netip.PrefixFrom(a.Unmap(), a.Unmap().BitLen()))
+			continue
+		}
+		h := strings.TrimSuffix(strings.ToLower(n), ".")
+		if h == "" || strings.ContainsAny(h, "/:@ \t[]") {
+			return nil, nil, fmt.Errorf("spiders: settings.allow_networks: %q is not a CIDR, an address or a host name", n)
+		}
+		hosts = append(hosts, h)
+	}
+	return prefixes, hosts, nil
+}
+
+// Redirects returns the effective MaxRedirects: DefaultMaxRedirects when unset.
+func (s *Settings) Redirects() int {
+	if s.MaxRedirects == nil {
+		return DefaultMaxRedirects
+	}
+	return *s.MaxRedirects
 }
 
 // RobotsObeyed reports obey_robots (default true).
@@ -176,8 +241,8 @@ func (s *Settings) Validate() error {
 		return fmt.Errorf("spiders: settings.connect_timeout %s is negative", s.ConnectTimeout)
 	case s.MaxBodySize < 0:
 		return fmt.Errorf("spiders: settings.max_body_size %d is negative", s.MaxBodySize)
-	case s.MaxRedirects < 0:
-		return fmt.Errorf("spiders: settings.max_redirects %d is negative", s.MaxRedirects)
+	case s.MaxRedirects != nil && *s.MaxRedirects < 0:
+		return fmt.Errorf("spiders: settings.max_redirects %d is negative", *s.MaxRedirects)
 	case s.Order != "" && s.Order != "priority" && s.Order != "breadth-first" && s.Order != "depth-first":
 		return fmt.Errorf("spiders: settings.order %q: want priority, breadth-first or depth-first", s.Order)
 	case s.Dedup != "" && s.Dedup != "exact" && s.Dedup != "bloom" && s.Dedup != "set":
@@ -196,8 +261,38 @@ func (s *Settings) Validate() error {
 		return fmt.Errorf("spiders: settings.per_host_delay %s is negative", s.PerHostDelay)
 	case s.MaxDepth < 0:
 		return fmt.Errorf("spiders: settings.max_depth %d is negative", s.MaxDepth)
+	case s.Cookies != "" && s.Cookies != CookiesShared && s.Cookies != CookiesProcess && s.Cookies != CookiesOff:
+		return fmt.Errorf("spiders: settings.cookies %q: want shared, process or off", s.Cookies)
 	case s.Partitions < 0 || s.Partitions > 1024:
 		return fmt.Errorf("spiders: settings.partitions %d out of range 1..1024", s.Partitions)
+	case !httpguts.ValidHeaderFieldValue(s.UserAgent) || strings.ContainsAny(s.UserAgent, "\r\n"):
+		return fmt.Errorf("spiders: settings.user_agent %q has control characters (a line break would end the header)", s.UserAgent)
+	}
+	if _, _, err := s.Networks(); err != nil {
+		return err
+	}
+	for _, p := range s.Proxies {
+		if _, err := ParseProxy(p); err != nil {
+			return fmt.Errorf("spiders: settings.proxies: %w", err)
+		}
+	}
+	if s.ProxyConcurrency < 0 || s.ProxyBanAfter < 0 || s.ProxyBanFor < 0 {
+		return fmt.Errorf("spiders: settings.proxy_concurrency, proxy_ban_after and proxy_ban_for must not be negative")
+	}
+	return ValidateHeaders("settings.headers", s.Headers)
+}
+
+// ValidateHeaders reports a header name that is not an HTTP token or a value with
+// control characters (CR or LF would split the request); where names the headers in
+// the message.
+func ValidateHeaders(where string, h map[string]string) error {
+	for k, v := range h {
+		if !httpguts.ValidHeaderFieldName(k) {
+			return fmt.Errorf("spiders: %s: invalid header name %q", where, k)
+		}
+		if !httpguts.ValidHeaderFieldValue(v) {
+			return fmt.Errorf("spiders: %s: header %s has an invalid value %q (control characters)", where, k, v)
+		}
 	}
 	return nil
 }

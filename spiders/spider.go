@@ -3,6 +3,7 @@ package spiders
 import (
 	"context"
 	"fmt"
+	"net/url"
 	"sort"
 	"strings"
 )
@@ -45,6 +46,13 @@ type Spider struct {
 	AllowedDomains []string
 	// Settings tune the fetcher and the crawl.
 	Settings Settings
+	// Login, when set, is submitted before the start URLs are fetched.
+	Login *Login
+	// FollowFilter, when set, is asked about every redirect hop of a request found on a
+	// page (depth > 0): false refuses the hop (counted redirect_refused_rules), since the
+	// spider would not have followed a link there. YAML spiders set it from their follow
+	// rules: a target must pass the allow/deny of at least one rule.
+	FollowFilter func(u *url.URL) bool
 	// Callbacks by name.
 	Callbacks map[string]Callback
 }
@@ -121,6 +129,11 @@ func (s *Spider) Validate() error {
 	}
 	if _, err := s.StartRequests(); err != nil {
 		return err
+	}
+	if s.Login != nil {
+		if err := s.Login.Validate(); err != nil {
+			return err
+		}
 	}
 	return s.Settings.Validate()
 }

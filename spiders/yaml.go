@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"reflect"
 	"regexp"
 	"strconv"
 	"strings"
@@ -170,6 +171,14 @@ func (p *yamlParser) spider(data []byte) (*Spider, error) {
 			if err := p.settings(n, kv.key, &sp.Settings); err != nil {
 				return nil, err
 			}
+		case "login":
+			sp.Login = &Login{}
+			if err := p.decodeStruct(n, kv.key, reflect.ValueOf(sp.Login).Elem(), nil); err != nil {
+				return nil, err
+			}
+			if err := sp.Login.Validate(); err != nil {
+				return nil, p.wrap(n, kv.key, err)
+			}
 		default:
 			return nil, p.unknownKey(kv, "")
 		}
@@ -181,6 +190,9 @@ func (p *yamlParser) spider(data []byte) (*Spider, error) {
 		return nil, p.errorf(root, "start_urls", "required key is missing (or give sitemap_urls)")
 	}
 	sp.Handle(DefaultCallback, rules.parse)
+	if len(rules.follow) > 0 {
+		sp.FollowFilter = rules.follows
+	}
 	if err := sp.Validate(); err != nil {
 		return nil, p.wrap(root, "", err)
 	}

@@ -85,6 +85,16 @@ func (y *yamlRules) parse(_ context.Context, res *Response, out *Output) error {
 	return nil
 }
 
+// follows reports whether a link to u passes the allow and deny of at least one rule.
+func (y *yamlRules) follows(u *url.URL) bool {
+	for i := range y.follow {
+		if y.follow[i].wants(u.RequestURI()) {
+			return true
+		}
+	}
+	return false
+}
+
 // wants reports whether a link with this path and query passes allow and deny.
 func (f *followRule) wants(pathQuery string) bool {
 	for _, re := range f.deny {

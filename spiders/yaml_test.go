@@ -48,7 +48,7 @@ func TestLoadFileRun(t *testing.T) {
 		DownloadTimeout: 5 * time.Second,
 		ConnectTimeout:  200 * time.Millisecond,
 		MaxBodySize:     1 << 20,
-		MaxRedirects:    3,
+		MaxRedirects:    intPtr(3),
 		MaxDepth:        4,
 		Headers:         map[string]string{"Accept-Language": "en"},
 	}
@@ -366,3 +366,5 @@ settings:
 	// product Red shoes 12
 	// http://127.0.0.1:8080/p/2
 }
+
+func intPtr(i int) *int { return &i }

@@ -2,6 +2,7 @@ package streams
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/redis/go-redis/v9"
@@ -71,12 +72,19 @@ type Progress struct {
 	// Moving is set when a partitioned crawl's partitions changed between the two looks
 	// that make its snapshot (see ReadProgress): not done yet.
 	Moving bool `json:"moving,omitempty"`
+	// SeedError says why the start-URL key cannot be read (a hash where a list
+	// belongs): the crawl is not done, and will not be until the key is fixed.
+	SeedError string `json:"seed_error,omitempty"`
+	seedErr   error
 }
+
+// Err returns the *SeedKeyError behind SeedError, nil when the seeds are readable.
+func (p Progress) Err() error { return p.seedErr }
 
 // Done reports that the crawl was seeded, no request waits in the frontier or the delayed
 // set, and no stage has anything pending or unread.
 func (p Progress) Done() bool {
-	if !p.Seeded || p.Delayed > 0 || p.Frontier > 0 || p.Seeds > 0 || p.Moving {
+	if !p.Seeded || p.Delayed > 0 || p.Frontier > 0 || p.Seeds > 0 || p.Moving || p.SeedError != "" {
 		return false
 	}
 	for _, s := range p.Stages {
@@ -143,6 +151,9 @@ func ReadProgress(ctx context.Context, rdb redis.UniversalClient, l Layout) (Pro
 	// Whether the crawl was seeded is read with the seeds, before the snapshot: seeded_at
 	// is set only after the seeds are in the frontier, and never cleared.
 	seeds, seeded, err := readSeedsSeeded(ctx, rdb, l)
+	if errors.Is(err, ErrSeedKeyType) {
+		p.SeedError, p.seedErr, err = err.Error(), err, nil
+	}
 	if err != nil {
 		return Progress{}, err
 	}
@@ -160,7 +171,9 @@ func ReadProgress(ctx context.Context, rdb redis.UniversalClient, l Layout) (Pro
 	if err != nil {
 		return Progress{}, err
 	}
-	if seeds, err = readSeeds(ctx, rdb, l.Crawl()); err != nil {
+	if seeds, err = readSeeds(ctx, rdb, l.Crawl()); errors.Is(err, ErrSeedKeyType) {
+		again.SeedError, again.seedErr = err.Error(), err
+	} else if err != nil {
 		return Progress{}, err
 	}
 	again.Seeded, again.Seeds = true, seeds
@@ -212,12 +225,12 @@ func readSeedsSeeded(ctx context.Context, rdb redis.UniversalClient, l Layout) (
 // in a cluster, EXISTS of several keys needs them in one slot (the seed keys share one,
 // but a proxy may not know).
 func readSeedsMeta(ctx context.Context, rdb redis.UniversalClient, crawl, meta string) (int64, bool, error) {
-	var exists []*redis.IntCmd
+	var seedType *redis.StatusCmd
+	var processing *redis.IntCmd
 	var seeded *redis.BoolCmd
 	_, err := rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		for _, key := range []string{SeedKey(crawl), SeedProcessingKey(crawl)} {
-			exists = append(exists, p.Exists(ctx, key))
-		}
+		seedType = p.Type(ctx, SeedKey(crawl))
+		processing = p.Exists(ctx, SeedProcessingKey(crawl))
 		if meta != "" {
 			seeded = p.HExists(ctx, meta, "seeded_at")
 		}
@@ -226,9 +239,12 @@ func readSeedsMeta(ctx context.Context, rdb redis.UniversalClient, crawl, meta s
 	if err != nil {
 		return 0, false, fmt.Errorf("streams: read seeds: %w", err)
 	}
-	var n int64
-	for _, e := range exists {
-		n += e.Val()
+	n := processing.Val()
+	switch t := seedType.Val(); {
+	case !seedKeyTypes[t]:
+		return n, seeded != nil && seeded.Val(), &SeedKeyError{Key: SeedKey(crawl), Type: t}
+	case t != "none":
+		n++
 	}
 	return n, seeded != nil && seeded.Val(), nil
 }

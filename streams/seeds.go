@@ -2,6 +2,7 @@ package streams
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -11,8 +12,10 @@ import (
 )
 
 // SeedKey is where running services take start URLs from: LPUSH a URL or a JSON request
-// ({"url": ..., "meta": {...}, "priority": N, ...}) to it, the scrapy-redis habit, or
-// SADD them when their order does not matter. It has no hash tag of its own, so
+// ({"url": ..., "meta": {...}, "priority": N, ...}) to it, the scrapy-redis habit, SADD
+// them when their order does not matter, or ZADD them with a score (taken highest score
+// first, like scrapy-redis with REDIS_START_URLS_AS_ZSET). A key of any other type is
+// an error (SeedKeyError) that stops the crawl with a message rather than hang it. It has no hash tag of its own, so
 // `LPUSH shop:start_urls URL` works as scrapy-redis users type it; SeedProcessingKey
 // shares its slot.
 func SeedKey(crawl string) string { return crawl + ":start_urls" }
@@ -20,13 +23,15 @@ func SeedKey(crawl string) string { return crawl + ":start_urls" }
 // SeedProcessingKey holds seeds taken from SeedKey until they are in the frontier.
 func SeedProcessingKey(crawl string) string { return "{" + crawl + ":start_urls}:processing" }
 
-// takeSeedsScript moves up to n seeds from the list (or set) to the processing list,
-// stamped with the time, in one step: a seed is never out of Redis.
+// takeSeedsScript moves up to n seeds from the list, set or sorted set (highest score
+// first) to the processing list, stamped with the time, in one step: a seed is never
+// out of Redis.
 //
-// KEYS[1] -> <crawl>:start_urls (list or set)
+// KEYS[1] -> <crawl>:start_urls (list, set or sorted set)
 // KEYS[2] -> {<crawl>:start_urls}:processing
 // ARGV[1] -> n, ARGV[2] -> now (Unix ms)
-// Output: the stamped seeds ("<ms>|<seed>")
+// Output: the stamped seeds ("<ms>|<seed>"); an error "SEEDTYPE <type>" for a key of
+// another type
 var takeSeedsScript = redis.NewScript(`
 local t = redis.call('TYPE', KEYS[1])['ok']
 local got
@@ -34,8 +39,14 @@ if t == 'list' then
   got = redis.call('RPOP', KEYS[1], tonumber(ARGV[1]))
 elseif t == 'set' then
   got = redis.call('SPOP', KEYS[1], tonumber(ARGV[1]))
-else
+elseif t == 'zset' then
+  local pairs = redis.call('ZPOPMAX', KEYS[1], tonumber(ARGV[1]))
+  got = {}
+  for i = 1, #pairs, 2 do got[#got + 1] = pairs[i] end
+elseif t == 'none' then
   return {}
+else
+  return redis.error_reply('SEEDTYPE ' .. t)
 end
 if not got then return {} end
 local out = {}
@@ -73,6 +84,9 @@ func (s *Seeds) Take(ctx context.Context, n int) ([]Seed, error) {
 	}
 	now := time.Now().UnixMilli()
 	got, err := takeSeedsScript.Run(ctx, s.rdb, []string{SeedKey(s.crawl), SeedProcessingKey(s.crawl)}, n, now).StringSlice()
+	if t, ok := strings.CutPrefix(errString(err), "SEEDTYPE "); ok {
+		return nil, &SeedKeyError{Key: SeedKey(s.crawl), Type: t}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("streams: take seeds: %w", err)
 	}
@@ -109,4 +123,44 @@ func (s *Seeds) Done(ctx context.Context, seeds []Seed) error {
 		return fmt.Errorf("streams: seeds done: %w", err)
 	}
 	return nil
+}
+
+// ErrSeedKeyType is matched (errors.Is) by a SeedKeyError.
+var ErrSeedKeyType = errors.New("streams: start url key has the wrong type")
+
+// SeedKeyError is a start-URL key holding something seeds cannot be taken from (a hash,
+// a string, a stream): the crawl stops with it instead of waiting for seeds forever.
+type SeedKeyError struct {
+	Key  string // <crawl>:start_urls
+	Type string // what TYPE answers
+}
+
+func (e *SeedKeyError) Error() string {
+	return fmt.Sprintf("streams: %s is a %s; start urls must be a list (LPUSH), a set (SADD) or a sorted set (ZADD): delete it or push the urls with one of those", e.Key, e.Type)
+}
+
+// Is makes errors.Is(err, ErrSeedKeyType) true.
+func (e *SeedKeyError) Is(target error) bool { return target == ErrSeedKeyType }
+
+// seedKeyTypes are the key types seeds are taken from ("none": no seeds waiting).
+var seedKeyTypes = map[string]bool{"none": true, "list": true, "set": true, "zset": true}
+
+// CheckSeedKey returns a *SeedKeyError when crawl's start-URL key exists with a type
+// seeds cannot be taken from.
+func CheckSeedKey(ctx context.Context, rdb redis.UniversalClient, crawl string) error {
+	t, err := rdb.Type(ctx, SeedKey(crawl)).Result()
+	if err != nil {
+		return fmt.Errorf("streams: check start url key: %w", err)
+	}
+	if !seedKeyTypes[t] {
+		return &SeedKeyError{Key: SeedKey(crawl), Type: t}
+	}
+	return nil
+}
+
+func errString(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
 }

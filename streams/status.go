@@ -47,6 +47,8 @@ type Status struct {
 	ItemsStored    int64            `json:"items_stored"`
 	Stats          map[string]int64 `json:"stats"`
 	Done           bool             `json:"done"`
+	// SeedError says why the start-URL key cannot be read (see SeedKeyError).
+	SeedError string `json:"seed_error,omitempty"`
 	// Memory is Redis memory (MEMORY USAGE) by key family: streams (requests, responses,
 	// dead letters), items (the items stream), frontier (host schedule, leases, host state and the
 	// delayed ZSET; the host queues are not counted, see Frontier),
@@ -115,6 +117,7 @@ func ReadStatus(ctx context.Context, rdb redis.UniversalClient, l Layout) (*Stat
 		return nil, err
 	}
 	st.Done = p.Done()
+	st.SeedError = p.SeedError
 	st.Frontier, st.Delayed = p.Frontier, p.Delayed
 	if cc, ok := rdb.(*redis.ClusterClient); ok {
 		if st.Nodes, err = ReadNodes(ctx, cc, l); err != nil {

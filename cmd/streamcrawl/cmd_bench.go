@@ -103,7 +103,7 @@ items:
 settings:
   concurrency: 64
   per_host_concurrency: -1
-  allow_private_networks: true
+  allow_networks: [127.0.0.1/32, "::1/128"]
   capacity: CAPACITY
 `)
 }

@@ -113,7 +113,7 @@ settings:
   concurrency: 64
   per_host_concurrency: 1
   per_host_delay: %s
-  allow_private_networks: true
+  allow_networks: [127.0.0.0/8]
   capacity: 1000000
 `, delay)
 	return b.String()

@@ -47,6 +47,9 @@ func (a *app) statusCommand() *cobra.Command {
 func printStatus(w io.Writer, st *streams.Status) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "crawl\t%s\tdone=%v\n", st.Crawl, st.Done)
+	if st.SeedError != "" {
+		fmt.Fprintf(tw, "ERROR\t%s\n", st.SeedError)
+	}
 	fmt.Fprintf(tw, "frontier\t%d\trequests waiting in their hosts' queues\n", st.Frontier)
 	fmt.Fprintf(tw, "hosts\t%d ready, %d scheduled\tready: may start a request now; scheduled: waiting for their delay or back-off\n",
 		st.HostsReady, st.HostsScheduled)

@@ -29,12 +29,11 @@ import (
 // shopSpider follows every listing link with "parse" and parses product pages with
 // "product".
 func shopSpider(start string) *spiders.Spider {
-	allow := true // the demo shop runs on loopback
 	sp := &spiders.Spider{
 		Name:           "goshop",
 		StartURLs:      []string{start},
 		AllowedDomains: []string{"127.0.0.1"},
-		Settings:       spiders.Settings{Concurrency: 16, PerHostConcurrency: 16, AllowPrivateNetworks: &allow},
+		Settings:       spiders.Settings{Concurrency: 16, PerHostConcurrency: 16, AllowNetworks: []string{"127.0.0.1/32"}}, // the demo shop runs on loopback
 	}
 	// parse: home and category pages. Product links go to "product", the rest here.
 	sp.Handle("parse", func(ctx context.Context, res *spiders.Response, out *spiders.Output) error {

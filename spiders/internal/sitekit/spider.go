@@ -29,6 +29,6 @@ items:
 %ssettings:
   concurrency: 32
   per_host_concurrency: 32       # one host: let every fetch slot use it
-  allow_private_networks: true   # the site runs on loopback
+  allow_networks: [127.0.0.1/32, "::1/128"]  # the site runs on loopback; nothing else private
 `, name, start, host, items)
 }

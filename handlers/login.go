@@ -1,0 +1,115 @@
+package handlers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"go.uber.org/zap"
+
+	"github.com/streamcrawl/streamcrawl/spiders"
+	"github.com/streamcrawl/streamcrawl/streams"
+)
+
+// loginWait bounds how long a fetch process waits for another one to log in.
+const loginWait = time.Minute
+
+// Login submits the spider's login form with the fetcher's settings; the cookies the
+// server sets (redirects included) go to the login's cookie session. A status of 400 or
+// more is an error.
+func (f *Fetch) Login(ctx context.Context, l *spiders.Login) error {
+	if err := l.Validate(); err != nil {
+		return err
+	}
+	form := url.Values{}
+	for k, v := range l.Form {
+		form.Set(k, v)
+	}
+	method := strings.ToUpper(l.Method)
+	var hreq *http.Request
+	var err error
+	if method == http.MethodGet {
+		u, _ := url.Parse(l.URL) // checked by Validate
+		u.RawQuery = form.Encode()
+		hreq, err = http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	} else {
+		hreq, err = http.NewRequestWithContext(ctx, http.MethodPost, l.URL, strings.NewReader(form.Encode()))
+		if err == nil {
+			hreq.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("handlers: login request: %w", err)
+	}
+	hreq.Header.Set("User-Agent", f.settings.UserAgent)
+	for k, v := range f.settings.Headers {
+		hreq.Header.Set(k, v)
+	}
+	for k, v := range l.Headers {
+		hreq.Header.Set(k, v)
+	}
+	session := l.CookieJar
+	if session == "" {
+		session = DefaultCookieSession
+	}
+	resp, err := f.do(ctx, hreq, session)
+	if err != nil {
+		return fmt.Errorf("handlers: login at %s: %w", hreq.URL.Redacted(), err)
+	}
+	defer resp.Body.Close()
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
+	if resp.StatusCode >= 400 {
+		return fmt.Errorf("handlers: login at %s: HTTP %d", hreq.URL.Redacted(), resp.StatusCode)
+	}
+	f.count("logins", 1)
+	f.log.Info("logged in", zap.String("url", hreq.URL.Redacted()), zap.Int("status", resp.StatusCode))
+	return nil
+}
+
+// loginOnce runs the login step: once per crawl with the shared cookie jar (the first
+// fetch process logs in, the others wait for it), once per process otherwise.
+func (f *Fetch) loginOnce(ctx context.Context, rdb redis.UniversalClient, keys streams.Keys, l *spiders.Login) error {
+	if f.cookies == nil || f.cookies.mode != spiders.CookiesShared {
+		return f.Login(ctx, l)
+	}
+	key := keys.Login()
+	won, err := rdb.SetNX(ctx, key, "pending", loginWait).Result()
+	if err != nil {
+		return fmt.Errorf("handlers: login lock: %w", err)
+	}
+	if won {
+		if err := f.Login(ctx, l); err != nil {
+			_ = rdb.Del(context.WithoutCancel(ctx), key).Err() // let the next process try
+			return err
+		}
+		if err := rdb.Set(ctx, key, "done", 0).Err(); err != nil {
+			return fmt.Errorf("handlers: login done: %w", err)
+		}
+		return nil
+	}
+	deadline := time.Now().Add(loginWait)
+	for {
+		v, err := rdb.Get(ctx, key).Result()
+		switch {
+		case v == "done":
+			return nil
+		case errors.Is(err, redis.Nil): // the one logging in failed: try ourselves
+			return f.loginOnce(ctx, rdb, keys, l)
+		case err != nil:
+			return fmt.Errorf("handlers: login state: %w", err)
+		case time.Now().After(deadline):
+			return errors.New("handlers: another fetch process is still logging in after a minute")
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}

@@ -16,6 +16,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/zap"
 
+	"github.com/streamcrawl/streamcrawl/handlers/metrics"
 	"github.com/streamcrawl/streamcrawl/spiders"
 	"github.com/streamcrawl/streamcrawl/streams"
 )
@@ -60,6 +61,8 @@ type FetchConfig struct {
 	// Counters and Logger may be nil.
 	Counters *streams.Counters
 	Logger   *zap.Logger
+	// Metrics, when set, times each HTTP round trip.
+	Metrics *metrics.Metrics
 }
 
 // NewFetch returns the fetch stage.
@@ -81,6 +84,9 @@ func NewFetch(cfg FetchConfig) (*Fetch, error) {
 	}
 	f := &Fetch{client: newHTTPClient(s), settings: s, delayed: cfg.Delayed, hosts: cfg.Hosts,
 		polite: newPoliteness(s), base: cfg.RetryBase, counters: cfg.Counters, log: log}
+	if cfg.Metrics != nil {
+		f.client.Transport = cfg.Metrics.Transport(f.client.Transport)
+	}
 	if s.RobotsObeyed() {
 		if cfg.Client == nil {
 			return nil, errors.New("handlers: obeying robots.txt needs a redis client")

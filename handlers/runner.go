@@ -14,6 +14,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/zap"
 
+	"github.com/streamcrawl/streamcrawl/handlers/metrics"
 	"github.com/streamcrawl/streamcrawl/processors"
 	"github.com/streamcrawl/streamcrawl/spiders"
 	"github.com/streamcrawl/streamcrawl/streams"
@@ -75,6 +76,9 @@ type Config struct {
 	// BeforeAck is a fault hook for tests (see streams.SubscriberConfig.BeforeAck), called
 	// with the stage name.
 	BeforeAck func(stage string, msg *message.Message)
+	// Metrics, when set, receives the process's figures (stage messages, fetch outcomes
+	// and latency, items stored, dead letters, reclaims). Run does not serve them.
+	Metrics *metrics.Metrics
 }
 
 // setBasicDefaults sets the defaults every kind of run shares.
@@ -148,6 +152,9 @@ func Run(ctx context.Context, cfg Config) (err error) {
 	defer cancel()
 
 	counters := streams.NewCounters(cfg.Client, keys.Stats(), streams.DefaultCountersInterval)
+	if cfg.Metrics != nil {
+		counters.Observe(cfg.Metrics.Count)
+	}
 	pub, err := streams.NewPublisher(cfg.Client)
 	if err != nil {
 		return err
@@ -174,6 +181,9 @@ func Run(ctx context.Context, cfg Config) (err error) {
 	if err != nil {
 		return fmt.Errorf("handlers: router: %w", err)
 	}
+	if cfg.Metrics != nil {
+		router.AddMiddleware(cfg.Metrics.Middleware) // outermost: sees recovered panics as errors
+	}
 	router.AddMiddleware(recordFailures(log))
 
 	for _, stage := range cfg.Stages {
@@ -184,6 +194,9 @@ func Run(ctx context.Context, cfg Config) (err error) {
 		if cfg.BeforeAck != nil {
 			hook, st := cfg.BeforeAck, stage
 			scfg.BeforeAck = func(m *message.Message) { hook(st, m) }
+		}
+		if cfg.Metrics != nil {
+			scfg.OnEvent = cfg.Metrics.SubscriberEvent
 		}
 		switch stage {
 		case streams.StageFetch:
@@ -218,7 +231,7 @@ func Run(ctx context.Context, cfg Config) (err error) {
 			}
 			defer hosts.Close()
 			f, err := NewFetch(FetchConfig{Settings: cfg.Spider.Settings, Delayed: delayed, Hosts: hosts,
-				Client: cfg.Client, Layout: layout, RetryBase: cfg.RetryBase, Counters: counters, Logger: slog})
+				Client: cfg.Client, Layout: layout, RetryBase: cfg.RetryBase, Counters: counters, Metrics: cfg.Metrics, Logger: slog})
 			if err != nil {
 				return err
 			}

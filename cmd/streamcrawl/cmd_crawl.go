@@ -45,6 +45,7 @@ or pass --fresh to start over.`,
 	}
 	a.redisFlags(cmd, true)
 	f.add(cmd, true)
+	f.addMetrics(cmd)
 	cmd.Flags().BoolVar(&fresh, "fresh", false, "delete the crawl's keys in Redis first and start over")
 	return cmd
 }
@@ -79,6 +80,11 @@ func (a *app) crawl(ctx context.Context, c *streams.Client, sp *spiders.Spider, 
 	}
 	cfg.Client, cfg.Spider, cfg.Sink = rdb, sp, sink
 	cfg.CountUnread = embedded
+	stages := cfg.Stages
+	if cfg.Metrics, err = a.serveMetrics(ctx, f.metricsAddr, rdb, sinkKind(path), groupsReady(rdb, sp.Name, stages...)); err != nil {
+		_ = sink.Close(ctx)
+		return nil, err
+	}
 	if err := handlers.Run(ctx, cfg); err != nil {
 		return nil, err
 	}

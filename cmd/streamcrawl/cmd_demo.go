@@ -113,6 +113,7 @@ JSONL file in the current directory. Nothing needs to be installed.`,
 	}
 	a.redisFlags(cmd, true)
 	f.add(cmd, true)
+	f.addMetrics(cmd)
 	cmd.Flags().IntVar(&pages, "pages", 2000, "approximate number of pages of the demo shop")
 	cmd.Flags().Lookup("out").Usage = "JSONL file for the items (default demo-items.jsonl; replaced)"
 	_ = cmd.Flags().Set("retry-backoff", "200ms")

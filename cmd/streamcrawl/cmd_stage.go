@@ -49,6 +49,13 @@ reading, let in-flight work finish (up to --shutdown-timeout), ack it and exit 0
 			}
 			cfg.Client, cfg.Spider = rdb, sp
 			cfg.CountUnread = rdb.Embedded != nil
+			sink := "none"
+			if stage == streams.StageStore {
+				sink = sinkKind(f.out)
+			}
+			if cfg.Metrics, err = a.serveMetrics(ctx, f.metricsAddr, rdb, sink, groupsReady(rdb, sp.Name, stage)); err != nil {
+				return err
+			}
 			if stage == streams.StageStore {
 				sink, path, err := f.openSink(ctx, sp.Name, a.log)
 				if err != nil {
@@ -65,6 +72,7 @@ reading, let in-flight work finish (up to --shutdown-timeout), ack it and exit 0
 	}
 	a.redisFlags(cmd, false)
 	f.add(cmd, stage == streams.StageStore)
+	f.addMetrics(cmd)
 	cmd.Flags().StringVar(&spiderPath, "spider", "", "the spider's YAML file (required)")
 	cmd.Flags().BoolVar(&f.untilDone, "until-done", false, "exit 0 once the whole crawl is done")
 	return cmd

@@ -40,6 +40,7 @@ type Fetch struct {
 	base     time.Duration
 	counters *streams.Counters
 	log      *zap.Logger
+	retryLog *zap.Logger // INFO, sampled: a few lines per second at most
 }
 
 // FetchConfig configures the fetch stage.
@@ -83,7 +84,7 @@ func NewFetch(cfg FetchConfig) (*Fetch, error) {
 		log = zap.NewNop()
 	}
 	f := &Fetch{client: newHTTPClient(s), settings: s, delayed: cfg.Delayed, hosts: cfg.Hosts,
-		polite: newPoliteness(s), base: cfg.RetryBase, counters: cfg.Counters, log: log}
+		polite: newPoliteness(s), base: cfg.RetryBase, counters: cfg.Counters, log: log, retryLog: sampled(log, 3)}
 	if cfg.Metrics != nil {
 		f.client.Transport = cfg.Metrics.Transport(f.client.Transport)
 	}
@@ -196,7 +197,7 @@ func (f *Fetch) retry(ctx context.Context, req *spiders.Request, rerr *retryable
 		return err // not in Redis: the input is not acked and comes back
 	}
 	f.count("retries_scheduled", 1)
-	f.log.Debug("retry scheduled", zap.String("url", req.URL), zap.Int("retry", next.Retries),
+	f.retryLog.Info("retry scheduled", zap.String("url", req.URL), zap.Int("retry", next.Retries),
 		zap.Duration("in", delay), zap.String("error", next.LastError))
 	return nil
 }

@@ -152,9 +152,11 @@ func Run(ctx context.Context, cfg Config) (err error) {
 	defer cancel()
 
 	counters := streams.NewCounters(cfg.Client, keys.Stats(), streams.DefaultCountersInterval)
-	if cfg.Metrics != nil {
-		counters.Observe(cfg.Metrics.Count)
-	}
+	waits := &waitLog{log: log}
+	counters.Observe(func(field string, n int64) {
+		waits.count(field, n)
+		cfg.Metrics.Count(field, n) // a nil Metrics does nothing
+	})
 	pub, err := streams.NewPublisher(cfg.Client)
 	if err != nil {
 		return err
@@ -295,7 +297,8 @@ func Run(ctx context.Context, cfg Config) (err error) {
 			trim[k.Input(stage)] = cfg.Retain[stage]
 		}
 	}
-	background.Add(1)
+	background.Add(2)
+	go func() { defer background.Done(); waits.run(runCtx, DefaultWaitLogInterval) }()
 	go func() {
 		defer background.Done()
 		streams.RunTrimmer(runCtx, cfg.Client, trim, cfg.TrimInterval, log)

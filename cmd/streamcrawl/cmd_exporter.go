@@ -1,12 +1,9 @@
 package main
 
 import (
-	"errors"
-
 	"github.com/spf13/cobra"
 
 	"github.com/streamcrawl/streamcrawl/handlers/metrics"
-	"github.com/streamcrawl/streamcrawl/spiders"
 )
 
 // DefaultExporterAddr is where `streamcrawl exporter` serves unless --metrics-addr says.
@@ -26,10 +23,10 @@ memory. Run one per deployment; the workers' own --metrics-addr serve per-proces
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
 			if len(crawls) == 0 {
-				return errors.New("--crawl is required")
+				crawls = []string{""}
 			}
 			for _, c := range crawls {
-				if err := spiders.ValidateName(c); err != nil {
+				if err := checkCrawl(c); err != nil {
 					return err
 				}
 			}

@@ -29,6 +29,9 @@ func (a *app) statusCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if !crawlExists(st) {
+				return fmt.Errorf("no crawl %q in Redis at %s (check --crawl and --redis; a crawl exists once it is seeded or a stage has run)", crawl, rdb.Addr)
+			}
 			if asJSON {
 				enc := json.NewEncoder(a.stdout)
 				enc.SetIndent("", "  ")
@@ -42,6 +45,19 @@ func (a *app) statusCommand() *cobra.Command {
 	cmd.Flags().StringVar(&crawl, "crawl", "", "crawl (spider) name (required)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	return cmd
+}
+
+// crawlExists says whether a status read found anything of the crawl in Redis.
+func crawlExists(st *streams.Status) bool {
+	if len(st.Stats) > 0 || st.Seen > 0 || st.Frontier > 0 || st.Delayed > 0 || st.DeadLetters > 0 {
+		return true
+	}
+	for _, s := range st.Streams {
+		if s.Length > 0 || len(s.Groups) > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 func printStatus(w io.Writer, st *streams.Status) {

@@ -94,7 +94,7 @@ func (a *app) connect(ctx context.Context, required bool) (*streams.Client, erro
 
 // connectCrawl checks a crawl name given with --crawl and connects (--redis required).
 func (a *app) connectCrawl(ctx context.Context, crawl string) (*streams.Client, error) {
-	if err := spiders.ValidateName(crawl); err != nil {
+	if err := checkCrawl(crawl); err != nil {
 		return nil, err
 	}
 	return a.connect(ctx, true)
@@ -142,7 +142,7 @@ func (a *app) connectOpts(ctx context.Context, required, check bool) (*streams.C
 // loadSpider loads a YAML spider and logs its warnings.
 func (a *app) loadSpider(path string) (*spiders.Spider, error) {
 	if path == "" {
-		return nil, errors.New("no spider: pass --spider FILE.yaml")
+		return nil, errNoSpider
 	}
 	sp, warnings, err := spiders.LoadFile(path)
 	if err != nil {

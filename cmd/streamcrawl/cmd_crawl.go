@@ -47,6 +47,7 @@ or pass --fresh to start over.`,
 			}
 			defer rdb.Close()
 			f.untilDone = true
+			a.progress = true
 			_, err = a.crawl(ctx, rdb, sp, &f, fresh, a.stdout)
 			return err
 		},
@@ -54,6 +55,7 @@ or pass --fresh to start over.`,
 	a.redisFlags(cmd, true)
 	f.add(cmd, true)
 	f.addMetrics(cmd)
+	cmd.Flags().DurationVar(&a.progressEvery, "progress-interval", 0, "refresh of the progress line on stderr (default 500ms on a terminal, redrawn in place; 5s otherwise, one plain line each)")
 	spiderFlag(cmd, &spiderPath)
 	cmd.Flags().BoolVar(&fresh, "fresh", false, "delete the crawl's keys in Redis first and start over")
 	return cmd
@@ -94,7 +96,15 @@ func (a *app) crawl(ctx context.Context, c *streams.Client, sp *spiders.Spider, 
 		_ = sink.Close(ctx)
 		return nil, err
 	}
-	if err := handlers.Run(ctx, cfg); err != nil {
+	stop := func() {}
+	if a.progress {
+		if l, err := streams.ReadLayout(ctx, rdb, sp.Name); err == nil {
+			stop = a.startProgress(ctx, rdb, l)
+		}
+	}
+	err = handlers.Run(ctx, cfg)
+	stop()
+	if err != nil {
 		return nil, err
 	}
 	layout, err := streams.ReadLayout(context.WithoutCancel(ctx), rdb, sp.Name)

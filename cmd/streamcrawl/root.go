@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	"go.uber.org/zap"
@@ -25,6 +26,9 @@ type app struct {
 	logLevel       string
 	logFormat      string
 	log            *zap.Logger
+	progress       bool          // crawl and demo show a progress line
+	progressEvery  time.Duration // its refresh interval; 0: by terminal or not
+	term           *termWriter   // stderr when it is a terminal, else nil
 }
 
 // Run runs the command line args and returns the exit code.
@@ -182,7 +186,12 @@ func (a *app) setupLogger() error {
 	if a.logFormat == "json" {
 		enc = zapcore.NewJSONEncoder(cfg.EncoderConfig)
 	}
-	a.log = zap.New(zapcore.NewCore(enc, zapcore.AddSync(a.stderr), cfg.Level))
+	out := a.stderr
+	if f, ok := a.stderr.(*os.File); ok && isTerminal(f) {
+		a.term = &termWriter{w: a.stderr}
+		out = a.term
+	}
+	a.log = zap.New(zapcore.NewCore(enc, zapcore.AddSync(out), cfg.Level))
 	return nil
 }
 

@@ -195,4 +195,3 @@ func TestCrawlProgressLine(t *testing.T) {
 		t.Errorf("no plain progress lines on stderr:\n%s", tail(stderr, 2000))
 	}
 }
-

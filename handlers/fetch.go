@@ -64,6 +64,9 @@ type FetchConfig struct {
 	Logger   *zap.Logger
 	// Metrics, when set, times each HTTP round trip.
 	Metrics *metrics.Metrics
+	// HostStats, when set, gets per-host request counts, times and failures (the
+	// crawl's streams.Keys.HostStats hash).
+	HostStats *streams.Counters
 }
 
 // NewFetch returns the fetch stage.
@@ -87,6 +90,9 @@ func NewFetch(cfg FetchConfig) (*Fetch, error) {
 		polite: newPoliteness(s), base: cfg.RetryBase, counters: cfg.Counters, log: log, retryLog: sampled(log, 3)}
 	if cfg.Metrics != nil {
 		f.client.Transport = cfg.Metrics.Transport(f.client.Transport)
+	}
+	if cfg.HostStats != nil {
+		f.client.Transport = hostStatsTransport{next: f.client.Transport, counters: cfg.HostStats}
 	}
 	if s.RobotsObeyed() {
 		if cfg.Client == nil {

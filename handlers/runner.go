@@ -232,7 +232,9 @@ func Run(ctx context.Context, cfg Config) (err error) {
 				return err
 			}
 			defer hosts.Close()
-			f, err := NewFetch(FetchConfig{Settings: cfg.Spider.Settings, Delayed: delayed, Hosts: hosts,
+			hostStats := streams.NewCounters(cfg.Client, keys.HostStats(), streams.DefaultCountersInterval)
+			defer hostStats.Close()
+			f, err := NewFetch(FetchConfig{HostStats: hostStats, Settings: cfg.Spider.Settings, Delayed: delayed, Hosts: hosts,
 				Client: cfg.Client, Layout: layout, RetryBase: cfg.RetryBase, Counters: counters, Metrics: cfg.Metrics, Logger: slog})
 			if err != nil {
 				return err

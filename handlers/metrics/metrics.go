@@ -32,6 +32,8 @@ type Metrics struct {
 	redisSeconds  *prometheus.HistogramVec
 	redisErrors   *prometheus.CounterVec
 
+	own []prometheus.Collector // the streamcrawl_* metrics above, for Names
+
 	mu sync.Mutex // guards sink
 }
 
@@ -52,6 +54,7 @@ func New(cfg Config) *Metrics {
 	counter := func(name, help string, labels ...string) *prometheus.CounterVec {
 		v := prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace, Name: name, Help: help}, labels)
 		m.reg.MustRegister(v)
+		m.own = append(m.own, v)
 		return v
 	}
 	m.events = counter("events_total", "Crawl events counted by this process, by the name they have in the crawl's stats hash (`status` counters).", "event")
@@ -74,6 +77,7 @@ func New(cfg Config) *Metrics {
 		Help:    "Redis round trips by command (pipelines as \"pipeline\"); blocking reads include their block time.",
 		Buckets: prometheus.ExponentialBuckets(0.0001, 3, 11)}, []string{"cmd"})
 	m.redisErrors = counter("redis_errors_total", "Redis round trips that failed, by command and kind: network (timeouts, broken connections) or reply (an error the server answered). Nil replies and NOSCRIPT are not failures.", "cmd", "kind")
+	m.own = append(m.own, m.stageSeconds, m.stageInFlight, m.fetchSeconds, m.fetchBytes, m.redisSeconds)
 	m.reg.MustRegister(m.stageSeconds, m.stageInFlight, m.fetchSeconds, m.fetchBytes, m.redisSeconds,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"io"
 	"net/http"
 	"regexp"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/streamcrawl/streamcrawl/spiders/demosite"
 	"github.com/streamcrawl/streamcrawl/streams"
+	"github.com/streamcrawl/streamcrawl/streams/streamstest"
 )
 
 // metricsAddrRE finds the address a process serves its metrics on, in its log.
@@ -210,5 +212,33 @@ func TestMetricsAgreeWithStatus(t *testing.T) {
 				t.Errorf("%s %s: %d %s", name, path, code, body)
 			}
 		}
+	}
+	// Redis gone: every process is still alive but none is ready.
+	c.srv.Kill()
+	for name, addr := range addrs {
+		if code, body := httpStatus(t, "http://"+addr+"/healthz"); code != http.StatusOK {
+			t.Errorf("%s /healthz with Redis down: %d %s, want 200", name, code, body)
+		}
+		if code, body := httpStatus(t, "http://"+addr+"/readyz"); code != http.StatusServiceUnavailable || !strings.Contains(body, "redis") {
+			t.Errorf("%s /readyz with Redis down: %d %q, want 503 naming Redis", name, code, body)
+		}
+	}
+}
+
+// TestGroupsReady: a stage service is ready only once its group exists on its input.
+func TestGroupsReady(t *testing.T) {
+	t.Parallel()
+	srv := streamstest.Start(t)
+	rdb := srv.Client()
+	ctx := context.Background()
+	ready := groupsReady(rdb, "shop", streams.StageFetch)
+	if err := ready(ctx); err == nil || !strings.Contains(err.Error(), "group fetch of sc:{shop}:requests missing") {
+		t.Errorf("without the group: %v, want it named missing", err)
+	}
+	if err := rdb.XGroupCreateMkStream(ctx, streams.NewKeys("shop").Requests(), streams.StageFetch, "0").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := ready(ctx); err != nil {
+		t.Errorf("with the group: %v, want ready", err)
 	}
 }

@@ -17,6 +17,10 @@ import (
 // rateWindow is the span rates are computed over.
 const rateWindow = 10 * time.Second
 
+// hostsEvery is how often the per-host figures are read: a broad crawl's hash holds
+// three fields per host, too many to read every second.
+const hostsEvery = 10 * time.Second
+
 // Sample is one look at the crawl, as the page charts it.
 type Sample struct {
 	At        int64            `json:"at"` // Unix milliseconds
@@ -51,6 +55,7 @@ type sampler struct {
 	keep    int
 	mu      sync.Mutex
 	history []Sample
+	hostsAt time.Time // when the hosts were last read
 	slowest []Host
 	failing []Host
 	lastErr string
@@ -78,7 +83,11 @@ func (s *sampler) sample(ctx context.Context) {
 	if err == nil {
 		smp, err = readSample(ctx, s.rdb, l)
 	}
-	if err == nil {
+	s.mu.Lock()
+	// Every sample for the first 30, so that a new page fills in at once.
+	readHostsNow := time.Since(s.hostsAt) >= hostsEvery || len(s.history) < 30
+	s.mu.Unlock()
+	if err == nil && readHostsNow {
 		slow, failing, err = readHosts(ctx, s.rdb, l, 10)
 	}
 	s.mu.Lock()
@@ -102,7 +111,9 @@ func (s *sampler) sample(ctx context.Context) {
 			break
 		}
 	}
-	s.slowest, s.failing = slow, failing
+	if readHostsNow {
+		s.slowest, s.failing, s.hostsAt = slow, failing, time.Now()
+	}
 }
 
 // snapshot returns the history and hosts.

@@ -79,6 +79,9 @@ func Process(ctx context.Context, cfg ProcessConfig) (err error) {
 	if err != nil {
 		return err
 	}
+	if cfg.Metrics != nil {
+		store.stored = cfg.Metrics.ItemStored
+	}
 	var until func(ctx context.Context) (bool, error)
 	if cfg.UntilDone {
 		until = func(ctx context.Context) (bool, error) {

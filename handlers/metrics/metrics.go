@@ -128,6 +128,18 @@ func (m *Metrics) Count(event string, n int64) {
 	}
 }
 
+// ItemStored counts one item written to the sink by a post-processor (the store stage
+// counts through Count).
+func (m *Metrics) ItemStored() {
+	if m == nil {
+		return
+	}
+	m.mu.Lock()
+	sink := m.sink
+	m.mu.Unlock()
+	m.itemsStored.WithLabelValues(sink).Inc()
+}
+
 // outcome maps a stats event to a fetch outcome label, or "" when it is none.
 func outcome(event string) string {
 	switch event {

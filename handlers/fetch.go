@@ -17,6 +17,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/zap"
 
+	"github.com/streamcrawl/streamcrawl/handlers/metrics"
 	"github.com/streamcrawl/streamcrawl/spiders"
 	"github.com/streamcrawl/streamcrawl/streams"
 )
@@ -45,6 +46,7 @@ type Fetch struct {
 	base     time.Duration
 	counters *streams.Counters
 	log      *zap.Logger
+	retryLog *zap.Logger // INFO, sampled: a few lines per second at most
 }
 
 // FetchConfig configures the fetch stage.
@@ -73,6 +75,11 @@ type FetchConfig struct {
 	// Counters and Logger may be nil.
 	Counters *streams.Counters
 	Logger   *zap.Logger
+	// Metrics, when set, times each HTTP round trip.
+	Metrics *metrics.Metrics
+	// HostStats, when set, gets per-host request counts, times and failures (the
+	// crawl's streams.Keys.HostStats hash).
+	HostStats *streams.Counters
 }
 
 // NewFetch returns the fetch stage.
@@ -94,7 +101,13 @@ func NewFetch(cfg FetchConfig) (*Fetch, error) {
 	}
 	f := &Fetch{client: newHTTPClient(s), settings: s, scope: cfg.Scope, follows: cfg.FollowFilter,
 		cookies: newCookieStore(s.Cookies, cfg.Client, cfg.Layout), guard: newGuard(s), proxies: newProxyPool(s), delayed: cfg.Delayed, hosts: cfg.Hosts,
-		base: cfg.RetryBase, counters: cfg.Counters, log: log}
+		base: cfg.RetryBase, counters: cfg.Counters, log: log, retryLog: sampled(log, 3)}
+	if cfg.Metrics != nil {
+		f.client.Transport = cfg.Metrics.Transport(f.client.Transport)
+	}
+	if cfg.HostStats != nil {
+		f.client.Transport = hostStatsTransport{next: f.client.Transport, counters: cfg.HostStats}
+	}
 	if s.RobotsObeyed() {
 		if cfg.Client == nil {
 			return nil, errors.New("handlers: obeying robots.txt needs a redis client")
@@ -187,7 +200,7 @@ func (f *Fetch) retry(ctx context.Context, req *spiders.Request, rerr *retryable
 		return err // not in Redis: the input is not acked and comes back
 	}
 	f.count("retries_scheduled", 1)
-	f.log.Debug("retry scheduled", zap.String("url", req.URL), zap.Int("retry", next.Retries),
+	f.retryLog.Info("retry scheduled", zap.String("url", req.URL), zap.Int("retry", next.Retries),
 		zap.Duration("in", delay), zap.String("error", next.LastError))
 	return nil
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/zap"
 
+	"github.com/streamcrawl/streamcrawl/handlers/metrics"
 	"github.com/streamcrawl/streamcrawl/streams"
 )
 
@@ -39,6 +40,8 @@ type GroupConfig struct {
 	Logger     *zap.Logger
 	// BeforeAck is the test fault hook (see streams.SubscriberConfig.BeforeAck).
 	BeforeAck func(msg *message.Message)
+	// Metrics, when set, counts the group's messages, dead letters and reclaims.
+	Metrics *metrics.Metrics
 }
 
 // RunGroup runs cfg until ctx ends or Until says so, with the same at-least-once, reclaim
@@ -56,6 +59,9 @@ func RunGroup(ctx context.Context, cfg GroupConfig) error {
 	scfg := cfg.Subscriber
 	scfg.Client, scfg.Group, scfg.Consumer, scfg.DeadStreamFor, scfg.Logger = cfg.Client, cfg.Group, base.Consumer, streams.DeadOf, log
 	scfg.StartID, scfg.MaxInFlight, scfg.BeforeAck = cfg.StartID, cfg.Concurrency, cfg.BeforeAck
+	if cfg.Metrics != nil {
+		scfg.OnEvent = cfg.Metrics.SubscriberEvent
+	}
 	sub, err := newStageSubscriber(scfg)
 	if err != nil {
 		return err
@@ -63,6 +69,9 @@ func RunGroup(ctx context.Context, cfg GroupConfig) error {
 	router, err := message.NewRouter(message.RouterConfig{CloseTimeout: scfg.ShutdownTimeout + 10*time.Second}, newZapAdapter(log))
 	if err != nil {
 		return fmt.Errorf("handlers: router: %w", err)
+	}
+	if cfg.Metrics != nil {
+		router.AddMiddleware(cfg.Metrics.Middleware)
 	}
 	router.AddMiddleware(recordFailures(log))
 	for i, stream := range cfg.Streams {

@@ -9,6 +9,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/zap"
 
+	"github.com/streamcrawl/streamcrawl/handlers/metrics"
 	"github.com/streamcrawl/streamcrawl/processors"
 	"github.com/streamcrawl/streamcrawl/streams"
 )
@@ -32,6 +33,8 @@ type ProcessConfig struct {
 	Logger     *zap.Logger
 	// BeforeAck is the test fault hook (see streams.SubscriberConfig.BeforeAck).
 	BeforeAck func(msg *message.Message)
+	// Metrics, when set, counts the group's messages, dead letters and reclaims.
+	Metrics *metrics.Metrics
 }
 
 // Process runs the post-processor until ctx ends (or, with UntilDone, until the crawl
@@ -76,6 +79,9 @@ func Process(ctx context.Context, cfg ProcessConfig) (err error) {
 	if err != nil {
 		return err
 	}
+	if cfg.Metrics != nil {
+		store.stored = cfg.Metrics.ItemStored
+	}
 	var until func(ctx context.Context) (bool, error)
 	if cfg.UntilDone {
 		until = func(ctx context.Context) (bool, error) {
@@ -94,5 +100,5 @@ func Process(ctx context.Context, cfg ProcessConfig) (err error) {
 	}
 	return RunGroup(ctx, GroupConfig{Client: cfg.Client, Streams: items, Group: cfg.Group, StartID: start,
 		Consumer: cfg.Consumer, Handle: store.Handle, Until: until, Subscriber: cfg.Subscriber,
-		Logger: cfg.Logger, BeforeAck: cfg.BeforeAck})
+		Logger: cfg.Logger, BeforeAck: cfg.BeforeAck, Metrics: cfg.Metrics})
 }

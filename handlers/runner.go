@@ -14,6 +14,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/zap"
 
+	"github.com/streamcrawl/streamcrawl/handlers/metrics"
 	"github.com/streamcrawl/streamcrawl/processors"
 	"github.com/streamcrawl/streamcrawl/spiders"
 	"github.com/streamcrawl/streamcrawl/streams"
@@ -78,6 +79,9 @@ type Config struct {
 	// BeforeAck is a fault hook for tests (see streams.SubscriberConfig.BeforeAck), called
 	// with the stage name.
 	BeforeAck func(stage string, msg *message.Message)
+	// Metrics, when set, receives the process's figures (stage messages, fetch outcomes
+	// and latency, items stored, dead letters, reclaims). Run does not serve them.
+	Metrics *metrics.Metrics
 }
 
 // setBasicDefaults sets the defaults every kind of run shares.
@@ -154,6 +158,11 @@ func Run(ctx context.Context, cfg Config) (err error) {
 	defer cancel()
 
 	counters := streams.NewCounters(cfg.Client, keys.Stats(), streams.DefaultCountersInterval)
+	waits := &waitLog{log: log}
+	counters.Observe(func(field string, n int64) {
+		waits.count(field, n)
+		cfg.Metrics.Count(field, n) // a nil Metrics does nothing
+	})
 	pub, err := streams.NewPublisher(cfg.Client)
 	if err != nil {
 		return err
@@ -180,6 +189,9 @@ func Run(ctx context.Context, cfg Config) (err error) {
 	if err != nil {
 		return fmt.Errorf("handlers: router: %w", err)
 	}
+	if cfg.Metrics != nil {
+		router.AddMiddleware(cfg.Metrics.Middleware) // outermost: sees recovered panics as errors
+	}
 	router.AddMiddleware(recordFailures(log))
 
 	for _, stage := range cfg.Stages {
@@ -190,6 +202,9 @@ func Run(ctx context.Context, cfg Config) (err error) {
 		if cfg.BeforeAck != nil {
 			hook, st := cfg.BeforeAck, stage
 			scfg.BeforeAck = func(m *message.Message) { hook(st, m) }
+		}
+		if cfg.Metrics != nil {
+			scfg.OnEvent = cfg.Metrics.SubscriberEvent
 		}
 		switch stage {
 		case streams.StageFetch:
@@ -224,8 +239,11 @@ func Run(ctx context.Context, cfg Config) (err error) {
 				return err
 			}
 			defer hosts.Close()
+			hostStats := streams.NewCounters(cfg.Client, keys.HostStats(), streams.DefaultCountersInterval)
+			defer hostStats.Close()
 			f, err := NewFetch(FetchConfig{Settings: cfg.Spider.Settings, Scope: scope, FollowFilter: cfg.Spider.FollowFilter, Delayed: delayed, Hosts: hosts,
-				Client: cfg.Client, Layout: layout, RetryBase: cfg.RetryBase, RobotsRetry: cfg.RobotsRetry, Counters: counters, Logger: slog})
+				Client: cfg.Client, Layout: layout, RetryBase: cfg.RetryBase, RobotsRetry: cfg.RobotsRetry, Counters: counters,
+				Metrics: cfg.Metrics, HostStats: hostStats, Logger: slog})
 			if err != nil {
 				return err
 			}
@@ -294,7 +312,8 @@ func Run(ctx context.Context, cfg Config) (err error) {
 			trim[k.Input(stage)] = cfg.Retain[stage]
 		}
 	}
-	background.Add(1)
+	background.Add(2)
+	go func() { defer background.Done(); waits.run(runCtx, DefaultWaitLogInterval) }()
 	go func() {
 		defer background.Done()
 		streams.RunTrimmer(runCtx, cfg.Client, trim, cfg.TrimInterval, log)

@@ -18,6 +18,9 @@ type Store struct {
 	sink       processors.Sink
 	processors processors.Chain
 	counters   *streams.Counters
+	// stored, when set, is told of each item written (post-processors, which do not
+	// count in the crawl's stats, feed their metrics through it).
+	stored func()
 }
 
 // NewStore returns the store stage writing to sink after chain. counters may be nil.
@@ -47,6 +50,9 @@ func (s *Store) Handle(msg *message.Message) error {
 	stored, err := s.sink.Store(msg.Context(), it)
 	if err != nil {
 		return fmt.Errorf("handlers: store item %s: %w", it.Key(), err)
+	}
+	if stored && s.stored != nil {
+		s.stored()
 	}
 	if s.counters != nil {
 		if stored {

@@ -23,6 +23,7 @@ type Counters struct {
 	stop chan struct{}
 	done chan struct{}
 	once sync.Once
+	obs  func(field string, n int64)
 }
 
 // NewCounters returns counters for stats hash key, flushed every interval.
@@ -36,6 +37,18 @@ func NewCounters(rdb redis.UniversalClient, key string, interval time.Duration) 
 func (c *Counters) Add(field string, n int64) {
 	c.mu.Lock()
 	c.m[field] += n
+	obs := c.obs
+	c.mu.Unlock()
+	if obs != nil {
+		obs(field, n)
+	}
+}
+
+// Observe makes every later Add also call fn (a hook for process metrics, which see
+// increments at once rather than once per flush). fn must not block; nil removes it.
+func (c *Counters) Observe(fn func(field string, n int64)) {
+	c.mu.Lock()
+	c.obs = fn
 	c.mu.Unlock()
 }
 

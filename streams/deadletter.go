@@ -56,6 +56,7 @@ func (s *subscription) deadLetter(id string, deliveries int, reason string) {
 			s.cfg.Group, id, s.cfg.Consumer, strconv.Itoa(deliveries), reason).Err()
 		cancel()
 		if err == nil {
+			s.cfg.event("dead_letter", 1)
 			return
 		}
 		s.errLog.Warn("dead-letter failed; retrying", err, zap.String("id", id))

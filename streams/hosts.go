@@ -239,3 +239,25 @@ func (h *Hosts) SetCrawlDelay(ctx context.Context, host string, d time.Duration)
 
 // Close stops the batcher.
 func (h *Hosts) Close() { h.b.close() }
+
+// DueHosts returns how many hosts of the crawl may start a request by now: ready, or
+// scheduled no later than now (by this machine's clock).
+func DueHosts(ctx context.Context, rdb redis.UniversalClient, l Layout, now time.Time) (int64, error) {
+	parts := l.Parts()
+	cmds := make([][2]*redis.IntCmd, len(parts))
+	at := strconv.FormatInt(now.UnixMilli(), 10)
+	_, err := rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, k := range parts {
+			cmds[i] = [2]*redis.IntCmd{p.ZCard(ctx, k.Ready()), p.ZCount(ctx, k.Sched(), "-inf", at)}
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("streams: due hosts: %w", err)
+	}
+	var n int64
+	for _, c := range cmds {
+		n += c[0].Val() + c[1].Val()
+	}
+	return n, nil
+}

@@ -101,6 +101,11 @@ func (k Keys) ItemKeys() string { return k.key("itemkeys") }
 // what its scripts count (max_pages_used of a crawl of one partition).
 func (k Keys) Stats() string { return k.key("stats") }
 
+// HostStats is a hash of per-host fetch figures for the dashboard: "<host>|n" requests,
+// "<host>|ms" their total time in milliseconds, "<host>|err" failures (network errors
+// and 5xx); crawl-wide, in Layout.Global.
+func (k Keys) HostStats() string { return k.key("hoststats") }
+
 // Meta is a hash describing the crawl (spider name, when it was first seeded, its
 // dedup and partitions); crawl-wide, in Layout.Global.
 func (k Keys) Meta() string { return k.key("meta") }

@@ -81,6 +81,7 @@ func (s *subscription) reclaim() {
 		}
 		next, _ := res[0].(string)
 		if dead, _ := res[1].(int64); dead > 0 {
+			s.cfg.event("dead_letter", dead)
 			s.log.Warn("entries over their delivery limit moved to dead letters", zap.Int64("count", dead))
 		}
 		for _, raw := range res[2:] {
@@ -99,6 +100,7 @@ func (s *subscription) reclaim() {
 				return
 			}
 			s.log.Info("reclaimed idle entry", zap.String("id", id), zap.Int64("deliveries", n))
+			s.cfg.event("reclaimed", 1)
 			s.dispatch(redis.XMessage{ID: id, Values: fields}, int(n))
 		}
 		if next == "" || next == "0-0" {

@@ -90,6 +90,17 @@ type SubscriberConfig struct {
 	// for XACK: a fault hook for tests that kill a process between a stage's output
 	// landing in Redis and its input being acked.
 	BeforeAck func(msg *message.Message)
+	// OnEvent, when set, is told of n entries of Group that went to dead letters
+	// (event "dead_letter") or were taken over from idle consumers ("reclaimed"): a
+	// hook for metrics. It must not block.
+	OnEvent func(group, event string, n int64)
+}
+
+// event reports n events to OnEvent, if set.
+func (c *SubscriberConfig) event(event string, n int64) {
+	if c.OnEvent != nil && n > 0 {
+		c.OnEvent(c.Group, event, n)
+	}
 }
 
 func (c *SubscriberConfig) setDefaults() {

@@ -187,8 +187,8 @@ func TestPartitionedCrawlOnOneRedis(t *testing.T) {
 		if !strings.HasPrefix(k, "sc:{parts:") && !strings.HasPrefix(k, "sc:{parts}:") {
 			t.Errorf("stray key %s", k)
 		}
-		if strings.HasPrefix(k, "sc:{parts}:") && k != "sc:{parts}:meta" && k != "sc:{parts}:stats" {
-			t.Errorf("crawl-wide key %s: only meta and stats belong there", k)
+		if strings.HasPrefix(k, "sc:{parts}:") && k != "sc:{parts}:meta" && k != "sc:{parts}:stats" && k != "sc:{parts}:hoststats" {
+			t.Errorf("crawl-wide key %s: only meta, stats and hoststats belong there", k)
 		}
 	}
 	// reset deletes every partition.

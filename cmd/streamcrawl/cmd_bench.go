@@ -79,6 +79,7 @@ real); without one there it falls back to the embedded Redis and cannot report t
 	}
 	a.redisFlags(cmd, true)
 	f.add(cmd, false)
+	f.addMetrics(cmd) // to measure what serving metrics costs
 	cmd.Flags().IntVar(&pages, "pages", 5000, "pages of the demo shop")
 	_ = cmd.Flags().Set("retry-backoff", "100ms")
 	return cmd

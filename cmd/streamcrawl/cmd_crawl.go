@@ -16,8 +16,9 @@ import (
 func (a *app) crawlCommand() *cobra.Command {
 	var f runFlags
 	var fresh bool
+	var spiderPath string
 	cmd := &cobra.Command{
-		Use:   "crawl SPIDER.yaml",
+		Use:   "crawl SPIDER.yaml | --spider SPIDER.yaml",
 		Short: "Run a whole crawl in one process (all stages) until it is done",
 		Long: `crawl seeds the spider's start URLs, runs the fetch, parse and store stages in this
 process until the crawl is done (frontier empty, nothing pending or unread in any stage),
@@ -26,10 +27,17 @@ prints a summary and exits 0.
 Without --redis (and REDIS_URL) it uses an embedded in-process Redis: nothing to install,
 nothing persisted. With a real Redis the crawl's state persists: run it again to resume,
 or pass --fresh to start over.`,
-		Args: cobra.ExactArgs(1),
+		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			sp, err := a.loadSpider(args[0])
+			path, rest, err := spiderFrom(spiderPath, args)
+			if err != nil {
+				return err
+			}
+			if len(rest) > 0 {
+				return fmt.Errorf("unexpected argument %q (the spider is given by --spider)", rest[0])
+			}
+			sp, err := a.loadSpider(path)
 			if err != nil {
 				return err
 			}
@@ -39,12 +47,16 @@ or pass --fresh to start over.`,
 			}
 			defer rdb.Close()
 			f.untilDone = true
+			a.progress = true
 			_, err = a.crawl(ctx, rdb, sp, &f, fresh, a.stdout)
 			return err
 		},
 	}
 	a.redisFlags(cmd, true)
 	f.add(cmd, true)
+	f.addMetrics(cmd)
+	cmd.Flags().DurationVar(&a.progressEvery, "progress-interval", 0, "refresh of the progress line on stderr (default 500ms on a terminal, redrawn in place; 5s otherwise, one plain line each)")
+	spiderFlag(cmd, &spiderPath)
 	cmd.Flags().BoolVar(&fresh, "fresh", false, "delete the crawl's keys in Redis first and start over")
 	return cmd
 }
@@ -79,7 +91,20 @@ func (a *app) crawl(ctx context.Context, c *streams.Client, sp *spiders.Spider, 
 	}
 	cfg.Client, cfg.Spider, cfg.Sink = rdb, sp, sink
 	cfg.CountUnread = embedded
-	if err := handlers.Run(ctx, cfg); err != nil {
+	stages := cfg.Stages
+	if cfg.Metrics, err = a.serveMetrics(ctx, f.metricsAddr, rdb, sinkKind(path), groupsReady(rdb, sp.Name, stages...)); err != nil {
+		_ = sink.Close(ctx)
+		return nil, err
+	}
+	stop := func() {}
+	if a.progress {
+		if l, err := streams.ReadLayout(ctx, rdb, sp.Name); err == nil {
+			stop = a.startProgress(ctx, rdb, l)
+		}
+	}
+	err = handlers.Run(ctx, cfg)
+	stop()
+	if err != nil {
 		return nil, err
 	}
 	layout, err := streams.ReadLayout(context.WithoutCancel(ctx), rdb, sp.Name)

@@ -9,7 +9,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/spf13/cobra"
 
-	"github.com/streamcrawl/streamcrawl/spiders"
+	"github.com/streamcrawl/streamcrawl/handlers"
 	"github.com/streamcrawl/streamcrawl/streams"
 )
 
@@ -102,55 +102,10 @@ func deadURL(d streams.DeadLetter) string {
 }
 
 func (a *app) deadRetry(ctx context.Context, rdb redis.UniversalClient, l streams.Layout, ids []string) error {
-	n := 0
-	found := map[string]bool{}
-	for _, k := range l.Parts() {
-		var dead []streams.DeadLetter
-		var err error
-		if len(ids) > 0 {
-			// A dead letter's ID names it within its partition's stream: look in each.
-			for _, id := range ids {
-				d, err := streams.GetDead(ctx, rdb, k, []string{id})
-				if err == nil {
-					dead, found[id] = append(dead, d...), true
-				}
-			}
-		} else if dead, err = streams.ListDead(ctx, rdb, k, "-", 1<<30); err != nil {
-			return err
-		}
-		m, err := a.requeueDead(ctx, rdb, k, dead)
-		n += m
-		if err != nil {
-			return err
-		}
-	}
-	for _, id := range ids {
-		if !found[id] {
-			return fmt.Errorf("no dead letter %s in crawl %s (re-queued %d)", id, l.Crawl(), n)
-		}
+	n, err := handlers.RetryDead(ctx, rdb, l, ids)
+	if err != nil {
+		return err
 	}
 	fmt.Fprintf(a.stdout, "re-queued %d dead letters of crawl %s\n", n, l.Crawl())
 	return nil
-}
-
-// requeueDead puts the dead letters of partition k back on their streams.
-func (a *app) requeueDead(ctx context.Context, rdb redis.UniversalClient, k streams.Keys, dead []streams.DeadLetter) (int, error) {
-	n := 0
-	for _, d := range dead {
-		var payload []byte
-		if d.Stream == k.Requests() {
-			// A request that ran out of retries gets them all again.
-			if r, err := spiders.UnmarshalRequest([]byte(d.Fields["payload"])); err == nil {
-				r.Retries, r.LastError = 0, ""
-				if payload, err = spiders.MarshalRequest(r); err != nil {
-					return n, err
-				}
-			}
-		}
-		if _, err := streams.Requeue(ctx, rdb, k, d, payload); err != nil {
-			return n, err
-		}
-		n++
-	}
-	return n, nil
 }

@@ -104,6 +104,7 @@ JSONL file in the current directory. Nothing needs to be installed.`,
 			}
 			defer rdb.Close()
 			f.untilDone = true
+			a.progress = true
 			if _, err := a.crawl(ctx, rdb, sp, &f, true, a.stdout); err != nil {
 				return err
 			}
@@ -113,6 +114,8 @@ JSONL file in the current directory. Nothing needs to be installed.`,
 	}
 	a.redisFlags(cmd, true)
 	f.add(cmd, true)
+	f.addMetrics(cmd)
+	cmd.Flags().DurationVar(&a.progressEvery, "progress-interval", 0, "refresh of the progress line on stderr (default 500ms on a terminal, redrawn in place; 5s otherwise, one plain line each)")
 	cmd.Flags().IntVar(&pages, "pages", 2000, "approximate number of pages of the demo shop")
 	cmd.Flags().Lookup("out").Usage = "JSONL file for the items (default demo-items.jsonl; replaced)"
 	_ = cmd.Flags().Set("retry-backoff", "200ms")

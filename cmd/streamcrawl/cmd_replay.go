@@ -8,7 +8,6 @@ import (
 
 	"github.com/streamcrawl/streamcrawl/handlers"
 	"github.com/streamcrawl/streamcrawl/processors"
-	"github.com/streamcrawl/streamcrawl/spiders"
 	"github.com/streamcrawl/streamcrawl/streams"
 )
 
@@ -93,7 +92,7 @@ package and handlers.Process.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
-			if err := spiders.ValidateName(crawl); err != nil {
+			if err := checkCrawl(crawl); err != nil {
 				return err
 			}
 			if group == "" {
@@ -126,6 +125,9 @@ package and handlers.Process.`,
 			pc := handlers.ProcessConfig{Client: rdb, Crawl: crawl, Group: group, From: from,
 				Processors: chain, Sink: sink, UntilDone: f.untilDone, Consumer: f.consumer,
 				Subscriber: f.subscriber(), Logger: a.log}
+			if pc.Metrics, err = a.serveMetrics(ctx, f.metricsAddr, rdb, sinkKind(f.out), nil); err != nil {
+				return err
+			}
 			var hc handlers.Config
 			if err := installFault(&hc); err != nil {
 				return err
@@ -144,6 +146,7 @@ package and handlers.Process.`,
 	fl.StringVar(&from, "from", "0", "where a new group starts: ID, RFC 3339 time, duration ago, 0, or $ for new items only")
 	fl.StringVar(&require, "require", "", "drop items lacking any of these comma-separated fields")
 	fl.BoolVar(&trim, "trim", false, "trim whitespace around string fields")
+	f.addMetrics(cmd)
 	fl.BoolVar(&f.untilDone, "until-done", false, "exit 0 once the crawl is done and this group has every item")
 	fl.Lookup("out").Usage = "sink: FILE.jsonl (default <crawl>-<group>.jsonl), FILE.csv or postgres://..."
 	return cmd

@@ -11,13 +11,17 @@ import (
 func (a *app) seedCommand() *cobra.Command {
 	var spiderPath string
 	cmd := &cobra.Command{
-		Use:   "seed --redis URL --spider SPIDER.yaml [URL...]",
+		Use:   "seed [SPIDER.yaml] --redis URL [--spider SPIDER.yaml] [URL...]",
 		Short: "Enqueue the spider's start URLs, or the URLs given",
 		Long: `seed puts requests into the crawl's frontier through the duplicate filter: a URL the
 crawl has seen before is not queued again. Running services pick them up at once.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			sp, err := a.loadSpider(spiderPath)
+			path, args, err := spiderFrom(spiderPath, args)
+			if err != nil {
+				return err
+			}
+			sp, err := a.loadSpider(path)
 			if err != nil {
 				return err
 			}
@@ -39,6 +43,6 @@ crawl has seen before is not queued again. Running services pick them up at once
 		},
 	}
 	a.redisFlags(cmd, false)
-	cmd.Flags().StringVar(&spiderPath, "spider", "", "the spider's YAML file (required)")
+	spiderFlag(cmd, &spiderPath)
 	return cmd
 }

@@ -20,7 +20,7 @@ func (a *app) stageCommand(stage string) *cobra.Command {
 	var f runFlags
 	var spiderPath string
 	cmd := &cobra.Command{
-		Use:   stage + " --redis URL --spider SPIDER.yaml",
+		Use:   stage + " [SPIDER.yaml] --redis URL [--spider SPIDER.yaml]",
 		Short: stageHelp[stage],
 		Long: stageHelp[stage] + `.
 
@@ -28,13 +28,17 @@ Start any number of these processes, on any machines, against the same Redis: th
 the work through the stage's consumer group. Without --until-done the service waits for
 more work forever; with it, it exits 0 once the whole crawl is done. SIGINT/SIGTERM stop
 reading, let in-flight work finish (up to --shutdown-timeout), ack it and exit 0.`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			if err := validStage(stage); err != nil {
 				return err
 			}
-			sp, err := a.loadSpider(spiderPath)
+			path, _, err := spiderFrom(spiderPath, args)
+			if err != nil {
+				return err
+			}
+			sp, err := a.loadSpider(path)
 			if err != nil {
 				return err
 			}
@@ -49,6 +53,13 @@ reading, let in-flight work finish (up to --shutdown-timeout), ack it and exit 0
 			}
 			cfg.Client, cfg.Spider = rdb, sp
 			cfg.CountUnread = rdb.Embedded != nil
+			sink := "none"
+			if stage == streams.StageStore {
+				sink = sinkKind(f.out)
+			}
+			if cfg.Metrics, err = a.serveMetrics(ctx, f.metricsAddr, rdb, sink, groupsReady(rdb, sp.Name, stage)); err != nil {
+				return err
+			}
 			if stage == streams.StageStore {
 				sink, path, err := f.openSink(ctx, sp.Name, a.log)
 				if err != nil {
@@ -65,7 +76,8 @@ reading, let in-flight work finish (up to --shutdown-timeout), ack it and exit 0
 	}
 	a.redisFlags(cmd, false)
 	f.add(cmd, stage == streams.StageStore)
-	cmd.Flags().StringVar(&spiderPath, "spider", "", "the spider's YAML file (required)")
+	f.addMetrics(cmd)
+	spiderFlag(cmd, &spiderPath)
 	cmd.Flags().BoolVar(&f.untilDone, "until-done", false, "exit 0 once the whole crawl is done")
 	return cmd
 }

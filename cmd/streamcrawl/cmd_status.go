@@ -1,12 +1,17 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"sort"
 	"text/tabwriter"
+	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/spf13/cobra"
 
 	"github.com/streamcrawl/streamcrawl/streams"
@@ -14,9 +19,10 @@ import (
 
 func (a *app) statusCommand() *cobra.Command {
 	var crawl string
-	var asJSON bool
+	var asJSON, watch bool
+	var every time.Duration
 	cmd := &cobra.Command{
-		Use:   "status --redis URL --crawl NAME [--json]",
+		Use:   "status --redis URL --crawl NAME [--json | --watch [--interval D]]",
 		Short: "Show a crawl's streams, groups, frontier, seen URLs, items and dead letters",
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
@@ -28,6 +34,12 @@ func (a *app) statusCommand() *cobra.Command {
 			st, err := streams.ReadStatus(ctx, rdb, layout)
 			if err != nil {
 				return err
+			}
+			if !crawlExists(st) {
+				return fmt.Errorf("no crawl %q in Redis at %s (check --crawl and --redis; a crawl exists once it is seeded or a stage has run)", crawl, rdb.Addr)
+			}
+			if watch {
+				return a.watchStatus(ctx, rdb, layout, every)
 			}
 			if asJSON {
 				enc := json.NewEncoder(a.stdout)
@@ -41,7 +53,55 @@ func (a *app) statusCommand() *cobra.Command {
 	a.redisFlags(cmd, false)
 	cmd.Flags().StringVar(&crawl, "crawl", "", "crawl (spider) name (required)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	cmd.Flags().BoolVar(&watch, "watch", false, "refresh until interrupted: in place on a terminal (rates over the last 10 s, consumers alive and pending per stage, frontier, ETA, dead letters, Redis memory), one line per refresh otherwise")
+	cmd.Flags().DurationVar(&every, "interval", 2*time.Second, "refresh interval of --watch")
 	return cmd
+}
+
+// crawlExists says whether a status read found anything of the crawl in Redis.
+func crawlExists(st *streams.Status) bool {
+	if len(st.Stats) > 0 || st.Seen > 0 || st.Frontier > 0 || st.Delayed > 0 || st.DeadLetters > 0 {
+		return true
+	}
+	for _, s := range st.Streams {
+		if s.Length > 0 || len(s.Groups) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// watchStatus shows the crawl's live view every interval until ctx ends.
+func (a *app) watchStatus(ctx context.Context, rdb redis.UniversalClient, l streams.Layout, every time.Duration) error {
+	if every <= 0 {
+		return fmt.Errorf("--interval must be positive, got %s", every)
+	}
+	f, ok := a.stdout.(*os.File)
+	tty := ok && isTerminal(f)
+	var r rates
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		v, err := readWatchView(ctx, rdb, l, &r)
+		switch {
+		case ctx.Err() != nil:
+			return nil
+		case err != nil:
+			fmt.Fprintf(a.stdout, "%s cannot read the crawl's status: %v\n", time.Now().Format("15:04:05"), err)
+		case tty:
+			var b bytes.Buffer
+			b.WriteString("\x1b[H\x1b[2J") // home, clear screen: one write per refresh
+			v.print(&b, every)
+			_, _ = a.stdout.Write(b.Bytes())
+		default:
+			fmt.Fprintln(a.stdout, v.line())
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+	}
 }
 
 func printStatus(w io.Writer, st *streams.Status) {

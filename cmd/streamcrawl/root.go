@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	"go.uber.org/zap"
@@ -25,6 +26,9 @@ type app struct {
 	logLevel       string
 	logFormat      string
 	log            *zap.Logger
+	progress       bool          // crawl and demo show a progress line
+	progressEvery  time.Duration // its refresh interval; 0: by terminal or not
+	term           *termWriter   // stderr when it is a terminal, else nil
 }
 
 // Run runs the command line args and returns the exit code.
@@ -73,7 +77,7 @@ Start with 'streamcrawl demo'.`,
 	pf.StringVar(&a.logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	pf.StringVar(&a.logFormat, "log-format", "console", "log format: console or json")
 	root.AddCommand(a.crawlCommand(), a.stageCommand("fetch"), a.stageCommand("parse"), a.stageCommand("store"),
-		a.seedCommand(), a.statusCommand(), a.resetCommand(), a.deadCommand(), a.chaosCommand(), a.replayCommand(), a.processCommand(), a.groupsCommand(), a.benchDedupCommand(), a.demoSiteCommand(), a.demoCommand(), a.benchCommand(), a.benchBroadCommand())
+		a.seedCommand(), a.statusCommand(), a.resetCommand(), a.deadCommand(), a.chaosCommand(), a.replayCommand(), a.processCommand(), a.groupsCommand(), a.benchDedupCommand(), a.demoSiteCommand(), a.demoCommand(), a.benchCommand(), a.exporterCommand(), a.dashboardCommand(), a.benchBroadCommand())
 	return root
 }
 
@@ -94,7 +98,7 @@ func (a *app) connect(ctx context.Context, required bool) (*streams.Client, erro
 
 // connectCrawl checks a crawl name given with --crawl and connects (--redis required).
 func (a *app) connectCrawl(ctx context.Context, crawl string) (*streams.Client, error) {
-	if err := spiders.ValidateName(crawl); err != nil {
+	if err := checkCrawl(crawl); err != nil {
 		return nil, err
 	}
 	return a.connect(ctx, true)
@@ -142,7 +146,7 @@ func (a *app) connectOpts(ctx context.Context, required, check bool) (*streams.C
 // loadSpider loads a YAML spider and logs its warnings.
 func (a *app) loadSpider(path string) (*spiders.Spider, error) {
 	if path == "" {
-		return nil, errors.New("no spider: pass --spider FILE.yaml")
+		return nil, errNoSpider
 	}
 	sp, warnings, err := spiders.LoadFile(path)
 	if err != nil {
@@ -182,7 +186,12 @@ func (a *app) setupLogger() error {
 	if a.logFormat == "json" {
 		enc = zapcore.NewJSONEncoder(cfg.EncoderConfig)
 	}
-	a.log = zap.New(zapcore.NewCore(enc, zapcore.AddSync(a.stderr), cfg.Level))
+	out := a.stderr
+	if f, ok := a.stderr.(*os.File); ok && isTerminal(f) {
+		a.term = &termWriter{w: a.stderr}
+		out = a.term
+	}
+	a.log = zap.New(zapcore.NewCore(enc, zapcore.AddSync(out), cfg.Level))
 	return nil
 }
 

@@ -28,6 +28,12 @@ type runFlags struct {
 	retain          [3]time.Duration // requests, responses, items
 	trimInterval    time.Duration
 	maxBacklog      int64
+	metricsAddr     string
+}
+
+// addMetrics adds --metrics-addr to a command that serves metrics.
+func (f *runFlags) addMetrics(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&f.metricsAddr, "metrics-addr", "", metricsAddrHelp)
 }
 
 func (f *runFlags) add(cmd *cobra.Command, withOut bool) {

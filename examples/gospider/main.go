@@ -83,7 +83,17 @@ func main() {
 }
 
 func run(ctx context.Context) error {
-	log, _ := zap.NewDevelopment()
+	// Info and above on stderr; GOSPIDER_DEBUG=1 shows every fetch and parse.
+	cfg := zap.NewDevelopmentConfig()
+	cfg.Level = zap.NewAtomicLevelAt(zap.InfoLevel)
+	if os.Getenv("GOSPIDER_DEBUG") == "1" {
+		cfg.Level = zap.NewAtomicLevelAt(zap.DebugLevel)
+	}
+	cfg.DisableStacktrace = true
+	log, err := cfg.Build()
+	if err != nil {
+		return err
+	}
 	defer log.Sync()
 
 	// The demo shop on a free loopback port.

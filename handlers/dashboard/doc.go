@@ -1,0 +1,6 @@
+// Package dashboard serves a crawl's web dashboard: one page with live charts of its
+// rates, queues, stage backlogs and Redis memory, the slowest and most failing hosts,
+// and the dead letters with a button that re-queues them (handlers.RetryDead, the code
+// behind `streamcrawl dead retry`). The page and its script are embedded in the binary;
+// nothing is built or downloaded to run it.
+package dashboard

@@ -56,6 +56,9 @@ func RunGroup(ctx context.Context, cfg GroupConfig) error {
 	scfg := cfg.Subscriber
 	scfg.Client, scfg.Group, scfg.Consumer, scfg.DeadStreamFor, scfg.Logger = cfg.Client, cfg.Group, base.Consumer, streams.DeadOf, log
 	scfg.StartID, scfg.MaxInFlight, scfg.BeforeAck = cfg.StartID, cfg.Concurrency, cfg.BeforeAck
+	if scfg.Outage == nil {
+		scfg.Outage = streams.NewOutage(log, nil)
+	}
 	sub, err := newStageSubscriber(scfg)
 	if err != nil {
 		return err
@@ -64,7 +67,7 @@ func RunGroup(ctx context.Context, cfg GroupConfig) error {
 	if err != nil {
 		return fmt.Errorf("handlers: router: %w", err)
 	}
-	router.AddMiddleware(recordFailures(log))
+	router.AddMiddleware(recordFailures(log, scfg.Outage))
 	for i, stream := range cfg.Streams {
 		name := cfg.Group
 		if len(cfg.Streams) > 1 {

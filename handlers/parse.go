@@ -77,6 +77,11 @@ func (p *Parse) handle(msg *message.Message, part int) error {
 	}
 	// Requests and items go out in one script; the page is acked after it ran.
 	e, err := p.frontier.EmitFrom(ctx, part, cands, items)
+	if streams.IsWriteRefused(err) {
+		// Redis is full (or read-only): not the page's fault. The page is held, not
+		// retried as a delivery, and parsed again once Redis takes writes.
+		return fmt.Errorf("%w: handlers: output of %s: %w", streams.ErrWriteRefused, res.URL, err)
+	}
 	if err != nil {
 		return fmt.Errorf("handlers: output of %s: %w", res.URL, err)
 	}

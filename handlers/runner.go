@@ -152,6 +152,10 @@ func Run(ctx context.Context, cfg Config) (err error) {
 	if err != nil {
 		return err
 	}
+	// One outage state per process: a stage that finds Redis refusing writes stops every
+	// stage's reading, and the crawl is not done while it lasts.
+	outage := streams.NewOutage(log, counters)
+	pub.HoldOnRefusal(outage)
 	var frontier *streams.Frontier
 	defer func() {
 		pub.Shutdown()
@@ -174,13 +178,13 @@ func Run(ctx context.Context, cfg Config) (err error) {
 	if err != nil {
 		return fmt.Errorf("handlers: router: %w", err)
 	}
-	router.AddMiddleware(recordFailures(log))
+	router.AddMiddleware(recordFailures(log, outage))
 
 	for _, stage := range cfg.Stages {
 		slog := cfg.Logger.With(zap.String("crawl", cfg.Spider.Name), zap.String("consumer", cfg.Consumer))
 		scfg := cfg.Subscriber
-		scfg.Client, scfg.Group, scfg.Consumer, scfg.DeadStreamFor, scfg.Logger =
-			cfg.Client, stage, cfg.Consumer, streams.DeadOf, slog
+		scfg.Client, scfg.Group, scfg.Consumer, scfg.DeadStreamFor, scfg.Logger, scfg.Outage =
+			cfg.Client, stage, cfg.Consumer, streams.DeadOf, slog, outage
 		if cfg.BeforeAck != nil {
 			hook, st := cfg.BeforeAck, stage
 			scfg.BeforeAck = func(m *message.Message) { hook(st, m) }
@@ -288,7 +292,7 @@ func Run(ctx context.Context, cfg Config) (err error) {
 		streams.RunTrimmer(runCtx, cfg.Client, trim, cfg.TrimInterval, log)
 	}()
 	watchDone := make(chan error, 1)
-	go func() { watchDone <- watch(runCtx, cancel, cfg, layout, log) }()
+	go func() { watchDone <- watch(runCtx, cancel, cfg, layout, outage, log) }()
 	log.Info("stages running", zap.Strings("stages", cfg.Stages))
 	if err := router.Run(runCtx); err != nil {
 		return fmt.Errorf("handlers: %w", err)
@@ -311,7 +315,7 @@ func newStageSubscriber(cfg streams.SubscriberConfig) (*streams.Subscriber, erro
 }
 
 // watch logs progress and, with UntilDone, ends the run once the crawl is done.
-func watch(ctx context.Context, stop context.CancelFunc, cfg Config, layout streams.Layout, log *zap.Logger) error {
+func watch(ctx context.Context, stop context.CancelFunc, cfg Config, layout streams.Layout, outage *streams.Outage, log *zap.Logger) error {
 	t := time.NewTicker(cfg.PollInterval)
 	defer t.Stop()
 	lastLog := time.Now()
@@ -339,7 +343,7 @@ func watch(ctx context.Context, stop context.CancelFunc, cfg Config, layout stre
 			}
 			log.Info("progress", fields...)
 		}
-		if cfg.UntilDone && p.Done() {
+		if cfg.UntilDone && p.Done() && !outage.Active() {
 			log.Info("crawl done: frontier empty, nothing pending or unread in any stage")
 			stop()
 			return nil

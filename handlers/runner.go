@@ -50,9 +50,10 @@ type Config struct {
 	ParseConcurrency int
 	// StoreConcurrency is the number of items in flight to the sink. Default 256.
 	StoreConcurrency int
-	// Retain says how long each stream keeps entries after every group has acked them
-	// (for replay), by stage of its reading group. Missing stages get the defaults
-	// (requests 0, responses 1h, items 24h).
+	// Retain says what each stream keeps after every group has acked it (for replay),
+	// by stage of its reading group. Missing stages get the spider's
+	// settings.retention, or its defaults (requests and responses nothing, items a day
+	// up to 16 MB).
 	Retain map[string]streams.Retention
 	// TrimInterval is how often this process trims its stages' input streams.
 	// Default streams.DefaultTrimInterval.
@@ -108,20 +109,22 @@ func (c *Config) setDefaults() {
 	if c.TrimInterval == 0 {
 		c.TrimInterval = streams.DefaultTrimInterval
 	}
-	retain := map[string]streams.Retention{
-		streams.StageFetch: {Age: streams.DefaultRetainRequests},
-		streams.StageParse: {Age: streams.DefaultRetainResponses},
-		streams.StageStore: {Age: streams.DefaultRetainItems},
+	// A copy: the caller's spider may serve other runs at the same time.
+	sp := *c.Spider
+	sp.Settings.SetDefaults()
+	c.Spider = &sp
+	retain := map[string]streams.Retention{}
+	for kind, r := range sp.Settings.EffectiveRetention() {
+		retain[stageOfStream[kind]] = streams.Retention{Age: r.MaxAge, MaxBytes: int64(r.MaxBytes)}
 	}
 	for k, v := range c.Retain {
 		retain[k] = v
 	}
 	c.Retain = retain
-	// A copy: the caller's spider may serve other runs at the same time.
-	sp := *c.Spider
-	sp.Settings.SetDefaults()
-	c.Spider = &sp
 }
+
+// stageOfStream names the stage whose group reads each kind of stream.
+var stageOfStream = map[string]string{"requests": streams.StageFetch, "responses": streams.StageParse, "items": streams.StageStore}
 
 // Run runs the configured stages until ctx ends (or, with UntilDone, until the crawl is
 // done), then shuts down in order: stop reading, let in-flight messages finish (up to the
@@ -281,10 +284,19 @@ func Run(ctx context.Context, cfg Config) (err error) {
 	}
 
 	trim := map[string]streams.Retention{}
+	recorded := map[string]streams.Retention{}
 	for _, stage := range cfg.Stages {
 		for _, k := range layout.Parts() {
 			trim[k.Input(stage)] = cfg.Retain[stage]
 		}
+		for kind, st := range stageOfStream {
+			if st == stage {
+				recorded[kind] = cfg.Retain[stage]
+			}
+		}
+	}
+	if err := streams.RecordRetention(ctx, cfg.Client, keys, recorded); err != nil {
+		log.Debug("retention not recorded for status", zap.Error(err))
 	}
 	background.Add(1)
 	go func() {
@@ -298,6 +310,10 @@ func Run(ctx context.Context, cfg Config) (err error) {
 		return fmt.Errorf("handlers: %w", err)
 	}
 	cancel()
+	// The last acks are in: leave nothing acked past retention behind.
+	tctx, tcancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	streams.TrimOnce(tctx, cfg.Client, trim, log)
+	tcancel()
 	return <-watchDone
 }
 

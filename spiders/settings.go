@@ -99,6 +99,12 @@ type Settings struct {
 	// one of them, so that a Redis Cluster spreads the crawl over its masters. Default 1
 	// (keys sc:{<name>}:...). A crawl keeps the partitions it started with.
 	Partitions int `yaml:"partitions"`
+
+	// Retention bounds, per stream (requests, responses, items), what is kept after
+	// every consumer group has acked it: {max_age: 10m, max_bytes: 256MB}. Streams not
+	// named keep DefaultRetention: responses and requests nothing, items a day up to
+	// 16 MB.
+	Retention map[string]StreamRetention `yaml:"retention"`
 }
 
 // LimitRule is a per-domain politeness override, like Colly's LimitRule.
@@ -199,7 +205,7 @@ func (s *Settings) Validate() error {
 	case s.Partitions < 0 || s.Partitions > 1024:
 		return fmt.Errorf("spiders: settings.partitions %d out of range 1..1024", s.Partitions)
 	}
-	return nil
+	return s.validateRetention()
 }
 
 var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`)

@@ -61,8 +61,10 @@ func (p *Parse) HandleIn(part int) message.NoPublishHandlerFunc {
 }
 
 func (p *Parse) handle(msg *message.Message, part int) error {
-	res, err := spiders.UnmarshalResponse(msg.Payload)
+	res, err := spiders.UnmarshalResponseLimit(msg.Payload, p.maxBody())
 	if err != nil {
+		// Malformed, or larger than the spider's max_body_size (a forged entry): refused
+		// before it is expanded, a dead letter at once.
 		return fmt.Errorf("%w: %w", streams.ErrPoison, err)
 	}
 	ctx := msg.Context()
@@ -88,6 +90,15 @@ func (p *Parse) handle(msg *message.Message, part int) error {
 	countEmitted(p.counters, e)
 	p.count("pages_parsed", 1)
 	return nil
+}
+
+// maxBody is the largest body a stored response may decode to: the spider's
+// max_body_size, which the fetcher cut it at.
+func (p *Parse) maxBody() int64 {
+	if m := p.spider.Settings.MaxBodySize; m > 0 {
+		return m
+	}
+	return spiders.DefaultMaxBodySize
 }
 
 // errSpiderInput marks a page the built-in callbacks cannot read (a malformed sitemap).

@@ -3,8 +3,11 @@ package spiders
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"net/http"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -29,10 +32,7 @@ var zstdMagic = []byte{0x28, 0xb5, 0x2f, 0xfd}
 // MaxDecodedBody bounds what UnmarshalResponse will decompress, whatever a message claims.
 const MaxDecodedBody = 256 << 20
 
-var (
-	zstdEncoder, _ = zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(1))
-	zstdDecoder, _ = zstd.NewReader(nil, zstd.WithDecoderConcurrency(0), zstd.WithDecoderMaxMemory(MaxDecodedBody))
-)
+var zstdEncoder, _ = zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(1))
 
 // responseWire is a Response on a stream: versioned JSON with a zstd-compressed body.
 type responseWire struct {
@@ -71,12 +71,29 @@ func MarshalResponse(r *Response) ([]byte, error) {
 	return zstdEncoder.EncodeAll(buf.Bytes(), make([]byte, 0, buf.Len()/3+64)), nil
 }
 
-// UnmarshalResponse decodes a response written by MarshalResponse (either version).
-func UnmarshalResponse(b []byte) (*Response, error) {
+// UnmarshalResponse decodes a response written by MarshalResponse (either version),
+// with bodies up to MaxDecodedBody. Stages use UnmarshalResponseLimit.
+func UnmarshalResponse(b []byte) (*Response, error) { return UnmarshalResponseLimit(b, MaxDecodedBody) }
+
+// ErrBodyTooLarge is returned for a stored response whose body decodes to more than the
+// limit asked for: a forged or foreign entry, never one this build's fetcher wrote
+// under the same max_body_size.
+var ErrBodyTooLarge = errors.New("spiders: stored response larger than max_body_size")
+
+// UnmarshalResponseLimit is UnmarshalResponse for bodies of at most maxBody bytes (the
+// spider's max_body_size). It stops decompressing as soon as the output passes what a
+// body of that size can take in the wire format, so a small forged entry that expands
+// to gigabytes costs at most about twice maxBody of memory.
+func UnmarshalResponseLimit(b []byte, maxBody int64) (*Response, error) {
+	if maxBody <= 0 || maxBody > MaxDecodedBody {
+		maxBody = MaxDecodedBody
+	}
 	if bytes.HasPrefix(b, zstdMagic) {
-		plain, err := zstdDecoder.DecodeAll(b, nil)
+		// JSON escaping and base64 take a body to at most twice its size, plus the
+		// request, URL and headers.
+		plain, err := decodeLimited(b, 2*maxBody+1<<20)
 		if err != nil {
-			return nil, fmt.Errorf("spiders: decompress response: %w", err)
+			return nil, err
 		}
 		b = plain
 	}
@@ -93,8 +110,8 @@ func UnmarshalResponse(b []byte) (*Response, error) {
 	if err := w.Request.Validate(); err != nil {
 		return nil, err
 	}
-	if w.BodyLen < 0 || w.BodyLen > MaxDecodedBody {
-		return nil, fmt.Errorf("spiders: response body length %d out of range", w.BodyLen)
+	if w.BodyLen < 0 || int64(w.BodyLen) > maxBody {
+		return nil, fmt.Errorf("%w: body length %d, limit %d", ErrBodyTooLarge, w.BodyLen, maxBody)
 	}
 	r := &Response{Request: w.Request, URL: w.URL, Status: w.Status, Headers: w.Headers,
 		Truncated: w.Truncated, FetchedAt: w.FetchedAt}
@@ -108,13 +125,48 @@ func UnmarshalResponse(b []byte) (*Response, error) {
 			r.Body = []byte(*w.Text)
 		}
 	case "zstd":
-		body, err := zstdDecoder.DecodeAll(w.Body, make([]byte, 0, w.BodyLen))
+		body, err := decodeLimited(w.Body, maxBody)
 		if err != nil {
-			return nil, fmt.Errorf("spiders: decompress body of %s: %w", w.URL, err)
+			return nil, fmt.Errorf("spiders: body of %s: %w", w.URL, err)
 		}
 		r.Body = body
 	default:
 		return nil, fmt.Errorf("spiders: unknown body encoding %q", w.Encoding)
 	}
+	if int64(len(r.Body)) > maxBody {
+		return nil, fmt.Errorf("%w: body of %d bytes, limit %d", ErrBodyTooLarge, len(r.Body), maxBody)
+	}
 	return r, nil
+}
+
+// limitedDecoders are streaming zstd decoders (one goroutine each): a stream can be
+// stopped at a size limit, where DecodeAll would expand the whole frame first.
+var limitedDecoders = sync.Pool{New: func() any {
+	d, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(true),
+		zstd.WithDecoderMaxWindow(64<<20))
+	if err != nil {
+		panic(err) // only for invalid options
+	}
+	return d
+}}
+
+// decodeLimited decompresses the zstd data b, failing with ErrBodyTooLarge once the
+// output passes limit bytes.
+func decodeLimited(b []byte, limit int64) ([]byte, error) {
+	d := limitedDecoders.Get().(*zstd.Decoder)
+	defer limitedDecoders.Put(d)
+	if err := d.Reset(bytes.NewReader(b)); err != nil {
+		return nil, fmt.Errorf("spiders: decompress response: %w", err)
+	}
+	defer d.Reset(nil) //nolint:errcheck // drops the reference to b
+	var out bytes.Buffer
+	out.Grow(int(min(limit, int64(len(b))*4+512)))
+	n, err := out.ReadFrom(io.LimitReader(d, limit+1))
+	if err != nil {
+		return nil, fmt.Errorf("spiders: decompress response: %w", err)
+	}
+	if n > limit {
+		return nil, fmt.Errorf("%w: decompresses past %d bytes", ErrBodyTooLarge, limit)
+	}
+	return out.Bytes(), nil
 }

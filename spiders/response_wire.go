@@ -143,7 +143,7 @@ func UnmarshalResponseLimit(b []byte, maxBody int64) (*Response, error) {
 // stopped at a size limit, where DecodeAll would expand the whole frame first.
 var limitedDecoders = sync.Pool{New: func() any {
 	d, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(true),
-		zstd.WithDecoderMaxWindow(64<<20))
+		zstd.WithDecoderMaxWindow(16<<20)) // our encoder's window is 8 MB
 	if err != nil {
 		panic(err) // only for invalid options
 	}
@@ -159,14 +159,34 @@ func decodeLimited(b []byte, limit int64) ([]byte, error) {
 		return nil, fmt.Errorf("spiders: decompress response: %w", err)
 	}
 	defer d.Reset(nil) //nolint:errcheck // drops the reference to b
-	var out bytes.Buffer
-	out.Grow(int(min(limit, int64(len(b))*4+512)))
-	n, err := out.ReadFrom(io.LimitReader(d, limit+1))
-	if err != nil {
-		return nil, fmt.Errorf("spiders: decompress response: %w", err)
+	// Read in growing chunks and join once at the end: growing one buffer by doubling
+	// would allocate about twice the limit before a bomb is caught.
+	r := io.LimitReader(d, limit+1)
+	size := min(max(int64(len(b))*8, 4<<10), 1<<20, limit+1)
+	var chunks [][]byte
+	var total int64
+	for {
+		buf := make([]byte, size)
+		n, err := io.ReadFull(r, buf)
+		chunks = append(chunks, buf[:n])
+		total += int64(n)
+		if total > limit {
+			return nil, fmt.Errorf("%w: decompresses past %d bytes", ErrBodyTooLarge, limit)
+		}
+		if err == io.EOF || err == io.ErrUnexpectedEOF {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("spiders: decompress response: %w", err)
+		}
+		size = min(size*2, 8<<20)
 	}
-	if n > limit {
-		return nil, fmt.Errorf("%w: decompresses past %d bytes", ErrBodyTooLarge, limit)
+	if len(chunks) == 1 {
+		return chunks[0], nil
 	}
-	return out.Bytes(), nil
+	out := make([]byte, 0, total)
+	for _, c := range chunks {
+		out = append(out, c...)
+	}
+	return out, nil
 }

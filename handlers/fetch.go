@@ -36,6 +36,7 @@ type Fetch struct {
 	hosts    *streams.Hosts
 	polite   *politeness
 	robots   *robots
+	budget   *bodyBudget
 	base     time.Duration
 	counters *streams.Counters
 	log      *zap.Logger
@@ -79,8 +80,12 @@ func NewFetch(cfg FetchConfig) (*Fetch, error) {
 	if log == nil {
 		log = zap.NewNop()
 	}
+	budget := int64(s.BodyBudget)
+	if budget == 0 {
+		budget = DefaultBodyBudget()
+	}
 	f := &Fetch{client: newHTTPClient(s), settings: s, delayed: cfg.Delayed, hosts: cfg.Hosts,
-		polite: newPoliteness(s), base: cfg.RetryBase, counters: cfg.Counters, log: log}
+		polite: newPoliteness(s), budget: newBodyBudget(budget), base: cfg.RetryBase, counters: cfg.Counters, log: log}
 	if s.RobotsObeyed() {
 		if cfg.Client == nil {
 			return nil, errors.New("handlers: obeying robots.txt needs a redis client")
@@ -128,7 +133,8 @@ func (f *Fetch) Handle(msg *message.Message) ([]*message.Message, error) {
 		}
 	}
 	start := time.Now()
-	res, err := f.Fetch(ctx, req)
+	res, body, err := f.fetch(ctx, req)
+	defer body.release() // the body stays in the budget until it is encoded
 	f.polite.observe(u.Hostname(), time.Since(start))
 	if rerr := f.hosts.Release(context.WithoutCancel(ctx), u.Host, lease, rule); rerr != nil {
 		f.log.Debug("release host slot failed; it expires by itself", zap.Error(rerr))
@@ -206,15 +212,27 @@ func (e *retryableError) Unwrap() error { return e.err }
 
 // Fetch performs one request. It returns (nil, nil) for a final HTTP error status, a
 // *retryableError for a failure worth retrying, and an error wrapping streams.ErrPoison
-// when retrying cannot help.
+// when retrying cannot help. The body counts against the process's body budget while it
+// is read.
 func (f *Fetch) Fetch(ctx context.Context, req *spiders.Request) (*spiders.Response, error) {
+	res, body, err := f.fetch(ctx, req)
+	if res != nil && body != nil {
+		res.Body = append([]byte(nil), res.Body...) // the pooled buffer goes back
+	}
+	body.release()
+	return res, err
+}
+
+// fetch is Fetch; the body (in a pooled buffer) stays in the budget until the caller
+// releases the returned ticket (nil when no body was read).
+func (f *Fetch) fetch(ctx context.Context, req *spiders.Request) (*spiders.Response, *bodyTicket, error) {
 	var body io.Reader
 	if len(req.Body) > 0 {
 		body = bytes.NewReader(req.Body)
 	}
 	hreq, err := http.NewRequestWithContext(ctx, req.HTTPMethod(), req.URL, body)
 	if err != nil {
-		return nil, fmt.Errorf("%w: handlers: build request for %s: %w", streams.ErrPoison, req.URL, err)
+		return nil, nil, fmt.Errorf("%w: handlers: build request for %s: %w", streams.ErrPoison, req.URL, err)
 	}
 	hreq.Header.Set("User-Agent", f.settings.UserAgent)
 	hreq.Header.Set("Accept", "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8")
@@ -229,26 +247,32 @@ func (f *Fetch) Fetch(ctx context.Context, req *spiders.Request) (*spiders.Respo
 	resp, err := f.client.Do(hreq)
 	if err != nil {
 		if errors.Is(err, errFinal) {
-			return nil, fmt.Errorf("%w: handlers: fetch %s: %w", streams.ErrPoison, req.URL, err)
+			return nil, nil, fmt.Errorf("%w: handlers: fetch %s: %w", streams.ErrPoison, req.URL, err)
 		}
-		return nil, &retryableError{err: fmt.Errorf("handlers: fetch %s: %w", req.URL, err)}
+		return nil, nil, &retryableError{err: fmt.Errorf("handlers: fetch %s: %w", req.URL, err)}
 	}
 	defer resp.Body.Close()
 	f.count("status_"+strconv.Itoa(resp.StatusCode), 1)
 	switch code := resp.StatusCode; {
 	case retryableStatus(code):
-		return nil, &retryableError{err: fmt.Errorf("handlers: fetch %s: HTTP %d", req.URL, code),
+		return nil, nil, &retryableError{err: fmt.Errorf("handlers: fetch %s: HTTP %d", req.URL, code),
 			retryAfter: resp.Header.Get("Retry-After")}
 	case code >= 400:
 		f.count("http_errors_final", 1)
-		return nil, nil
+		return nil, nil, nil
 	}
-	data, truncated, err := readBody(resp, f.settings.MaxBodySize)
+	want := min(max(resp.ContentLength, budgetStep), f.settings.MaxBodySize+1)
+	held, err := f.budget.start(ctx, want)
 	if err != nil {
+		return nil, nil, &retryableError{err: fmt.Errorf("handlers: fetch %s: waiting for body budget: %w", req.URL, err)}
+	}
+	data, truncated, err := readBody(ctx, resp, f.settings.MaxBodySize, held)
+	if err != nil {
+		held.release()
 		if errors.Is(err, errFinal) {
-			return nil, fmt.Errorf("%w: handlers: %s: %w", streams.ErrPoison, req.URL, err)
+			return nil, nil, fmt.Errorf("%w: handlers: %s: %w", streams.ErrPoison, req.URL, err)
 		}
-		return nil, &retryableError{err: fmt.Errorf("handlers: fetch %s: %w", req.URL, err)}
+		return nil, nil, &retryableError{err: fmt.Errorf("handlers: fetch %s: %w", req.URL, err)}
 	}
 	f.count("pages_fetched", 1)
 	f.count("bytes_fetched", int64(len(data)))
@@ -262,7 +286,7 @@ func (f *Fetch) Fetch(ctx context.Context, req *spiders.Request) (*spiders.Respo
 	f.log.Debug("fetched", zap.String("url", req.URL), zap.Int("status", resp.StatusCode),
 		zap.Int("bytes", len(data)), zap.Duration("took", time.Since(start)))
 	return &spiders.Response{Request: req, URL: resp.Request.URL.String(), Status: resp.StatusCode,
-		Headers: hdr, Body: data, Truncated: truncated, FetchedAt: time.Now().UTC()}, nil
+		Headers: hdr, Body: data, Truncated: truncated, FetchedAt: time.Now().UTC()}, held, nil
 }
 
 func (f *Fetch) count(field string, n int64) {

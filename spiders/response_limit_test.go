@@ -60,3 +60,31 @@ func TestUnmarshalResponseLimitRefusesABomb(t *testing.T) {
 		t.Fatalf("1 MB body under a 512 KB limit: err = %v, want ErrBodyTooLarge", err)
 	}
 }
+
+// The hand-written JSON of MarshalResponse decodes to the same body for every byte
+// that needs escaping, for UTF-8 text and for binary bodies.
+func TestMarshalResponseEscapesEveryByte(t *testing.T) {
+	var ascii []byte
+	for c := 0; c < 0x80; c++ {
+		ascii = append(ascii, byte(c))
+	}
+	for name, body := range map[string][]byte{
+		"ascii":  ascii,
+		"utf8":   []byte("prix: 12 € \u2028 \"quoted\" \\ <a href='x'>&amp;</a> 😀"),
+		"binary": {0xff, 0xfe, 0x00, '"', 0x80},
+		"empty":  {},
+	} {
+		req := &Request{URL: "http://127.0.0.1/a?b=1&c=2", Callback: "parse"}
+		payload, err := MarshalResponse(&Response{Request: req, URL: req.URL, Status: 200, Body: body})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		got, err := UnmarshalResponse(payload)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if !bytes.Equal(got.Body, body) || got.URL != req.URL {
+			t.Errorf("%s: round trip (-want +got):\n-%q %s\n+%q %s", name, body, req.URL, got.Body, got.URL)
+		}
+	}
+}

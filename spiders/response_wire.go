@@ -2,6 +2,7 @@ package spiders
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -49,27 +50,90 @@ type responseWire struct {
 	FetchedAt time.Time   `json:"fetched_at"`
 }
 
-// MarshalResponse encodes r (version 2: compressed JSON).
+// MarshalResponse encodes r (version 2: compressed JSON). The body is written into the
+// JSON by hand (escaped text, or base64), so a 10 MB page costs one buffer of its JSON
+// on top of the body, not the several growing copies encoding/json would make.
 func MarshalResponse(r *Response) ([]byte, error) {
 	w := responseWire{
 		V: ResponseVersion, Request: r.Request, URL: r.URL, Status: r.Status,
 		Headers: r.Headers, BodyLen: len(r.Body), Truncated: r.Truncated, FetchedAt: r.FetchedAt,
 	}
-	if utf8.Valid(r.Body) {
-		text := string(r.Body)
-		w.Text = &text
-	} else {
-		w.Body = r.Body
-	}
-	var buf bytes.Buffer
-	buf.Grow(len(r.Body) + 512)
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(w); err != nil {
+	head, err := json.Marshal(w) // everything but the body
+	if err != nil {
 		return nil, fmt.Errorf("spiders: encode response: %w", err)
 	}
+	text := utf8.Valid(r.Body)
+	buf := jsonBuffers.Get().(*bytes.Buffer)
+	defer func() {
+		if buf.Cap() <= 1<<20 {
+			buf.Reset()
+			jsonBuffers.Put(buf)
+		}
+	}()
+	size := len(head) + 16 + base64.StdEncoding.EncodedLen(len(r.Body))
+	if text {
+		size = len(head) + 16 + jsonTextLen(r.Body)
+	}
+	buf.Grow(size)
+	buf.Write(head[:len(head)-1]) // without its closing brace
+	if text {
+		buf.WriteString(`,"text":"`)
+		writeJSONText(buf, r.Body)
+	} else {
+		buf.WriteString(`,"body":"`)
+		enc := base64.NewEncoder(base64.StdEncoding, buf)
+		enc.Write(r.Body)
+		enc.Close()
+	}
+	buf.WriteString(`"}`)
 	return zstdEncoder.EncodeAll(buf.Bytes(), make([]byte, 0, buf.Len()/3+64)), nil
 }
+
+// jsonTextLen is the length of b escaped by writeJSONText.
+func jsonTextLen(b []byte) int {
+	n := len(b)
+	for _, c := range b {
+		switch {
+		case c == '"' || c == '\\' || c == '\n' || c == '\r' || c == '\t':
+			n++
+		case c < 0x20:
+			n += 5
+		}
+	}
+	return n
+}
+
+// writeJSONText writes valid UTF-8 text as the inside of a JSON string.
+func writeJSONText(buf *bytes.Buffer, b []byte) {
+	const hex = "0123456789abcdef"
+	start := 0
+	for i, c := range b {
+		if c >= 0x20 && c != '"' && c != '\\' {
+			continue
+		}
+		buf.Write(b[start:i])
+		switch c {
+		case '"', '\\':
+			buf.WriteByte('\\')
+			buf.WriteByte(c)
+		case '\n':
+			buf.WriteString(`\n`)
+		case '\r':
+			buf.WriteString(`\r`)
+		case '\t':
+			buf.WriteString(`\t`)
+		default:
+			buf.WriteString(`\u00`)
+			buf.WriteByte(hex[c>>4])
+			buf.WriteByte(hex[c&0xf])
+		}
+		start = i + 1
+	}
+	buf.Write(b[start:])
+}
+
+// jsonBuffers pools the buffers responses are encoded in (up to 1 MB each).
+var jsonBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
 // UnmarshalResponse decodes a response written by MarshalResponse (either version),
 // with bodies up to MaxDecodedBody. Stages use UnmarshalResponseLimit.

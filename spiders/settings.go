@@ -32,6 +32,10 @@ type Settings struct {
 	// MaxBodySize caps a body in bytes; longer bodies are cut and flagged truncated.
 	// Default 10 MiB.
 	MaxBodySize int64 `yaml:"max_body_size"`
+	// BodyBudget caps the response body bytes one fetch process holds at once (read and
+	// not yet encoded for the responses stream); further body reads wait. Default: 1/400
+	// of the machine's memory, between 32 MB and 256 MB.
+	BodyBudget ByteSize `yaml:"body_budget"`
 	// MaxRedirects is the longest redirect chain followed. Default 10.
 	MaxRedirects int `yaml:"max_redirects"`
 	// Headers are sent with every request.
@@ -182,6 +186,8 @@ func (s *Settings) Validate() error {
 		return fmt.Errorf("spiders: settings.connect_timeout %s is negative", s.ConnectTimeout)
 	case s.MaxBodySize < 0:
 		return fmt.Errorf("spiders: settings.max_body_size %d is negative", s.MaxBodySize)
+	case s.BodyBudget < 0:
+		return fmt.Errorf("spiders: settings.body_budget %d is negative", s.BodyBudget)
 	case s.MaxRedirects < 0:
 		return fmt.Errorf("spiders: settings.max_redirects %d is negative", s.MaxRedirects)
 	case s.Order != "" && s.Order != "priority" && s.Order != "breadth-first" && s.Order != "depth-first":

@@ -57,6 +57,9 @@ func newLogLimiter(log *zap.Logger, interval time.Duration, n int) *logLimiter {
 }
 
 func (l *logLimiter) warn(msg string, fields ...zap.Field) {
+	if l == nil {
+		return
+	}
 	select {
 	case l.ch <- struct{}{}:
 		l.log.Warn(msg, fields...)

@@ -16,6 +16,9 @@ const (
 	DefaultMaxRedirects    = 10
 	DefaultMaxRetries      = 3
 	DefaultPerHostConc     = 8
+	DefaultMaxURLLength    = 2083
+	DefaultMaxItemSize     = 1 << 20
+	DefaultMaxSeedSize     = 64 << 10
 )
 
 // Settings tune how a spider's pages are fetched and which are followed. Zero values
@@ -32,6 +35,12 @@ type Settings struct {
 	// MaxBodySize caps a body in bytes; longer bodies are cut and flagged truncated.
 	// Default 10 MiB.
 	MaxBodySize int64 `yaml:"max_body_size"`
+	// MaxURLLength drops links and seeds whose URL is longer, counted (dropped_url_too_long)
+	// and logged short. Default 2083 characters, like Scrapy's URLLENGTH_LIMIT.
+	MaxURLLength int `yaml:"max_url_length"`
+	// MaxItemSize drops items whose encoded JSON is larger, counted
+	// (items_dropped_too_large) and logged short. Default 1 MB.
+	MaxItemSize ByteSize `yaml:"max_item_size"`
 	// BodyBudget caps the response body bytes one fetch process holds at once (read and
 	// not yet encoded for the responses stream); further body reads wait. Default: 1/400
 	// of the machine's memory, between 32 MB and 256 MB.
@@ -141,6 +150,12 @@ func (s *Settings) SetDefaults() {
 	if s.MaxRedirects == 0 {
 		s.MaxRedirects = DefaultMaxRedirects
 	}
+	if s.MaxURLLength == 0 {
+		s.MaxURLLength = DefaultMaxURLLength
+	}
+	if s.MaxItemSize == 0 {
+		s.MaxItemSize = DefaultMaxItemSize
+	}
 	if s.PerHostConcurrency == 0 {
 		s.PerHostConcurrency = DefaultPerHostConc
 	}
@@ -186,6 +201,10 @@ func (s *Settings) Validate() error {
 		return fmt.Errorf("spiders: settings.connect_timeout %s is negative", s.ConnectTimeout)
 	case s.MaxBodySize < 0:
 		return fmt.Errorf("spiders: settings.max_body_size %d is negative", s.MaxBodySize)
+	case s.MaxURLLength < 0:
+		return fmt.Errorf("spiders: settings.max_url_length %d is negative", s.MaxURLLength)
+	case s.MaxItemSize < 0:
+		return fmt.Errorf("spiders: settings.max_item_size %d is negative", s.MaxItemSize)
 	case s.BodyBudget < 0:
 		return fmt.Errorf("spiders: settings.body_budget %d is negative", s.BodyBudget)
 	case s.MaxRedirects < 0:

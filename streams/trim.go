@@ -21,7 +21,7 @@ const (
 	DefaultRetainItemsBytes   = 16 << 20
 	DefaultTrimInterval       = time.Second
 	DefaultBytesTrimChunk     = 256
-	bytesRetentionMinInterval = time.Second
+	bytesRetentionMinInterval = 250 * time.Millisecond
 )
 
 // Retention says how much of a stream to keep after every group has acked it. Entries
@@ -177,7 +177,8 @@ func trimChunk(ctx context.Context, rdb redis.UniversalClient, stream string, r 
 }
 
 // overBytes returns how many of the oldest entries of stream must go for its memory to
-// fit max, by its mean entry size.
+// fit max, by its mean entry size. A stream over max is trimmed to 95% of it, so that
+// the entries added before the next pass do not take it past max again at once.
 func overBytes(ctx context.Context, rdb redis.UniversalClient, stream string, max int64) (int64, error) {
 	pipe := rdb.Pipeline()
 	usage := pipe.MemoryUsage(ctx, stream, 0)
@@ -190,12 +191,13 @@ func overBytes(ctx context.Context, rdb redis.UniversalClient, stream string, ma
 		return 0, nil
 	}
 	per := float64(used) / float64(n)
-	return min(n, int64(math.Ceil(float64(used-max)/per))), nil
+	target := float64(max) * 0.95
+	return min(n, int64(math.Ceil((float64(used)-target)/per))), nil
 }
 
 // RunTrimmer trims the given streams every interval until ctx ends; streams with a byte
-// limit at least once a second, so that they overshoot it by no more than a second of
-// inflow. Any number of processes may trim the same stream at once.
+// limit at least four times a second, so that they overshoot it by no more than a
+// quarter second of inflow. Any number of processes may trim the same stream at once.
 func RunTrimmer(ctx context.Context, rdb redis.UniversalClient, streams map[string]Retention, interval time.Duration, log *zap.Logger) {
 	if log == nil {
 		log = zap.NewNop()

@@ -75,8 +75,11 @@ type Outage struct {
 	log      *zap.Logger
 	counters *Counters
 
+	now func() time.Time // the clock; time.Now
+
 	mu       sync.Mutex
 	since    time.Time // zero: no outage
+	last     time.Time // the last refusal
 	lastLog  time.Time
 	refused  int64
 	lastErr  string
@@ -88,8 +91,14 @@ func NewOutage(log *zap.Logger, counters *Counters) *Outage {
 	if log == nil {
 		log = zap.NewNop()
 	}
-	return &Outage{log: log, counters: counters}
+	return &Outage{log: log, counters: counters, now: time.Now}
 }
+
+// outageStale is how long after its last refusal an outage counts as over even though
+// no write was seen to go through (held messages retry at least every 5 s while Redis
+// refuses, so a real outage refreshes it): reading resumes, and a write that is refused
+// again starts a new outage.
+const outageStale = 15 * time.Second
 
 // Refused records a refused write. It returns false (and records nothing) when err is
 // not a refusal.
@@ -100,14 +109,19 @@ func (o *Outage) Refused(err error) bool {
 	if o == nil {
 		return true
 	}
-	now := time.Now()
+	now := o.now()
 	o.mu.Lock()
+	if !o.since.IsZero() && now.Sub(o.last) >= outageStale {
+		o.since = time.Time{} // stale: this is a new outage
+		close(o.notified)
+	}
 	started := o.since.IsZero()
 	if started {
 		o.since, o.lastLog, o.refused = now, now, 0
 		o.notified = make(chan struct{})
 	}
 	o.refused++
+	o.last = now
 	o.lastErr = err.Error()
 	remind := !started && now.Sub(o.lastLog) >= time.Minute
 	if remind {
@@ -143,7 +157,7 @@ func (o *Outage) Accepted() {
 		o.mu.Unlock()
 		return
 	}
-	d, n := time.Since(o.since), o.refused
+	d, n := o.now().Sub(o.since), o.refused
 	o.since = time.Time{}
 	close(o.notified)
 	o.mu.Unlock()
@@ -151,14 +165,14 @@ func (o *Outage) Accepted() {
 		zap.Int64("refused_writes", n))
 }
 
-// Active reports whether Redis refused the last write seen.
+// Active reports whether Redis refused the last write seen, less than outageStale ago.
 func (o *Outage) Active() bool {
 	if o == nil {
 		return false
 	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	return !o.since.IsZero()
+	return !o.since.IsZero() && o.now().Sub(o.last) < outageStale
 }
 
 // ended returns a channel closed when the current outage ends (nil when there is none).

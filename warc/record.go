@@ -86,7 +86,7 @@ type Page struct {
 
 // Records returns the request and response records of p.
 func (p *Page) Records() (req, res *Record) {
-	date := p.Date.UTC().Format(time.RFC3339)
+	date := p.Date.UTC().Format(time.RFC3339Nano) // WARC 1.1 allows fractions of a second
 	resID, reqID := RecordID(p.Key+"/response"), RecordID(p.Key+"/request")
 	resBlock := httpResponse(p.Status, p.Header, p.Body)
 	res = &Record{Header: map[string]string{

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -83,4 +84,41 @@ func TestArchiverKilledWritesEveryRecordOnce(t *testing.T) {
 			len(counts), records, len(files), fetched)
 	}
 	t.Log(fmt.Sprintf("%d pages archived once each in %d files across a crash", fetched, len(files)))
+
+	// Replay from the archive, with Redis gone: the crawl's items exactly.
+	c.srv.Kill()
+	out := filepath.Join(t.TempDir(), "replay.jsonl")
+	code, stdout, stderr := runCLI(t, crawlTimeout, nil, "replay", "--stage", "parse", "--from-warc", "--spider", c.spider, "--out", out, dir)
+	if code != 0 || !strings.Contains(stdout, fmt.Sprintf("%d pages", fetched)) {
+		t.Fatalf("replay --from-warc: exit %d, stdout %q, stderr:\n%s", code, stdout, stderr)
+	}
+	want, got := jsonlByKey(t, c.out), jsonlByKey(t, out)
+	if len(want) == 0 || len(got) != len(want) {
+		t.Fatalf("replay wrote %d items, the crawl %d", len(got), len(want))
+	}
+	for k, w := range want {
+		if got[k] != w {
+			t.Fatalf("item %s (-want +got):\n-%s\n+%s", k, w, got[k])
+		}
+	}
+}
+
+// jsonlByKey maps each line of a JSONL file of items to its _key.
+func jsonlByKey(t *testing.T, path string) map[string]string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		var it struct {
+			Key string `json:"_key"`
+		}
+		if err := json.Unmarshal([]byte(line), &it); err != nil {
+			t.Fatalf("%s: %q: %v", path, line, err)
+		}
+		out[it.Key] = line
+	}
+	return out
 }

@@ -115,9 +115,32 @@ func Archive(ctx context.Context, cfg ArchiveConfig) error {
 			return true, nil
 		}
 	}
-	return RunGroup(ctx, GroupConfig{Client: cfg.Client, Streams: responses, Group: cfg.Group, StartID: "0",
+	// The archiver trims the responses it acked, with the retention the crawl recorded:
+	// an archiver that lags behind a finished crawl must not leave them in Redis.
+	retention, err := streams.RecordedRetention(ctx, cfg.Client, layout.Global(), "responses")
+	if err != nil {
+		log.Warn("retention of the responses unknown; trimming them once acked", zap.Error(err))
+	}
+	trim := map[string]streams.Retention{}
+	for _, s := range responses {
+		trim[s] = retention
+	}
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	trimmed := make(chan struct{})
+	go func() {
+		defer close(trimmed)
+		streams.RunTrimmer(runCtx, cfg.Client, trim, streams.DefaultTrimInterval, log)
+	}()
+	err = RunGroup(ctx, GroupConfig{Client: cfg.Client, Streams: responses, Group: cfg.Group, StartID: "0",
 		Consumer: base.Consumer, Handle: handle, Until: until, Subscriber: cfg.Subscriber,
 		Logger: log, BeforeAck: cfg.BeforeAck, PollInterval: 250 * time.Millisecond})
+	cancel()
+	<-trimmed
+	tctx, tcancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	streams.TrimOnce(tctx, cfg.Client, trim, log)
+	tcancel()
+	return err
 }
 
 // EnsureArchiveGroup creates the archive group on the crawl's responses streams (at

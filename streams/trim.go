@@ -273,3 +273,62 @@ func RecordRetention(ctx context.Context, rdb redis.UniversalClient, k Keys, byK
 	}
 	return nil
 }
+
+// ParseRetention reads what Retention.String writes ("until acked", "max_age=10m0s
+// max_bytes=64MB min_count=5").
+func ParseRetention(s string) (Retention, error) {
+	var r Retention
+	s = strings.TrimSpace(s)
+	if s == "" || s == "until acked" {
+		return r, nil
+	}
+	for _, part := range strings.Fields(s) {
+		k, v, ok := strings.Cut(part, "=")
+		var err error
+		switch {
+		case !ok:
+			err = fmt.Errorf("no '='")
+		case k == "max_age":
+			r.Age, err = time.ParseDuration(v)
+		case k == "max_bytes":
+			r.MaxBytes, err = parseBytes(v)
+		case k == "min_count":
+			r.Count, err = strconv.ParseInt(v, 10, 64)
+		default:
+			err = fmt.Errorf("unknown key %q", k)
+		}
+		if err != nil {
+			return Retention{}, fmt.Errorf("streams: retention %q: %s: %w", s, part, err)
+		}
+	}
+	return r, nil
+}
+
+// parseBytes reads formatBytes's output.
+func parseBytes(v string) (int64, error) {
+	mult := int64(1)
+	for _, u := range []struct {
+		suffix string
+		n      int64
+	}{{"GB", 1 << 30}, {"MB", 1 << 20}, {"KB", 1 << 10}, {"B", 1}} {
+		if strings.HasSuffix(v, u.suffix) {
+			v, mult = strings.TrimSuffix(v, u.suffix), u.n
+			break
+		}
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	return n * mult, err
+}
+
+// RecordedRetention returns the retention the crawl's stage processes recorded for a
+// stream kind (RecordRetention); "until acked" when none did.
+func RecordedRetention(ctx context.Context, rdb redis.UniversalClient, k Keys, kind string) (Retention, error) {
+	v, err := rdb.HGet(ctx, k.Meta(), RetentionField(kind)).Result()
+	if errNil(err) {
+		return Retention{}, nil
+	}
+	if err != nil {
+		return Retention{}, fmt.Errorf("streams: read retention: %w", err)
+	}
+	return ParseRetention(v)
+}

@@ -215,3 +215,15 @@ func TestTrimByBytes(t *testing.T) {
 		t.Fatalf("age 1ms and a byte limit left %d entries, want 0", n)
 	}
 }
+
+func TestParseRetentionReadsString(t *testing.T) {
+	for _, r := range []streams.Retention{{}, {Age: 10 * time.Minute}, {MaxBytes: 64 << 20}, {Age: time.Hour, MaxBytes: 1000, Count: 5}} {
+		got, err := streams.ParseRetention(r.String())
+		if err != nil || got != r {
+			t.Errorf("ParseRetention(%q) = %+v, %v; want %+v", r.String(), got, err, r)
+		}
+	}
+	if _, err := streams.ParseRetention("max_age=soon"); err == nil {
+		t.Error("ParseRetention accepted a bad duration")
+	}
+}

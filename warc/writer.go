@@ -25,13 +25,16 @@ type Writer struct {
 	dir, prefix string
 	maxSize     int64
 
-	mu    sync.Mutex
-	f     *os.File
-	size  int64
-	seq   int
-	index map[string]bool // response record IDs in the directory
-	zw    *gzip.Writer
-	buf   bytes.Buffer
+	mu      sync.Mutex
+	written uint64 // pages written (not necessarily synced)
+	syncMu  sync.Mutex
+	synced  uint64 // pages known to be on disk
+	f       *os.File
+	size    int64
+	seq     int
+	index   map[string]bool // response record IDs in the directory
+	zw      *gzip.Writer
+	buf     bytes.Buffer
 }
 
 // Open opens dir (created if missing) for writing files named prefix-<time>-<n>.warc.gz.
@@ -108,17 +111,25 @@ func (w *Writer) Len() int {
 	return len(w.index)
 }
 
-// WritePage appends p's request and response records and syncs the file, unless its
-// response record is there already. It reports whether it wrote.
+// WritePage appends p's request and response records and returns once they are synced
+// to disk (concurrent calls share fsyncs), unless its response record is there already.
+// It reports whether it wrote.
 func (w *Writer) WritePage(p *Page) (bool, error) {
 	req, res := p.Records()
 	w.mu.Lock()
-	defer w.mu.Unlock()
 	if w.index[res.ID()] {
-		return false, nil
+		// Written already, maybe by a call still waiting for its fsync: return once
+		// that is done too.
+		upTo, f := w.written, w.f
+		w.mu.Unlock()
+		if f == nil {
+			return false, nil // found in a file on disk when the directory was opened
+		}
+		return false, w.syncTo(upTo, f)
 	}
 	if w.f == nil || w.size >= w.maxSize {
 		if err := w.rotate(); err != nil {
+			w.mu.Unlock()
 			return false, err
 		}
 	}
@@ -130,23 +141,58 @@ func (w *Writer) WritePage(p *Page) (bool, error) {
 		rec.encode(&plain)
 		w.zw.Write(plain.Bytes())
 		if err := w.zw.Close(); err != nil {
+			w.mu.Unlock()
 			return false, fmt.Errorf("warc: gzip: %w", err)
 		}
 		out.Write(w.buf.Bytes())
 	}
 	if _, err := w.f.Write(out.Bytes()); err != nil {
+		w.mu.Unlock()
 		return false, fmt.Errorf("warc: write %s: %w", w.f.Name(), err)
-	}
-	if err := w.f.Sync(); err != nil {
-		return false, fmt.Errorf("warc: sync %s: %w", w.f.Name(), err)
 	}
 	w.size += int64(out.Len())
 	w.index[res.ID()] = true
+	w.written++
+	mine, f := w.written, w.f
+	w.mu.Unlock()
+	// Group commit: one fsync covers every page written before it, so concurrent
+	// writers share it.
+	if err := w.syncTo(mine, f); err != nil {
+		w.mu.Lock()
+		delete(w.index, res.ID()) // not known to be on disk: let a redelivery write it
+		w.mu.Unlock()
+		return false, err
+	}
 	return true, nil
 }
 
+// syncTo returns once page n is on disk, syncing f (the file it went to) unless a sync
+// since has covered it.
+func (w *Writer) syncTo(n uint64, f *os.File) error {
+	w.syncMu.Lock()
+	defer w.syncMu.Unlock()
+	if w.synced >= n {
+		return nil
+	}
+	w.mu.Lock()
+	upTo, cur := w.written, w.f
+	w.mu.Unlock()
+	if cur != f {
+		return nil // rotated: rotate synced f before closing it
+	}
+	if err := f.Sync(); err != nil {
+		return fmt.Errorf("warc: sync %s: %w", f.Name(), err)
+	}
+	w.synced = upTo
+	return nil
+}
+
+// rotate starts a new file (w.mu held), syncing the old one first.
 func (w *Writer) rotate() error {
 	if w.f != nil {
+		if err := w.f.Sync(); err != nil {
+			return fmt.Errorf("warc: sync %s: %w", w.f.Name(), err)
+		}
 		if err := w.f.Close(); err != nil {
 			return fmt.Errorf("warc: close %s: %w", w.f.Name(), err)
 		}

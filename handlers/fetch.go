@@ -43,6 +43,7 @@ type Fetch struct {
 	delayed  *streams.Delayed
 	hosts    *streams.Hosts
 	robots   *robots
+	budget   *bodyBudget
 	base     time.Duration
 	counters *streams.Counters
 	log      *zap.Logger
@@ -99,9 +100,13 @@ func NewFetch(cfg FetchConfig) (*Fetch, error) {
 	if log == nil {
 		log = zap.NewNop()
 	}
+	budget := int64(s.BodyBudget)
+	if budget == 0 {
+		budget = DefaultBodyBudget()
+	}
 	f := &Fetch{client: newHTTPClient(s), settings: s, scope: cfg.Scope, follows: cfg.FollowFilter,
 		cookies: newCookieStore(s.Cookies, cfg.Client, cfg.Layout), guard: newGuard(s), proxies: newProxyPool(s), delayed: cfg.Delayed, hosts: cfg.Hosts,
-		base: cfg.RetryBase, counters: cfg.Counters, log: log, retryLog: sampled(log, 3)}
+		base: cfg.RetryBase, counters: cfg.Counters, log: log, retryLog: sampled(log, 3), budget: newBodyBudget(budget)}
 	if cfg.Metrics != nil {
 		f.client.Transport = cfg.Metrics.Transport(f.client.Transport)
 	}
@@ -155,7 +160,8 @@ func (f *Fetch) Handle(msg *message.Message) ([]*message.Message, error) {
 		}
 	}
 	ctx, started := traceStart(ctx)
-	res, err := f.Fetch(ctx, req)
+	res, body, err := f.fetch(ctx, req)
+	defer body.release() // the body stays in the budget until it is encoded
 	var rerr *retryableError
 	t.fetched(ctx, started(), errors.As(err, &rerr) && rerr.slowDown(), rerr)
 	switch {
@@ -223,19 +229,31 @@ func (e *retryableError) Unwrap() error { return e.err }
 
 // Fetch performs one request. It returns (nil, nil) for a final HTTP error status, a
 // *retryableError for a failure worth retrying, and an error wrapping streams.ErrPoison
-// when retrying cannot help.
+// when retrying cannot help. The body counts against the process's body budget while it
+// is read.
 func (f *Fetch) Fetch(ctx context.Context, req *spiders.Request) (*spiders.Response, error) {
+	res, body, err := f.fetch(ctx, req)
+	if res != nil && body != nil {
+		res.Body = append([]byte(nil), res.Body...) // the pooled buffer goes back
+	}
+	body.release()
+	return res, err
+}
+
+// fetch is Fetch; the body (in a pooled buffer) stays in the budget until the caller
+// releases the returned ticket (nil when no body was read).
+func (f *Fetch) fetch(ctx context.Context, req *spiders.Request) (*spiders.Response, *bodyTicket, error) {
 	var body io.Reader
 	if len(req.Body) > 0 {
 		body = bytes.NewReader(req.Body)
 	}
 	if err := req.Validate(); err != nil {
-		return nil, fmt.Errorf("%w: handlers: %w", streams.ErrPoison, err)
+		return nil, nil, fmt.Errorf("%w: handlers: %w", streams.ErrPoison, err)
 	}
 	ctx = context.WithValue(ctx, depthKey{}, req.Depth)
 	hreq, err := http.NewRequestWithContext(ctx, req.HTTPMethod(), req.URL, body)
 	if err != nil {
-		return nil, fmt.Errorf("%w: handlers: build request for %s: %w", streams.ErrPoison, req.URL, err)
+		return nil, nil, fmt.Errorf("%w: handlers: build request for %s: %w", streams.ErrPoison, req.URL, err)
 	}
 	hreq.Header.Set("User-Agent", f.settings.UserAgent)
 	hreq.Header.Set("Accept", "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8")
@@ -248,11 +266,11 @@ func (f *Fetch) Fetch(ctx context.Context, req *spiders.Request) (*spiders.Respo
 	}
 	cond, err := f.cond.apply(ctx, req, hreq)
 	if err != nil {
-		return nil, &retryableError{err: fmt.Errorf("handlers: validators of %s: %w", req.URL, err)}
+		return nil, nil, &retryableError{err: fmt.Errorf("handlers: validators of %s: %w", req.URL, err)}
 	}
 	hreq, release, err := f.viaProxy(ctx, req, hreq)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	resp, err := f.do(ctx, hreq, sessionOf(req))
 	defer release(resp, err) // the proxy's slot is held until the body is read
@@ -260,36 +278,42 @@ func (f *Fetch) Fetch(ctx context.Context, req *spiders.Request) (*spiders.Respo
 	if errors.As(err, &refused) {
 		f.count("redirect_refused_"+refused.reason, 1)
 		f.log.Info("redirect refused", zap.String("url", req.URL), zap.String("to", refused.target), zap.String("reason", refused.reason))
-		return nil, nil
+		return nil, nil, nil
 	}
 	if err != nil {
 		if errors.Is(err, errFinal) {
-			return nil, fmt.Errorf("%w: handlers: fetch %s: %w", streams.ErrPoison, req.URL, err)
+			return nil, nil, fmt.Errorf("%w: handlers: fetch %s: %w", streams.ErrPoison, req.URL, err)
 		}
-		return nil, &retryableError{err: fmt.Errorf("handlers: fetch %s: %w", req.URL, err)}
+		return nil, nil, &retryableError{err: fmt.Errorf("handlers: fetch %s: %w", req.URL, err)}
 	}
 	defer resp.Body.Close()
 	f.count("status_"+strconv.Itoa(resp.StatusCode), 1)
 	switch code := resp.StatusCode; {
 	case retryableStatus(code):
-		return nil, &retryableError{err: fmt.Errorf("handlers: fetch %s: HTTP %d", req.URL, code),
+		return nil, nil, &retryableError{err: fmt.Errorf("handlers: fetch %s: HTTP %d", req.URL, code),
 			status: code, retryAfter: resp.Header.Get("Retry-After")}
 	case code >= 400:
 		f.count("http_errors_final", 1)
-		return nil, nil
+		return nil, nil, nil
 	case code == http.StatusNotModified && cond != nil:
 		f.count("not_modified", 1) // unchanged since the last fetch: nothing to parse or store
-		return nil, nil
+		return nil, nil, nil
 	case code >= 300 && code < 400 && resp.Header.Get("Location") != "":
 		f.count("redirects_not_followed", 1) // max_redirects: 0
-		return nil, nil
+		return nil, nil, nil
 	}
-	data, truncated, err := readBody(resp, f.settings.MaxBodySize)
+	want := min(max(resp.ContentLength, budgetStep), f.settings.MaxBodySize+1)
+	held, err := f.budget.start(ctx, want)
 	if err != nil {
+		return nil, nil, &retryableError{err: fmt.Errorf("handlers: fetch %s: waiting for body budget: %w", req.URL, err)}
+	}
+	data, truncated, err := readBody(ctx, resp, f.settings.MaxBodySize, held)
+	if err != nil {
+		held.release()
 		if errors.Is(err, errFinal) {
-			return nil, fmt.Errorf("%w: handlers: %s: %w", streams.ErrPoison, req.URL, err)
+			return nil, nil, fmt.Errorf("%w: handlers: %s: %w", streams.ErrPoison, req.URL, err)
 		}
-		return nil, &retryableError{err: fmt.Errorf("handlers: fetch %s: %w", req.URL, err)}
+		return nil, nil, &retryableError{err: fmt.Errorf("handlers: fetch %s: %w", req.URL, err)}
 	}
 	f.count("pages_fetched", 1)
 	f.count("bytes_fetched", int64(len(data)))
@@ -299,11 +323,13 @@ func (f *Fetch) Fetch(ctx context.Context, req *spiders.Request) (*spiders.Respo
 		// and neither can a retry.
 		f.count("bodies_not_text", 1)
 		f.log.Info("dropped: body served as text is binary", zap.String("url", req.URL), zap.String("content_type", ctype))
-		return nil, nil
+		held.release()
+		return nil, nil, nil
 	}
 	data, cs, err := spiders.DecodeText(data, ctype)
 	if err != nil {
-		return nil, fmt.Errorf("%w: handlers: %s: %w", streams.ErrPoison, req.URL, err)
+		held.release()
+		return nil, nil, fmt.Errorf("%w: handlers: %s: %w", streams.ErrPoison, req.URL, err)
 	}
 	if cs != "" && cs != "utf-8" {
 		f.count("bodies_decoded_"+cs, 1)
@@ -322,7 +348,7 @@ func (f *Fetch) Fetch(ctx context.Context, req *spiders.Request) (*spiders.Respo
 	hdr.Del("Content-Length")
 	f.log.Debug("fetched", zap.String("url", req.URL), zap.Int("status", resp.StatusCode), zap.Int("bytes", len(data)))
 	return &spiders.Response{Request: req, URL: resp.Request.URL.String(), Status: resp.StatusCode,
-		Headers: hdr, Body: data, Truncated: truncated, Charset: cs, FetchedAt: time.Now().UTC()}, nil
+		Headers: hdr, Body: data, Truncated: truncated, Charset: cs, FetchedAt: time.Now().UTC()}, held, nil
 }
 
 // textual reports content types a page is served with: HTML, XHTML or plain text.

@@ -62,6 +62,9 @@ func RunGroup(ctx context.Context, cfg GroupConfig) error {
 	if cfg.Metrics != nil {
 		scfg.OnEvent = cfg.Metrics.SubscriberEvent
 	}
+	if scfg.Outage == nil {
+		scfg.Outage = streams.NewOutage(log, nil)
+	}
 	sub, err := newStageSubscriber(scfg)
 	if err != nil {
 		return err
@@ -73,7 +76,7 @@ func RunGroup(ctx context.Context, cfg GroupConfig) error {
 	if cfg.Metrics != nil {
 		router.AddMiddleware(cfg.Metrics.Middleware)
 	}
-	router.AddMiddleware(recordFailures(log))
+	router.AddMiddleware(recordFailures(log, scfg.Outage))
 	for i, stream := range cfg.Streams {
 		name := cfg.Group
 		if len(cfg.Streams) > 1 {

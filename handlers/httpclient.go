@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -66,9 +67,10 @@ func checkHops(req *http.Request, via []*http.Request, maxRedirects int) error {
 // errFinal marks fetch failures that retrying cannot fix.
 var errFinal = errors.New("final")
 
-// readBody reads and decodes resp's body, cut at max bytes of decoded content. It reports
-// whether the body was cut.
-func readBody(resp *http.Response, max int64) ([]byte, bool, error) {
+// readBody reads and decodes resp's body, cut at max bytes of decoded content, into a
+// pooled buffer that t holds (and gives back on release), reserving the bytes from t's
+// budget as they come. It reports whether the body was cut.
+func readBody(ctx context.Context, resp *http.Response, max int64, t *bodyTicket) ([]byte, bool, error) {
 	var r io.Reader = resp.Body
 	switch enc := strings.ToLower(strings.TrimSpace(resp.Header.Get("Content-Encoding"))); enc {
 	case "", "identity":
@@ -99,11 +101,12 @@ func readBody(resp *http.Response, max int64) ([]byte, bool, error) {
 		return nil, false, fmt.Errorf("%w: unsupported content-encoding %q", errFinal, enc)
 	}
 	capHint := min(max, 64<<10)
-	if resp.ContentLength > 0 && resp.ContentLength < max {
+	if resp.ContentLength > 0 && resp.ContentLength <= max {
 		capHint = resp.ContentLength
 	}
-	buf := make([]byte, 0, capHint+1)
-	body, err := readAllInto(buf, io.LimitReader(r, max+1))
+	t.buf = getBodyBuffer(capHint + 1)
+	body, err := readAllInto(*t.buf, io.LimitReader(&budgetReader{ctx: ctx, r: r, t: t}, max+1))
+	*t.buf = body // the buffer it grew into goes back to the pool
 	if err != nil {
 		return nil, false, fmt.Errorf("handlers: read body: %w", err)
 	}

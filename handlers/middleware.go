@@ -13,8 +13,10 @@ import (
 
 // recordFailures turns a handler's panic into an error, logs failures at a bounded rate,
 // and records the error on the message so that a dead letter carries it; errors that no
-// retry can fix mark the message poison (dead letters at once).
-func recordFailures(log *zap.Logger) message.HandlerMiddleware {
+// retry can fix mark the message poison (dead letters at once); writes that Redis refused
+// for its own reasons (out of memory, ...) mark it held for the outage, recorded in
+// outage (which logs it once): no delivery counted, no dead letter.
+func recordFailures(log *zap.Logger, outage *streams.Outage) message.HandlerMiddleware {
 	limiter := newLogLimiter(log, time.Second, 20)
 	return func(h message.HandlerFunc) message.HandlerFunc {
 		return func(msg *message.Message) (out []*message.Message, err error) {
@@ -23,6 +25,10 @@ func recordFailures(log *zap.Logger) message.HandlerMiddleware {
 					out, err = nil, fmt.Errorf("handlers: panic: %v", r)
 				}
 				if err == nil {
+					return
+				}
+				if outage.Refused(err) {
+					streams.MarkOutage(msg, err)
 					return
 				}
 				if errors.Is(err, streams.ErrPoison) {
@@ -51,6 +57,9 @@ func newLogLimiter(log *zap.Logger, interval time.Duration, n int) *logLimiter {
 }
 
 func (l *logLimiter) warn(msg string, fields ...zap.Field) {
+	if l == nil {
+		return
+	}
 	select {
 	case l.ch <- struct{}{}:
 		l.log.Warn(msg, fields...)

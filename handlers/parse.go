@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"time"
 
 	"github.com/ThreeDotsLabs/watermill/message"
 	"go.uber.org/zap"
@@ -23,6 +24,7 @@ type Parse struct {
 	frontier *streams.Frontier
 	counters *streams.Counters
 	log      *zap.Logger
+	limits   *logLimiter // what exceeds a size limit, logged short at a bounded rate
 }
 
 // ParseConfig configures the parse stage.
@@ -47,7 +49,8 @@ func NewParse(cfg ParseConfig) (*Parse, error) {
 	if log == nil {
 		log = zap.NewNop()
 	}
-	return &Parse{spider: cfg.Spider, scope: scope, frontier: cfg.Frontier, counters: cfg.Counters, log: log}, nil
+	return &Parse{spider: cfg.Spider, scope: scope, frontier: cfg.Frontier, counters: cfg.Counters, log: log,
+		limits: newLogLimiter(log, time.Second, 5)}, nil
 }
 
 // Handle parses the response in msg, a response of partition 0 (the only one of a crawl
@@ -61,8 +64,10 @@ func (p *Parse) HandleIn(part int) message.NoPublishHandlerFunc {
 }
 
 func (p *Parse) handle(msg *message.Message, part int) error {
-	res, err := spiders.UnmarshalResponse(msg.Payload)
+	res, err := spiders.UnmarshalResponseLimit(msg.Payload, p.maxBody())
 	if err != nil {
+		// Malformed, or larger than the spider's max_body_size (a forged entry): refused
+		// before it is expanded, a dead letter at once.
 		return fmt.Errorf("%w: %w", streams.ErrPoison, err)
 	}
 	ctx := msg.Context()
@@ -77,12 +82,35 @@ func (p *Parse) handle(msg *message.Message, part int) error {
 	}
 	// Requests and items go out in one script; the page is acked after it ran.
 	e, err := p.frontier.EmitFrom(ctx, part, cands, items)
+	if streams.IsWriteRefused(err) {
+		// Redis is full (or read-only): not the page's fault. The page is held, not
+		// retried as a delivery, and parsed again once Redis takes writes.
+		return fmt.Errorf("%w: handlers: output of %s: %w", streams.ErrWriteRefused, res.URL, err)
+	}
 	if err != nil {
 		return fmt.Errorf("handlers: output of %s: %w", res.URL, err)
 	}
 	countEmitted(p.counters, e)
 	p.count("pages_parsed", 1)
 	return nil
+}
+
+// maxBody is the largest body a stored response may decode to: the spider's
+// max_body_size, which the fetcher cut it at.
+func (p *Parse) maxBody() int64 {
+	if m := p.spider.Settings.MaxBodySize; m > 0 {
+		return m
+	}
+	return spiders.DefaultMaxBodySize
+}
+
+// short cuts s for a log line: what exceeds a limit is never logged whole.
+func short(s string) string {
+	const n = 120
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + fmt.Sprintf("...(%d bytes)", len(s))
 }
 
 // errSpiderInput marks a page the built-in callbacks cannot read (a malformed sitemap).
@@ -117,7 +145,17 @@ func (p *Parse) requests(res *spiders.Response, reqs []*spiders.Request) []strea
 	cands := make([]streams.Candidate, 0, len(reqs))
 	local := make(map[[spiders.FingerprintSize]byte]bool, len(reqs))
 	known := 0
+	maxURL := p.spider.Settings.MaxURLLength
+	if maxURL == 0 {
+		maxURL = spiders.DefaultMaxURLLength
+	}
 	for _, r := range reqs {
+		if len(r.URL) > maxURL {
+			p.count("dropped_url_too_long", 1)
+			p.limits.warn("link dropped: URL too long", zap.String("url", short(r.URL)),
+				zap.Int("length", len(r.URL)), zap.Int("max_url_length", maxURL), zap.String("page", short(res.URL)))
+			continue
+		}
 		if ok, reason := p.scope.Allows(r); !ok {
 			p.count("dropped_"+reason, 1)
 			continue
@@ -157,12 +195,22 @@ func (p *Parse) requests(res *spiders.Response, reqs []*spiders.Request) []strea
 func (p *Parse) items(res *spiders.Response, items []spiders.Item) ([]streams.ItemOut, error) {
 	outs := make([]streams.ItemOut, 0, len(items))
 	dedup := p.spider.Settings.ItemDedup()
+	maxItem := int(p.spider.Settings.MaxItemSize)
+	if maxItem == 0 {
+		maxItem = spiders.DefaultMaxItemSize
+	}
 	for i := range items {
 		it := &items[i]
 		stamp(it, res)
 		payload, err := spiders.MarshalItem(it)
 		if err != nil {
 			return nil, fmt.Errorf("%w: handlers: item from %s: %w", streams.ErrPoison, res.URL, err)
+		}
+		if len(payload) > maxItem {
+			p.count("items_dropped_too_large", 1)
+			p.limits.warn("item dropped: too large", zap.String("type", short(it.Type)), zap.Int("bytes", len(payload)),
+				zap.Int("max_item_size", maxItem), zap.String("page", short(res.URL)))
+			continue
 		}
 		var key []byte
 		if dedup {

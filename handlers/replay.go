@@ -168,7 +168,7 @@ func Replay(ctx context.Context, cfg ReplayConfig) (res ReplayResult, err error)
 			}
 			out = append(out, *it)
 		} else {
-			r, err := spiders.UnmarshalResponse(msg.Payload)
+			r, err := spiders.UnmarshalResponseLimit(msg.Payload, parse.maxBody())
 			if err != nil {
 				return fmt.Errorf("%w: %w", streams.ErrPoison, err)
 			}

@@ -46,6 +46,8 @@ func TestReplayParseWithAFixedSpiderFetchesNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Responses are kept for replay only when the spider asks (default: until parsed).
+	sp.Settings.Retention = map[string]spiders.StreamRetention{"responses": {MaxAge: time.Hour}}
 	dir := t.TempDir()
 	first, err := processors.OpenJSONL(filepath.Join(dir, "first.jsonl"))
 	if err != nil {

@@ -51,9 +51,10 @@ type Config struct {
 	ParseConcurrency int
 	// StoreConcurrency is the number of items in flight to the sink. Default 256.
 	StoreConcurrency int
-	// Retain says how long each stream keeps entries after every group has acked them
-	// (for replay), by stage of its reading group. Missing stages get the defaults
-	// (requests 0, responses 1h, items 24h).
+	// Retain says what each stream keeps after every group has acked it (for replay),
+	// by stage of its reading group. Missing stages get the spider's
+	// settings.retention, or its defaults (requests and responses nothing, items a day
+	// up to 16 MB).
 	Retain map[string]streams.Retention
 	// TrimInterval is how often this process trims its stages' input streams.
 	// Default streams.DefaultTrimInterval.
@@ -115,20 +116,22 @@ func (c *Config) setDefaults() {
 	if c.TrimInterval == 0 {
 		c.TrimInterval = streams.DefaultTrimInterval
 	}
-	retain := map[string]streams.Retention{
-		streams.StageFetch: {Age: streams.DefaultRetainRequests},
-		streams.StageParse: {Age: streams.DefaultRetainResponses},
-		streams.StageStore: {Age: streams.DefaultRetainItems},
+	// A copy: the caller's spider may serve other runs at the same time.
+	sp := *c.Spider
+	sp.Settings.SetDefaults()
+	c.Spider = &sp
+	retain := map[string]streams.Retention{}
+	for kind, r := range sp.Settings.EffectiveRetention() {
+		retain[stageOfStream[kind]] = streams.Retention{Age: r.MaxAge, MaxBytes: int64(r.MaxBytes)}
 	}
 	for k, v := range c.Retain {
 		retain[k] = v
 	}
 	c.Retain = retain
-	// A copy: the caller's spider may serve other runs at the same time.
-	sp := *c.Spider
-	sp.Settings.SetDefaults()
-	c.Spider = &sp
 }
+
+// stageOfStream names the stage whose group reads each kind of stream.
+var stageOfStream = map[string]string{"requests": streams.StageFetch, "responses": streams.StageParse, "items": streams.StageStore}
 
 // Run runs the configured stages until ctx ends (or, with UntilDone, until the crawl is
 // done), then shuts down in order: stop reading, let in-flight messages finish (up to the
@@ -167,6 +170,10 @@ func Run(ctx context.Context, cfg Config) (err error) {
 	if err != nil {
 		return err
 	}
+	// One outage state per process: a stage that finds Redis refusing writes stops every
+	// stage's reading, and the crawl is not done while it lasts.
+	outage := streams.NewOutage(log, counters)
+	pub.HoldOnRefusal(outage)
 	var frontier *streams.Frontier
 	defer func() {
 		pub.Shutdown()
@@ -192,13 +199,13 @@ func Run(ctx context.Context, cfg Config) (err error) {
 	if cfg.Metrics != nil {
 		router.AddMiddleware(cfg.Metrics.Middleware) // outermost: sees recovered panics as errors
 	}
-	router.AddMiddleware(recordFailures(log))
+	router.AddMiddleware(recordFailures(log, outage))
 
 	for _, stage := range cfg.Stages {
 		slog := cfg.Logger.With(zap.String("crawl", cfg.Spider.Name), zap.String("consumer", cfg.Consumer))
 		scfg := cfg.Subscriber
-		scfg.Client, scfg.Group, scfg.Consumer, scfg.DeadStreamFor, scfg.Logger =
-			cfg.Client, stage, cfg.Consumer, streams.DeadOf, slog
+		scfg.Client, scfg.Group, scfg.Consumer, scfg.DeadStreamFor, scfg.Logger, scfg.Outage =
+			cfg.Client, stage, cfg.Consumer, streams.DeadOf, slog, outage
 		if cfg.BeforeAck != nil {
 			hook, st := cfg.BeforeAck, stage
 			scfg.BeforeAck = func(m *message.Message) { hook(st, m) }
@@ -307,10 +314,19 @@ func Run(ctx context.Context, cfg Config) (err error) {
 	}
 
 	trim := map[string]streams.Retention{}
+	recorded := map[string]streams.Retention{}
 	for _, stage := range cfg.Stages {
 		for _, k := range layout.Parts() {
 			trim[k.Input(stage)] = cfg.Retain[stage]
 		}
+		for kind, st := range stageOfStream {
+			if st == stage {
+				recorded[kind] = cfg.Retain[stage]
+			}
+		}
+	}
+	if err := streams.RecordRetention(ctx, cfg.Client, keys, recorded); err != nil {
+		log.Debug("retention not recorded for status", zap.Error(err))
 	}
 	background.Add(2)
 	go func() { defer background.Done(); waits.run(runCtx, DefaultWaitLogInterval) }()
@@ -319,12 +335,16 @@ func Run(ctx context.Context, cfg Config) (err error) {
 		streams.RunTrimmer(runCtx, cfg.Client, trim, cfg.TrimInterval, log)
 	}()
 	watchDone := make(chan error, 1)
-	go func() { watchDone <- watch(runCtx, cancel, cfg, layout, log) }()
+	go func() { watchDone <- watch(runCtx, cancel, cfg, layout, outage, log) }()
 	log.Info("stages running", zap.Strings("stages", cfg.Stages))
 	if err := router.Run(runCtx); err != nil {
 		return fmt.Errorf("handlers: %w", err)
 	}
 	cancel()
+	// The last acks are in: leave nothing acked past retention behind.
+	tctx, tcancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	streams.TrimOnce(tctx, cfg.Client, trim, log)
+	tcancel()
 	return <-watchDone
 }
 
@@ -342,7 +362,7 @@ func newStageSubscriber(cfg streams.SubscriberConfig) (*streams.Subscriber, erro
 }
 
 // watch logs progress and, with UntilDone, ends the run once the crawl is done.
-func watch(ctx context.Context, stop context.CancelFunc, cfg Config, layout streams.Layout, log *zap.Logger) error {
+func watch(ctx context.Context, stop context.CancelFunc, cfg Config, layout streams.Layout, outage *streams.Outage, log *zap.Logger) error {
 	t := time.NewTicker(cfg.PollInterval)
 	defer t.Stop()
 	lastLog := time.Now()
@@ -383,7 +403,7 @@ func watch(ctx context.Context, stop context.CancelFunc, cfg Config, layout stre
 			}
 			log.Info("progress", fields...)
 		}
-		if cfg.UntilDone && p.Done() {
+		if cfg.UntilDone && p.Done() && !outage.Active() {
 			log.Info("crawl done: frontier empty, nothing pending or unread in any stage")
 			stop()
 			return nil

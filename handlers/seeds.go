@@ -35,7 +35,7 @@ func parseSeed(raw string) (*spiders.Request, error) {
 	dec := json.NewDecoder(strings.NewReader(raw))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&s); err != nil {
-		return nil, fmt.Errorf("handlers: seed %q: %w", raw, err)
+		return nil, fmt.Errorf("handlers: seed %q: %w", short(raw), err)
 	}
 	r := &spiders.Request{URL: s.URL, Method: s.Method, Headers: s.Headers, Callback: s.Callback,
 		Meta: s.Meta, Priority: s.Priority}
@@ -43,7 +43,7 @@ func parseSeed(raw string) (*spiders.Request, error) {
 		r.Body = []byte(s.Body)
 	}
 	if err := r.Validate(); err != nil {
-		return nil, fmt.Errorf("handlers: seed %q: %w", raw, err)
+		return nil, fmt.Errorf("handlers: seed %q: %w", short(raw), err)
 	}
 	return r, nil
 }
@@ -87,8 +87,24 @@ func (p *seedPoller) poll(ctx context.Context) error {
 		return err
 	}
 	cands := make([]streams.Candidate, 0, len(batch))
+	maxURL := p.spider.Settings.MaxURLLength
+	if maxURL == 0 {
+		maxURL = spiders.DefaultMaxURLLength
+	}
 	for _, sd := range batch {
+		if len(sd.Raw) > spiders.DefaultMaxSeedSize {
+			p.counters.Add("seeds_too_large", 1)
+			p.log.Warn("runtime seed dropped: too large", zap.String("seed", short(sd.Raw)),
+				zap.Int("bytes", len(sd.Raw)), zap.Int("max", spiders.DefaultMaxSeedSize))
+			continue
+		}
 		r, err := parseSeed(sd.Raw)
+		if err == nil && len(r.URL) > maxURL {
+			p.counters.Add("dropped_url_too_long", 1)
+			p.log.Warn("runtime seed dropped: URL too long", zap.String("url", short(r.URL)),
+				zap.Int("length", len(r.URL)), zap.Int("max_url_length", maxURL))
+			continue
+		}
 		if err == nil {
 			if ok, reason := p.scope.Allows(r); !ok {
 				err = fmt.Errorf("handlers: seed %s is out of the spider's scope (%s)", r.URL, reason)
@@ -100,7 +116,7 @@ func (p *seedPoller) poll(ctx context.Context) error {
 		}
 		if err != nil {
 			p.counters.Add("seeds_invalid", 1)
-			p.log.Warn("invalid seed moved to dead letters", zap.String("seed", sd.Raw), zap.Error(err))
+			p.log.Warn("invalid seed moved to dead letters", zap.String("seed", short(sd.Raw)), zap.Error(err))
 			if derr := p.rdb.XAdd(ctx, &redis.XAddArgs{Stream: p.dead, Values: map[string]any{
 				streams.DeadFieldStage: "seed", streams.DeadFieldError: err.Error(), "payload": sd.Raw,
 			}}).Err(); derr != nil {

@@ -27,6 +27,9 @@ const (
 	DefaultMaxRedirects    = 10
 	DefaultMaxRetries      = 3
 	DefaultPerHostConc     = 8
+	DefaultMaxURLLength    = 2083
+	DefaultMaxItemSize     = 1 << 20
+	DefaultMaxSeedSize     = 64 << 10
 )
 
 // Settings tune how a spider's pages are fetched and which are followed. Zero values
@@ -46,6 +49,16 @@ type Settings struct {
 	// MaxRedirects is the longest redirect chain followed; 0 follows none (the redirect
 	// itself is the response). Unset (nil): DefaultMaxRedirects. See Redirects.
 	MaxRedirects *int `yaml:"max_redirects"`
+	// MaxURLLength drops links and seeds whose URL is longer, counted (dropped_url_too_long)
+	// and logged short. Default 2083 characters, like Scrapy's URLLENGTH_LIMIT.
+	MaxURLLength int `yaml:"max_url_length"`
+	// MaxItemSize drops items whose encoded JSON is larger, counted
+	// (items_dropped_too_large) and logged short. Default 1 MB.
+	MaxItemSize ByteSize `yaml:"max_item_size"`
+	// BodyBudget caps the response body bytes one fetch process holds at once (read and
+	// not yet encoded for the responses stream); further body reads wait. Default: 1/400
+	// of the machine's memory, between 32 MB and 256 MB.
+	BodyBudget ByteSize `yaml:"body_budget"`
 	// Headers are sent with every request.
 	Headers map[string]string `yaml:"headers"`
 	// MaxRetries is how many times a fetch that failed with a network error, a timeout,
@@ -136,6 +149,12 @@ type Settings struct {
 	// one of them, so that a Redis Cluster spreads the crawl over its masters. Default 1
 	// (keys sc:{<name>}:...). A crawl keeps the partitions it started with.
 	Partitions int `yaml:"partitions"`
+
+	// Retention bounds, per stream (requests, responses, items), what is kept after
+	// every consumer group has acked it: {max_age: 10m, max_bytes: 256MB}. Streams not
+	// named keep DefaultRetention: responses and requests nothing, items a day up to
+	// 16 MB.
+	Retention map[string]StreamRetention `yaml:"retention"`
 }
 
 // LimitRule is a per-domain politeness override, like Colly's LimitRule.
@@ -164,6 +183,12 @@ func (s *Settings) SetDefaults() {
 	}
 	if s.MaxBodySize == 0 {
 		s.MaxBodySize = DefaultMaxBodySize
+	}
+	if s.MaxURLLength == 0 {
+		s.MaxURLLength = DefaultMaxURLLength
+	}
+	if s.MaxItemSize == 0 {
+		s.MaxItemSize = DefaultMaxItemSize
 	}
 	if s.PerHostConcurrency == 0 {
 		s.PerHostConcurrency = DefaultPerHostConc
@@ -243,6 +268,12 @@ func (s *Settings) Validate() error {
 		return fmt.Errorf("spiders: settings.max_body_size %d is negative", s.MaxBodySize)
 	case s.MaxRedirects != nil && *s.MaxRedirects < 0:
 		return fmt.Errorf("spiders: settings.max_redirects %d is negative", *s.MaxRedirects)
+	case s.MaxURLLength < 0:
+		return fmt.Errorf("spiders: settings.max_url_length %d is negative", s.MaxURLLength)
+	case s.MaxItemSize < 0:
+		return fmt.Errorf("spiders: settings.max_item_size %d is negative", s.MaxItemSize)
+	case s.BodyBudget < 0:
+		return fmt.Errorf("spiders: settings.body_budget %d is negative", s.BodyBudget)
 	case s.Order != "" && s.Order != "priority" && s.Order != "breadth-first" && s.Order != "depth-first":
 		return fmt.Errorf("spiders: settings.order %q: want priority, breadth-first or depth-first", s.Order)
 	case s.Dedup != "" && s.Dedup != "exact" && s.Dedup != "bloom" && s.Dedup != "set":
@@ -279,7 +310,10 @@ func (s *Settings) Validate() error {
 	if s.ProxyConcurrency < 0 || s.ProxyBanAfter < 0 || s.ProxyBanFor < 0 {
 		return fmt.Errorf("spiders: settings.proxy_concurrency, proxy_ban_after and proxy_ban_for must not be negative")
 	}
-	return ValidateHeaders("settings.headers", s.Headers)
+	if err := ValidateHeaders("settings.headers", s.Headers); err != nil {
+		return err
+	}
+	return s.validateRetention()
 }
 
 // ValidateHeaders reports a header name that is not an HTTP token or a value with

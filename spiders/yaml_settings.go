@@ -8,7 +8,10 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-var durationType = reflect.TypeOf(time.Duration(0))
+var (
+	durationType = reflect.TypeOf(time.Duration(0))
+	byteSizeType = reflect.TypeOf(ByteSize(0))
+)
 
 // settings decodes the settings block into s by the yaml tags of Settings, validating
 // after each key so that a value out of range is reported at its own line.
@@ -73,6 +76,15 @@ func (p *yamlParser) decodeValue(n *yaml.Node, key string, v reflect.Value) erro
 			return p.errorf(n, key, "invalid duration %q: want a duration like \"200ms\" or \"30s\"", s)
 		}
 		v.SetInt(int64(d))
+	case t == byteSizeType:
+		if n.Kind != yaml.ScalarNode || (n.ShortTag() != "!!int" && n.ShortTag() != "!!str") {
+			return p.errorf(n, key, "want a size like \"64MB\", got %s", describe(n))
+		}
+		b, err := ParseByteSize(n.Value)
+		if err != nil {
+			return p.wrap(n, key, err)
+		}
+		v.SetInt(int64(b))
 	case t.Kind() == reflect.Pointer:
 		e := reflect.New(t.Elem())
 		if err := p.decodeValue(n, key, e.Elem()); err != nil {

@@ -3,6 +3,8 @@ package streams
 import (
 	"context"
 	"errors"
+	"fmt"
+	"sync"
 	"time"
 
 	"github.com/ThreeDotsLabs/watermill/message"
@@ -23,7 +25,10 @@ const DefaultPublishLinger = 5 * time.Millisecond
 // only after Redis has every message of the call. It never trims: trimming is the
 // trimmer's job, which knows what every group has acked.
 type Publisher struct {
-	b *batcher
+	b      *batcher
+	outage *Outage
+	stop   chan struct{}
+	once   sync.Once
 }
 
 // NewPublisher returns a Publisher on rdb. It does not own rdb.
@@ -31,7 +36,19 @@ func NewPublisher(rdb redis.UniversalClient) (*Publisher, error) {
 	if rdb == nil {
 		return nil, errors.New("streams: publisher needs a redis client")
 	}
-	return &Publisher{b: newBatcher(rdb, 256, DefaultPublishTimeout, DefaultPublishLinger)}, nil
+	return &Publisher{b: newBatcher(rdb, 256, DefaultPublishTimeout, DefaultPublishLinger), stop: make(chan struct{})}, nil
+}
+
+// HoldOnRefusal makes the publisher wait out writes that Redis refuses for its own
+// reasons (out of memory, read-only, see ErrWriteRefused): each refused message is sent
+// again with a growing wait until Redis takes it, ctx ends or Shutdown is called, and o
+// records the outage. A fetch stage then never fetches a page again because Redis was
+// full when its response was ready. Call it before the first Publish.
+func (p *Publisher) HoldOnRefusal(o *Outage) {
+	if o == nil {
+		o = NewOutage(nil, nil)
+	}
+	p.outage = o
 }
 
 // Publish appends msgs to stream topic and returns once all are in Redis.
@@ -41,27 +58,69 @@ func (p *Publisher) Publish(topic string, msgs ...*message.Message) error {
 
 // PublishContext is Publish with a context that bounds the wait for a place in a batch.
 func (p *Publisher) PublishContext(ctx context.Context, topic string, msgs ...*message.Message) error {
-	jobs := make([]*job, 0, len(msgs))
+	all := make([]map[string]any, 0, len(msgs))
 	for _, msg := range msgs {
 		values, err := encode(msg)
 		if err != nil {
 			return err
 		}
+		all = append(all, values)
+	}
+	for attempt := 0; ; attempt++ {
+		refused, err := p.send(ctx, topic, all)
+		if len(refused) == 0 || p.outage == nil {
+			if err == nil && attempt > 0 {
+				p.outage.Accepted()
+			}
+			return err
+		}
+		p.outage.Refused(err)
+		t := time.NewTimer(outageBackoff(attempt))
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return fmt.Errorf("%w: %w", err, ctx.Err())
+		case <-p.stop:
+			t.Stop()
+			return err
+		}
+		all = refused
+	}
+}
+
+// send appends every entry of all to topic in shared pipelines. It returns the entries
+// Redis refused for its own reasons (ErrWriteRefused: not written, safe to send again)
+// with the first refusal, or any other error alone.
+func (p *Publisher) send(ctx context.Context, topic string, all []map[string]any) (refused []map[string]any, first error) {
+	jobs := make([]*job, 0, len(all))
+	for _, values := range all {
 		j, err := p.b.submit(ctx, func(ctx context.Context, pipe redis.Pipeliner) redis.Cmder {
 			return pipe.XAdd(ctx, &redis.XAddArgs{Stream: topic, Values: values})
 		})
 		if err != nil {
-			return err
+			return nil, err
 		}
 		jobs = append(jobs, j)
 	}
-	var first error
-	for _, j := range jobs {
-		if _, err := j.wait(); err != nil && first == nil {
-			first = err
+	var other error
+	for i, j := range jobs {
+		_, err := j.wait()
+		switch {
+		case err == nil:
+		case IsWriteRefused(err):
+			refused = append(refused, all[i])
+			if first == nil {
+				first = err
+			}
+		case other == nil:
+			other = err
 		}
 	}
-	return first
+	if other != nil {
+		return nil, other // not an outage: the caller's delivery retry decides
+	}
+	return refused, first
 }
 
 // Close is a no-op: the Watermill router closes publishers while handlers may still be
@@ -69,4 +128,7 @@ func (p *Publisher) PublishContext(ctx context.Context, topic string, msgs ...*m
 func (p *Publisher) Close() error { return nil }
 
 // Shutdown sends what is queued and stops the publisher.
-func (p *Publisher) Shutdown() { p.b.close() }
+func (p *Publisher) Shutdown() {
+	p.once.Do(func() { close(p.stop) })
+	p.b.close()
+}

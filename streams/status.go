@@ -27,6 +27,9 @@ type StreamStatus struct {
 	Length int64         `json:"length"`
 	Bytes  int64         `json:"bytes"`
 	Groups []GroupStatus `json:"groups"`
+	// Retention is what the stream keeps once acked, as its trimmers last recorded it
+	// ("max_age=10m0s max_bytes=64MB", "until acked"); empty when unknown.
+	Retention string `json:"retention,omitempty"`
 }
 
 // Status is what `streamcrawl status` shows. Streams, counts and memory are summed over
@@ -97,8 +100,14 @@ func ReadStatus(ctx context.Context, rdb redis.UniversalClient, l Layout) (*Stat
 			st.Partitions = append(st.Partitions, ps)
 		}
 	}
+	meta, _ := rdb.HGetAll(ctx, l.Global().Meta()).Result() // best effort: retention is for people
 	for j := range st.Streams {
 		st.Streams[j].Name = l.summedName(st.Streams[j].Name)
+		for _, kind := range []string{"requests", "responses", "items"} {
+			if strings.HasSuffix(st.Streams[j].Name, ":"+kind) {
+				st.Streams[j].Retention = meta[RetentionField(kind)]
+			}
+		}
 	}
 	if err := readSeen(ctx, rdb, l, st); err != nil {
 		return nil, err
@@ -192,7 +201,7 @@ func readPartStatus(ctx context.Context, rdb redis.UniversalClient, k Keys, st *
 			return ps, fmt.Errorf("streams: status of %s: %w", sg.Stream, err)
 		}
 		ss.Length = n
-		ss.Bytes, _ = rdb.MemoryUsage(ctx, sg.Stream).Result()
+		ss.Bytes, _ = rdb.MemoryUsage(ctx, sg.Stream, 0).Result() // exact: what byte retention trims by
 		if n > 0 || sg.Group != "" {
 			groups, err := rdb.XInfoGroups(ctx, sg.Stream).Result()
 			if err != nil && !isNoSuchKey(err) {

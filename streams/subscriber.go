@@ -86,6 +86,11 @@ type SubscriberConfig struct {
 	// subscriber reads nothing new (backpressure: a fetcher waits while the parse stage
 	// is far behind). Entries already read and redeliveries are not held back.
 	Gate func() bool
+	// Outage, when set, is shared by the process's stages: while Redis refuses writes the
+	// subscriber reads nothing new, and it ends when a held message goes through. A
+	// message nacked with MarkOutage is always held (no delivery counted, never a dead
+	// letter) and handed out again with a growing wait, or as soon as the outage ends.
+	Outage *Outage
 	// BeforeAck, when set, is called for each acked message just before its ID is queued
 	// for XACK: a fault hook for tests that kill a process between a stage's output
 	// landing in Redis and its input being acked.

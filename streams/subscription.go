@@ -127,7 +127,7 @@ func (s *subscription) deliveryCounts(msgs []redis.XMessage) map[string]int64 {
 // slot before it is handed out.
 func (s *subscription) readNew() {
 	for {
-		if s.cfg.Gate != nil && !s.cfg.Gate() {
+		if s.cfg.Outage.Active() || (s.cfg.Gate != nil && !s.cfg.Gate()) {
 			if !sleepCtx(s.ctx, 100*time.Millisecond) {
 				return
 			}
@@ -235,17 +235,22 @@ func (s *subscription) dispatch(m redis.XMessage, deliveries int) {
 	if deliveries > 0 {
 		msg.Metadata.Set(MetaDeliveries, strconv.Itoa(deliveries))
 	}
-	msg.SetContext(s.hard)
 	s.mu.Lock()
 	s.inflight[m.ID] = time.Now()
 	s.mu.Unlock()
 	s.waiters.Add(1)
+	s.handOut(msg, m.ID, deliveries)
+}
+
+// handOut gives msg (holding a slot, counted in waiters, in inflight) to the handler.
+func (s *subscription) handOut(msg *message.Message, id string, deliveries int) {
+	msg.SetContext(s.hard)
 	select {
 	case s.out <- msg:
-		go s.await(msg, m.ID, deliveries)
+		go s.await(msg, id, deliveries)
 	case <-s.hard.Done():
 		// Never handed out: it stays pending for our restart or a reclaim.
-		s.forget(m.ID)
+		s.forget(id)
 		s.waiters.Done()
 		s.release()
 	}
@@ -256,6 +261,9 @@ func (s *subscription) await(msg *message.Message, id string, deliveries int) {
 	defer s.waiters.Done()
 	select {
 	case <-msg.Acked():
+		if msg.Metadata.Get(metaHeld) != "" {
+			s.cfg.Outage.Accepted() // its writes went through
+		}
 		if s.cfg.BeforeAck != nil {
 			s.cfg.BeforeAck(msg)
 		}
@@ -263,6 +271,11 @@ func (s *subscription) await(msg *message.Message, id string, deliveries int) {
 		s.forget(id)
 		s.release()
 	case <-msg.Nacked():
+		if msg.Metadata.Get(MetaOutage) != "" {
+			s.waiters.Add(1)
+			go s.hold(msg, id, deliveries)
+			return
+		}
 		s.forget(id)
 		if msg.Metadata.Get(MetaPoison) != "" {
 			s.log.Warn("poison message moved to dead letters", zap.String("id", id),

@@ -3,27 +3,69 @@ package streams
 import (
 	"context"
 	"fmt"
+	"math"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/zap"
 )
 
-// Default retention (how long acked entries stay, for replay) and trim interval.
+// Default retention (what stays after every group has acked it, for replay) and trim
+// interval. Responses and requests go once acked: bodies leave Redis once parsed.
 const (
-	DefaultRetainRequests  = 0
-	DefaultRetainResponses = time.Hour
-	DefaultRetainItems     = 24 * time.Hour
-	DefaultTrimInterval    = 10 * time.Second
+	DefaultRetainRequests     = 0
+	DefaultRetainResponses    = 0
+	DefaultRetainItems        = 24 * time.Hour
+	DefaultRetainItemsBytes   = 16 << 20
+	DefaultTrimInterval       = time.Second
+	DefaultBytesTrimChunk     = 256
+	bytesRetentionMinInterval = 250 * time.Millisecond
 )
 
-// Retention says how much of a stream to keep after every group has acked it: entries
-// younger than Age, and the last Count entries. Entries that some group has not acked
-// are always kept, whatever the retention.
+// Retention says how much of a stream to keep after every group has acked it. Entries
+// that some group has not acked are always kept, whatever the retention.
+//
+// With Age and MaxBytes both zero nothing acked is kept. Age alone keeps acked entries
+// younger than it; MaxBytes alone keeps the newest acked entries while the stream's
+// memory (MEMORY USAGE) stays within it; both keep entries that satisfy both. Count,
+// when set, keeps at least the last Count entries whatever the others say.
 type Retention struct {
-	Age   time.Duration
-	Count int64
+	Age      time.Duration
+	MaxBytes int64
+	Count    int64
+}
+
+// String is "max_age=10m0s max_bytes=64MB", or "until acked".
+func (r Retention) String() string {
+	var parts []string
+	if r.Age > 0 {
+		parts = append(parts, "max_age="+r.Age.String())
+	}
+	if r.MaxBytes > 0 {
+		parts = append(parts, "max_bytes="+formatBytes(r.MaxBytes))
+	}
+	if r.Count > 0 {
+		parts = append(parts, "min_count="+strconv.FormatInt(r.Count, 10))
+	}
+	if len(parts) == 0 {
+		return "until acked"
+	}
+	return strings.Join(parts, " ")
+}
+
+// formatBytes writes n with the largest binary unit that divides it ("64MB").
+func formatBytes(n int64) string {
+	for _, u := range []struct {
+		name string
+		n    int64
+	}{{"GB", 1 << 30}, {"MB", 1 << 20}, {"KB", 1 << 10}} {
+		if n%u.n == 0 {
+			return strconv.FormatInt(n/u.n, 10) + u.name
+		}
+	}
+	return strconv.FormatInt(n, 10) + "B"
 }
 
 // trimScript trims a stream below what every consumer group has acked and below its
@@ -31,7 +73,8 @@ type Retention struct {
 //
 // KEYS[1] -> stream
 // ARGV[1] -> retention age (ms, 0 = none), ARGV[2] -> now (Unix ms),
-// ARGV[3] -> retention count (0 = none)
+// ARGV[3] -> retention count (0 = none), ARGV[4] -> oldest entries to drop for the byte
+// limit (-1: no byte limit)
 // Output: {entries removed, the MINID used or an empty string}
 var trimScript = redis.NewScript(`
 local function parse(id)
@@ -42,6 +85,10 @@ local function less(a, b)
   local am, as = parse(a)
   local bm, bs = parse(b)
   return am < bm or (am == bm and as < bs)
+end
+local function after(id)
+  local ms, seq = parse(id)
+  return string.format('%d-%d', ms, seq + 1)
 end
 if redis.call('EXISTS', KEYS[1]) == 0 then return {0, ''} end
 local groups = redis.call('XINFO', 'GROUPS', KEYS[1])
@@ -54,30 +101,74 @@ for _, g in ipairs(groups) do
   if tonumber(f['pending']) > 0 then
     keep = redis.call('XPENDING', KEYS[1], f['name'])[2]
   else
-    local ms, seq = parse(f['last-delivered-id'])
-    keep = string.format('%d-%d', ms, seq + 1)
+    keep = after(f['last-delivered-id'])
   end
   if minid == nil or less(keep, minid) then minid = keep end
 end
+-- cut: entries below it are past retention (nil: nothing is retained)
+local cut = nil
 local age = tonumber(ARGV[1])
-if age > 0 then
-  local rid = string.format('%d-0', tonumber(ARGV[2]) - age)
-  if less(rid, minid) then minid = rid end
+if age > 0 then cut = string.format('%d-0', tonumber(ARGV[2]) - age) end
+local drop = tonumber(ARGV[4])
+if drop >= 0 then
+  local bcut = '0-0'
+  if drop > 0 then
+    local r = redis.call('XRANGE', KEYS[1], '-', '+', 'COUNT', drop + 1)
+    if #r == drop + 1 then bcut = r[drop + 1][1] elseif #r > 0 then bcut = after(r[#r][1]) end
+  end
+  if cut == nil or less(cut, bcut) then cut = bcut end
 end
 local count = tonumber(ARGV[3])
 if count > 0 then
   local last = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', count)
-  if #last == count and less(last[count][1], minid) then minid = last[count][1] end
   if #last < count then return {0, ''} end
+  if cut == nil or less(last[count][1], cut) then cut = last[count][1] end
 end
+if cut ~= nil and less(cut, minid) then minid = cut end
 return {redis.call('XTRIM', KEYS[1], 'MINID', minid), minid}
 `)
 
 // Trim removes the entries of stream that every group has acked and that are past
-// retention. It returns how many it removed.
+// retention. It returns how many it removed. A byte limit is enforced from the
+// stream's MEMORY USAGE and its mean entry size, removing the oldest acked entries in
+// chunks of DefaultBytesTrimChunk (one short script each, so Redis never stalls); a
+// server without MEMORY USAGE (the embedded one) keeps everything the age allows.
 func Trim(ctx context.Context, rdb redis.UniversalClient, stream string, r Retention, now time.Time) (int64, error) {
+	total, err := trimChunk(ctx, rdb, stream, r, now, -1)
+	if err != nil || r.MaxBytes <= 0 {
+		return total, err
+	}
+	// The mean entry size carries the stream's fixed overhead, so one estimate can stop
+	// short of the limit: measure again, a few times at most.
+	for round := 0; round < 4; round++ {
+		drop, err := overBytes(ctx, rdb, stream, r.MaxBytes)
+		if err != nil || drop == 0 {
+			return total, nil // no MEMORY USAGE (embedded Redis): the age alone decides
+		}
+		for drop > 0 {
+			chunk := min(drop, DefaultBytesTrimChunk)
+			n, err := trimChunk(ctx, rdb, stream, r, now, chunk)
+			total += n
+			if err != nil {
+				return total, err
+			}
+			if n < chunk {
+				return total, nil // a group has not acked the rest
+			}
+			drop -= n
+		}
+	}
+	return total, nil
+}
+
+// trimChunk runs trimScript once; drop is the number of oldest entries the byte limit
+// removes (-1: no byte limit in this call, 0: the byte limit keeps everything).
+func trimChunk(ctx context.Context, rdb redis.UniversalClient, stream string, r Retention, now time.Time, drop int64) (int64, error) {
+	if drop < 0 && r.MaxBytes > 0 {
+		drop = 0
+	}
 	res, err := trimScript.Run(ctx, rdb, []string{stream},
-		r.Age.Milliseconds(), strconv.FormatInt(now.UnixMilli(), 10), r.Count).Slice()
+		r.Age.Milliseconds(), strconv.FormatInt(now.UnixMilli(), 10), r.Count, drop).Slice()
 	if err != nil {
 		return 0, fmt.Errorf("streams: trim %s: %w", stream, err)
 	}
@@ -85,32 +176,159 @@ func Trim(ctx context.Context, rdb redis.UniversalClient, stream string, r Reten
 	return n, nil
 }
 
-// RunTrimmer trims the given streams every interval until ctx ends. Any number of
-// processes may trim the same stream at once.
+// overBytes returns how many of the oldest entries of stream must go for its memory to
+// fit max, by its mean entry size. A stream over max is trimmed to 95% of it, so that
+// the entries added before the next pass do not take it past max again at once.
+func overBytes(ctx context.Context, rdb redis.UniversalClient, stream string, max int64) (int64, error) {
+	pipe := rdb.Pipeline()
+	usage := pipe.MemoryUsage(ctx, stream, 0)
+	length := pipe.XLen(ctx, stream)
+	if _, err := pipe.Exec(ctx); err != nil {
+		return 0, err
+	}
+	used, n := usage.Val(), length.Val()
+	if used <= max || n == 0 {
+		return 0, nil
+	}
+	per := float64(used) / float64(n)
+	target := float64(max) * 0.95
+	return min(n, int64(math.Ceil((float64(used)-target)/per))), nil
+}
+
+// RunTrimmer trims the given streams every interval until ctx ends; streams with a byte
+// limit at least four times a second, so that they overshoot it by no more than a
+// quarter second of inflow. Any number of processes may trim the same stream at once.
 func RunTrimmer(ctx context.Context, rdb redis.UniversalClient, streams map[string]Retention, interval time.Duration, log *zap.Logger) {
 	if log == nil {
 		log = zap.NewNop()
 	}
 	errLog := newRateLimited(log, time.Minute)
-	t := time.NewTicker(interval)
+	tick := interval
+	for _, r := range streams {
+		if r.MaxBytes > 0 {
+			tick = min(tick, bytesRetentionMinInterval)
+		}
+	}
+	t := time.NewTicker(tick)
 	defer t.Stop()
+	var last time.Time
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
 		}
-		for stream, r := range streams {
-			n, err := Trim(ctx, rdb, stream, r, time.Now())
-			if err != nil {
-				if ctx.Err() == nil {
-					errLog.Warn("trim failed", err, zap.String("stream", stream))
-				}
-				continue
+		all := time.Since(last) >= interval-tick/2
+		if all {
+			last = time.Now()
+		}
+		trimAll(ctx, rdb, streams, !all, errLog, log)
+	}
+}
+
+// TrimOnce trims every stream once (a stage process does it last at shutdown, after its
+// final acks, so that a finished crawl leaves no acked entry past retention).
+func TrimOnce(ctx context.Context, rdb redis.UniversalClient, streams map[string]Retention, log *zap.Logger) {
+	if log == nil {
+		log = zap.NewNop()
+	}
+	trimAll(ctx, rdb, streams, false, newRateLimited(log, time.Minute), log)
+}
+
+// trimAll trims streams (only those with a byte limit when bytesOnly).
+func trimAll(ctx context.Context, rdb redis.UniversalClient, streams map[string]Retention, bytesOnly bool, errLog *rateLimited, log *zap.Logger) {
+	for stream, r := range streams {
+		if bytesOnly && r.MaxBytes == 0 {
+			continue
+		}
+		n, err := Trim(ctx, rdb, stream, r, time.Now())
+		if err != nil {
+			if ctx.Err() == nil {
+				errLog.Warn("trim failed", err, zap.String("stream", stream))
 			}
-			if n > 0 {
-				log.Debug("trimmed acked entries", zap.String("stream", stream), zap.Int64("removed", n))
-			}
+			continue
+		}
+		if n > 0 {
+			log.Debug("trimmed acked entries", zap.String("stream", stream), zap.Int64("removed", n))
 		}
 	}
+}
+
+// RetentionField is the field of the crawl's meta hash that records the retention a
+// stream kind ("requests", "responses", "items") is trimmed with, for status.
+func RetentionField(kind string) string { return "retention:" + kind }
+
+// RecordRetention records, in the crawl's meta hash, the retention each stream kind is
+// trimmed with (the last process started says). Status shows it.
+func RecordRetention(ctx context.Context, rdb redis.UniversalClient, k Keys, byKind map[string]Retention) error {
+	if len(byKind) == 0 {
+		return nil
+	}
+	vals := make([]any, 0, 2*len(byKind))
+	for kind, r := range byKind {
+		vals = append(vals, RetentionField(kind), r.String())
+	}
+	if err := rdb.HSet(ctx, k.Meta(), vals...).Err(); err != nil {
+		return fmt.Errorf("streams: record retention: %w", err)
+	}
+	return nil
+}
+
+// ParseRetention reads what Retention.String writes ("until acked", "max_age=10m0s
+// max_bytes=64MB min_count=5").
+func ParseRetention(s string) (Retention, error) {
+	var r Retention
+	s = strings.TrimSpace(s)
+	if s == "" || s == "until acked" {
+		return r, nil
+	}
+	for _, part := range strings.Fields(s) {
+		k, v, ok := strings.Cut(part, "=")
+		var err error
+		switch {
+		case !ok:
+			err = fmt.Errorf("no '='")
+		case k == "max_age":
+			r.Age, err = time.ParseDuration(v)
+		case k == "max_bytes":
+			r.MaxBytes, err = parseBytes(v)
+		case k == "min_count":
+			r.Count, err = strconv.ParseInt(v, 10, 64)
+		default:
+			err = fmt.Errorf("unknown key %q", k)
+		}
+		if err != nil {
+			return Retention{}, fmt.Errorf("streams: retention %q: %s: %w", s, part, err)
+		}
+	}
+	return r, nil
+}
+
+// parseBytes reads formatBytes's output.
+func parseBytes(v string) (int64, error) {
+	mult := int64(1)
+	for _, u := range []struct {
+		suffix string
+		n      int64
+	}{{"GB", 1 << 30}, {"MB", 1 << 20}, {"KB", 1 << 10}, {"B", 1}} {
+		if strings.HasSuffix(v, u.suffix) {
+			v, mult = strings.TrimSuffix(v, u.suffix), u.n
+			break
+		}
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	return n * mult, err
+}
+
+// RecordedRetention returns the retention the crawl's stage processes recorded for a
+// stream kind (RecordRetention); "until acked" when none did.
+func RecordedRetention(ctx context.Context, rdb redis.UniversalClient, k Keys, kind string) (Retention, error) {
+	v, err := rdb.HGet(ctx, k.Meta(), RetentionField(kind)).Result()
+	if errNil(err) {
+		return Retention{}, nil
+	}
+	if err != nil {
+		return Retention{}, fmt.Errorf("streams: read retention: %w", err)
+	}
+	return ParseRetention(v)
 }

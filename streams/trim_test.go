@@ -3,6 +3,7 @@ package streams_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -141,5 +142,88 @@ func TestRetentionAgeWithTheTrimmerAndAStoppedGroup(t *testing.T) {
 	<-done
 	if n := rdb.XLen(ctx, "items").Val(); n != 30 {
 		t.Fatalf("after every group acked, length = %d, want the 30 entries younger than the 1h retention", n)
+	}
+}
+
+// TestTrimByBytes: a byte limit removes the oldest acked entries until the stream's
+// MEMORY USAGE fits, but never an entry a group has not acked.
+func TestTrimByBytes(t *testing.T) {
+	srv := streamstest.Start(t)
+	rdb := srv.Client()
+	ctx := context.Background()
+	body := strings.Repeat("x", 4096)
+	var ids []string
+	for i := 0; i < 400; i++ {
+		id, err := rdb.XAdd(ctx, &redis.XAddArgs{Stream: "s", Values: map[string]any{"i": i, "body": body}}).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, id)
+	}
+	for _, g := range []string{"fast", "slow"} {
+		if err := rdb.XGroupCreate(ctx, "s", g, "0").Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	read := func(group string, n int64) []redis.XMessage {
+		res, err := rdb.XReadGroup(ctx, &redis.XReadGroupArgs{Group: group, Consumer: "c", Streams: []string{"s", ">"}, Count: n}).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res[0].Messages
+	}
+	for _, m := range read("fast", 400) {
+		rdb.XAck(ctx, "s", "fast", m.ID)
+	}
+	slow := read("slow", 300)
+	for _, m := range slow[:250] {
+		rdb.XAck(ctx, "s", "slow", m.ID)
+	}
+	const limit = 512 << 10 // ~125 entries; the slow group still needs 150
+	r := streams.Retention{MaxBytes: limit}
+	before := rdb.MemoryUsage(ctx, "s", 0).Val()
+	if _, err := streams.Trim(ctx, rdb, "s", r, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if n, first := rdb.XLen(ctx, "s").Val(), rdb.XRange(ctx, "s", "-", "+").Val()[0].ID; n != 150 || first != ids[250] {
+		t.Fatalf("after trim: %d entries from %s; want 150 from the slow group's oldest pending %s", n, first, ids[250])
+	}
+	// The slow group catches up: now the byte limit decides.
+	for _, m := range slow[250:] {
+		rdb.XAck(ctx, "s", "slow", m.ID)
+	}
+	for _, m := range read("slow", 1000) {
+		rdb.XAck(ctx, "s", "slow", m.ID)
+	}
+	if _, err := streams.Trim(ctx, rdb, "s", r, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	used, n := rdb.MemoryUsage(ctx, "s", 0).Val(), rdb.XLen(ctx, "s").Val()
+	last := rdb.XRevRangeN(ctx, "s", "+", "-", 1).Val()
+	if len(last) == 0 || last[0].ID != ids[399] {
+		t.Fatalf("the newest entry was trimmed")
+	}
+	if used > limit || used < limit*9/10 {
+		t.Fatalf("after trim: %d bytes in %d entries (was %d); want within 90-100%% of %d", used, n, before, limit)
+	}
+	// Age and bytes together: an age of 0 with a byte limit keeps by bytes only; a
+	// short age removes what the bytes would have kept.
+	if _, err := streams.Trim(ctx, rdb, "s", streams.Retention{MaxBytes: limit, Age: time.Millisecond}, time.Now().Add(time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	if n := rdb.XLen(ctx, "s").Val(); n != 0 {
+		t.Fatalf("age 1ms and a byte limit left %d entries, want 0", n)
+	}
+}
+
+func TestParseRetentionReadsString(t *testing.T) {
+	for _, r := range []streams.Retention{{}, {Age: 10 * time.Minute}, {MaxBytes: 64 << 20}, {Age: time.Hour, MaxBytes: 1000, Count: 5}} {
+		got, err := streams.ParseRetention(r.String())
+		if err != nil || got != r {
+			t.Errorf("ParseRetention(%q) = %+v, %v; want %+v", r.String(), got, err, r)
+		}
+	}
+	if _, err := streams.ParseRetention("max_age=soon"); err == nil {
+		t.Error("ParseRetention accepted a bad duration")
 	}
 }

@@ -155,5 +155,11 @@ func printBench(w io.Writer, st *streams.Status, took time.Duration, cpu float64
 		fmt.Fprintf(w, "  Redis bytes per seen URL      %.1f (dedup: %d bytes for %d URLs)\n",
 			float64(st.SeenBytes)/float64(st.Seen), st.SeenBytes, st.Seen)
 	}
-	fmt.Fprintf(w, "  Redis used memory             %.1f MiB (streams keep their entries; see status)\n", after["used_memory"]/(1<<20))
+	fmt.Fprintf(w, "  Redis used memory             %.1f MiB at the end, %.1f MiB peak (used_memory_peak: the server's whole life)\n",
+		after["used_memory"]/(1<<20), after["used_memory_peak"]/(1<<20))
+	for _, s := range st.Streams {
+		if strings.HasSuffix(s.Name, ":responses") || strings.HasSuffix(s.Name, ":items") {
+			fmt.Fprintf(w, "  %-29s %d entries, %.1f MiB (retention: %s)\n", s.Name, s.Length, float64(s.Bytes)/(1<<20), s.Retention)
+		}
+	}
 }

@@ -1,7 +1,11 @@
 package main
 
 import (
+	"context"
 	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
 
 	"github.com/ThreeDotsLabs/watermill/message"
 	"github.com/spf13/cobra"
@@ -14,8 +18,9 @@ import (
 func (a *app) replayCommand() *cobra.Command {
 	var f runFlags
 	var crawl, stage, from, to, spiderPath, group string
+	var fromWARC bool
 	cmd := &cobra.Command{
-		Use:   "replay --redis URL --crawl NAME --stage parse|store --from ID|TIME [--to ID|TIME] [--spider SPIDER.yaml] [--out FILE]",
+		Use:   "replay --redis URL --crawl NAME --stage parse|store --from ID|TIME [--to ID|TIME] [--spider SPIDER.yaml] [--out FILE] | replay --stage parse --from-warc --spider SPIDER.yaml [--out FILE] FILES|DIRS...",
 		Short: "Re-run the parse or store stage over retained entries, fetching nothing",
 		Long: `replay runs a stage again over the entries its input stream still retains (see the
 --retain-* flags of the stages), through a consumer group of its own:
@@ -27,10 +32,20 @@ func (a *app) replayCommand() *cobra.Command {
   --stage store   re-delivers stored items to a new sink (--out required).
 
 --from and --to take an entry ID (1700000000000-0), an RFC 3339 time, a duration ago
-(2h), or 0 for the beginning; --to defaults to the newest entry when the replay starts.`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+(2h), or 0 for the beginning; --to defaults to the newest entry when the replay starts.
+
+With --from-warc, parse re-parses the pages archived in the WARC files (or directories of
+.warc.gz files) given, written by "streamcrawl archive": no Redis, no retention, nothing
+fetched; each page runs the callback its request named, with its meta.`,
+		Args: cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
+			if fromWARC {
+				return a.replayWARC(ctx, stage, spiderPath, &f, args)
+			}
+			if len(args) > 0 {
+				return fmt.Errorf("unexpected arguments %q (WARC files need --from-warc)", args)
+			}
 			rdb, err := a.connectCrawl(ctx, crawl)
 			if err != nil {
 				return err
@@ -73,7 +88,49 @@ func (a *app) replayCommand() *cobra.Command {
 	fl.StringVar(&group, "group", "", "consumer group of the replay (default replay-<stage>-<ms>; an existing one is moved with XGROUP SETID)")
 	fl.StringVar(&f.out, "out", "", "sink for the items: FILE.jsonl, FILE.csv or postgres://...")
 	fl.StringVar(&f.consumer, "consumer", "", "consumer name (default host-pid)")
+	fl.BoolVar(&fromWARC, "from-warc", false, "re-parse the pages of the WARC files or directories given as arguments (no Redis)")
 	return cmd
+}
+
+// replayWARC runs a parse replay over WARC files.
+func (a *app) replayWARC(ctx context.Context, stage, spiderPath string, f *runFlags, args []string) error {
+	if stage != streams.StageParse {
+		return fmt.Errorf("--from-warc replays the parse stage only, not %q", stage)
+	}
+	if spiderPath == "" || len(args) == 0 {
+		return fmt.Errorf("--from-warc needs --spider and WARC files or directories")
+	}
+	sp, err := a.loadSpider(spiderPath)
+	if err != nil {
+		return err
+	}
+	var files []string
+	for _, arg := range args {
+		if st, err := os.Stat(arg); err == nil && st.IsDir() {
+			found, _ := filepath.Glob(filepath.Join(arg, "*.warc.gz"))
+			sort.Strings(found)
+			files = append(files, found...)
+			continue
+		}
+		files = append(files, arg)
+	}
+	if len(files) == 0 {
+		return fmt.Errorf("no .warc.gz files in %q", args)
+	}
+	if f.out == "" {
+		f.out = sp.Name + "-replay.jsonl"
+	}
+	sink, path, err := f.openSink(ctx, sp.Name, a.log)
+	if err != nil {
+		return err
+	}
+	res, err := handlers.ReplayWARC(ctx, files, sp, sink, a.log)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(a.stdout, "replay of %d WARC files: %d pages, %d items, %d pages failed, %d links not followed\nitems written to %s\n",
+		len(files), res.Pages, res.Items, res.Failed, res.RequestsDiscarded, path)
+	return nil
 }
 
 func (a *app) processCommand() *cobra.Command {

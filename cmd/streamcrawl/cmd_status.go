@@ -120,13 +120,17 @@ func printStatus(w io.Writer, st *streams.Status) {
 	fmt.Fprintf(tw, "dead letters\t%d\n", st.DeadLetters)
 	fmt.Fprintf(tw, "memory\tstreams %s, items %s, frontier %s, dedup %s\n", mib(st.Memory["streams"]),
 		mib(st.Memory["items"]), mib(st.Memory["frontier"]), mib(st.Memory["dedup"]))
-	fmt.Fprintln(tw, "\nSTREAM\tLENGTH\tBYTES\tGROUP\tPENDING\tLAG\tCONSUMERS")
+	fmt.Fprintln(tw, "\nSTREAM\tLENGTH\tBYTES\tGROUP\tPENDING\tLAG\tCONSUMERS\tRETENTION")
 	for _, s := range st.Streams {
+		ret := s.Retention
+		if ret == "" {
+			ret = "-"
+		}
 		if len(s.Groups) == 0 {
-			fmt.Fprintf(tw, "%s\t%d\t%d\t-\t\t\t\n", s.Name, s.Length, s.Bytes)
+			fmt.Fprintf(tw, "%s\t%d\t%d\t-\t\t\t\t%s\n", s.Name, s.Length, s.Bytes, ret)
 		}
 		for _, g := range s.Groups {
-			fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%d\t%d\t%d\n", s.Name, s.Length, s.Bytes, g.Name, g.Pending, g.Lag, g.Consumers)
+			fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%d\t%d\t%d\t%s\n", s.Name, s.Length, s.Bytes, g.Name, g.Pending, g.Lag, g.Consumers, ret)
 		}
 	}
 	if len(st.Partitions) > 0 {

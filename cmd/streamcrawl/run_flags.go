@@ -26,6 +26,7 @@ type runFlags struct {
 	minIdle         time.Duration
 	claimInterval   time.Duration
 	retain          [3]time.Duration // requests, responses, items
+	retainSet       func(name string) bool
 	trimInterval    time.Duration
 	maxBacklog      int64
 	metricsAddr     string
@@ -47,9 +48,10 @@ func (f *runFlags) add(cmd *cobra.Command, withOut bool) {
 	fl.DurationVar(&f.retryBackoff, "retry-backoff", streams.DefaultRetryBackoff, "wait before the first retry of a failed fetch or the redelivery of a failed entry, doubled each time")
 	fl.DurationVar(&f.minIdle, "min-idle", streams.DefaultMinIdle, "how long an entry sits with a silent consumer before another takes it over")
 	fl.DurationVar(&f.claimInterval, "claim-interval", streams.DefaultClaimInterval, "how often idle entries of dead consumers are looked for")
-	fl.DurationVar(&f.retain[0], "retain-requests", streams.DefaultRetainRequests, "how long the requests stream keeps entries every group has acked")
-	fl.DurationVar(&f.retain[1], "retain-responses", streams.DefaultRetainResponses, "how long the responses stream keeps acked entries (for re-parsing)")
-	fl.DurationVar(&f.retain[2], "retain-items", streams.DefaultRetainItems, "how long the items stream keeps acked entries (for new sinks and post-processors)")
+	fl.DurationVar(&f.retain[0], "retain-requests", streams.DefaultRetainRequests, "how long the requests stream keeps entries every group has acked (overrides the spider's settings.retention.requests)")
+	fl.DurationVar(&f.retain[1], "retain-responses", streams.DefaultRetainResponses, "how long the responses stream keeps acked entries, for re-parsing (overrides settings.retention.responses; default: until parsed)")
+	fl.DurationVar(&f.retain[2], "retain-items", streams.DefaultRetainItems, "how long the items stream keeps acked entries, for new sinks and post-processors (overrides settings.retention.items; default 24h up to 16MB)")
+	f.retainSet = func(name string) bool { return fl.Changed(name) }
 	fl.DurationVar(&f.trimInterval, "trim-interval", streams.DefaultTrimInterval, "how often acked entries past retention are trimmed")
 	fl.Int64Var(&f.maxBacklog, "max-backlog", handlers.DefaultMaxBacklog, "fetchers pause while this many responses wait for the parse stage (-1: no bound)")
 }
@@ -89,9 +91,14 @@ func redactOut(out string) string {
 func (f *runFlags) config(a *app, stages []string) (handlers.Config, error) {
 	cfg := handlers.Config{Stages: stages, Consumer: f.consumer, UntilDone: f.untilDone,
 		RetryBase: f.retryBackoff, MaxBacklog: f.maxBacklog, Subscriber: f.subscriber(), Logger: a.log, TrimInterval: f.trimInterval,
-		Retain: map[string]streams.Retention{
-			streams.StageFetch: {Age: f.retain[0]}, streams.StageParse: {Age: f.retain[1]}, streams.StageStore: {Age: f.retain[2]},
-		}}
+		Retain: map[string]streams.Retention{}}
+	// A --retain-* flag given replaces the spider's retention of that stream (age only,
+	// no byte limit); the others keep what the spider says.
+	for i, st := range []string{streams.StageFetch, streams.StageParse, streams.StageStore} {
+		if name := "retain-" + [...]string{"requests", "responses", "items"}[i]; f.retainSet != nil && f.retainSet(name) {
+			cfg.Retain[st] = streams.Retention{Age: f.retain[i]}
+		}
+	}
 	return cfg, installFault(&cfg)
 }
 

@@ -1,0 +1,90 @@
+package spiders
+
+import (
+	"bytes"
+	"errors"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/klauspost/compress/zstd"
+)
+
+// forgedResponse returns a zstd-compressed response payload whose text body is size
+// bytes of 'a': a few KB on the wire.
+func forgedResponse(t testing.TB, size int) []byte {
+	t.Helper()
+	var out bytes.Buffer
+	zw, err := zstd.NewWriter(&out, zstd.WithEncoderLevel(zstd.SpeedBestCompression))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = zw.Write([]byte(`{"v":2,"request":{"v":1,"url":"http://127.0.0.1/x","callback":"parse"},"url":"http://127.0.0.1/x","status":200,"body_len":0,"text":"`))
+	chunk := []byte(strings.Repeat("a", 1<<20))
+	for n := 0; n < size; n += len(chunk) {
+		_, _ = zw.Write(chunk)
+	}
+	_, _ = zw.Write([]byte(`","fetched_at":"2026-01-01T00:00:00Z"}`))
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return out.Bytes()
+}
+
+// A small forged entry claiming nothing but expanding to 200 MB is refused after at
+// most about twice max_body_size of output, not expanded.
+func TestUnmarshalResponseLimitRefusesABomb(t *testing.T) {
+	forged := forgedResponse(t, 200<<20)
+	if len(forged) > 64<<10 {
+		t.Fatalf("forged entry is %d bytes; want a small one", len(forged))
+	}
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	_, err := UnmarshalResponseLimit(forged, 10<<20)
+	runtime.ReadMemStats(&after)
+	if !errors.Is(err, ErrBodyTooLarge) {
+		t.Fatalf("err = %v, want ErrBodyTooLarge", err)
+	}
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 100<<20 {
+		t.Fatalf("decoding the %d-byte forged entry allocated %d MB; want well under its 200 MB", len(forged), alloc>>20)
+	}
+	t.Logf("forged %d-byte entry refused after %d MB allocated", len(forged), (after.TotalAlloc-before.TotalAlloc)>>20)
+	// Within the limit it decodes.
+	small := forgedResponse(t, 1<<20)
+	r, err := UnmarshalResponseLimit(small, 10<<20)
+	if err != nil || len(r.Body) < 1<<20 {
+		t.Fatalf("1 MB body under a 10 MB limit: %v", err)
+	}
+	if _, err := UnmarshalResponseLimit(small, 512<<10); !errors.Is(err, ErrBodyTooLarge) {
+		t.Fatalf("1 MB body under a 512 KB limit: err = %v, want ErrBodyTooLarge", err)
+	}
+}
+
+// The hand-written JSON of MarshalResponse decodes to the same body for every byte
+// that needs escaping, for UTF-8 text and for binary bodies.
+func TestMarshalResponseEscapesEveryByte(t *testing.T) {
+	var ascii []byte
+	for c := 0; c < 0x80; c++ {
+		ascii = append(ascii, byte(c))
+	}
+	for name, body := range map[string][]byte{
+		"ascii":  ascii,
+		"utf8":   []byte("prix: 12 € \u2028 \"quoted\" \\ <a href='x'>&amp;</a> 😀"),
+		"binary": {0xff, 0xfe, 0x00, '"', 0x80},
+		"empty":  {},
+	} {
+		req := &Request{URL: "http://127.0.0.1/a?b=1&c=2", Callback: "parse"}
+		payload, err := MarshalResponse(&Response{Request: req, URL: req.URL, Status: 200, Body: body})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		got, err := UnmarshalResponse(payload)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if !bytes.Equal(got.Body, body) || got.URL != req.URL {
+			t.Errorf("%s: round trip (-want +got):\n-%q %s\n+%q %s", name, body, req.URL, got.Body, got.URL)
+		}
+	}
+}

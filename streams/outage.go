@@ -1,0 +1,194 @@
+package streams
+
+import (
+	"errors"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/ThreeDotsLabs/watermill/message"
+	"go.uber.org/zap"
+)
+
+// MetaOutage marks a message whose handler failed because Redis refused a write for a
+// reason that is not about the message (see MarkOutage).
+const MetaOutage = "sc_outage"
+
+// ErrWriteRefused wraps errors of a Redis server that refuses writes for a reason that is
+// not about the message: out of memory under noeviction, a read-only replica, a failing
+// RDB save, missing replicas, a loading server. Such a failure is an outage to wait out,
+// never a reason to count a delivery, refetch a page or write a dead letter.
+var ErrWriteRefused = errors.New("streams: redis refuses writes")
+
+// refusalPrefixes are the Redis error codes that refuse a write for the server's own
+// reasons. Errors raised inside a script keep the code at the start of the message.
+var refusalPrefixes = []string{"OOM ", "READONLY ", "MISCONF ", "NOREPLICAS ", "MASTERDOWN ", "LOADING ", "CLUSTERDOWN "}
+
+// IsWriteRefused reports whether err (or any error it wraps) is a server-side refusal of
+// a write that is not about the message (see ErrWriteRefused).
+func IsWriteRefused(err error) bool {
+	for err != nil {
+		if err == ErrWriteRefused {
+			return true
+		}
+		msg := err.Error()
+		for _, p := range refusalPrefixes {
+			if strings.HasPrefix(msg, p) {
+				return true
+			}
+		}
+		if strings.Contains(msg, "OOM command not allowed") {
+			return true
+		}
+		switch u := err.(type) {
+		case interface{ Unwrap() error }:
+			err = u.Unwrap()
+		case interface{ Unwrap() []error }:
+			for _, e := range u.Unwrap() {
+				if IsWriteRefused(e) {
+					return true
+				}
+			}
+			return false
+		default:
+			return false
+		}
+	}
+	return false
+}
+
+// MarkOutage records err on msg and marks it as failed by an outage: the Subscriber
+// holds it (no delivery counted, no dead letter) and hands it out again once Redis may
+// take writes.
+func MarkOutage(msg *message.Message, err error) {
+	RecordError(msg, err)
+	msg.Metadata.Set(MetaOutage, "1")
+}
+
+// Outage tracks whether Redis refuses this process's writes. Every stage of a process
+// shares one: while it is on, subscribers read no new entries, held messages wait, and
+// the runner never reports the crawl done. It logs one line when an outage starts, a
+// reminder once a minute while it lasts and one line when it ends, and counts
+// write_outages (outages seen) and writes_refused (refused writes) in the crawl's
+// counters. A nil *Outage is valid and tracks nothing.
+type Outage struct {
+	log      *zap.Logger
+	counters *Counters
+
+	now func() time.Time // the clock; time.Now
+
+	mu       sync.Mutex
+	since    time.Time // zero: no outage
+	last     time.Time // the last refusal
+	lastLog  time.Time
+	refused  int64
+	lastErr  string
+	notified chan struct{} // closed when the outage ends
+}
+
+// NewOutage returns an Outage that logs to log and counts in counters (either may be nil).
+func NewOutage(log *zap.Logger, counters *Counters) *Outage {
+	if log == nil {
+		log = zap.NewNop()
+	}
+	return &Outage{log: log, counters: counters, now: time.Now}
+}
+
+// outageStale is how long after its last refusal an outage counts as over even though
+// no write was seen to go through (held messages retry at least every 5 s while Redis
+// refuses, so a real outage refreshes it): reading resumes, and a write that is refused
+// again starts a new outage.
+const outageStale = 15 * time.Second
+
+// Refused records a refused write. It returns false (and records nothing) when err is
+// not a refusal.
+func (o *Outage) Refused(err error) bool {
+	if !IsWriteRefused(err) {
+		return false
+	}
+	if o == nil {
+		return true
+	}
+	now := o.now()
+	o.mu.Lock()
+	if !o.since.IsZero() && now.Sub(o.last) >= outageStale {
+		o.since = time.Time{} // stale: this is a new outage
+		close(o.notified)
+	}
+	started := o.since.IsZero()
+	if started {
+		o.since, o.lastLog, o.refused = now, now, 0
+		o.notified = make(chan struct{})
+	}
+	o.refused++
+	o.last = now
+	o.lastErr = err.Error()
+	remind := !started && now.Sub(o.lastLog) >= time.Minute
+	if remind {
+		o.lastLog = now
+	}
+	since, n := o.since, o.refused
+	o.mu.Unlock()
+	if o.counters != nil {
+		o.counters.Add("writes_refused", 1)
+		if started {
+			o.counters.Add("write_outages", 1)
+		}
+	}
+	switch {
+	case started:
+		o.log.Error("redis refuses writes: stopped reading new work, holding what is in flight "+
+			"until it accepts writes again (free memory or raise maxmemory; nothing is dropped)",
+			zap.Error(err))
+	case remind:
+		o.log.Error("redis still refuses writes; crawl stalled", zap.Duration("for", now.Sub(since).Round(time.Second)),
+			zap.Int64("refused_writes", n), zap.Error(err))
+	}
+	return true
+}
+
+// Accepted records that a write went through: an outage, if any, is over.
+func (o *Outage) Accepted() {
+	if o == nil {
+		return
+	}
+	o.mu.Lock()
+	if o.since.IsZero() {
+		o.mu.Unlock()
+		return
+	}
+	d, n := o.now().Sub(o.since), o.refused
+	o.since = time.Time{}
+	close(o.notified)
+	o.mu.Unlock()
+	o.log.Warn("redis accepts writes again; resuming", zap.Duration("outage", d.Round(time.Millisecond)),
+		zap.Int64("refused_writes", n))
+}
+
+// Active reports whether Redis refused the last write seen, less than outageStale ago.
+func (o *Outage) Active() bool {
+	if o == nil {
+		return false
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return !o.since.IsZero() && o.now().Sub(o.last) < outageStale
+}
+
+// ended returns a channel closed when the current outage ends (nil when there is none).
+func (o *Outage) ended() <-chan struct{} {
+	if o == nil {
+		return nil
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.since.IsZero() {
+		return nil
+	}
+	return o.notified
+}
+
+// outageBackoff is the wait before write attempt n (0-based) during an outage.
+func outageBackoff(n int) time.Duration {
+	return min(100*time.Millisecond<<min(n, 6), 5*time.Second)
+}

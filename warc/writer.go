@@ -1,0 +1,230 @@
+package warc
+
+import (
+	"bytes"
+	"compress/gzip"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+)
+
+// DefaultMaxFileSize is the size past which a Writer starts a new file.
+const DefaultMaxFileSize = 1 << 30
+
+// Writer appends records to WARC files in a directory, one gzip member per record,
+// starting a new file once the current one passes MaxFileSize. It knows the response
+// record IDs of every file in the directory (read when it opens), so Has tells a page
+// already archived. Safe for concurrent use.
+type Writer struct {
+	dir, prefix string
+	maxSize     int64
+
+	mu      sync.Mutex
+	written uint64 // pages written (not necessarily synced)
+	syncMu  sync.Mutex
+	synced  uint64 // pages known to be on disk
+	f       *os.File
+	size    int64
+	seq     int
+	index   map[string]bool // response record IDs in the directory
+	zw      *gzip.Writer
+	buf     bytes.Buffer
+}
+
+// Open opens dir (created if missing) for writing files named prefix-<time>-<n>.warc.gz.
+// It reads every .warc.gz file there: response record IDs go to the index, and a file
+// whose last record was cut short (a killed writer) is truncated after its last whole
+// record. maxSize 0 means DefaultMaxFileSize.
+func Open(dir, prefix string, maxSize int64) (*Writer, error) {
+	if maxSize <= 0 {
+		maxSize = DefaultMaxFileSize
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("warc: %w", err)
+	}
+	w := &Writer{dir: dir, prefix: prefix, maxSize: maxSize, index: map[string]bool{}}
+	files, err := filepath.Glob(filepath.Join(dir, "*.warc.gz"))
+	if err != nil {
+		return nil, fmt.Errorf("warc: %w", err)
+	}
+	sort.Strings(files)
+	for _, name := range files {
+		if err := w.recover(name); err != nil {
+			return nil, err
+		}
+	}
+	w.zw, _ = gzip.NewWriterLevel(&w.buf, gzip.DefaultCompression)
+	return w, nil
+}
+
+// recover indexes one file and cuts a torn tail.
+func (w *Writer) recover(name string) error {
+	f, err := os.OpenFile(name, os.O_RDWR, 0)
+	if err != nil {
+		return fmt.Errorf("warc: %w", err)
+	}
+	defer f.Close()
+	r, err := NewReader(f)
+	if err != nil {
+		return err
+	}
+	// A page is its request record then its response record: the good part ends after
+	// the last response (a request alone at the end is half a page).
+	var good int64
+	for {
+		rec, err := r.Next()
+		if errors.Is(err, io.EOF) && r.Offset() == good {
+			return nil
+		}
+		if err != nil {
+			if terr := f.Truncate(good); terr != nil {
+				return fmt.Errorf("warc: truncate torn tail of %s: %w", name, terr)
+			}
+			return f.Sync()
+		}
+		if rec.Type() == TypeResponse {
+			w.index[rec.ID()] = true
+		}
+		if rec.Type() != TypeRequest {
+			good = r.Offset()
+		}
+	}
+}
+
+// Has reports whether a response record with this ID is in the directory.
+func (w *Writer) Has(id string) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.index[id]
+}
+
+// Len returns the number of response records in the directory.
+func (w *Writer) Len() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.index)
+}
+
+// WritePage appends p's request and response records and returns once they are synced
+// to disk (concurrent calls share fsyncs), unless its response record is there already.
+// It reports whether it wrote.
+func (w *Writer) WritePage(p *Page) (bool, error) {
+	req, res := p.Records()
+	w.mu.Lock()
+	if w.index[res.ID()] {
+		// Written already, maybe by a call still waiting for its fsync: return once
+		// that is done too.
+		upTo, f := w.written, w.f
+		w.mu.Unlock()
+		if f == nil {
+			return false, nil // found in a file on disk when the directory was opened
+		}
+		return false, w.syncTo(upTo, f)
+	}
+	if w.f == nil || w.size >= w.maxSize {
+		if err := w.rotate(); err != nil {
+			w.mu.Unlock()
+			return false, err
+		}
+	}
+	var out bytes.Buffer
+	for _, rec := range []*Record{req, res} {
+		w.buf.Reset()
+		w.zw.Reset(&w.buf)
+		var plain bytes.Buffer
+		rec.encode(&plain)
+		w.zw.Write(plain.Bytes())
+		if err := w.zw.Close(); err != nil {
+			w.mu.Unlock()
+			return false, fmt.Errorf("warc: gzip: %w", err)
+		}
+		out.Write(w.buf.Bytes())
+	}
+	if _, err := w.f.Write(out.Bytes()); err != nil {
+		w.mu.Unlock()
+		return false, fmt.Errorf("warc: write %s: %w", w.f.Name(), err)
+	}
+	w.size += int64(out.Len())
+	w.index[res.ID()] = true
+	w.written++
+	mine, f := w.written, w.f
+	w.mu.Unlock()
+	// Group commit: one fsync covers every page written before it, so concurrent
+	// writers share it.
+	if err := w.syncTo(mine, f); err != nil {
+		w.mu.Lock()
+		delete(w.index, res.ID()) // not known to be on disk: let a redelivery write it
+		w.mu.Unlock()
+		return false, err
+	}
+	return true, nil
+}
+
+// syncTo returns once page n is on disk, syncing f (the file it went to) unless a sync
+// since has covered it.
+func (w *Writer) syncTo(n uint64, f *os.File) error {
+	w.syncMu.Lock()
+	defer w.syncMu.Unlock()
+	if w.synced >= n {
+		return nil
+	}
+	w.mu.Lock()
+	upTo, cur := w.written, w.f
+	w.mu.Unlock()
+	if cur != f {
+		return nil // rotated: rotate synced f before closing it
+	}
+	if err := f.Sync(); err != nil {
+		return fmt.Errorf("warc: sync %s: %w", f.Name(), err)
+	}
+	w.synced = upTo
+	return nil
+}
+
+// rotate starts a new file (w.mu held), syncing the old one first.
+func (w *Writer) rotate() error {
+	if w.f != nil {
+		if err := w.f.Sync(); err != nil {
+			return fmt.Errorf("warc: sync %s: %w", w.f.Name(), err)
+		}
+		if err := w.f.Close(); err != nil {
+			return fmt.Errorf("warc: close %s: %w", w.f.Name(), err)
+		}
+	}
+	w.seq++
+	name := filepath.Join(w.dir, fmt.Sprintf("%s-%s-%05d.warc.gz", safeName(w.prefix),
+		time.Now().UTC().Format("20060102150405"), w.seq))
+	f, err := os.OpenFile(name, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return fmt.Errorf("warc: %w", err)
+	}
+	w.f, w.size = f, 0
+	return nil
+}
+
+// Close closes the current file.
+func (w *Writer) Close() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.f == nil {
+		return nil
+	}
+	err := w.f.Close()
+	w.f = nil
+	return err
+}
+
+func safeName(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' {
+			return r
+		}
+		return '_'
+	}, s)
+}

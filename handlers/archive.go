@@ -12,7 +12,7 @@ import (
 
 	"github.com/streamcrawl/streamcrawl/spiders"
 	"github.com/streamcrawl/streamcrawl/streams"
-	"github.com/streamcrawl/streamcrawl/warc"
+	"github.com/streamcrawl/streamcrawl/processors/warc"
 )
 
 // DefaultArchiveGroup is the consumer group of archivers on the responses streams.

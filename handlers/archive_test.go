@@ -17,7 +17,7 @@ import (
 	"github.com/streamcrawl/streamcrawl/handlers"
 	"github.com/streamcrawl/streamcrawl/streams"
 	"github.com/streamcrawl/streamcrawl/streams/streamstest"
-	"github.com/streamcrawl/streamcrawl/warc"
+	"github.com/streamcrawl/streamcrawl/processors/warc"
 )
 
 // An archiver group created before the crawl archives every fetched page once, when it

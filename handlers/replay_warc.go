@@ -15,7 +15,7 @@ import (
 
 	"github.com/streamcrawl/streamcrawl/processors"
 	"github.com/streamcrawl/streamcrawl/spiders"
-	"github.com/streamcrawl/streamcrawl/warc"
+	"github.com/streamcrawl/streamcrawl/processors/warc"
 )
 
 // WARCReplayResult says what a replay from WARC files did.

@@ -14,7 +14,7 @@ import (
 
 	"github.com/streamcrawl/streamcrawl/spiders/demosite"
 	"github.com/streamcrawl/streamcrawl/streams"
-	"github.com/streamcrawl/streamcrawl/warc"
+	"github.com/streamcrawl/streamcrawl/processors/warc"
 )
 
 // TestArchiverKilledWritesEveryRecordOnce: an archiver dies abruptly (exit 137, like

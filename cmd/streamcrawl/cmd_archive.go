@@ -9,7 +9,7 @@ import (
 	"github.com/streamcrawl/streamcrawl/handlers"
 	"github.com/streamcrawl/streamcrawl/spiders"
 	"github.com/streamcrawl/streamcrawl/streams"
-	"github.com/streamcrawl/streamcrawl/warc"
+	"github.com/streamcrawl/streamcrawl/processors/warc"
 )
 
 func (a *app) archiveCommand() *cobra.Command {

@@ -117,7 +117,7 @@ func Archive(ctx context.Context, cfg ArchiveConfig) error {
 	}
 	// The archiver trims the responses it acked, with the retention the crawl recorded:
 	// an archiver that lags behind a finished crawl must not leave them in Redis.
-	retention, err := streams.RecordedRetention(ctx, cfg.Client, layout.Global(), "responses")
+	retention, err := streams.RecordedRetention(ctx, cfg.Client, layout.Global().Meta(), "responses")
 	if err != nil {
 		log.Warn("retention of the responses unknown; trimming them once acked", zap.Error(err))
 	}

@@ -325,7 +325,7 @@ func Run(ctx context.Context, cfg Config) (err error) {
 			}
 		}
 	}
-	if err := streams.RecordRetention(ctx, cfg.Client, keys, recorded); err != nil {
+	if err := streams.RecordRetention(ctx, cfg.Client, keys.Meta(), recorded); err != nil {
 		log.Debug("retention not recorded for status", zap.Error(err))
 	}
 	background.Add(2)

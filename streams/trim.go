@@ -258,9 +258,9 @@ func trimAll(ctx context.Context, rdb redis.UniversalClient, streams map[string]
 // stream kind ("requests", "responses", "items") is trimmed with, for status.
 func RetentionField(kind string) string { return "retention:" + kind }
 
-// RecordRetention records, in the crawl's meta hash, the retention each stream kind is
-// trimmed with (the last process started says). Status shows it.
-func RecordRetention(ctx context.Context, rdb redis.UniversalClient, k Keys, byKind map[string]Retention) error {
+// RecordRetention records, in the crawl's meta hash (meta), the retention each stream
+// kind is trimmed with (the last process started says). Status shows it.
+func RecordRetention(ctx context.Context, rdb redis.UniversalClient, meta string, byKind map[string]Retention) error {
 	if len(byKind) == 0 {
 		return nil
 	}
@@ -268,7 +268,7 @@ func RecordRetention(ctx context.Context, rdb redis.UniversalClient, k Keys, byK
 	for kind, r := range byKind {
 		vals = append(vals, RetentionField(kind), r.String())
 	}
-	if err := rdb.HSet(ctx, k.Meta(), vals...).Err(); err != nil {
+	if err := rdb.HSet(ctx, meta, vals...).Err(); err != nil {
 		return fmt.Errorf("streams: record retention: %w", err)
 	}
 	return nil
@@ -321,9 +321,9 @@ func parseBytes(v string) (int64, error) {
 }
 
 // RecordedRetention returns the retention the crawl's stage processes recorded for a
-// stream kind (RecordRetention); "until acked" when none did.
-func RecordedRetention(ctx context.Context, rdb redis.UniversalClient, k Keys, kind string) (Retention, error) {
-	v, err := rdb.HGet(ctx, k.Meta(), RetentionField(kind)).Result()
+// stream kind in its meta hash (RecordRetention); "until acked" when none did.
+func RecordedRetention(ctx context.Context, rdb redis.UniversalClient, meta, kind string) (Retention, error) {
+	v, err := rdb.HGet(ctx, meta, RetentionField(kind)).Result()
 	if errNil(err) {
 		return Retention{}, nil
 	}

@@ -6,13 +6,15 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/streamcrawl/streamcrawl/streams/frontier"
+
 	"github.com/ThreeDotsLabs/watermill/message"
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/zap"
 
+	"github.com/streamcrawl/streamcrawl/processors/warc"
 	"github.com/streamcrawl/streamcrawl/spiders"
 	"github.com/streamcrawl/streamcrawl/streams"
-	"github.com/streamcrawl/streamcrawl/processors/warc"
 )
 
 // DefaultArchiveGroup is the consumer group of archivers on the responses streams.
@@ -65,7 +67,7 @@ func Archive(ctx context.Context, cfg ArchiveConfig) error {
 	base := Config{Consumer: cfg.Consumer, Logger: cfg.Logger}
 	base.setBasicDefaults()
 	log := base.Logger
-	layout, err := streams.ReadLayout(ctx, cfg.Client, cfg.Crawl)
+	layout, err := frontier.ReadLayout(ctx, cfg.Client, cfg.Crawl)
 	if err != nil {
 		return err
 	}
@@ -102,7 +104,7 @@ func Archive(ctx context.Context, cfg ArchiveConfig) error {
 	var until func(ctx context.Context) (bool, error)
 	if cfg.UntilDone {
 		until = func(ctx context.Context) (bool, error) {
-			p, err := streams.ReadProgress(ctx, cfg.Client, layout)
+			p, err := frontier.ReadProgress(ctx, cfg.Client, layout)
 			if err != nil || !p.Done() {
 				return false, err
 			}
@@ -145,7 +147,7 @@ func Archive(ctx context.Context, cfg ArchiveConfig) error {
 
 // EnsureArchiveGroup creates the archive group on the crawl's responses streams (at
 // their start) if missing, so that no response is trimmed before it is archived.
-func EnsureArchiveGroup(ctx context.Context, rdb redis.UniversalClient, layout streams.Layout, group string) error {
+func EnsureArchiveGroup(ctx context.Context, rdb redis.UniversalClient, layout frontier.Layout, group string) error {
 	if group == "" {
 		group = DefaultArchiveGroup
 	}

@@ -11,13 +11,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/streamcrawl/streamcrawl/streams/frontier"
+
 	"github.com/ThreeDotsLabs/watermill/message"
 	"go.uber.org/zap/zaptest"
 
 	"github.com/streamcrawl/streamcrawl/handlers"
+	"github.com/streamcrawl/streamcrawl/processors/warc"
 	"github.com/streamcrawl/streamcrawl/streams"
 	"github.com/streamcrawl/streamcrawl/streams/streamstest"
-	"github.com/streamcrawl/streamcrawl/processors/warc"
 )
 
 // An archiver group created before the crawl archives every fetched page once, when it
@@ -31,7 +33,7 @@ func TestArchiveEveryPageOnceAcrossARestart(t *testing.T) {
 	sp := titleSpider("arch", base)
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	if err := handlers.EnsureArchiveGroup(ctx, rdb, streams.NewLayout("arch", 1), ""); err != nil {
+	if err := handlers.EnsureArchiveGroup(ctx, rdb, frontier.NewLayout("arch", 1), ""); err != nil {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
@@ -102,7 +104,7 @@ func TestArchiveEveryPageOnceAcrossARestart(t *testing.T) {
 		t.Fatalf("archived %d pages, fetched %d; want 60 and 60", len(counts), fetched)
 	}
 	// The archiver, last to ack, trimmed them (default retention: until acked).
-	if n := rdb.XLen(ctx, streams.NewKeys("arch").Responses()).Val(); n != 0 {
+	if n := rdb.XLen(ctx, frontier.NewKeys("arch").Responses()).Val(); n != 0 {
 		t.Errorf("responses stream holds %d entries once archived and parsed, want 0", n)
 	}
 }

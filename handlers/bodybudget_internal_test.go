@@ -11,8 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/streamcrawl/streamcrawl/streams/frontier"
+
 	"github.com/streamcrawl/streamcrawl/spiders"
-	"github.com/streamcrawl/streamcrawl/streams"
 	"github.com/streamcrawl/streamcrawl/streams/streamstest"
 )
 
@@ -34,13 +35,13 @@ func TestBodyBudgetBoundsBytesInFlight(t *testing.T) {
 	defer srv.Close()
 	rs := streamstest.Start(t)
 	rdb := rs.Client()
-	layout := streams.NewLayout("budget", 1)
-	delayed, err := streams.NewDelayed(rdb, layout, "", streams.HostDefaults{})
+	layout := frontier.NewLayout("budget", 1)
+	delayed, err := frontier.NewDelayed(rdb, layout, "", frontier.HostDefaults{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer delayed.Close()
-	hosts, err := streams.NewHosts(rdb, layout, streams.HostDefaults{}, "")
+	hosts, err := frontier.NewHosts(rdb, layout, frontier.HostDefaults{}, "")
 	if err != nil {
 		t.Fatal(err)
 	}

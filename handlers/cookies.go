@@ -10,11 +10,12 @@ import (
 	"sync"
 	"time"
 
+	"github.com/streamcrawl/streamcrawl/streams/frontier"
+
 	"github.com/redis/go-redis/v9"
 	"golang.org/x/net/publicsuffix"
 
 	"github.com/streamcrawl/streamcrawl/spiders"
-	"github.com/streamcrawl/streamcrawl/streams"
 )
 
 // DefaultCookieSession is the cookie session of requests without a cookiejar meta.
@@ -27,7 +28,7 @@ const DefaultCookieSession = "default"
 type cookieStore struct {
 	mode   string
 	rdb    redis.UniversalClient
-	layout streams.Layout
+	layout frontier.Layout
 
 	mu    sync.Mutex
 	local map[string]*cookiejar.Jar // process mode, by session
@@ -48,7 +49,7 @@ type cachedCookies struct {
 	vals map[string]string
 }
 
-func newCookieStore(mode string, rdb redis.UniversalClient, layout streams.Layout) *cookieStore {
+func newCookieStore(mode string, rdb redis.UniversalClient, layout frontier.Layout) *cookieStore {
 	if mode == "" {
 		mode = spiders.CookiesShared
 	}

@@ -8,9 +8,10 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/streamcrawl/streamcrawl/streams/frontier"
+
 	"github.com/streamcrawl/streamcrawl/handlers"
 	"github.com/streamcrawl/streamcrawl/spiders"
-	"github.com/streamcrawl/streamcrawl/streams"
 	"github.com/streamcrawl/streamcrawl/streams/streamstest"
 )
 
@@ -88,12 +89,12 @@ func TestLoginThenMembersPagesAcrossTwoFetchProcesses(t *testing.T) {
 
 	// A fetch process of its own, which never logs in, reads the shared jar.
 	ctx := context.Background()
-	layout := streams.NewLayout("members", 1)
-	delayed, err := streams.NewDelayed(srv.Client(), layout, "", streams.HostDefaults{})
+	layout := frontier.NewLayout("members", 1)
+	delayed, err := frontier.NewDelayed(srv.Client(), layout, "", frontier.HostDefaults{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	hosts, err := streams.NewHosts(srv.Client(), layout, streams.HostDefaults{}, "")
+	hosts, err := frontier.NewHosts(srv.Client(), layout, frontier.HostDefaults{}, "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/streamcrawl/streamcrawl/streams/frontier"
+
 	"github.com/ThreeDotsLabs/watermill"
 	"github.com/ThreeDotsLabs/watermill/message"
 	"github.com/redis/go-redis/v9"
@@ -40,8 +42,8 @@ type Fetch struct {
 	cond     *validators // nil unless the spider revisits URLs
 	guard    *netGuard   // nil when private networks are allowed
 	proxies  *proxyPool  // nil without settings.proxies
-	delayed  *streams.Delayed
-	hosts    *streams.Hosts
+	delayed  *frontier.Delayed
+	hosts    *frontier.Hosts
 	robots   *robots
 	budget   *bodyBudget
 	base     time.Duration
@@ -55,13 +57,13 @@ type FetchConfig struct {
 	// Settings of the spider.
 	Settings spiders.Settings
 	// Delayed is where retries wait. Required.
-	Delayed *streams.Delayed
+	Delayed *frontier.Delayed
 	// Hosts takes back the hosts' slots and learns their back-offs. Required.
-	Hosts *streams.Hosts
+	Hosts *frontier.Hosts
 	// Client and Layout give robots.txt its shared cache (in each host's partition);
 	// needed when the spider obeys robots.txt.
 	Client redis.UniversalClient
-	Layout streams.Layout
+	Layout frontier.Layout
 	// RobotsRetry is how long a host whose robots.txt answered 5xx (or could not be
 	// fetched) stays disallowed before robots.txt is fetched again. Default
 	// DefaultRobotsRetry.

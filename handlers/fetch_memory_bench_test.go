@@ -13,10 +13,11 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/streamcrawl/streamcrawl/streams/frontier"
+
 	"github.com/ThreeDotsLabs/watermill/message"
 
 	"github.com/streamcrawl/streamcrawl/spiders"
-	"github.com/streamcrawl/streamcrawl/streams"
 	"github.com/streamcrawl/streamcrawl/streams/streamstest"
 )
 
@@ -38,13 +39,13 @@ func BenchmarkFetch32Pages10MB(b *testing.B) {
 	defer srv.Close()
 	rs := streamstest.Start(b)
 	rdb := rs.Client()
-	layout := streams.NewLayout("mem", 1)
-	delayed, err := streams.NewDelayed(rdb, layout, "", streams.HostDefaults{})
+	layout := frontier.NewLayout("mem", 1)
+	delayed, err := frontier.NewDelayed(rdb, layout, "", frontier.HostDefaults{})
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer delayed.Close()
-	hosts, err := streams.NewHosts(rdb, layout, streams.HostDefaults{}, "")
+	hosts, err := frontier.NewHosts(rdb, layout, frontier.HostDefaults{}, "")
 	if err != nil {
 		b.Fatal(err)
 	}

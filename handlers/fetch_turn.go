@@ -6,6 +6,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/streamcrawl/streamcrawl/streams/frontier"
+
 	"github.com/ThreeDotsLabs/watermill/message"
 	"go.uber.org/zap"
 
@@ -24,12 +26,12 @@ type turn struct {
 	f     *Fetch
 	req   *spiders.Request
 	host  string // as in the URL; streams.Hosts normalises it
-	rule  streams.HostRule
+	rule  frontier.HostRule
 	lease string // the requests stream ID the slot was leased for; "" when no slot
 }
 
 func (f *Fetch) newTurn(msg *message.Message, req *spiders.Request, host string) *turn {
-	t := &turn{f: f, req: req, host: host, rule: ruleOf(f.settings, streams.NormalHost(host))}
+	t := &turn{f: f, req: req, host: host, rule: ruleOf(f.settings, frontier.NormalHost(host))}
 	if t.rule.Concurrency > 0 {
 		t.lease = msg.Metadata.Get(streams.MetaStreamID)
 	}
@@ -46,7 +48,7 @@ func (t *turn) robots(ctx context.Context, v robotsVerdict) (done bool, err erro
 	case v.wait > 0:
 		// Another fetcher is fetching robots.txt: the request waits in its host's queue.
 		f.count("robots_waits", 1)
-		return true, t.requeue(ctx, streams.NotStarted, time.Time{}, v.wait)
+		return true, t.requeue(ctx, frontier.NotStarted, time.Time{}, v.wait)
 	case !v.fetched.IsZero() && v.delay > 0:
 		if err := f.hosts.SetCrawlDelay(ctx, t.host, v.delay); err != nil {
 			return true, err
@@ -56,38 +58,38 @@ func (t *turn) robots(ctx context.Context, v robotsVerdict) (done bool, err erro
 	case !v.allowed:
 		f.count("robots_disallowed", 1)
 		f.log.Debug("disallowed by robots.txt", zap.String("url", t.req.URL))
-		fin := streams.Finish{Outcome: streams.NotStarted}
+		fin := frontier.Finish{Outcome: frontier.NotStarted}
 		if !v.fetched.IsZero() {
-			fin = streams.Finish{Outcome: streams.Done, Started: v.fetched}
+			fin = frontier.Finish{Outcome: frontier.Done, Started: v.fetched}
 		}
 		t.finish(ctx, fin)
 		return true, nil
 	case !v.fetched.IsZero() && (t.rule.Delay > 0 || v.delay > 0):
 		// robots.txt was this turn's request to the host: the page waits for the delay.
 		f.count("robots_turns", 1)
-		return true, t.requeue(ctx, streams.Done, v.fetched, 0)
+		return true, t.requeue(ctx, frontier.Done, v.fetched, 0)
 	}
 	return false, nil
 }
 
 // requeue ends the turn and puts the request back in its host's queue in one step.
-func (t *turn) requeue(ctx context.Context, outcome streams.Outcome, started time.Time, wait time.Duration) error {
+func (t *turn) requeue(ctx context.Context, outcome frontier.Outcome, started time.Time, wait time.Duration) error {
 	payload, err := spiders.MarshalRequest(t.req)
 	if err != nil {
 		return err
 	}
-	_, err = t.f.hosts.Finish(ctx, streams.Finish{Host: t.host, Lease: t.lease, Outcome: outcome, Started: started,
+	_, err = t.f.hosts.Finish(ctx, frontier.Finish{Host: t.host, Lease: t.lease, Outcome: outcome, Started: started,
 		Requeue: payload, Priority: t.req.Priority, Depth: t.req.Depth, Wait: wait})
 	return err
 }
 
 // fetched ends the turn after a fetch started at started; slow is a 429 or 503.
 func (t *turn) fetched(ctx context.Context, started time.Time, slow bool, rerr *retryableError) {
-	fin := streams.Finish{Outcome: streams.Done, Started: started, Autothrottle: t.f.autothrottle()}
+	fin := frontier.Finish{Outcome: frontier.Done, Started: started, Autothrottle: t.f.autothrottle()}
 	if slow {
-		fin.Outcome = streams.SlowDown
+		fin.Outcome = frontier.SlowDown
 		if d, ok := parseRetryAfter(rerr.retryAfter, time.Now()); ok {
-			fin.RetryAfter = min(d, streams.MaxHostBackoff)
+			fin.RetryAfter = min(d, frontier.MaxHostBackoff)
 		}
 		t.f.count("host_slowdowns", 1)
 		t.f.log.Info("host asks to slow down; every fetcher backs off", zap.String("host", t.host),
@@ -99,8 +101,8 @@ func (t *turn) fetched(ctx context.Context, started time.Time, slow bool, rerr *
 // finish gives the slot back (when there is one) and tells the host's schedule what
 // happened. Needless for a host without limits, unless it must learn something. A
 // failure is logged: the lease then expires by itself.
-func (t *turn) finish(ctx context.Context, fin streams.Finish) {
-	if t.lease == "" && fin.Outcome != streams.SlowDown && !fin.Autothrottle {
+func (t *turn) finish(ctx context.Context, fin frontier.Finish) {
+	if t.lease == "" && fin.Outcome != frontier.SlowDown && !fin.Autothrottle {
 		return
 	}
 	fin.Host, fin.Lease = t.host, t.lease

@@ -4,11 +4,12 @@ import (
 	"context"
 	"strings"
 
+	"github.com/streamcrawl/streamcrawl/streams/frontier"
+
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/zap"
 
 	"github.com/streamcrawl/streamcrawl/spiders"
-	"github.com/streamcrawl/streamcrawl/streams"
 )
 
 // NewFrontier returns the crawl's frontier as the spider's settings configure it
@@ -16,35 +17,35 @@ import (
 // with capacity and error_rate; a crawl keeps the dedup it started with). seenCache < 0
 // disables the in-process seen cache; countUnread is for the embedded Redis (see
 // streams.DispatcherConfig).
-func NewFrontier(ctx context.Context, rdb redis.UniversalClient, sp *spiders.Spider, seenCache int, countUnread bool, log *zap.Logger) (*streams.Frontier, error) {
+func NewFrontier(ctx context.Context, rdb redis.UniversalClient, sp *spiders.Spider, seenCache int, countUnread bool, log *zap.Logger) (*frontier.Frontier, error) {
 	s := sp.Settings
 	s.SetDefaults()
 	layout, err := OpenLayout(ctx, rdb, sp, log)
 	if err != nil {
 		return nil, err
 	}
-	mode, err := streams.ParseDedupMode(s.Dedup)
+	mode, err := frontier.ParseDedupMode(s.Dedup)
 	if err != nil {
 		return nil, err
 	}
-	d, err := streams.OpenLayoutDeduper(ctx, rdb, layout, streams.DedupConfig{Mode: mode, Capacity: s.Capacity, ErrorRate: s.ErrorRate}, log)
+	d, err := frontier.OpenLayoutDeduper(ctx, rdb, layout, frontier.DedupConfig{Mode: mode, Capacity: s.Capacity, ErrorRate: s.ErrorRate}, log)
 	if err != nil {
 		return nil, err
 	}
-	return streams.NewFrontier(streams.FrontierConfig{
+	return frontier.NewFrontier(frontier.FrontierConfig{
 		Client: rdb, Layout: layout, SeenCache: seenCache, Dedup: d,
-		Order: streams.Order(s.Order), MaxRequests: s.MaxPages, Window: s.FrontierWindow, CountUnread: countUnread,
+		Order: frontier.Order(s.Order), MaxRequests: s.MaxPages, Window: s.FrontierWindow, CountUnread: countUnread,
 		Revisit: s.RevisitAfter, Hosts: hostDefaults(s), Rules: hostRules(s),
 	})
 }
 
 // OpenLayout returns the crawl's layout: the partitions stored for it, or the spider's
 // partitions setting for a new crawl (with a warning when they differ).
-func OpenLayout(ctx context.Context, rdb redis.UniversalClient, sp *spiders.Spider, log *zap.Logger) (streams.Layout, error) {
+func OpenLayout(ctx context.Context, rdb redis.UniversalClient, sp *spiders.Spider, log *zap.Logger) (frontier.Layout, error) {
 	want := max(sp.Settings.Partitions, 1)
-	l, differs, err := streams.OpenLayout(ctx, rdb, sp.Name, want)
+	l, differs, err := frontier.OpenLayout(ctx, rdb, sp.Name, want)
 	if err != nil {
-		return streams.Layout{}, err
+		return frontier.Layout{}, err
 	}
 	if differs && log != nil {
 		log.Warn("crawl keeps the partitions it started with; reset the crawl to change them",
@@ -52,9 +53,9 @@ func OpenLayout(ctx context.Context, rdb redis.UniversalClient, sp *spiders.Spid
 	}
 	s := sp.Settings
 	s.SetDefaults()
-	n, err := streams.MigrateFrontier(ctx, rdb, l, hostDefaults(s), streams.Order(s.Order), requestHost)
+	n, err := frontier.MigrateFrontier(ctx, rdb, l, hostDefaults(s), frontier.Order(s.Order), requestHost)
 	if err != nil {
-		return streams.Layout{}, err
+		return frontier.Layout{}, err
 	}
 	if n > 0 && log != nil {
 		log.Info("moved the requests of a frontier from before host queues into their hosts' queues", zap.Int("requests", n))
@@ -72,14 +73,14 @@ func requestHost(payload []byte) (string, error) {
 }
 
 // CandidateFor encodes r for the frontier with its fingerprint (none for DontFilter).
-func CandidateFor(r *spiders.Request) (streams.Candidate, error) { return candidate(r) }
+func CandidateFor(r *spiders.Request) (frontier.Candidate, error) { return candidate(r) }
 
-func candidate(r *spiders.Request) (streams.Candidate, error) {
+func candidate(r *spiders.Request) (frontier.Candidate, error) {
 	var fp []byte
 	if !r.DontFilter {
 		sum, err := r.Fingerprint()
 		if err != nil {
-			return streams.Candidate{}, err
+			return frontier.Candidate{}, err
 		}
 		fp = sum[:]
 	}
@@ -87,12 +88,12 @@ func candidate(r *spiders.Request) (streams.Candidate, error) {
 }
 
 // candidateWith encodes r with its already computed fingerprint fp.
-func candidateWith(r *spiders.Request, fp []byte) (streams.Candidate, error) {
+func candidateWith(r *spiders.Request, fp []byte) (frontier.Candidate, error) {
 	payload, err := spiders.MarshalRequest(r)
 	if err != nil {
-		return streams.Candidate{}, err
+		return frontier.Candidate{}, err
 	}
-	return streams.Candidate{Fingerprint: fp, Payload: payload, Priority: r.Priority, Depth: r.Depth, Host: hostOf(r.URL)}, nil
+	return frontier.Candidate{Fingerprint: fp, Payload: payload, Priority: r.Priority, Depth: r.Depth, Host: hostOf(r.URL)}, nil
 }
 
 // hostOf returns the host (name or name:port) of an absolute URL, without parsing all

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/streamcrawl/streamcrawl/streams/frontier"
+
 	"go.uber.org/zap/zaptest"
 
 	"github.com/streamcrawl/streamcrawl/handlers"
@@ -218,7 +220,7 @@ func TestRobotsFetchedOnceAndObeyedAcrossFourFetchers(t *testing.T) {
 			t.Errorf("requests %s apart; robots.txt Crawl-delay is 100ms (50ms tolerance)", gap)
 		}
 	}
-	st, err := streams.ReadStatus(context.Background(), srv.Client(), streams.NewLayout("robots", 1))
+	st, err := frontier.ReadStatus(context.Background(), srv.Client(), frontier.NewLayout("robots", 1))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -240,7 +242,7 @@ func TestPrivateAddressesAreDroppedUnlessAllowed(t *testing.T) {
 			off := false
 			sp.Settings.ObeyRobots = &off
 			runCluster(t, srv, sp, 1, newMemSink(), nil)
-			st, err := streams.ReadStatus(context.Background(), srv.Client(), streams.NewLayout("private", 1))
+			st, err := frontier.ReadStatus(context.Background(), srv.Client(), frontier.NewLayout("private", 1))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -267,7 +269,7 @@ func TestRuntimeJSONSeedIsFetchedWithinASecondWithItsMeta(t *testing.T) {
 		time.Sleep(500 * time.Millisecond) // the crawl is running
 		pushed = time.Now()
 		seed := fmt.Sprintf(`{"url": "%s/landing?x=1", "meta": {"campaign": "spring"}, "priority": 10}`, base)
-		if err := srv.Client().LPush(context.Background(), streams.SeedKey("seeds"), seed).Err(); err != nil {
+		if err := srv.Client().LPush(context.Background(), frontier.SeedKey("seeds"), seed).Err(); err != nil {
 			t.Error(err)
 		}
 	})
@@ -313,7 +315,7 @@ func TestServerSeesPriorityOrder(t *testing.T) {
 	ctx := context.Background()
 	// Queue everything before any fetcher runs: the frontier holds them in order.
 	prios := map[string]int{"/p/low": -5, "/p/mid": 0, "/p/high": 10, "/p/top": 50, "/p/lower": -10}
-	var cands []streams.Candidate
+	var cands []frontier.Candidate
 	for path, p := range prios {
 		c, err := handlers.CandidateFor(&spiders.Request{URL: base + path, Priority: p})
 		if err != nil {
@@ -349,7 +351,7 @@ func TestRuntimeSeedsFromASet(t *testing.T) {
 	site := &recSite{n: 0}
 	base := serve(t, site)
 	sp := politeSpider("setseeds", base)
-	if err := srv.Client().SAdd(context.Background(), streams.SeedKey("setseeds"), base+"/s/1", base+"/s/2", base+"/s/3").Err(); err != nil {
+	if err := srv.Client().SAdd(context.Background(), frontier.SeedKey("setseeds"), base+"/s/1", base+"/s/2", base+"/s/3").Err(); err != nil {
 		t.Fatal(err)
 	}
 	runCluster(t, srv, sp, 1, newMemSink(), nil)

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/streamcrawl/streamcrawl/streams/frontier"
+
 	"github.com/ThreeDotsLabs/watermill/message"
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/zap"
@@ -57,7 +59,7 @@ func RunGroup(ctx context.Context, cfg GroupConfig) error {
 	}
 	log := base.Logger.With(zap.String("group", cfg.Group), zap.String("consumer", base.Consumer))
 	scfg := cfg.Subscriber
-	scfg.Client, scfg.Group, scfg.Consumer, scfg.DeadStreamFor, scfg.Logger = cfg.Client, cfg.Group, base.Consumer, streams.DeadOf, log
+	scfg.Client, scfg.Group, scfg.Consumer, scfg.DeadStreamFor, scfg.Logger = cfg.Client, cfg.Group, base.Consumer, frontier.DeadOf, log
 	scfg.StartID, scfg.MaxInFlight, scfg.BeforeAck = cfg.StartID, cfg.Concurrency, cfg.BeforeAck
 	if cfg.Metrics != nil {
 		scfg.OnEvent = cfg.Metrics.SubscriberEvent

@@ -10,11 +10,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/streamcrawl/streamcrawl/streams/frontier"
+
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/zap"
 
 	"github.com/streamcrawl/streamcrawl/spiders"
-	"github.com/streamcrawl/streamcrawl/streams"
 )
 
 // loginWait bounds how long a fetch process waits for another one to log in.
@@ -74,7 +75,7 @@ func (f *Fetch) Login(ctx context.Context, l *spiders.Login) error {
 
 // loginOnce runs the login step: once per crawl with the shared cookie jar (the first
 // fetch process logs in, the others wait for it), once per process otherwise.
-func (f *Fetch) loginOnce(ctx context.Context, rdb redis.UniversalClient, keys streams.Keys, l *spiders.Login) error {
+func (f *Fetch) loginOnce(ctx context.Context, rdb redis.UniversalClient, keys frontier.Keys, l *spiders.Login) error {
 	if f.cookies == nil || f.cookies.mode != spiders.CookiesShared {
 		return f.Login(ctx, l)
 	}

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/streamcrawl/streamcrawl/streams/frontier"
+
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
@@ -151,7 +153,7 @@ func TestFullRedisStallsThenResumesWithoutLoss(t *testing.T) {
 	if logs.FilterMessageSnippet("redis accepts writes again").Len() == 0 {
 		t.Errorf("the end of the outage was not logged")
 	}
-	stats, err := rdb.HGetAll(ctx, streams.NewKeys("full").Stats()).Result()
+	stats, err := rdb.HGetAll(ctx, frontier.NewKeys("full").Stats()).Result()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,7 +182,7 @@ func usedMemory(ctx context.Context, t *testing.T, rdb redis.UniversalClient) in
 
 func deadCount(ctx context.Context, t *testing.T, rdb redis.UniversalClient) int64 {
 	t.Helper()
-	n, err := rdb.XLen(ctx, streams.NewKeys("full").Dead()).Result()
+	n, err := rdb.XLen(ctx, frontier.NewKeys("full").Dead()).Result()
 	if err != nil {
 		t.Fatal(err)
 	}

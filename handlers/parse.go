@@ -8,6 +8,8 @@ import (
 	"runtime/debug"
 	"time"
 
+	"github.com/streamcrawl/streamcrawl/streams/frontier"
+
 	"github.com/ThreeDotsLabs/watermill/message"
 	"go.uber.org/zap"
 
@@ -21,7 +23,7 @@ import (
 type Parse struct {
 	spider   *spiders.Spider
 	scope    *spiders.Scope
-	frontier *streams.Frontier
+	frontier *frontier.Frontier
 	counters *streams.Counters
 	log      *zap.Logger
 	limits   *logLimiter // what exceeds a size limit, logged short at a bounded rate
@@ -30,7 +32,7 @@ type Parse struct {
 // ParseConfig configures the parse stage.
 type ParseConfig struct {
 	Spider   *spiders.Spider
-	Frontier *streams.Frontier
+	Frontier *frontier.Frontier
 	// Counters and Logger may be nil.
 	Counters *streams.Counters
 	Logger   *zap.Logger
@@ -141,8 +143,8 @@ func (p *Parse) run(ctx context.Context, res *spiders.Response) (out *spiders.Ou
 }
 
 // requests filters the requests by scope and fingerprints them.
-func (p *Parse) requests(res *spiders.Response, reqs []*spiders.Request) []streams.Candidate {
-	cands := make([]streams.Candidate, 0, len(reqs))
+func (p *Parse) requests(res *spiders.Response, reqs []*spiders.Request) []frontier.Candidate {
+	cands := make([]frontier.Candidate, 0, len(reqs))
 	local := make(map[[spiders.FingerprintSize]byte]bool, len(reqs))
 	known := 0
 	maxURL := p.spider.Settings.MaxURLLength
@@ -192,8 +194,8 @@ func (p *Parse) requests(res *spiders.Response, reqs []*spiders.Request) []strea
 }
 
 // items stamps the items with the page and encodes them with their key fingerprints.
-func (p *Parse) items(res *spiders.Response, items []spiders.Item) ([]streams.ItemOut, error) {
-	outs := make([]streams.ItemOut, 0, len(items))
+func (p *Parse) items(res *spiders.Response, items []spiders.Item) ([]frontier.ItemOut, error) {
+	outs := make([]frontier.ItemOut, 0, len(items))
 	dedup := p.spider.Settings.ItemDedup()
 	maxItem := int(p.spider.Settings.MaxItemSize)
 	if maxItem == 0 {
@@ -217,7 +219,7 @@ func (p *Parse) items(res *spiders.Response, items []spiders.Item) ([]streams.It
 			sum := sha256.Sum256([]byte(it.Key()))
 			key = sum[:16]
 		}
-		outs = append(outs, streams.ItemOut{Key: key, Payload: payload})
+		outs = append(outs, frontier.ItemOut{Key: key, Payload: payload})
 	}
 	return outs, nil
 }
@@ -229,7 +231,7 @@ func (p *Parse) count(field string, n int64) {
 }
 
 // countEmitted adds what an emit did to the crawl's counters.
-func countEmitted(c *streams.Counters, e streams.Emitted) {
+func countEmitted(c *streams.Counters, e frontier.Emitted) {
 	if c == nil {
 		return
 	}

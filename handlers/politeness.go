@@ -5,8 +5,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/streamcrawl/streamcrawl/streams/frontier"
+
 	"github.com/streamcrawl/streamcrawl/spiders"
-	"github.com/streamcrawl/streamcrawl/streams"
 )
 
 // leaseTTL is how long a host's slot stays taken when its fetcher dies: longer than any
@@ -14,9 +15,9 @@ import (
 func leaseTTL(s spiders.Settings) time.Duration { return 2*s.DownloadTimeout + 30*time.Second }
 
 // hostDefaults is the spider's per-host politeness for hosts without a limit rule.
-func hostDefaults(s spiders.Settings) streams.HostDefaults {
-	return streams.HostDefaults{
-		HostRule: streams.HostRule{Concurrency: max(s.PerHostConcurrency, 0), Delay: s.PerHostDelay},
+func hostDefaults(s spiders.Settings) frontier.HostDefaults {
+	return frontier.HostDefaults{
+		HostRule: frontier.HostRule{Concurrency: max(s.PerHostConcurrency, 0), Delay: s.PerHostDelay},
 		LeaseTTL: leaseTTL(s),
 	}
 }
@@ -24,14 +25,14 @@ func hostDefaults(s spiders.Settings) streams.HostDefaults {
 // limitRule returns the rule of the spider's first limit whose glob matches host
 // (NormalHost, its port ignored), nil when none does. A limit without a concurrency
 // keeps the default concurrency.
-func limitRule(s spiders.Settings, host string) *streams.HostRule {
+func limitRule(s spiders.Settings, host string) *frontier.HostRule {
 	if len(s.Limits) == 0 {
 		return nil
 	}
 	name := hostName(host)
 	for _, l := range s.Limits {
 		if ok, _ := path.Match(strings.ToLower(l.Domain), name); ok {
-			r := streams.HostRule{Concurrency: max(s.PerHostConcurrency, 0), Delay: l.Delay}
+			r := frontier.HostRule{Concurrency: max(s.PerHostConcurrency, 0), Delay: l.Delay}
 			if l.Concurrency > 0 {
 				r.Concurrency = l.Concurrency
 			}
@@ -42,17 +43,17 @@ func limitRule(s spiders.Settings, host string) *streams.HostRule {
 }
 
 // hostRules is limitRule of the spider, for the frontier (nil when it has no limits).
-func hostRules(s spiders.Settings) func(string) *streams.HostRule {
+func hostRules(s spiders.Settings) func(string) *frontier.HostRule {
 	if len(s.Limits) == 0 {
 		return nil
 	}
-	return func(host string) *streams.HostRule { return limitRule(s, host) }
+	return func(host string) *frontier.HostRule { return limitRule(s, host) }
 }
 
 // ruleOf is the politeness of host as this process knows it (the defaults or its limit
 // rule): whether its requests come with a lease to give back, and whether it has a
 // delay of its own. Crawl-delay and back-offs live in Redis.
-func ruleOf(s spiders.Settings, host string) streams.HostRule {
+func ruleOf(s spiders.Settings, host string) frontier.HostRule {
 	if r := limitRule(s, host); r != nil {
 		return *r
 	}

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"time"
 
+	"github.com/streamcrawl/streamcrawl/streams/frontier"
+
 	"github.com/ThreeDotsLabs/watermill/message"
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/zap"
@@ -57,7 +59,7 @@ func Process(ctx context.Context, cfg ProcessConfig) (err error) {
 			err = cerr
 		}
 	}()
-	layout, err := streams.ReadLayout(ctx, cfg.Client, cfg.Crawl)
+	layout, err := frontier.ReadLayout(ctx, cfg.Client, cfg.Crawl)
 	if err != nil {
 		return err
 	}
@@ -85,7 +87,7 @@ func Process(ctx context.Context, cfg ProcessConfig) (err error) {
 	var until func(ctx context.Context) (bool, error)
 	if cfg.UntilDone {
 		until = func(ctx context.Context) (bool, error) {
-			p, err := streams.ReadProgress(ctx, cfg.Client, layout)
+			p, err := frontier.ReadProgress(ctx, cfg.Client, layout)
 			if err != nil || !p.Done() {
 				return false, err
 			}

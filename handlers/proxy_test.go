@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/streamcrawl/streamcrawl/streams/frontier"
+
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
@@ -15,7 +17,6 @@ import (
 	"github.com/streamcrawl/streamcrawl/handlers"
 	"github.com/streamcrawl/streamcrawl/spiders"
 	"github.com/streamcrawl/streamcrawl/spiders/webtest"
-	"github.com/streamcrawl/streamcrawl/streams"
 	"github.com/streamcrawl/streamcrawl/streams/streamstest"
 )
 
@@ -82,12 +83,12 @@ func TestRequestsGoThroughASOCKS5Proxy(t *testing.T) {
 
 	// Per request: a spider without proxies, one request naming the proxy in its meta.
 	plain := proxiedSpider("permeta", base)
-	layout := streams.NewLayout("permeta", 1)
-	delayed, err := streams.NewDelayed(srv.Client(), layout, "", streams.HostDefaults{})
+	layout := frontier.NewLayout("permeta", 1)
+	delayed, err := frontier.NewDelayed(srv.Client(), layout, "", frontier.HostDefaults{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	hosts, err := streams.NewHosts(srv.Client(), layout, streams.HostDefaults{}, "")
+	hosts, err := frontier.NewHosts(srv.Client(), layout, frontier.HostDefaults{}, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,7 +134,7 @@ func TestProxyRotationBenchesTheFailingProxy(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantAllPages(t, sink, base, 30)
-	st, err := streams.ReadStatus(ctx, srv.Client(), streams.NewLayout("rotation", 1))
+	st, err := frontier.ReadStatus(ctx, srv.Client(), frontier.NewLayout("rotation", 1))
 	if err != nil {
 		t.Fatal(err)
 	}

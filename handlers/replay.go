@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/streamcrawl/streamcrawl/streams/frontier"
+
 	"github.com/ThreeDotsLabs/watermill"
 	"github.com/ThreeDotsLabs/watermill/message"
 	"github.com/redis/go-redis/v9"
@@ -57,7 +59,7 @@ const MetaReplay = "sc_replay"
 
 // Replay runs the replay until it has handled every entry up to To.
 func Replay(ctx context.Context, cfg ReplayConfig) (res ReplayResult, err error) {
-	layout, err := streams.ReadLayout(ctx, cfg.Client, cfg.Crawl)
+	layout, err := frontier.ReadLayout(ctx, cfg.Client, cfg.Crawl)
 	if err != nil {
 		return res, err
 	}

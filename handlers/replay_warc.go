@@ -14,8 +14,8 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/streamcrawl/streamcrawl/processors"
-	"github.com/streamcrawl/streamcrawl/spiders"
 	"github.com/streamcrawl/streamcrawl/processors/warc"
+	"github.com/streamcrawl/streamcrawl/spiders"
 )
 
 // WARCReplayResult says what a replay from WARC files did.

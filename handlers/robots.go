@@ -13,6 +13,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/streamcrawl/streamcrawl/streams/frontier"
+
 	"github.com/redis/go-redis/v9"
 	"github.com/temoto/robotstxt"
 	"go.uber.org/zap"
@@ -56,7 +58,7 @@ func robotsClient(c *http.Client) *http.Client {
 // whether a URL may be fetched, with the host's Crawl-delay.
 type robots struct {
 	rdb      redis.UniversalClient
-	layout   streams.Layout
+	layout   frontier.Layout
 	client   *http.Client
 	agent    string
 	counters *streams.Counters
@@ -75,7 +77,7 @@ type robotsEntry struct {
 	until time.Time        // when an unavailable entry is looked up again
 }
 
-func newRobots(rdb redis.UniversalClient, layout streams.Layout, client *http.Client, agent string, counters *streams.Counters, log *zap.Logger) *robots {
+func newRobots(rdb redis.UniversalClient, layout frontier.Layout, client *http.Client, agent string, counters *streams.Counters, log *zap.Logger) *robots {
 	return &robots{rdb: rdb, layout: layout, client: client, agent: agent, counters: counters, log: log,
 		retry: DefaultRobotsRetry, cache: map[string]robotsEntry{}}
 }

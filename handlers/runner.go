@@ -10,6 +10,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/streamcrawl/streamcrawl/streams/frontier"
+
 	"github.com/ThreeDotsLabs/watermill/message"
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/zap"
@@ -150,7 +152,7 @@ func Run(ctx context.Context, cfg Config) (err error) {
 		return err
 	}
 	keys := layout.Global()
-	if err := streams.CheckSeedKey(ctx, cfg.Client, cfg.Spider.Name); err != nil {
+	if err := frontier.CheckSeedKey(ctx, cfg.Client, cfg.Spider.Name); err != nil {
 		return err
 	}
 
@@ -174,11 +176,11 @@ func Run(ctx context.Context, cfg Config) (err error) {
 	// stage's reading, and the crawl is not done while it lasts.
 	outage := streams.NewOutage(log, counters)
 	pub.HoldOnRefusal(outage)
-	var frontier *streams.Frontier
+	var fr *frontier.Frontier
 	defer func() {
 		pub.Shutdown()
-		if frontier != nil {
-			frontier.Close()
+		if fr != nil {
+			fr.Close()
 		}
 		counters.Close()
 		if cfg.Sink != nil {
@@ -205,7 +207,7 @@ func Run(ctx context.Context, cfg Config) (err error) {
 		slog := cfg.Logger.With(zap.String("crawl", cfg.Spider.Name), zap.String("consumer", cfg.Consumer))
 		scfg := cfg.Subscriber
 		scfg.Client, scfg.Group, scfg.Consumer, scfg.DeadStreamFor, scfg.Logger, scfg.Outage =
-			cfg.Client, stage, cfg.Consumer, streams.DeadOf, slog, outage
+			cfg.Client, stage, cfg.Consumer, frontier.DeadOf, slog, outage
 		if cfg.BeforeAck != nil {
 			hook, st := cfg.BeforeAck, stage
 			scfg.BeforeAck = func(m *message.Message) { hook(st, m) }
@@ -215,13 +217,13 @@ func Run(ctx context.Context, cfg Config) (err error) {
 		}
 		switch stage {
 		case streams.StageFetch:
-			order, defaults := streams.Order(cfg.Spider.Settings.Order), hostDefaults(cfg.Spider.Settings)
-			delayed, err := streams.NewDelayed(cfg.Client, layout, order, defaults)
+			order, defaults := frontier.Order(cfg.Spider.Settings.Order), hostDefaults(cfg.Spider.Settings)
+			delayed, err := frontier.NewDelayed(cfg.Client, layout, order, defaults)
 			if err != nil {
 				return err
 			}
 			defer delayed.Close()
-			dispatcher, err := streams.NewDispatcher(streams.DispatcherConfig{Client: cfg.Client, Layout: layout,
+			dispatcher, err := frontier.NewDispatcher(frontier.DispatcherConfig{Client: cfg.Client, Layout: layout,
 				Window: cfg.Spider.Settings.FrontierWindow, CountUnread: cfg.CountUnread, Hosts: defaults, Logger: slog})
 			if err != nil {
 				return err
@@ -235,13 +237,13 @@ func Run(ctx context.Context, cfg Config) (err error) {
 			if err != nil {
 				return err
 			}
-			seeds := &seedPoller{rdb: cfg.Client, spider: cfg.Spider, scope: scope, seeds: streams.NewSeeds(cfg.Client, cfg.Spider.Name),
+			seeds := &seedPoller{rdb: cfg.Client, spider: cfg.Spider, scope: scope, seeds: frontier.NewSeeds(cfg.Client, cfg.Spider.Name),
 				frontier: seedFrontier, dead: layout.Part(0).Dead(), counters: counters, log: slog}
 			background.Add(3)
-			go func() { defer background.Done(); delayed.Run(runCtx, streams.DefaultDelayedInterval, slog) }()
+			go func() { defer background.Done(); delayed.Run(runCtx, frontier.DefaultDelayedInterval, slog) }()
 			go func() { defer background.Done(); dispatcher.Run(runCtx) }()
 			go func() { defer background.Done(); seeds.run(runCtx, DefaultSeedPoll) }()
-			hosts, err := streams.NewHosts(cfg.Client, layout, defaults, order)
+			hosts, err := frontier.NewHosts(cfg.Client, layout, defaults, order)
 			if err != nil {
 				return err
 			}
@@ -278,12 +280,12 @@ func Run(ctx context.Context, cfg Config) (err error) {
 				router.AddHandler(handlerName(stage, i, layout), k.Requests(), sub, k.Responses(), pub, f.Handle)
 			}
 		case streams.StageParse:
-			if frontier == nil {
-				if frontier, err = NewFrontier(ctx, cfg.Client, cfg.Spider, 0, cfg.CountUnread, log); err != nil {
+			if fr == nil {
+				if fr, err = NewFrontier(ctx, cfg.Client, cfg.Spider, 0, cfg.CountUnread, log); err != nil {
 					return err
 				}
 			}
-			p, err := NewParse(ParseConfig{Spider: cfg.Spider, Frontier: frontier, Counters: counters, Logger: slog})
+			p, err := NewParse(ParseConfig{Spider: cfg.Spider, Frontier: fr, Counters: counters, Logger: slog})
 			if err != nil {
 				return err
 			}
@@ -349,7 +351,7 @@ func Run(ctx context.Context, cfg Config) (err error) {
 }
 
 // handlerName names the router handler of a stage's partition i.
-func handlerName(stage string, i int, l streams.Layout) string {
+func handlerName(stage string, i int, l frontier.Layout) string {
 	if l.N() == 1 {
 		return stage
 	}
@@ -362,7 +364,7 @@ func newStageSubscriber(cfg streams.SubscriberConfig) (*streams.Subscriber, erro
 }
 
 // watch logs progress and, with UntilDone, ends the run once the crawl is done.
-func watch(ctx context.Context, stop context.CancelFunc, cfg Config, layout streams.Layout, outage *streams.Outage, log *zap.Logger) error {
+func watch(ctx context.Context, stop context.CancelFunc, cfg Config, layout frontier.Layout, outage *streams.Outage, log *zap.Logger) error {
 	t := time.NewTicker(cfg.PollInterval)
 	defer t.Stop()
 	lastLog := time.Now()
@@ -373,7 +375,7 @@ func watch(ctx context.Context, stop context.CancelFunc, cfg Config, layout stre
 			return nil
 		case <-t.C:
 		}
-		p, err := streams.ReadProgress(ctx, cfg.Client, layout)
+		p, err := frontier.ReadProgress(ctx, cfg.Client, layout)
 		if err != nil {
 			if ctx.Err() == nil && failures%20 == 0 {
 				log.Warn("cannot read crawl progress; retrying", zap.Error(err))

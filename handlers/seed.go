@@ -4,10 +4,11 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/streamcrawl/streamcrawl/streams/frontier"
+
 	"github.com/redis/go-redis/v9"
 
 	"github.com/streamcrawl/streamcrawl/spiders"
-	"github.com/streamcrawl/streamcrawl/streams"
 )
 
 // Seed queues requests for urls (the spider's start URLs when urls is empty) through the
@@ -32,7 +33,7 @@ func Seed(ctx context.Context, rdb redis.UniversalClient, spider *spiders.Spider
 	if err != nil {
 		return 0, err
 	}
-	cands := make([]streams.Candidate, 0, len(reqs))
+	cands := make([]frontier.Candidate, 0, len(reqs))
 	for _, r := range reqs {
 		if ok, reason := scope.Allows(r); !ok {
 			return 0, fmt.Errorf("handlers: seed %s: out of the spider's scope (%s)", r.URL, reason)
@@ -53,7 +54,7 @@ func Seed(ctx context.Context, rdb redis.UniversalClient, spider *spiders.Spider
 		return 0, err
 	}
 	n := e.Requests
-	if err := rdb.HIncrBy(ctx, streams.NewKeys(spider.Name).Stats(), "requests_queued", int64(n)).Err(); err != nil {
+	if err := rdb.HIncrBy(ctx, frontier.NewKeys(spider.Name).Stats(), "requests_queued", int64(n)).Err(); err != nil {
 		return n, fmt.Errorf("handlers: seed: %w", err)
 	}
 	if err := f.MarkSeeded(ctx, spider.Name); err != nil {

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/streamcrawl/streamcrawl/streams/frontier"
+
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/zap/zaptest"
 
@@ -28,7 +30,7 @@ func TestSortedSetSeedKeyIsCrawled(t *testing.T) {
 	defer cancel()
 	// URLs no page links to: only the seeds bring them in.
 	for i := range 3 {
-		if err := rdb.ZAdd(ctx, streams.SeedKey("zseeds"), redis.Z{Score: float64(i), Member: fmt.Sprintf("%s/%d?from=zset", base, i)}).Err(); err != nil {
+		if err := rdb.ZAdd(ctx, frontier.SeedKey("zseeds"), redis.Z{Score: float64(i), Member: fmt.Sprintf("%s/%d?from=zset", base, i)}).Err(); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -42,7 +44,7 @@ func TestSortedSetSeedKeyIsCrawled(t *testing.T) {
 			t.Errorf("sorted-set seed %d not crawled", i)
 		}
 	}
-	if n, _ := rdb.Exists(ctx, streams.SeedKey("zseeds")).Result(); n != 0 {
+	if n, _ := rdb.Exists(ctx, frontier.SeedKey("zseeds")).Result(); n != 0 {
 		t.Errorf("seed key still holds seeds")
 	}
 }
@@ -58,11 +60,11 @@ func TestSeedKeyOfAnotherTypeStopsTheCrawlWithAMessage(t *testing.T) {
 	defer cancel()
 
 	sp := titleSpider("hashseeds", base)
-	if err := rdb.HSet(ctx, streams.SeedKey("hashseeds"), "url", base+"/0").Err(); err != nil {
+	if err := rdb.HSet(ctx, frontier.SeedKey("hashseeds"), "url", base+"/0").Err(); err != nil {
 		t.Fatal(err)
 	}
 	err := runCrawl(ctx, t, rdb, sp, newMemSink(), nil)
-	if !errors.Is(err, streams.ErrSeedKeyType) || !strings.Contains(err.Error(), "hashseeds:start_urls is a hash") {
+	if !errors.Is(err, frontier.ErrSeedKeyType) || !strings.Contains(err.Error(), "hashseeds:start_urls is a hash") {
 		t.Fatalf("run with a hash at the seed key: %v; want the seed key error", err)
 	}
 
@@ -80,12 +82,12 @@ func TestSeedKeyOfAnotherTypeStopsTheCrawlWithAMessage(t *testing.T) {
 	for len(chain.counts()) == 0 && ctx.Err() == nil {
 		time.Sleep(10 * time.Millisecond) // until the run is past its start
 	}
-	if err := rdb.Set(ctx, streams.SeedKey("lateseeds"), "http://oops/", 0).Err(); err != nil {
+	if err := rdb.Set(ctx, frontier.SeedKey("lateseeds"), "http://oops/", 0).Err(); err != nil {
 		t.Fatal(err)
 	}
 	select {
 	case err := <-done:
-		if !errors.Is(err, streams.ErrSeedKeyType) {
+		if !errors.Is(err, frontier.ErrSeedKeyType) {
 			t.Fatalf("run ended with %v; want the seed key error", err)
 		}
 	case <-ctx.Done():

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/streamcrawl/streamcrawl/streams/frontier"
+
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/zap"
 
@@ -53,8 +55,8 @@ type seedPoller struct {
 	rdb      redis.UniversalClient
 	spider   *spiders.Spider
 	scope    *spiders.Scope
-	seeds    *streams.Seeds
-	frontier *streams.Frontier
+	seeds    *frontier.Seeds
+	frontier *frontier.Frontier
 	dead     string // dead-letter stream for invalid seeds
 	counters *streams.Counters
 	log      *zap.Logger
@@ -86,7 +88,7 @@ func (p *seedPoller) poll(ctx context.Context) error {
 	if err != nil || len(batch) == 0 {
 		return err
 	}
-	cands := make([]streams.Candidate, 0, len(batch))
+	cands := make([]frontier.Candidate, 0, len(batch))
 	maxURL := p.spider.Settings.MaxURLLength
 	if maxURL == 0 {
 		maxURL = spiders.DefaultMaxURLLength
@@ -110,7 +112,7 @@ func (p *seedPoller) poll(ctx context.Context) error {
 				err = fmt.Errorf("handlers: seed %s is out of the spider's scope (%s)", r.URL, reason)
 			}
 		}
-		var c streams.Candidate
+		var c frontier.Candidate
 		if err == nil {
 			c, err = candidate(r)
 		}

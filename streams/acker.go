@@ -5,6 +5,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/streamcrawl/streamcrawl/streams/internal/rkit"
+
 	"github.com/redis/go-redis/v9"
 )
 
@@ -19,7 +21,7 @@ type acker struct {
 	group    string
 	batch    int
 	interval time.Duration
-	errLog   *rateLimited
+	errLog   *rkit.RateLimited
 
 	mu      sync.Mutex
 	pending []string
@@ -31,7 +33,7 @@ type acker struct {
 	once sync.Once
 }
 
-func newAcker(rdb redis.UniversalClient, stream, group string, batch int, interval time.Duration, errLog *rateLimited) *acker {
+func newAcker(rdb redis.UniversalClient, stream, group string, batch int, interval time.Duration, errLog *rkit.RateLimited) *acker {
 	a := &acker{rdb: rdb, stream: stream, group: group, batch: batch, interval: interval, errLog: errLog,
 		wake: make(chan struct{}, 1), stop: make(chan struct{})}
 	a.wg.Add(1)

@@ -2,7 +2,6 @@ package streams
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -166,13 +165,4 @@ func redactURL(raw string) string {
 // IsNoGroup reports a NOGROUP error (the stream or its group was deleted under us).
 func IsNoGroup(err error) bool {
 	return err != nil && strings.HasPrefix(err.Error(), "NOGROUP")
-}
-
-// errNil reports go-redis's redis.Nil (an empty reply).
-func errNil(err error) bool { return errors.Is(err, redis.Nil) }
-
-// isNoScript reports Redis's NOSCRIPT error (its script cache was flushed, e.g. by a
-// restart).
-func isNoScript(err error) bool {
-	return err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT")
 }

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/streamcrawl/streamcrawl/streams/frontier"
+
 	"github.com/redis/go-redis/v9"
 
 	"github.com/streamcrawl/streamcrawl/streams"
@@ -40,13 +42,13 @@ func TestConnectClusterAndItsErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	l := streams.NewLayout("spread", 3)
+	l := frontier.NewLayout("spread", 3)
 	for _, k := range l.Parts() {
 		if err := c.HSet(ctx, k.Stats(), "x", 1).Err(); err != nil {
 			t.Fatal(err)
 		}
 	}
-	nodes, err := streams.ReadNodes(ctx, c.UniversalClient.(*redis.ClusterClient), l)
+	nodes, err := frontier.ReadNodes(ctx, c.UniversalClient.(*redis.ClusterClient), l)
 	if err != nil || len(nodes) != 3 {
 		t.Fatalf("nodes %+v, %v", nodes, err)
 	}

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/streamcrawl/streamcrawl/streams/internal/rkit"
+
 	"github.com/redis/go-redis/v9"
 )
 
@@ -29,7 +31,7 @@ func (g GroupState) Unread() bool {
 func ReadGroupState(ctx context.Context, rdb redis.UniversalClient, stream, group string) (GroupState, error) {
 	var st GroupState
 	groups, err := rdb.XInfoGroups(ctx, stream).Result()
-	if err != nil && !isNoSuchKey(err) {
+	if err != nil && !rkit.IsNoSuchKey(err) {
 		return st, fmt.Errorf("streams: groups of %s: %w", stream, err)
 	}
 	for _, g := range groups {

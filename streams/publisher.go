@@ -7,6 +7,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/streamcrawl/streamcrawl/streams/internal/rkit"
+
 	"github.com/ThreeDotsLabs/watermill/message"
 	"github.com/redis/go-redis/v9"
 )
@@ -25,7 +27,7 @@ const DefaultPublishLinger = 5 * time.Millisecond
 // only after Redis has every message of the call. It never trims: trimming is the
 // trimmer's job, which knows what every group has acked.
 type Publisher struct {
-	b      *batcher
+	b      *rkit.Batcher
 	outage *Outage
 	stop   chan struct{}
 	once   sync.Once
@@ -36,7 +38,7 @@ func NewPublisher(rdb redis.UniversalClient) (*Publisher, error) {
 	if rdb == nil {
 		return nil, errors.New("streams: publisher needs a redis client")
 	}
-	return &Publisher{b: newBatcher(rdb, 256, DefaultPublishTimeout, DefaultPublishLinger), stop: make(chan struct{})}, nil
+	return &Publisher{b: rkit.NewBatcher(rdb, 256, DefaultPublishTimeout, DefaultPublishLinger), stop: make(chan struct{})}, nil
 }
 
 // HoldOnRefusal makes the publisher wait out writes that Redis refuses for its own
@@ -93,9 +95,9 @@ func (p *Publisher) PublishContext(ctx context.Context, topic string, msgs ...*m
 // Redis refused for its own reasons (ErrWriteRefused: not written, safe to send again)
 // with the first refusal, or any other error alone.
 func (p *Publisher) send(ctx context.Context, topic string, all []map[string]any) (refused []map[string]any, first error) {
-	jobs := make([]*job, 0, len(all))
+	jobs := make([]*rkit.Job, 0, len(all))
 	for _, values := range all {
-		j, err := p.b.submit(ctx, func(ctx context.Context, pipe redis.Pipeliner) redis.Cmder {
+		j, err := p.b.Submit(ctx, func(ctx context.Context, pipe redis.Pipeliner) redis.Cmder {
 			return pipe.XAdd(ctx, &redis.XAddArgs{Stream: topic, Values: values})
 		})
 		if err != nil {
@@ -105,7 +107,7 @@ func (p *Publisher) send(ctx context.Context, topic string, all []map[string]any
 	}
 	var other error
 	for i, j := range jobs {
-		_, err := j.wait()
+		_, err := j.Wait()
 		switch {
 		case err == nil:
 		case IsWriteRefused(err):
@@ -130,5 +132,5 @@ func (p *Publisher) Close() error { return nil }
 // Shutdown sends what is queued and stops the publisher.
 func (p *Publisher) Shutdown() {
 	p.once.Do(func() { close(p.stop) })
-	p.b.close()
+	p.b.Close()
 }

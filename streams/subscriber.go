@@ -8,6 +8,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/streamcrawl/streamcrawl/streams/internal/rkit"
+
 	"github.com/ThreeDotsLabs/watermill/message"
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/zap"
@@ -112,19 +114,19 @@ func (c *SubscriberConfig) setDefaults() {
 	if c.StartID == "" {
 		c.StartID = "0"
 	}
-	setDefault(&c.BatchSize, DefaultBatchSize)
-	setDefault(&c.MaxInFlight, DefaultMaxInFlight)
-	setDefault(&c.BlockTime, DefaultBlockTime)
-	setDefault(&c.ReadLinger, DefaultReadLinger)
-	setDefault(&c.AckBatch, DefaultAckBatch)
-	setDefault(&c.AckInterval, DefaultAckInterval)
-	setDefault(&c.MaxDeliveries, DefaultMaxDeliveries)
-	setDefault(&c.RetryBackoff, DefaultRetryBackoff)
-	setDefault(&c.MaxRetryBackoff, DefaultMaxRetryBackoff)
-	setDefault(&c.MinIdle, DefaultMinIdle)
-	setDefault(&c.ClaimInterval, DefaultClaimInterval)
-	setDefault(&c.ClaimBatch, DefaultClaimBatch)
-	setDefault(&c.ShutdownTimeout, DefaultShutdownTimeout)
+	rkit.SetDefault(&c.BatchSize, DefaultBatchSize)
+	rkit.SetDefault(&c.MaxInFlight, DefaultMaxInFlight)
+	rkit.SetDefault(&c.BlockTime, DefaultBlockTime)
+	rkit.SetDefault(&c.ReadLinger, DefaultReadLinger)
+	rkit.SetDefault(&c.AckBatch, DefaultAckBatch)
+	rkit.SetDefault(&c.AckInterval, DefaultAckInterval)
+	rkit.SetDefault(&c.MaxDeliveries, DefaultMaxDeliveries)
+	rkit.SetDefault(&c.RetryBackoff, DefaultRetryBackoff)
+	rkit.SetDefault(&c.MaxRetryBackoff, DefaultMaxRetryBackoff)
+	rkit.SetDefault(&c.MinIdle, DefaultMinIdle)
+	rkit.SetDefault(&c.ClaimInterval, DefaultClaimInterval)
+	rkit.SetDefault(&c.ClaimBatch, DefaultClaimBatch)
+	rkit.SetDefault(&c.ShutdownTimeout, DefaultShutdownTimeout)
 	if c.Logger == nil {
 		c.Logger = zap.NewNop()
 	}
@@ -145,13 +147,6 @@ func (c *SubscriberConfig) Validate() error {
 		return fmt.Errorf("streams: batch size %d exceeds max in flight %d", c.BatchSize, c.MaxInFlight)
 	}
 	return nil
-}
-
-func setDefault[T comparable](v *T, def T) {
-	var zero T
-	if *v == zero {
-		*v = def
-	}
 }
 
 // Subscriber reads a stream in a consumer group and implements Watermill's
@@ -191,7 +186,7 @@ func (s *Subscriber) Subscribe(ctx context.Context, topic string) (<-chan *messa
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
-		return nil, errClosed
+		return nil, rkit.ErrClosed
 	}
 	if err := ensureGroup(ctx, s.cfg.Client, topic, s.cfg.Group, s.cfg.StartID); err != nil {
 		return nil, err

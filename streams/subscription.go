@@ -8,6 +8,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/streamcrawl/streamcrawl/streams/internal/rkit"
+
 	"github.com/ThreeDotsLabs/watermill/message"
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/zap"
@@ -21,7 +23,7 @@ type subscription struct {
 	stream string
 	dead   string // the dead-letter stream
 	log    *zap.Logger
-	errLog *rateLimited
+	errLog *rkit.RateLimited
 
 	out   chan *message.Message
 	slots chan struct{} // one token per message in flight
@@ -44,7 +46,7 @@ func newSubscription(parent context.Context, cfg SubscriberConfig, stream string
 	ctx, cancel := context.WithCancel(parent)
 	hard, hardStop := context.WithCancel(context.WithoutCancel(parent))
 	s := &subscription{
-		cfg: cfg, rdb: cfg.Client, stream: stream, dead: cfg.DeadStream, log: log, errLog: newRateLimited(log, 5*time.Second),
+		cfg: cfg, rdb: cfg.Client, stream: stream, dead: cfg.DeadStream, log: log, errLog: rkit.NewRateLimited(log, 5*time.Second),
 		out: make(chan *message.Message), slots: slots,
 		ctx: ctx, cancel: cancel, hard: hard, hardStop: hardStop,
 		inflight: map[string]time.Time{},
@@ -160,7 +162,7 @@ func (s *subscription) readNew() {
 			// Each call costs Redis far more than the entries it returns.
 			sleepCtx(s.ctx, s.cfg.ReadLinger)
 		}
-		if err != nil && !errNil(err) {
+		if err != nil && !rkit.ErrNil(err) {
 			if s.ctx.Err() != nil {
 				return
 			}

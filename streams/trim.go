@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/streamcrawl/streamcrawl/streams/internal/rkit"
+
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/zap"
 )
@@ -202,7 +204,7 @@ func RunTrimmer(ctx context.Context, rdb redis.UniversalClient, streams map[stri
 	if log == nil {
 		log = zap.NewNop()
 	}
-	errLog := newRateLimited(log, time.Minute)
+	errLog := rkit.NewRateLimited(log, time.Minute)
 	tick := interval
 	for _, r := range streams {
 		if r.MaxBytes > 0 {
@@ -232,11 +234,11 @@ func TrimOnce(ctx context.Context, rdb redis.UniversalClient, streams map[string
 	if log == nil {
 		log = zap.NewNop()
 	}
-	trimAll(ctx, rdb, streams, false, newRateLimited(log, time.Minute), log)
+	trimAll(ctx, rdb, streams, false, rkit.NewRateLimited(log, time.Minute), log)
 }
 
 // trimAll trims streams (only those with a byte limit when bytesOnly).
-func trimAll(ctx context.Context, rdb redis.UniversalClient, streams map[string]Retention, bytesOnly bool, errLog *rateLimited, log *zap.Logger) {
+func trimAll(ctx context.Context, rdb redis.UniversalClient, streams map[string]Retention, bytesOnly bool, errLog *rkit.RateLimited, log *zap.Logger) {
 	for stream, r := range streams {
 		if bytesOnly && r.MaxBytes == 0 {
 			continue
@@ -324,7 +326,7 @@ func parseBytes(v string) (int64, error) {
 // stream kind in its meta hash (RecordRetention); "until acked" when none did.
 func RecordedRetention(ctx context.Context, rdb redis.UniversalClient, meta, kind string) (Retention, error) {
 	v, err := rdb.HGet(ctx, meta, RetentionField(kind)).Result()
-	if errNil(err) {
+	if rkit.ErrNil(err) {
 		return Retention{}, nil
 	}
 	if err != nil {

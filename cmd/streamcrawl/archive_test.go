@@ -12,9 +12,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/streamcrawl/streamcrawl/spiders/demosite"
-	"github.com/streamcrawl/streamcrawl/streams"
+	"github.com/streamcrawl/streamcrawl/streams/frontier"
+
 	"github.com/streamcrawl/streamcrawl/processors/warc"
+	"github.com/streamcrawl/streamcrawl/spiders/demosite"
 )
 
 // TestArchiverKilledWritesEveryRecordOnce: an archiver dies abruptly (exit 137, like
@@ -71,7 +72,7 @@ func TestArchiverKilledWritesEveryRecordOnce(t *testing.T) {
 		}
 		f.Close()
 	}
-	fetched, _ := strconv.Atoi(c.rdb.HGet(t.Context(), streams.NewKeys("arch").Stats(), "pages_fetched").Val())
+	fetched, _ := strconv.Atoi(c.rdb.HGet(t.Context(), frontier.NewKeys("arch").Stats(), "pages_fetched").Val())
 	twice := 0
 	for uri, n := range counts {
 		if n > 1 {

@@ -17,6 +17,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/streamcrawl/streamcrawl/streams/frontier"
+
 	"github.com/redis/go-redis/v9"
 
 	"github.com/streamcrawl/streamcrawl/handlers"
@@ -60,7 +62,7 @@ type chaosRun struct {
 	exe    string
 	spider string
 	rdb    redis.UniversalClient
-	keys   streams.Keys
+	keys   frontier.Keys
 	mu     sync.Mutex
 	procs  []*worker
 	begin  time.Time
@@ -110,12 +112,12 @@ func runChaos(ctx context.Context, opt chaosOptions) (*chaosReport, error) {
 		return nil, err
 	}
 	defer c.Close()
-	r := &chaosRun{opt: opt, exe: exe, spider: spiderPath, rdb: c, keys: streams.NewKeys(sp.Name)}
-	old, err := streams.ReadLayout(ctx, c, sp.Name)
+	r := &chaosRun{opt: opt, exe: exe, spider: spiderPath, rdb: c, keys: frontier.NewKeys(sp.Name)}
+	old, err := frontier.ReadLayout(ctx, c, sp.Name)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := streams.Reset(ctx, c, old); err != nil {
+	if _, err := frontier.Reset(ctx, c, old); err != nil {
 		return nil, err
 	}
 	if _, err := handlers.Seed(ctx, c, sp, nil); err != nil {

@@ -11,8 +11,9 @@ import (
 	"sort"
 	"time"
 
+	"github.com/streamcrawl/streamcrawl/streams/frontier"
+
 	"github.com/streamcrawl/streamcrawl/spiders/demosite"
-	"github.com/streamcrawl/streamcrawl/streams"
 )
 
 // chaosReport is the outcome of a chaos run, checked against the site's ground truth.
@@ -96,7 +97,7 @@ func (r *chaosRun) check(ctx context.Context, site *demosite.Site, base string) 
 			rep.LostItems++
 		}
 	}
-	p, err := streams.ReadProgress(ctx, r.rdb, streams.NewLayout(r.keys.Crawl(), 1)) // the chaos spider has one partition
+	p, err := frontier.ReadProgress(ctx, r.rdb, frontier.NewLayout(r.keys.Crawl(), 1)) // the chaos spider has one partition
 	if err != nil {
 		return err
 	}

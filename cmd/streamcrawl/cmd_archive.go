@@ -3,13 +3,14 @@ package main
 import (
 	"fmt"
 
+	"github.com/streamcrawl/streamcrawl/streams/frontier"
+
 	"github.com/ThreeDotsLabs/watermill/message"
 	"github.com/spf13/cobra"
 
 	"github.com/streamcrawl/streamcrawl/handlers"
-	"github.com/streamcrawl/streamcrawl/spiders"
-	"github.com/streamcrawl/streamcrawl/streams"
 	"github.com/streamcrawl/streamcrawl/processors/warc"
+	"github.com/streamcrawl/streamcrawl/spiders"
 )
 
 func (a *app) archiveCommand() *cobra.Command {
@@ -48,7 +49,7 @@ writes no page twice. Responses leave Redis once every group has acked them: run
 				return err
 			}
 			defer rdb.Close()
-			layout, err := streams.ReadLayout(ctx, rdb, crawl)
+			layout, err := frontier.ReadLayout(ctx, rdb, crawl)
 			if err != nil {
 				return err
 			}

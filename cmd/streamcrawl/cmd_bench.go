@@ -11,11 +11,12 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/streamcrawl/streamcrawl/streams/frontier"
+
 	"github.com/redis/go-redis/v9"
 	"github.com/spf13/cobra"
 
 	"github.com/streamcrawl/streamcrawl/spiders"
-	"github.com/streamcrawl/streamcrawl/streams"
 )
 
 func (a *app) benchCommand() *cobra.Command {
@@ -133,10 +134,10 @@ func redisInfo(ctx context.Context, rdb redis.UniversalClient) map[string]float6
 	if err != nil {
 		return map[string]float64{}
 	}
-	return streams.ParseInfo(info)
+	return frontier.ParseInfo(info)
 }
 
-func printBench(w io.Writer, st *streams.Status, took time.Duration, cpu float64, before, after map[string]float64, realRedis bool) {
+func printBench(w io.Writer, st *frontier.Status, took time.Duration, cpu float64, before, after map[string]float64, realRedis bool) {
 	pages := float64(st.Stats["pages_fetched"])
 	fmt.Fprintf(w, "streamcrawl bench: %d pages fetched, %d items stored, done=%v\n", int64(pages), st.ItemsStored, st.Done)
 	fmt.Fprintf(w, "  wall time                     %.2f s\n", took.Seconds())

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/streamcrawl/streamcrawl/streams/frontier"
+
 	"github.com/spf13/cobra"
 
 	"github.com/streamcrawl/streamcrawl/handlers"
@@ -142,11 +144,11 @@ func runBroad(ctx context.Context, opt broadOptions, log io.Writer) (*broadResul
 		return nil, err
 	}
 	defer c.Close()
-	old, err := streams.ReadLayout(ctx, c, sp.Name)
+	old, err := frontier.ReadLayout(ctx, c, sp.Name)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := streams.Reset(ctx, c, old); err != nil {
+	if _, err := frontier.Reset(ctx, c, old); err != nil {
 		return nil, err
 	}
 	exe, err := os.Executable()
@@ -196,11 +198,11 @@ func runBroad(ctx context.Context, opt broadOptions, log io.Writer) (*broadResul
 		return nil, fmt.Errorf("bench-broad: workers failed (logs in %s): %v", opt.Dir, failed)
 	}
 	after := redisInfo(ctx, c)
-	l, err := streams.ReadLayout(ctx, c, sp.Name)
+	l, err := frontier.ReadLayout(ctx, c, sp.Name)
 	if err != nil {
 		return nil, err
 	}
-	st, err := streams.ReadStatus(ctx, c, l)
+	st, err := frontier.ReadStatus(ctx, c, l)
 	if err != nil {
 		return nil, err
 	}

@@ -6,6 +6,8 @@ import (
 	"io"
 	"time"
 
+	"github.com/streamcrawl/streamcrawl/streams/frontier"
+
 	"github.com/spf13/cobra"
 
 	"github.com/streamcrawl/streamcrawl/handlers"
@@ -62,14 +64,14 @@ or pass --fresh to start over.`,
 }
 
 // crawl seeds and runs every stage in this process until done, then prints a summary.
-func (a *app) crawl(ctx context.Context, c *streams.Client, sp *spiders.Spider, f *runFlags, fresh bool, w io.Writer) (*streams.Status, error) {
+func (a *app) crawl(ctx context.Context, c *streams.Client, sp *spiders.Spider, f *runFlags, fresh bool, w io.Writer) (*frontier.Status, error) {
 	rdb, embedded := c.UniversalClient, c.Embedded != nil
 	if fresh {
-		layout, err := streams.ReadLayout(ctx, rdb, sp.Name)
+		layout, err := frontier.ReadLayout(ctx, rdb, sp.Name)
 		if err != nil {
 			return nil, err
 		}
-		if _, err := streams.Reset(ctx, rdb, layout); err != nil {
+		if _, err := frontier.Reset(ctx, rdb, layout); err != nil {
 			return nil, err
 		}
 	}
@@ -98,7 +100,7 @@ func (a *app) crawl(ctx context.Context, c *streams.Client, sp *spiders.Spider, 
 	}
 	stop := func() {}
 	if a.progress {
-		if l, err := streams.ReadLayout(ctx, rdb, sp.Name); err == nil {
+		if l, err := frontier.ReadLayout(ctx, rdb, sp.Name); err == nil {
 			stop = a.startProgress(ctx, rdb, l)
 		}
 	}
@@ -107,11 +109,11 @@ func (a *app) crawl(ctx context.Context, c *streams.Client, sp *spiders.Spider, 
 	if err != nil {
 		return nil, err
 	}
-	layout, err := streams.ReadLayout(context.WithoutCancel(ctx), rdb, sp.Name)
+	layout, err := frontier.ReadLayout(context.WithoutCancel(ctx), rdb, sp.Name)
 	if err != nil {
 		return nil, err
 	}
-	st, err := streams.ReadStatus(context.WithoutCancel(ctx), rdb, layout)
+	st, err := frontier.ReadStatus(context.WithoutCancel(ctx), rdb, layout)
 	if err != nil {
 		return nil, err
 	}
@@ -123,7 +125,7 @@ func (a *app) crawl(ctx context.Context, c *streams.Client, sp *spiders.Spider, 
 }
 
 // printSummary prints what a finished crawl did.
-func printSummary(w io.Writer, st *streams.Status, took time.Duration, out string) {
+func printSummary(w io.Writer, st *frontier.Status, took time.Duration, out string) {
 	s := st.Stats
 	fmt.Fprintf(w, "crawl %s: done=%v in %s\n", st.Crawl, st.Done, took.Round(time.Millisecond))
 	fmt.Fprintf(w, "  pages fetched   %d (%.0f/s)\n", s["pages_fetched"], float64(s["pages_fetched"])/took.Seconds())

@@ -6,11 +6,12 @@ import (
 	"fmt"
 	"text/tabwriter"
 
+	"github.com/streamcrawl/streamcrawl/streams/frontier"
+
 	"github.com/redis/go-redis/v9"
 	"github.com/spf13/cobra"
 
 	"github.com/streamcrawl/streamcrawl/handlers"
-	"github.com/streamcrawl/streamcrawl/streams"
 )
 
 func (a *app) deadCommand() *cobra.Command {
@@ -46,7 +47,7 @@ the delivery count.
 			case "purge":
 				var n int64
 				for _, k := range layout.Parts() {
-					m, err := streams.PurgeDead(ctx, rdb, k, ids)
+					m, err := frontier.PurgeDead(ctx, rdb, k, ids)
 					if err != nil {
 						return err
 					}
@@ -66,10 +67,10 @@ the delivery count.
 	return cmd
 }
 
-func (a *app) deadList(ctx context.Context, rdb redis.UniversalClient, l streams.Layout, limit int64, asJSON bool) error {
-	var dead []streams.DeadLetter
+func (a *app) deadList(ctx context.Context, rdb redis.UniversalClient, l frontier.Layout, limit int64, asJSON bool) error {
+	var dead []frontier.DeadLetter
 	for _, k := range l.Parts() {
-		d, err := streams.ListDead(ctx, rdb, k, "-", limit-int64(len(dead)))
+		d, err := frontier.ListDead(ctx, rdb, k, "-", limit-int64(len(dead)))
 		if err != nil {
 			return err
 		}
@@ -91,7 +92,7 @@ func (a *app) deadList(ctx context.Context, rdb redis.UniversalClient, l streams
 }
 
 // deadURL digs the page URL out of a dead letter's payload, for people.
-func deadURL(d streams.DeadLetter) string {
+func deadURL(d frontier.DeadLetter) string {
 	var p struct {
 		URL string `json:"url"`
 	}
@@ -101,7 +102,7 @@ func deadURL(d streams.DeadLetter) string {
 	return "-"
 }
 
-func (a *app) deadRetry(ctx context.Context, rdb redis.UniversalClient, l streams.Layout, ids []string) error {
+func (a *app) deadRetry(ctx context.Context, rdb redis.UniversalClient, l frontier.Layout, ids []string) error {
 	n, err := handlers.RetryDead(ctx, rdb, l, ids)
 	if err != nil {
 		return err

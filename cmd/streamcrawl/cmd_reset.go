@@ -3,9 +3,9 @@ package main
 import (
 	"fmt"
 
-	"github.com/spf13/cobra"
+	"github.com/streamcrawl/streamcrawl/streams/frontier"
 
-	"github.com/streamcrawl/streamcrawl/streams"
+	"github.com/spf13/cobra"
 )
 
 func (a *app) resetCommand() *cobra.Command {
@@ -23,7 +23,7 @@ crawl's state; stopping processes does not.`,
 				return err
 			}
 			defer rdb.Close()
-			n, err := streams.Reset(ctx, rdb, layout)
+			n, err := frontier.Reset(ctx, rdb, layout)
 			if err != nil {
 				return err
 			}

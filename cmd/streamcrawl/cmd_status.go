@@ -11,10 +11,10 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/streamcrawl/streamcrawl/streams/frontier"
+
 	"github.com/redis/go-redis/v9"
 	"github.com/spf13/cobra"
-
-	"github.com/streamcrawl/streamcrawl/streams"
 )
 
 func (a *app) statusCommand() *cobra.Command {
@@ -31,7 +31,7 @@ func (a *app) statusCommand() *cobra.Command {
 				return err
 			}
 			defer rdb.Close()
-			st, err := streams.ReadStatus(ctx, rdb, layout)
+			st, err := frontier.ReadStatus(ctx, rdb, layout)
 			if err != nil {
 				return err
 			}
@@ -59,7 +59,7 @@ func (a *app) statusCommand() *cobra.Command {
 }
 
 // crawlExists says whether a status read found anything of the crawl in Redis.
-func crawlExists(st *streams.Status) bool {
+func crawlExists(st *frontier.Status) bool {
 	if len(st.Stats) > 0 || st.Seen > 0 || st.Frontier > 0 || st.Delayed > 0 || st.DeadLetters > 0 {
 		return true
 	}
@@ -72,7 +72,7 @@ func crawlExists(st *streams.Status) bool {
 }
 
 // watchStatus shows the crawl's live view every interval until ctx ends.
-func (a *app) watchStatus(ctx context.Context, rdb redis.UniversalClient, l streams.Layout, every time.Duration) error {
+func (a *app) watchStatus(ctx context.Context, rdb redis.UniversalClient, l frontier.Layout, every time.Duration) error {
 	if every <= 0 {
 		return fmt.Errorf("--interval must be positive, got %s", every)
 	}
@@ -104,7 +104,7 @@ func (a *app) watchStatus(ctx context.Context, rdb redis.UniversalClient, l stre
 	}
 }
 
-func printStatus(w io.Writer, st *streams.Status) {
+func printStatus(w io.Writer, st *frontier.Status) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "crawl\t%s\tdone=%v\n", st.Crawl, st.Done)
 	if st.SeedError != "" {

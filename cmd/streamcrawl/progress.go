@@ -8,6 +8,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/streamcrawl/streamcrawl/streams/frontier"
+
 	"github.com/redis/go-redis/v9"
 
 	"github.com/streamcrawl/streamcrawl/streams"
@@ -27,14 +29,14 @@ type progress struct {
 	w     io.Writer
 	term  *termWriter // on a terminal: the line is redrawn in place
 	rdb   redis.UniversalClient
-	l     streams.Layout
+	l     frontier.Layout
 	r     rates
 	start time.Time
 }
 
 // startProgress shows progress on a.stderr until the returned stop is called; stop
 // clears the line on a terminal.
-func (a *app) startProgress(ctx context.Context, rdb redis.UniversalClient, l streams.Layout) (stop func()) {
+func (a *app) startProgress(ctx context.Context, rdb redis.UniversalClient, l frontier.Layout) (stop func()) {
 	p := &progress{w: a.stderr, term: a.term, rdb: rdb, l: l, start: time.Now()}
 	every := a.progressEvery
 	switch {
@@ -75,7 +77,7 @@ func (p *progress) show(ctx context.Context) {
 	if err != nil {
 		return
 	}
-	pr, err := streams.ReadProgress(ctx, p.rdb, p.l)
+	pr, err := frontier.ReadProgress(ctx, p.rdb, p.l)
 	if err != nil {
 		return
 	}

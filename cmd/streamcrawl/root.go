@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/streamcrawl/streamcrawl/streams/frontier"
+
 	"github.com/spf13/cobra"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
@@ -105,15 +107,15 @@ func (a *app) connectCrawl(ctx context.Context, crawl string) (*streams.Client, 
 }
 
 // openCrawl is connectCrawl that also reads the crawl's stored layout.
-func (a *app) openCrawl(ctx context.Context, crawl string) (*streams.Client, streams.Layout, error) {
+func (a *app) openCrawl(ctx context.Context, crawl string) (*streams.Client, frontier.Layout, error) {
 	rdb, err := a.connectCrawl(ctx, crawl)
 	if err != nil {
-		return nil, streams.Layout{}, err
+		return nil, frontier.Layout{}, err
 	}
-	layout, err := streams.ReadLayout(ctx, rdb, crawl)
+	layout, err := frontier.ReadLayout(ctx, rdb, crawl)
 	if err != nil {
 		_ = rdb.Close()
-		return nil, streams.Layout{}, err
+		return nil, frontier.Layout{}, err
 	}
 	return rdb, layout, nil
 }

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/streamcrawl/streamcrawl/streams/frontier"
+
 	"github.com/redis/go-redis/v9"
 
 	"github.com/streamcrawl/streamcrawl/spiders"
@@ -14,9 +16,9 @@ import (
 )
 
 // layoutOf reads the crawl's stored layout.
-func layoutOf(t testing.TB, rdb redis.UniversalClient, crawl string) streams.Layout {
+func layoutOf(t testing.TB, rdb redis.UniversalClient, crawl string) frontier.Layout {
 	t.Helper()
-	l, err := streams.ReadLayout(context.Background(), rdb, crawl)
+	l, err := frontier.ReadLayout(context.Background(), rdb, crawl)
 	if err != nil {
 		t.Fatalf("read layout: %v", err)
 	}
@@ -24,9 +26,9 @@ func layoutOf(t testing.TB, rdb redis.UniversalClient, crawl string) streams.Lay
 }
 
 // readStatus reads the crawl's status straight from Redis.
-func readStatus(t testing.TB, rdb redis.UniversalClient, crawl string) *streams.Status {
+func readStatus(t testing.TB, rdb redis.UniversalClient, crawl string) *frontier.Status {
 	t.Helper()
-	st, err := streams.ReadStatus(context.Background(), rdb, layoutOf(t, rdb, crawl))
+	st, err := frontier.ReadStatus(context.Background(), rdb, layoutOf(t, rdb, crawl))
 	if err != nil {
 		t.Fatalf("read status: %v", err)
 	}
@@ -35,12 +37,12 @@ func readStatus(t testing.TB, rdb redis.UniversalClient, crawl string) *streams.
 
 // logStatus logs the crawl's status, for failures.
 func logStatus(t testing.TB, rdb redis.UniversalClient, crawl string) {
-	l, err := streams.ReadLayout(context.Background(), rdb, crawl)
+	l, err := frontier.ReadLayout(context.Background(), rdb, crawl)
 	if err != nil {
 		t.Logf("layout: %v", err)
 		return
 	}
-	st, err := streams.ReadStatus(context.Background(), rdb, l)
+	st, err := frontier.ReadStatus(context.Background(), rdb, l)
 	if err != nil {
 		t.Logf("status: %v", err)
 		return
@@ -52,7 +54,7 @@ func logStatus(t testing.TB, rdb redis.UniversalClient, crawl string) {
 
 // checkFinished asserts that every stage group of the crawl exists with nothing
 // pending and nothing unread, and that the crawl reports done.
-func checkFinished(t testing.TB, rdb redis.UniversalClient, crawl string) *streams.Status {
+func checkFinished(t testing.TB, rdb redis.UniversalClient, crawl string) *frontier.Status {
 	t.Helper()
 	st := readStatus(t, rdb, crawl)
 	l := layoutOf(t, rdb, crawl)
@@ -72,7 +74,7 @@ func checkFinished(t testing.TB, rdb redis.UniversalClient, crawl string) *strea
 			t.Errorf("group %s of %s is missing", sg.Group, sg.Stream)
 		}
 	}
-	p, err := streams.ReadProgress(context.Background(), rdb, l)
+	p, err := frontier.ReadProgress(context.Background(), rdb, l)
 	if err != nil {
 		t.Fatalf("read progress: %v", err)
 	}
@@ -125,7 +127,7 @@ func prefixed(prefix string, m map[string]int) map[string]int {
 // statInt reads a field of the crawl's stats hash (0 when absent).
 func statInt(t testing.TB, rdb redis.UniversalClient, crawl, field string) int64 {
 	t.Helper()
-	v, err := rdb.HGet(context.Background(), streams.NewKeys(crawl).Stats(), field).Int64()
+	v, err := rdb.HGet(context.Background(), frontier.NewKeys(crawl).Stats(), field).Int64()
 	if err != nil && err != redis.Nil {
 		t.Fatalf("stats %s: %v", field, err)
 	}

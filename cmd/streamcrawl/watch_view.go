@@ -8,6 +8,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/streamcrawl/streamcrawl/streams/frontier"
+
 	"github.com/redis/go-redis/v9"
 
 	"github.com/streamcrawl/streamcrawl/handlers/metrics"
@@ -60,7 +62,7 @@ type stageView struct {
 
 // watchView is what `status --watch` shows at one refresh.
 type watchView struct {
-	st        *streams.Status
+	st        *frontier.Status
 	stages    []stageView
 	usedMem   int64
 	maxMem    int64
@@ -71,8 +73,8 @@ type watchView struct {
 }
 
 // readWatchView reads one refresh of the live view and adds its sample to r.
-func readWatchView(ctx context.Context, rdb redis.UniversalClient, l streams.Layout, r *rates) (*watchView, error) {
-	st, err := streams.ReadStatus(ctx, rdb, l)
+func readWatchView(ctx context.Context, rdb redis.UniversalClient, l frontier.Layout, r *rates) (*watchView, error) {
+	st, err := frontier.ReadStatus(ctx, rdb, l)
 	if err != nil {
 		return nil, err
 	}

@@ -17,6 +17,8 @@ import (
 	"os/signal"
 	"strings"
 
+	"github.com/streamcrawl/streamcrawl/streams/frontier"
+
 	"go.uber.org/zap"
 
 	"github.com/streamcrawl/streamcrawl/handlers"
@@ -110,11 +112,11 @@ func run(ctx context.Context) error {
 		return err
 	}
 	defer rdb.Close()
-	layout, err := streams.ReadLayout(ctx, rdb, sp.Name)
+	layout, err := frontier.ReadLayout(ctx, rdb, sp.Name)
 	if err != nil {
 		return err
 	}
-	if _, err := streams.Reset(ctx, rdb, layout); err != nil {
+	if _, err := frontier.Reset(ctx, rdb, layout); err != nil {
 		return err
 	}
 	sink, err := processors.OpenJSONL("goshop.jsonl")
@@ -135,10 +137,10 @@ func run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if layout, err = streams.ReadLayout(ctx, rdb, sp.Name); err != nil {
+	if layout, err = frontier.ReadLayout(ctx, rdb, sp.Name); err != nil {
 		return err
 	}
-	st, err := streams.ReadStatus(ctx, rdb, layout)
+	st, err := frontier.ReadStatus(ctx, rdb, layout)
 	if err != nil {
 		return err
 	}

@@ -7,6 +7,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/streamcrawl/streamcrawl/streams/frontier"
+
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/zap"
@@ -101,11 +103,11 @@ func (c *CrawlCollector) Collect(ch chan<- prometheus.Metric) {
 }
 
 func (c *CrawlCollector) collectCrawl(ctx context.Context, crawl string, ch chan<- prometheus.Metric) error {
-	l, err := streams.ReadLayout(ctx, c.rdb, crawl)
+	l, err := frontier.ReadLayout(ctx, c.rdb, crawl)
 	if err != nil {
 		return err
 	}
-	st, err := streams.ReadStatus(ctx, c.rdb, l)
+	st, err := frontier.ReadStatus(ctx, c.rdb, l)
 	if err != nil {
 		return err
 	}
@@ -155,7 +157,7 @@ func RedisMemory(ctx context.Context, rdb redis.UniversalClient) (used, limit in
 		if err != nil {
 			return err
 		}
-		f := streams.ParseInfo(info)
+		f := frontier.ParseInfo(info)
 		used += int64(f["used_memory"])
 		limit += int64(f["maxmemory"])
 		return nil

@@ -4,9 +4,9 @@ import (
 	"context"
 	"time"
 
-	"github.com/redis/go-redis/v9"
+	"github.com/streamcrawl/streamcrawl/streams/frontier"
 
-	"github.com/streamcrawl/streamcrawl/streams"
+	"github.com/redis/go-redis/v9"
 )
 
 // Frontier is what the crawl collector shows of a crawl's frontier.
@@ -23,12 +23,12 @@ type Frontier struct {
 // ReadFrontier reads a crawl's frontier figures. Every read of frontier keys by this
 // package goes through here, so that a new frontier layout needs only this function
 // changed.
-func ReadFrontier(ctx context.Context, rdb redis.UniversalClient, l streams.Layout) (Frontier, error) {
-	p, err := streams.ReadProgress(ctx, rdb, l)
+func ReadFrontier(ctx context.Context, rdb redis.UniversalClient, l frontier.Layout) (Frontier, error) {
+	p, err := frontier.ReadProgress(ctx, rdb, l)
 	if err != nil {
 		return Frontier{}, err
 	}
-	due, err := streams.DueHosts(ctx, rdb, l, time.Now())
+	due, err := frontier.DueHosts(ctx, rdb, l, time.Now())
 	if err != nil {
 		return Frontier{}, err
 	}

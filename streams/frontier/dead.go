@@ -1,0 +1,150 @@
+package frontier
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+
+	"github.com/streamcrawl/streamcrawl/streams"
+
+	"github.com/streamcrawl/streamcrawl/streams/internal/rkit"
+
+	"github.com/ThreeDotsLabs/watermill"
+	"github.com/redis/go-redis/v9"
+)
+
+// DeadLetter is one entry of the dead-letter stream.
+type DeadLetter struct {
+	// ID is the dead-letter entry's ID.
+	ID string `json:"id"`
+	// Stream and EntryID are where the entry lived; Stage is the group that gave up.
+	Stream  string `json:"stream"`
+	EntryID string `json:"entry_id"`
+	Stage   string `json:"stage"`
+	// Error is the last error; Deliveries how often the entry was delivered.
+	Error      string `json:"error"`
+	Deliveries int    `json:"deliveries"`
+	Consumer   string `json:"consumer"`
+	// Fields are the original entry's fields (the Watermill message).
+	Fields map[string]string `json:"fields"`
+}
+
+// ListDead returns up to count dead letters from start (an entry ID, "-" for the first).
+func ListDead(ctx context.Context, rdb redis.UniversalClient, k Keys, start string, count int64) ([]DeadLetter, error) {
+	msgs, err := rdb.XRangeN(ctx, k.Dead(), start, "+", count).Result()
+	if err != nil {
+		return nil, fmt.Errorf("frontier: list dead letters: %w", err)
+	}
+	out := make([]DeadLetter, 0, len(msgs))
+	for _, m := range msgs {
+		out = append(out, parseDead(m))
+	}
+	return out, nil
+}
+
+// GetDead returns the dead letters with the given IDs; missing ones are an error.
+func GetDead(ctx context.Context, rdb redis.UniversalClient, k Keys, ids []string) ([]DeadLetter, error) {
+	out := make([]DeadLetter, 0, len(ids))
+	for _, id := range ids {
+		msgs, err := rdb.XRange(ctx, k.Dead(), id, id).Result()
+		if err != nil {
+			return nil, fmt.Errorf("frontier: dead letter %s: %w", id, err)
+		}
+		if len(msgs) == 0 {
+			return nil, fmt.Errorf("frontier: no dead letter %s", id)
+		}
+		out = append(out, parseDead(msgs[0]))
+	}
+	return out, nil
+}
+
+func parseDead(m redis.XMessage) DeadLetter {
+	d := DeadLetter{ID: m.ID, Fields: map[string]string{}}
+	for f, v := range m.Values {
+		s, _ := v.(string)
+		switch f {
+		case streams.DeadFieldStream:
+			d.Stream = s
+		case streams.DeadFieldID:
+			d.EntryID = s
+		case streams.DeadFieldStage:
+			d.Stage = s
+		case streams.DeadFieldError:
+			d.Error = s
+		case streams.DeadFieldDeliveries:
+			d.Deliveries, _ = strconv.Atoi(s)
+		case streams.DeadFieldConsumer:
+			d.Consumer = s
+		default:
+			d.Fields[f] = s
+		}
+	}
+	return d
+}
+
+// requeueScript puts a dead letter's entry back on its stream and deletes the dead
+// letter, in one step.
+//
+// KEYS[1] -> the stream, KEYS[2] -> the dead-letter stream
+// ARGV[1] -> dead letter ID, ARGV[2..] -> field, value pairs of the new entry
+// Output: the new entry ID, or false when the dead letter is gone
+var requeueScript = redis.NewScript(`
+if #redis.call('XRANGE', KEYS[2], ARGV[1], ARGV[1]) == 0 then return false end
+local fields = {}
+for i = 2, #ARGV do fields[#fields + 1] = ARGV[i] end
+local id = redis.call('XADD', KEYS[1], '*', unpack(fields))
+redis.call('XDEL', KEYS[2], ARGV[1])
+return id
+`)
+
+// Requeue puts dead letter d back on its stream with payload (the original payload when
+// nil) under a new message UUID, and deletes it from the dead letters. The stage's group
+// then delivers it as a new entry.
+func Requeue(ctx context.Context, rdb redis.UniversalClient, k Keys, d DeadLetter, payload []byte) (string, error) {
+	if !k.owns(d.Stream) {
+		return "", fmt.Errorf("frontier: dead letter %s names stream %q, not one of crawl %s", d.ID, d.Stream, k.Crawl())
+	}
+	p := d.Fields["payload"]
+	if payload != nil {
+		p = string(payload)
+	}
+	args := []any{d.ID, "_watermill_message_uuid", watermill.NewUUID(), "metadata", d.Fields["metadata"], "payload", p}
+	id, err := requeueScript.Run(ctx, rdb, []string{d.Stream, k.Dead()}, args...).Text()
+	if err != nil {
+		if rkit.ErrNil(err) {
+			return "", fmt.Errorf("frontier: dead letter %s is gone", d.ID)
+		}
+		return "", fmt.Errorf("frontier: requeue dead letter %s: %w", d.ID, err)
+	}
+	return id, nil
+}
+
+// PurgeDead deletes the given dead letters, or all of them when ids is empty. It returns
+// how many it deleted.
+func PurgeDead(ctx context.Context, rdb redis.UniversalClient, k Keys, ids []string) (int64, error) {
+	if len(ids) == 0 {
+		n, err := rdb.XLen(ctx, k.Dead()).Result()
+		if err != nil {
+			return 0, fmt.Errorf("frontier: purge dead letters: %w", err)
+		}
+		if err := rdb.Del(ctx, k.Dead()).Err(); err != nil {
+			return 0, fmt.Errorf("frontier: purge dead letters: %w", err)
+		}
+		return n, nil
+	}
+	n, err := rdb.XDel(ctx, k.Dead(), ids...).Result()
+	if err != nil {
+		return 0, fmt.Errorf("frontier: purge dead letters: %w", err)
+	}
+	return n, nil
+}
+
+// owns reports whether stream is one of the crawl's streams.
+func (k Keys) owns(stream string) bool {
+	for _, sg := range k.Streams() {
+		if sg.Stream == stream {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,147 @@
+package frontier
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// DedupUsage is what a crawl's dedup holds in Redis.
+type DedupUsage struct {
+	// Keys is how many keys the dedup uses.
+	Keys int64
+	// Bytes is the sum of MEMORY USAGE of those keys (exact: SAMPLES 0); 0 when the
+	// server has no MEMORY USAGE (the embedded Redis).
+	Bytes int64
+	// URLs is how many fingerprints were recorded; -1 when Redis cannot tell (RedisBloom).
+	URLs int64
+}
+
+// Usage scans the crawl's dedup keys (every partition's) and sums their memory and
+// contents. It costs two commands per key (pipelined): exact mode has up to
+// 2^BucketBits keys per partition, so call it for status and benchmarks, not in a loop.
+func (d *Deduper) Usage(ctx context.Context) (DedupUsage, error) {
+	var sum DedupUsage
+	for i := range d.layout.N() {
+		u, err := d.Part(i).usage(ctx)
+		if err != nil {
+			return DedupUsage{}, err
+		}
+		sum.Keys, sum.Bytes = sum.Keys+u.Keys, sum.Bytes+u.Bytes
+		if u.URLs < 0 || sum.URLs < 0 {
+			sum.URLs = -1
+		} else {
+			sum.URLs += u.URLs
+		}
+	}
+	return sum, nil
+}
+
+// usage is Usage of the Deduper's partition.
+func (d *Deduper) usage(ctx context.Context) (DedupUsage, error) {
+	var u DedupUsage
+	var bloomN, bloomC int64
+	err := scanKeys(ctx, d.rdb, d.keys.seenPattern(), func(keys []string) error {
+		p := d.rdb.Pipeline()
+		mem := make([]*redis.IntCmd, len(keys))
+		cnt := make([]*redis.IntCmd, len(keys))
+		var state *redis.SliceCmd
+		for i, k := range keys {
+			mem[i] = p.MemoryUsage(ctx, k, 0)
+			switch {
+			case k == d.keys.Seen():
+				cnt[i] = p.SCard(ctx, k)
+			case d.rec.Mode == DedupExact:
+				cnt[i] = p.HLen(ctx, k)
+			case k == d.keys.SeenBloom():
+				state = p.HMGet(ctx, k, "n", "c")
+			}
+		}
+		_, _ = p.Exec(ctx) // errors are looked at command by command
+		for i := range keys {
+			u.Keys++
+			u.Bytes += mem[i].Val() // 0 when the server has no MEMORY USAGE (miniredis)
+			if cnt[i] != nil {
+				if err := cnt[i].Err(); err != nil {
+					return err
+				}
+				u.URLs += cnt[i].Val()
+			}
+		}
+		if state != nil {
+			if err := state.Err(); err != nil {
+				return err
+			}
+			v := state.Val()
+			bloomN, bloomC = anyInt(v[0]), anyInt(v[1])
+		}
+		return nil
+	})
+	if err != nil {
+		return DedupUsage{}, fmt.Errorf("frontier: dedup usage of crawl %s: %w", d.keys.Crawl(), err)
+	}
+	switch {
+	case d.rec.Mode == DedupBloom && d.rec.Native:
+		u.URLs = -1
+	case d.rec.Mode == DedupBloom:
+		levels := bloomLevels(d.rec.Capacity, d.rec.ErrorRate)
+		for i := int64(0); i+1 < bloomN && int(i) < len(levels); i++ {
+			u.URLs += levels[i].Cap
+		}
+		u.URLs += bloomC
+	}
+	return u, nil
+}
+
+// DeleteSeen deletes every dedup key of the crawl (any mode) and returns how many it
+// deleted. It leaves the stored config in the meta hash (Reset deletes that).
+func DeleteSeen(ctx context.Context, rdb redis.UniversalClient, keys Keys) (int64, error) {
+	var n int64
+	err := scanKeys(ctx, rdb, keys.seenPattern(), func(batch []string) error {
+		d, err := rdb.Unlink(ctx, batch...).Result()
+		n += d
+		return err
+	})
+	if err != nil {
+		return n, fmt.Errorf("frontier: delete seen keys of crawl %s: %w", keys.Crawl(), err)
+	}
+	return n, nil
+}
+
+// scanKeys calls fn with the keys matching pattern, in batches, on every primary.
+func scanKeys(ctx context.Context, rdb redis.UniversalClient, pattern string, fn func([]string) error) error {
+	scan := func(ctx context.Context, c redis.UniversalClient) error {
+		var cursor uint64
+		for {
+			keys, next, err := c.Scan(ctx, cursor, pattern, 1000).Result()
+			if err != nil {
+				return err
+			}
+			if len(keys) > 0 {
+				if err := fn(keys); err != nil {
+					return err
+				}
+			}
+			if cursor = next; cursor == 0 {
+				return nil
+			}
+		}
+	}
+	if cc, ok := rdb.(*redis.ClusterClient); ok {
+		var mu sync.Mutex // ForEachMaster runs the primaries at once; fn is not safe for that
+		locked := fn
+		fn = func(keys []string) error { mu.Lock(); defer mu.Unlock(); return locked(keys) }
+		return cc.ForEachMaster(ctx, func(ctx context.Context, c *redis.Client) error { return scan(ctx, c) })
+	}
+	return scan(ctx, rdb)
+}
+
+func anyInt(v any) int64 {
+	var n int64
+	if s, ok := v.(string); ok {
+		_, _ = fmt.Sscan(s, &n)
+	}
+	return n
+}

@@ -1,0 +1,161 @@
+package frontier
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/streamcrawl/streamcrawl/streams"
+
+	"github.com/streamcrawl/streamcrawl/streams/internal/rkit"
+
+	"github.com/redis/go-redis/v9"
+	"go.uber.org/zap"
+)
+
+// DefaultDelayedInterval is how often due delayed requests are moved to the stream.
+const DefaultDelayedInterval = 100 * time.Millisecond
+
+// Delayed is the crawl's set of requests waiting for a time (retries with backoff): a
+// ZSET scored by due time in Unix milliseconds whose members are encoded requests with
+// their host and band. Due members go back to their host's queue in one Lua script,
+// so a crash never loses or doubles one, and a retried request obeys its host's
+// politeness like any other; every fetch process runs the mover and any number may run
+// at once. Each partition of the crawl has its own set; a request waits in its host's.
+type Delayed struct {
+	rdb      redis.UniversalClient
+	layout   Layout
+	order    Order
+	defaults HostDefaults
+	b        *rkit.Batcher
+	now      func() time.Time
+}
+
+// NewDelayed returns the delayed sets of the crawl; order and defaults are the
+// crawl's (see FrontierConfig).
+func NewDelayed(rdb redis.UniversalClient, layout Layout, order Order, defaults HostDefaults) (*Delayed, error) {
+	if rdb == nil {
+		return nil, errors.New("frontier: delayed set needs a redis client")
+	}
+	if order == "" {
+		order = OrderPriority
+	}
+	if err := order.Validate(); err != nil {
+		return nil, err
+	}
+	defaults.setDefaults()
+	return &Delayed{rdb: rdb, layout: layout, order: order, defaults: defaults,
+		b: rkit.NewBatcher(rdb, 64, streams.DefaultPublishTimeout, streams.DefaultPublishLinger), now: time.Now}, nil
+}
+
+// Schedule adds an encoded request for host, of the given priority and depth, to go
+// back to its host's queue at due. The payload must be unique (it is a ZSET member):
+// encode the attempt number into it.
+func (d *Delayed) Schedule(ctx context.Context, host string, priority, depth int, payload []byte, due time.Time) error {
+	host = NormalHost(host)
+	key := d.layout.ForHost(host).Delayed()
+	member := "\x01" + host + "\x01" + strconv.Itoa(d.order.band(priority, depth)) + "\x01" + string(payload)
+	_, err := d.b.Do(ctx, func(ctx context.Context, p redis.Pipeliner) redis.Cmder {
+		return p.ZAdd(ctx, key, redis.Z{Score: float64(due.UnixMilli()), Member: member})
+	})
+	if err != nil {
+		return fmt.Errorf("frontier: schedule retry: %w", err)
+	}
+	return nil
+}
+
+// moveDueScript moves due members of the delayed set back to their hosts' queues.
+// A member without a host (written by a version before host queues) goes straight to
+// the requests stream, as it did then.
+//
+// KEYS[1] -> sc:{c}:delayed, KEYS[2] -> sc:{c}:requests, KEYS[3] -> sc:{c}:seq,
+// KEYS[4] -> sc:{c}:waiting, KEYS[5] -> sc:{c}:ready, KEYS[6] -> sc:{c}:sched,
+// KEYS[7] -> sc:{c}:hosts, KEYS[8] -> sc:{c}:hq: (host queue prefix)
+// ARGV[1] -> now (Unix ms), ARGV[2] -> max to move, ARGV[3] -> 1 or -1 (order sign),
+// ARGV[4..7] -> the hosts' defaults (S.conc, S.delay, S.ttl, S.quantum),
+// ARGV[8] -> message UUID prefix
+// Output: number moved
+var moveDueScript = redis.NewScript(nowLua + xaddLua + hostSchedLua + `
+S.stream, S.seq, S.waiting, S.ready, S.sched, S.hosts, S.hq = KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8]
+S.conc, S.delay, S.ttl, S.quantum, S.idp = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7]), ARGV[8]
+local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, tonumber(ARGV[2]))
+if #due == 0 then return 0 end
+local seq = redis.call('INCRBY', S.seq, #due) - #due
+local sign = tonumber(ARGV[3])
+for i, m in ipairs(due) do
+  redis.call('ZREM', KEYS[1], m)
+  local host, band, payload = string.match(m, '^\1([^\1]*)\1(-?%d+)\1(.*)$')
+  if host then
+    band = tonumber(band)
+    enqueue(host, queue_score(band, seq + i, sign), seq + i, payload)
+    wake(host, band)
+  else
+    xadd_msg(S.stream, S.idp .. 'r' .. (seq + i), m)
+  end
+end
+return #due
+`)
+
+// MoveDue moves up to max due requests of partition part back to their host queues
+// and returns how many.
+func (d *Delayed) MoveDue(ctx context.Context, part, max int) (int, error) {
+	k := d.layout.Part(part)
+	keys := []string{k.Delayed(), k.Requests(), k.Seq(), k.Waiting(), k.Ready(), k.Sched(), k.Hosts(), k.HostQueuePrefix()}
+	args := []any{strconv.FormatInt(d.now().UnixMilli(), 10), max, d.order.sign()}
+	args = append(args, d.defaults.args()...)
+	n, err := moveDueScript.Run(ctx, d.rdb, keys, append(args, d.layout.idPrefix(part))...).Int()
+	if err != nil {
+		return 0, fmt.Errorf("frontier: move due requests: %w", err)
+	}
+	return n, nil
+}
+
+// Run moves due requests every interval until ctx ends.
+func (d *Delayed) Run(ctx context.Context, interval time.Duration, log *zap.Logger) {
+	if log == nil {
+		log = zap.NewNop()
+	}
+	errLog := rkit.NewRateLimited(log, 5*time.Second)
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		due := d.due(ctx)
+		for part := range d.layout.N() {
+			if !due[part] {
+				continue
+			}
+			for {
+				n, err := d.MoveDue(ctx, part, 100)
+				if err != nil {
+					if ctx.Err() == nil {
+						errLog.Warn("moving delayed requests failed; retrying", err)
+					}
+					break
+				}
+				if n < 100 {
+					break
+				}
+			}
+		}
+	}
+}
+
+// due reports, per partition, whether its delayed set holds a due request, with one
+// pipelined ZCOUNT: most rounds find none, and a ZCOUNT costs Redis a fraction of a
+// script call. A failed look counts as "holds some" (the script then reports).
+func (d *Delayed) due(ctx context.Context) []bool {
+	now := strconv.FormatInt(d.now().UnixMilli(), 10)
+	return d.layout.holding(ctx, d.rdb, func(p redis.Pipeliner, k Keys) *redis.IntCmd {
+		return p.ZCount(ctx, k.Delayed(), "-inf", now)
+	})
+}
+
+// Close stops the delayed set's batcher.
+func (d *Delayed) Close() { d.b.Close() }

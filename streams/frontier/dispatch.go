@@ -1,0 +1,236 @@
+package frontier
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/streamcrawl/streamcrawl/streams"
+
+	"github.com/streamcrawl/streamcrawl/streams/internal/rkit"
+
+	"github.com/redis/go-redis/v9"
+	"go.uber.org/zap"
+)
+
+// Defaults of the Dispatcher.
+const (
+	DefaultDispatchWindow   = 128
+	DefaultDispatchInterval = 20 * time.Millisecond
+	// DefaultDispatchIdleInterval is the longest wait between rounds while every
+	// frontier is empty.
+	DefaultDispatchIdleInterval = 100 * time.Millisecond
+)
+
+// maxHandOut is the most requests one dispatch call moves (about 30 µs of Redis time
+// each with their hosts' bookkeeping), so that no call holds Redis up for long.
+const maxHandOut = 256
+
+// DispatcherConfig configures a Dispatcher.
+type DispatcherConfig struct {
+	Client redis.UniversalClient
+	// Layout of the crawl: every partition's frontier is dispatched to its own stream.
+	// When it is zero, Keys (a crawl of one partition).
+	Layout Layout
+	Keys   Keys
+	// Window is the most requests left unread in the requests stream: the frontier
+	// keeps the rest, in order, so a high-priority request seeded mid-crawl waits behind
+	// at most Window others. Default DefaultDispatchWindow.
+	Window int
+	// Interval between dispatch rounds. Default DefaultDispatchInterval.
+	Interval time.Duration
+	// IdleInterval is the longest wait between rounds while every frontier is empty:
+	// the wait doubles from Interval up to it after each round that finds them empty,
+	// and falls back to Interval once one holds requests. Requests queued into an empty
+	// frontier are dispatched by the emit that queued them, so an idle dispatcher only
+	// refills a window that was full then. Default DefaultDispatchIdleInterval.
+	IdleInterval time.Duration
+	// CountUnread counts unread entries with XRANGE instead of trusting XINFO's lag
+	// (needed where lag is unreliable, as in the embedded Redis).
+	CountUnread bool
+	// Hosts is the crawl's default per-host politeness. Its zero value: no limits.
+	Hosts HostDefaults
+	// Logger; nil means no-op.
+	Logger *zap.Logger
+	// BeforeXAdd is a fault hook for tests: called inside Dispatch with the number of
+	// requests about to move; returning an error aborts the script before any change.
+	BeforeXAdd func(n int) error
+}
+
+// Dispatcher hands requests of the hosts that may start one now to the requests stream
+// (see hostSchedLua), best band first, keeping the stream's unread backlog at most
+// Window; it also makes hosts whose time came ready and takes back the slots of dead
+// fetchers. Each round is one Lua script per partition, so a crash inside it cannot
+// lose or duplicate a request. Every fetch process runs one; any number may run at once.
+type Dispatcher struct {
+	cfg DispatcherConfig
+	log *zap.Logger
+}
+
+// NewDispatcher returns a Dispatcher.
+func NewDispatcher(cfg DispatcherConfig) (*Dispatcher, error) {
+	if cfg.Client == nil {
+		return nil, errors.New("frontier: dispatcher needs a redis client")
+	}
+	if cfg.Layout.N() == 0 {
+		cfg.Layout = NewLayout(cfg.Keys.Crawl(), 1)
+	}
+	rkit.SetDefault(&cfg.Window, DefaultDispatchWindow)
+	cfg.Hosts.setDefaults()
+	rkit.SetDefault(&cfg.Interval, DefaultDispatchInterval)
+	rkit.SetDefault(&cfg.IdleInterval, max(DefaultDispatchIdleInterval, cfg.Interval))
+	if cfg.Logger == nil {
+		cfg.Logger = zap.NewNop()
+	}
+	return &Dispatcher{cfg: cfg, log: cfg.Logger}, nil
+}
+
+// dispatchScript runs one dispatch round in a partition: takes back the slots of dead
+// fetchers' leases, makes the hosts whose time has come ready, and hands out requests of
+// ready hosts until the requests stream has window unread entries (see hostSchedLua).
+// Every step is bounded (at most 1,000 leases and hosts looked at, maxHandOut requests
+// moved), so one call never holds Redis up for long.
+//
+// KEYS[1] -> sc:{c}:requests, KEYS[2] -> sc:{c}:waiting, KEYS[3] -> sc:{c}:seq,
+// KEYS[4] -> sc:{c}:ready, KEYS[5] -> sc:{c}:sched, KEYS[6] -> sc:{c}:leases,
+// KEYS[7] -> sc:{c}:hosts, KEYS[8] -> sc:{c}:hq: (host queue prefix)
+// ARGV[1] -> the fetch group, ARGV[2] -> window, ARGV[3] -> 'lag' or 'range' (how to
+// count unread entries), ARGV[4] -> 1 to fail before any change (fault hook),
+// ARGV[5..8] -> the hosts' defaults (S.conc, S.delay, S.ttl, S.quantum),
+// ARGV[9] -> message UUID prefix, ARGV[10] -> most requests to move (maxHandOut)
+// Output: number of requests moved
+var dispatchScript = redis.NewScript(nowLua + xaddLua + unreadLua + hostSchedLua + `
+if ARGV[4] == '1' then return redis.error_reply('fault hook: crashed before XADD') end
+S.stream, S.waiting, S.seq, S.ready, S.sched, S.leases, S.hosts, S.hq = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8]
+S.conc, S.delay, S.ttl, S.quantum, S.idp = tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8]), ARGV[9]
+local now = now_ms()
+expire_leases(now, 1000)
+promote(now, 1000)
+if redis.call('ZCARD', S.ready) == 0 then return 0 end
+local window = tonumber(ARGV[2])
+local room = math.min(window - unread(S.stream, ARGV[1], window, ARGV[3]), tonumber(ARGV[10]))
+if room <= 0 then return 0 end
+return hand_out(room, now)
+`)
+
+// Dispatch runs one round over every partition and returns how many requests it moved.
+// Partitions with nothing to do are skipped after a pipelined look (ZCARD, ZCOUNT):
+// most rounds find nothing to move, and a script call costs Redis several times what a
+// look does.
+func (d *Dispatcher) Dispatch(ctx context.Context) (int, error) {
+	n, _, err := d.round(ctx)
+	return n, err
+}
+
+// round is Dispatch that also reports whether every partition's frontier was empty:
+// no host ready, scheduled or holding a lease.
+func (d *Dispatcher) round(ctx context.Context) (moved int, idle bool, err error) {
+	total := 0
+	var firstErr error
+	looks := d.look(ctx)
+	idle = true
+	for part, l := range looks {
+		idle = idle && l.empty
+		if !l.due {
+			continue
+		}
+		n, err := d.dispatchPart(ctx, part)
+		total += n
+		if err != nil && firstErr == nil {
+			firstErr = err
+		}
+	}
+	return total, idle, firstErr
+}
+
+// partLook is what a look at a partition's frontier found.
+type partLook struct {
+	due   bool // a host is ready, a host's time comes within the interval, or a lease expires
+	empty bool // no host is ready or scheduled, and no lease is held
+}
+
+// look looks at every partition's frontier in one pipeline. The answer is only a hint
+// (the script decides, on the Redis clock; the look uses the local one, an interval
+// ahead to allow for skew); a failed look counts as "due".
+func (d *Dispatcher) look(ctx context.Context) []partLook {
+	soon := strconv.FormatInt(time.Now().Add(d.cfg.Interval).UnixMilli(), 10)
+	parts := d.cfg.Layout.Parts()
+	cmds := make([][5]*redis.IntCmd, len(parts))
+	_, _ = d.cfg.Client.Pipelined(ctx, func(p redis.Pipeliner) error { // errors are read per command
+		for i, k := range parts {
+			cmds[i] = [5]*redis.IntCmd{p.ZCard(ctx, k.Ready()), p.ZCount(ctx, k.Sched(), "-inf", soon),
+				p.ZCount(ctx, k.Leases(), "-inf", soon), p.ZCard(ctx, k.Sched()), p.ZCard(ctx, k.Leases())}
+		}
+		return nil
+	})
+	out := make([]partLook, len(parts))
+	for i, cs := range cmds {
+		out[i].empty = true
+		for j, c := range cs {
+			some := c.Err() != nil || c.Val() > 0
+			if j < 3 {
+				out[i].due = out[i].due || some
+			}
+			out[i].empty = out[i].empty && !some
+		}
+	}
+	return out
+}
+
+// dispatchPart runs one round in partition part.
+func (d *Dispatcher) dispatchPart(ctx context.Context, part int) (int, error) {
+	mode, fault := "lag", "0"
+	if d.cfg.CountUnread {
+		mode = "range"
+	}
+	if d.cfg.BeforeXAdd != nil {
+		if err := d.cfg.BeforeXAdd(d.cfg.Window); err != nil {
+			fault = "1"
+		}
+	}
+	k := d.cfg.Layout.Part(part)
+	keys := []string{k.Requests(), k.Waiting(), k.Seq(), k.Ready(), k.Sched(), k.Leases(), k.Hosts(), k.HostQueuePrefix()}
+	args := append([]any{streams.StageFetch, d.cfg.Window, mode, fault}, d.cfg.Hosts.args()...)
+	args = append(args, d.cfg.Layout.idPrefix(part), maxHandOut)
+	total := 0
+	for range 64 { // a window larger than maxHandOut fills in several calls
+		n, err := dispatchScript.Run(ctx, d.cfg.Client, keys, args...).Int()
+		if err != nil {
+			return total, fmt.Errorf("frontier: dispatch: %w", err)
+		}
+		total += n
+		if n < maxHandOut {
+			break
+		}
+	}
+	return total, nil
+}
+
+// Run dispatches every Interval until ctx ends, and less often while every frontier is
+// empty (see DispatcherConfig.IdleInterval). A host's next request is handed out within
+// about an Interval of its time.
+func (d *Dispatcher) Run(ctx context.Context) {
+	errLog := rkit.NewRateLimited(d.log, 5*time.Second)
+	wait := d.cfg.Interval
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		_, idle, err := d.round(ctx)
+		if err != nil && ctx.Err() == nil {
+			errLog.Warn("dispatch failed; retrying", err)
+		}
+		if idle && err == nil {
+			wait = min(2*wait, d.cfg.IdleInterval)
+		} else {
+			wait = d.cfg.Interval
+		}
+		t.Reset(wait)
+	}
+}

@@ -1,0 +1,42 @@
+package frontier_test
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/streamcrawl/streamcrawl/streams/frontier"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// The Deduper of a crawl: Add from Go, or the same logic spliced into a script that
+// also enqueues (as the frontier's emit script does).
+func ExampleDeduper() {
+	ctx := context.Background()
+	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:6379"})
+	keys := frontier.NewKeys("shop")
+	d, err := frontier.OpenDeduper(ctx, rdb, keys, frontier.DedupConfig{Mode: frontier.DedupBloom, Capacity: 1_000_000}, nil)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	isNew, err := d.Add(ctx, [][]byte{[]byte("0123456789abcdef"), []byte("0123456789abcdef")})
+	fmt.Println(isNew, err) // [true false] <nil>
+
+	// KEYS[1] -> sc:{shop}:seen, KEYS[2] -> sc:{shop}:requests
+	// ARGV -> fingerprint, payload, fingerprint, payload, ...
+	enqueue := redis.NewScript(d.LuaSeenAdd() + `
+local fps = {}
+for i = 1, #ARGV, 2 do fps[#fps + 1] = ARGV[i] end
+local isNew, n = seen_add_all(KEYS[1], fps), 0
+for j = 1, #fps do
+  if isNew[j] == 1 then
+    redis.call('XADD', KEYS[2], '*', 'payload', ARGV[2 * j])
+    n = n + 1
+  end
+end
+return n
+`)
+	n, err := enqueue.Run(ctx, rdb, []string{keys.Seen(), keys.Requests()}, "fedcba9876543210", `{"url":"https://shop.example/"}`).Int()
+	fmt.Println(n, err) // 1 <nil>
+}

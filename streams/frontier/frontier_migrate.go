@@ -1,0 +1,109 @@
+package frontier
+
+import (
+	"context"
+	"fmt"
+	"math"
+
+	"github.com/streamcrawl/streamcrawl/streams"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// LegacyFrontier is the ZSET of waiting requests of crawls started before host queues
+// (one ZSET per partition, members the encoded requests, scored band × 1e9 ± order).
+// MigrateFrontier empties it into the host queues.
+func (k Keys) LegacyFrontier() string { return k.key("frontier") }
+
+// migrateScript moves requests of the legacy frontier into their hosts' queues: each
+// member still in the legacy ZSET goes to its host's queue with its band and is removed
+// there, in one step, so two processes migrating at once neither lose nor double one.
+//
+// KEYS[1] -> sc:{c}:frontier (legacy), KEYS[2] -> sc:{c}:waiting, KEYS[3] -> sc:{c}:seq,
+// KEYS[4] -> sc:{c}:ready, KEYS[5] -> sc:{c}:sched, KEYS[6] -> sc:{c}:hosts,
+// KEYS[7] -> sc:{c}:hq: (host queue prefix)
+// ARGV[1..4] -> the hosts' defaults (S.conc, S.delay, S.ttl, S.quantum),
+// ARGV[5] -> 1 or -1 (order sign); then per request: member, host, band
+// Output: number moved
+var migrateScript = redis.NewScript(nowLua + xaddLua + hostSchedLua + `
+S.waiting, S.seq, S.ready, S.sched, S.hosts, S.hq = KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
+S.conc, S.delay, S.ttl, S.quantum = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
+local sign, n = tonumber(ARGV[5]), (#ARGV - 5) / 3
+local seq = redis.call('INCRBY', S.seq, n) - n
+local moved = 0
+for k = 1, n do
+  local i = 6 + 3 * (k - 1)
+  local m, host, band = ARGV[i], ARGV[i + 1], tonumber(ARGV[i + 2])
+  if redis.call('ZREM', KEYS[1], m) == 1 then
+    enqueue(host, queue_score(band, seq + k, sign), seq + k, m)
+    wake(host, band)
+    moved = moved + 1
+  end
+end
+return moved
+`)
+
+// MigrateFrontier moves the requests waiting in the legacy frontier ZSET of every
+// partition (a crawl started by a version before host queues) into their hosts' queues,
+// in chunks, and returns how many it moved. hostOf returns the host of an encoded
+// request; a request it cannot read goes to the partition's dead letters. Safe to run
+// from several processes at once, and a no-op (one ZRANGE per partition) once done.
+func MigrateFrontier(ctx context.Context, rdb redis.UniversalClient, l Layout, defaults HostDefaults, order Order,
+	hostOf func(payload []byte) (string, error)) (int, error) {
+	defaults.setDefaults()
+	if order == "" {
+		order = OrderPriority
+	}
+	total := 0
+	for _, k := range l.Parts() {
+		for {
+			zs, err := rdb.ZRangeWithScores(ctx, k.LegacyFrontier(), 0, 499).Result()
+			if err != nil {
+				return total, fmt.Errorf("frontier: migrate frontier: %w", err)
+			}
+			if len(zs) == 0 {
+				break
+			}
+			args := append(defaults.args(), order.sign())
+			for _, z := range zs {
+				m, _ := z.Member.(string)
+				host, err := hostOf([]byte(m))
+				if err != nil {
+					if err := deadLegacy(ctx, rdb, k, m, err); err != nil {
+						return total, err
+					}
+					continue
+				}
+				// A legacy score is band × 1e9 plus (FIFO) or minus (LIFO) less than 1e9.
+				band := math.Floor(z.Score / 1e9)
+				if order.sign() < 0 {
+					band = math.Ceil(z.Score / 1e9)
+				}
+				args = append(args, m, NormalHost(host), int64(band))
+			}
+			keys := []string{k.LegacyFrontier(), k.Waiting(), k.Seq(), k.Ready(), k.Sched(), k.Hosts(), k.HostQueuePrefix()}
+			n, err := migrateScript.Run(ctx, rdb, keys, args...).Int()
+			if err != nil {
+				return total, fmt.Errorf("frontier: migrate frontier: %w", err)
+			}
+			total += n
+		}
+	}
+	return total, nil
+}
+
+// deadLegacy moves an unreadable legacy frontier member to the partition's dead
+// letters, with cause, and out of the legacy frontier, in one transaction.
+func deadLegacy(ctx context.Context, rdb redis.UniversalClient, k Keys, member string, cause error) error {
+	_, err := rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		p.XAdd(ctx, &redis.XAddArgs{Stream: k.Dead(), Values: []any{
+			streams.DeadFieldStream, k.LegacyFrontier(), streams.DeadFieldStage, "frontier", streams.DeadFieldError, "frontier: legacy frontier entry: " + cause.Error(),
+			streams.DeadFieldDeliveries, "0", "_watermill_message_uuid", nextMessageID(), "metadata", "", "payload", member}})
+		p.ZRem(ctx, k.LegacyFrontier(), member)
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("frontier: migrate frontier: %w", err)
+	}
+	return nil
+}

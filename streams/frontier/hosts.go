@@ -1,0 +1,267 @@
+package frontier
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/streamcrawl/streamcrawl/streams"
+
+	"github.com/streamcrawl/streamcrawl/streams/internal/rkit"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Defaults of HostDefaults.
+const (
+	// DefaultLeaseTTL is how long a host's slot stays taken when its fetcher died
+	// without giving it back.
+	DefaultLeaseTTL = 60 * time.Second
+	// DefaultHostQuantum is the most requests of one host without limits handed out per
+	// turn, so hosts of one band take turns even when one has a huge backlog.
+	DefaultHostQuantum = 16
+	// MaxHostBackoff bounds how long a host is pushed back after repeated 429/503.
+	MaxHostBackoff = 10 * time.Minute
+)
+
+// HostRule is the politeness of one host.
+type HostRule struct {
+	// Concurrency is the most requests in flight; 0 means no limit (and no lease).
+	Concurrency int
+	// Delay is the least time between the starts of two requests.
+	Delay time.Duration
+}
+
+// arg is the rule as the frontier's scripts store it.
+func (r HostRule) arg() string {
+	return strconv.Itoa(max(r.Concurrency, 0)) + " " + strconv.FormatInt(max(r.Delay.Milliseconds(), 0), 10)
+}
+
+// HostDefaults is the politeness of every host without a rule of its own, and how the
+// frontier enforces it.
+type HostDefaults struct {
+	// Rule applies to every host without a limit rule of its own.
+	HostRule
+	// LeaseTTL bounds how long a slot stays taken if its fetcher dies without giving it
+	// back; set it above the download timeout. Default DefaultLeaseTTL.
+	LeaseTTL time.Duration
+	// Quantum is the most requests of one host handed out per turn. Default
+	// DefaultHostQuantum.
+	Quantum int
+}
+
+func (d *HostDefaults) setDefaults() {
+	rkit.SetDefault(&d.LeaseTTL, DefaultLeaseTTL)
+	rkit.SetDefault(&d.Quantum, DefaultHostQuantum)
+}
+
+// args are the S.conc, S.delay, S.ttl and S.quantum of hostSchedLua.
+func (d HostDefaults) args() []any {
+	return []any{max(d.Concurrency, 0), max(d.Delay.Milliseconds(), 0), d.LeaseTTL.Milliseconds(), d.Quantum}
+}
+
+// Hosts is the fetchers' side of per-host politeness: the frontier hands a request of a
+// host with a concurrency limit out with a lease on one of its slots, and the fetcher
+// gives the slot back when the fetch is over, with what it learned of the host (how
+// long it took, whether it asked to slow down). State lives in Redis, timed by the
+// Redis clock, so N fetchers are as polite as one.
+type Hosts struct {
+	rdb      redis.UniversalClient
+	layout   Layout
+	defaults HostDefaults
+	order    Order
+	b        *rkit.Batcher
+}
+
+// NewHosts returns the politeness state of the crawl (each host's in its partition).
+func NewHosts(rdb redis.UniversalClient, layout Layout, defaults HostDefaults, order Order) (*Hosts, error) {
+	if rdb == nil {
+		return nil, errors.New("frontier: hosts needs a redis client")
+	}
+	if order == "" {
+		order = OrderPriority
+	}
+	defaults.setDefaults()
+	return &Hosts{rdb: rdb, layout: layout, defaults: defaults, order: order,
+		b: rkit.NewBatcher(rdb, 64, streams.DefaultPublishTimeout, streams.DefaultPublishLinger)}, nil
+}
+
+// Outcome is how a fetch of a host ended, for its schedule.
+type Outcome int
+
+// Outcomes of a fetch.
+const (
+	// Done: the host answered (any status but 429 and 503); a back-off decays.
+	Done Outcome = iota
+	// SlowDown: the host answered 429 or 503; it is pushed back for every fetcher,
+	// longer after each in a row, at least for its Retry-After.
+	SlowDown
+	// NotStarted: no request was made (robots.txt disallowed the URL, a check failed).
+	NotStarted
+)
+
+// Finish says how a fetcher's turn at a host ended.
+type Finish struct {
+	// Host is the request's host (as in its URL; normalised here).
+	Host string
+	// Lease is the requests stream ID of the request the slot was leased for; empty
+	// when the host has no concurrency limit.
+	Lease string
+	// Started is when the request to the host started (this machine's clock); the
+	// host's next start is its delay after it, reckoned on the Redis clock from the time
+	// elapsed since, taken when the call leaves for Redis. Ignored for NotStarted.
+	Started time.Time
+	// Outcome of the fetch.
+	Outcome Outcome
+	// RetryAfter is the server's Retry-After with SlowDown.
+	RetryAfter time.Duration
+	// Autothrottle feeds the request's duration to the host's AutoThrottle latency
+	// (shared by every fetcher), which raises its delay.
+	Autothrottle bool
+	// Requeue, when set, is a request (encoded) that goes back to the host's queue,
+	// in the same step, not before Wait from now: a page whose turn robots.txt used.
+	Requeue []byte
+	// Priority and Depth of Requeue place it in its host's queue.
+	Priority, Depth int
+	// Wait is the least time before the host starts its next request.
+	Wait time.Duration
+}
+
+// finishScript ends a fetcher's turn at a host: gives back its slot, moves the host's
+// next start to its delay after this request's start (or further for a back-off),
+// requeues a request when asked, and places the host again.
+//
+// KEYS[1] -> sc:{c}:hosts, KEYS[2] -> sc:{c}:ready, KEYS[3] -> sc:{c}:sched,
+// KEYS[4] -> sc:{c}:leases, KEYS[5] -> sc:{c}:waiting, KEYS[6] -> sc:{c}:seq,
+// KEYS[7] -> sc:{c}:hq: (host queue prefix)
+// ARGV[1] -> host, ARGV[2] -> lease (requests stream ID; empty: none),
+// ARGV[3] -> ms since the request started (-1: no request was made),
+// ARGV[4] -> 'done', 'slow' or 'none' (Outcome), ARGV[5] -> Retry-After ms,
+// ARGV[6] -> 1 to feed AutoThrottle, ARGV[7..10] -> the hosts' defaults (S.conc,
+// S.delay, S.ttl, S.quantum), ARGV[11] -> request to requeue (empty: none),
+// ARGV[12] -> its band, ARGV[13] -> 1 or -1 (order sign), ARGV[14] -> least wait in ms
+// Output: the host's next start (ms, Redis clock; 0 when it may start now)
+var finishScript = redis.NewScript(nowLua + xaddLua + hostSchedLua + `
+S.hosts, S.ready, S.sched, S.leases, S.waiting, S.seq, S.hq = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
+S.conc, S.delay, S.ttl, S.quantum = tonumber(ARGV[7]), tonumber(ARGV[8]), tonumber(ARGV[9]), tonumber(ARGV[10])
+local host, took, outcome = ARGV[1], tonumber(ARGV[3]), ARGV[4]
+local now = now_ms()
+if ARGV[2] ~= '' and redis.call('ZREM', S.leases, host .. '|' .. ARGV[2]) == 1 then free_slot(host) end
+if took >= 0 and ARGV[6] == '1' then
+  local a = tonumber(redis.call('HGET', S.hosts, host .. ':a') or took)
+  redis.call('HSET', S.hosts, host .. ':a', math.floor((a + took) / 2))
+end
+local inflight, conc, delay, level = host_rule(host)
+local want = 0
+if took >= 0 and delay > 0 then want = now - took + delay end
+if outcome == 'slow' then
+  level = redis.call('HINCRBY', S.hosts, host .. ':b', 1)
+  local backoff = math.min(1000 * 2 ^ (math.min(level, 30) - 1), ` + strconv.FormatInt(MaxHostBackoff.Milliseconds(), 10) + `)
+  want = math.max(want, now + math.max(backoff, tonumber(ARGV[5])))
+elseif outcome == 'done' and level > 0 then
+  if level <= 1 then redis.call('HDEL', S.hosts, host .. ':b') else redis.call('HINCRBY', S.hosts, host .. ':b', -1) end
+end
+local band
+if ARGV[11] ~= '' then
+  band = tonumber(ARGV[12])
+  local seq = redis.call('INCR', S.seq)
+  enqueue(host, queue_score(band, seq, tonumber(ARGV[13])), seq, ARGV[11])
+  want = math.max(want, now + tonumber(ARGV[14]))
+end
+if want > now then
+  -- Later than any time it has: the host leaves the ready set for the schedule.
+  redis.call('ZREM', S.ready, host)
+  redis.call('ZADD', S.sched, 'GT', want, host)
+  return want
+end
+local at = redis.call('ZSCORE', S.sched, host)
+if at then return tonumber(at) end
+if band then
+  wake(host, band)
+elseif not redis.call('ZSCORE', S.ready, host) then
+  place(host, inflight, conc)
+end
+return 0
+`)
+
+// Finish ends a fetcher's turn at a host (see Finish) and returns when the host may
+// start its next request (zero: now).
+func (h *Hosts) Finish(ctx context.Context, f Finish) (time.Time, error) {
+	host := NormalHost(f.Host)
+	k := h.layout.ForHost(host)
+	keys := []string{k.Hosts(), k.Ready(), k.Sched(), k.Leases(), k.Waiting(), k.Seq(), k.HostQueuePrefix()}
+	outcome := map[Outcome]string{Done: "done", SlowDown: "slow", NotStarted: "none"}[f.Outcome]
+	auto := 0
+	if f.Autothrottle {
+		auto = 1
+	}
+	args := []any{host, f.Lease, int64(-1), outcome, max(f.RetryAfter.Milliseconds(), 0), auto}
+	args = append(args, h.defaults.args()...)
+	args = append(args, string(f.Requeue), h.order.band(f.Priority, f.Depth), h.order.sign(), max(f.Wait.Milliseconds(), 0))
+	cmd, err := h.b.Do(ctx, func(ctx context.Context, p redis.Pipeliner) redis.Cmder {
+		if f.Outcome != NotStarted {
+			// Now, not when Finish was called: the call may wait for its pipeline.
+			args[2] = max(time.Since(f.Started).Milliseconds(), 0)
+		}
+		return finishScript.EvalSha(ctx, p, keys, args...)
+	})
+	if rkit.IsNoScript(err) {
+		cmd = finishScript.Run(ctx, h.rdb, keys, args...)
+		err = cmd.Err()
+	}
+	if err != nil {
+		return time.Time{}, fmt.Errorf("frontier: finish turn at host %s: %w", host, err)
+	}
+	ms, err := cmd.(*redis.Cmd).Int64()
+	if err != nil {
+		return time.Time{}, fmt.Errorf("frontier: finish turn at host %s: %w", host, err)
+	}
+	if ms == 0 {
+		return time.Time{}, nil
+	}
+	return time.UnixMilli(ms), nil
+}
+
+// SetCrawlDelay records host's robots.txt Crawl-delay, which raises its delay for every
+// fetcher (0 removes it).
+func (h *Hosts) SetCrawlDelay(ctx context.Context, host string, d time.Duration) error {
+	host = NormalHost(host)
+	key := h.layout.ForHost(host).Hosts()
+	_, err := h.b.Do(ctx, func(ctx context.Context, p redis.Pipeliner) redis.Cmder {
+		if d <= 0 {
+			return p.HDel(ctx, key, host+":c")
+		}
+		return p.HSet(ctx, key, host+":c", d.Milliseconds())
+	})
+	if err != nil {
+		return fmt.Errorf("frontier: set crawl-delay of %s: %w", host, err)
+	}
+	return nil
+}
+
+// Close stops the batcher.
+func (h *Hosts) Close() { h.b.Close() }
+
+// DueHosts returns how many hosts of the crawl may start a request by now: ready, or
+// scheduled no later than now (by this machine's clock).
+func DueHosts(ctx context.Context, rdb redis.UniversalClient, l Layout, now time.Time) (int64, error) {
+	parts := l.Parts()
+	cmds := make([][2]*redis.IntCmd, len(parts))
+	at := strconv.FormatInt(now.UnixMilli(), 10)
+	_, err := rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, k := range parts {
+			cmds[i] = [2]*redis.IntCmd{p.ZCard(ctx, k.Ready()), p.ZCount(ctx, k.Sched(), "-inf", at)}
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("frontier: due hosts: %w", err)
+	}
+	var n int64
+	for _, c := range cmds {
+		n += c[0].Val() + c[1].Val()
+	}
+	return n, nil
+}

@@ -1,0 +1,201 @@
+package frontier
+
+// hostSchedLua defines the functions of the host-scheduled frontier (the Mercator /
+// URLFrontier shape, in Redis, per partition). Every host with waiting requests has
+// its own queue (sc:{c}:hq:<host>, in the crawl's order) and is in exactly one of three
+// places:
+//
+//   - ready (sc:{c}:ready): it may start a request now; scored by its best waiting
+//     request's band, then by turn, so hosts of one band take turns and a host with a
+//     high-priority request goes first;
+//   - the schedule (sc:{c}:sched): it may not start one before a time (its delay since
+//     the last start, a back-off), scored by that time;
+//   - nowhere: every slot of its concurrency is taken; giving a slot back (a fetch
+//     finishing, or its lease expiring) places it again.
+//
+// Handing out moves requests of ready hosts into the requests stream, best band first,
+// as many per host as its free slots allow (one when it has a delay, at most the
+// quantum otherwise), takes a lease per request for hosts with a concurrency limit, and
+// sets the host's next start. So a fetcher never reads a request it may not fetch now.
+// No function scans all hosts: each reads a bounded range of a sorted set.
+//
+// Needs nowLua and xaddLua before it. The calling script fills S from its KEYS and
+// ARGV before calling anything:
+//
+//	S.hq      -> sc:{c}:hq: (prefix of the host queues)
+//	S.ready   -> sc:{c}:ready
+//	S.sched   -> sc:{c}:sched
+//	S.leases  -> sc:{c}:leases
+//	S.hosts   -> sc:{c}:hosts (per-host state, see Keys.Hosts)
+//	S.waiting -> sc:{c}:waiting (the payloads of the requests in the host queues)
+//	S.seq     -> sc:{c}:seq
+//	S.stream  -> sc:{c}:requests
+//	S.conc, S.delay, S.ttl, S.quantum -> the crawl's default per-host concurrency (0: no
+//	limit), delay (ms), lease TTL (ms) and most requests of one host per turn
+//	S.idp     -> prefix of the message UUIDs this script gives
+const hostSchedLua = `
+local S = {}
+
+-- host_rule returns host's requests in flight, concurrency limit (0: none) and delay
+-- (ms): the crawl's defaults, or the spider's limit rule for it, raised by its
+-- robots.txt Crawl-delay and its AutoThrottle latency; and its back-off level.
+local function host_rule(host)
+  local st = redis.call('HMGET', S.hosts, host .. ':f', host .. ':r', host .. ':c', host .. ':a', host .. ':b')
+  local conc, delay = S.conc, S.delay
+  if st[2] then
+    local c, d = string.match(st[2], '^(%d+) (%d+)$')
+    if c then conc, delay = tonumber(c), tonumber(d) end
+  end
+  if st[3] then delay = math.max(delay, tonumber(st[3])) end
+  if st[4] then delay = math.max(delay, math.min(tonumber(st[4]), 60000)) end
+  return tonumber(st[1] or '0'), conc, delay, tonumber(st[5] or '0')
+end
+
+-- place puts host, which is neither ready nor scheduled, in the ready set, unless it
+-- has nothing waiting or every slot is taken. Its turn number comes from S.seq, so it
+-- goes behind the hosts of its band that are ready already.
+local function place(host, inflight, conc)
+  if conc > 0 and inflight >= conc then return end
+  local head = redis.call('ZRANGE', S.hq .. host, 0, 0, 'WITHSCORES')
+  if #head == 0 then return end
+  local band = math.floor(tonumber(head[2]) / 1e9)
+  redis.call('ZADD', S.ready, band * 1e9 + redis.call('INCR', S.seq) % 1e9, host)
+end
+
+-- wake places host after requests of band were added to its queue: a ready host whose
+-- best band improved moves up, a scheduled host waits for its time, any other is placed.
+local function wake(host, band)
+  local cur = redis.call('ZSCORE', S.ready, host)
+  if cur then
+    cur = tonumber(cur)
+    if band < math.floor(cur / 1e9) then redis.call('ZADD', S.ready, band * 1e9 + cur % 1e9, host) end
+    return
+  end
+  if redis.call('ZSCORE', S.sched, host) then return end
+  local inflight, conc = host_rule(host)
+  place(host, inflight, conc)
+end
+
+-- enqueue puts a request in host's queue: its ID (a number from S.seq) in the queue, its
+-- payload in S.waiting under that ID. Queues hold short members so that a small queue
+-- stays a compact listpack: a ZSET with a member over 64 bytes is a skiplist, about
+-- 1 KB even with one member, and a broad crawl has a queue per host.
+local function enqueue(host, score, id, payload)
+  redis.call('ZADD', S.hq .. host, score, id)
+  redis.call('HSET', S.waiting, id, payload)
+end
+
+-- queue_score is the score of the k-th request of a call in band: band × 1e9 plus its
+-- place in the order of discovery (first found first when sign is 1, last found first
+-- when -1), always within [band × 1e9, (band + 1) × 1e9).
+local function queue_score(band, seq, sign)
+  local off = seq % 1e9
+  if sign < 0 then off = 1e9 - 1 - off end
+  return band * 1e9 + off
+end
+
+-- free_slot gives back one of host's slots.
+local function free_slot(host)
+  if redis.call('HINCRBY', S.hosts, host .. ':f', -1) <= 0 then redis.call('HDEL', S.hosts, host .. ':f') end
+end
+
+-- expire_leases takes back up to max slots whose fetchers never gave them back (died)
+-- and places their hosts again.
+local function expire_leases(now, max)
+  local gone = redis.call('ZRANGEBYSCORE', S.leases, '-inf', now, 'LIMIT', 0, max)
+  for _, l in ipairs(gone) do
+    redis.call('ZREM', S.leases, l)
+    local host = string.match(l, '^(.*)|')
+    free_slot(host)
+    if not redis.call('ZSCORE', S.ready, host) and not redis.call('ZSCORE', S.sched, host) then
+      local inflight, conc = host_rule(host)
+      place(host, inflight, conc)
+    end
+  end
+  return #gone
+end
+
+-- promote makes up to max hosts whose time has come ready (or leaves them out, when
+-- they have nothing waiting or no free slot).
+local function promote(now, max)
+  local due = redis.call('ZRANGEBYSCORE', S.sched, '-inf', now, 'LIMIT', 0, max)
+  if #due == 0 then return 0 end
+  redis.call('ZREM', S.sched, unpack(due))
+  for _, h in ipairs(due) do
+    local inflight, conc = host_rule(h)
+    place(h, inflight, conc)
+  end
+  return #due
+end
+
+-- hand_direct hands out requests of host that were just found, while its queue is empty
+-- and it is not scheduled, straight to the requests stream, as far as room and its free
+-- slots allow, skipping the trip through its queue (the common case of a crawl of few
+-- hosts with room in the window). reqs is a list of {score, payload}; it is sorted and
+-- the number handed out (the first ones) returned.
+local function hand_direct(host, reqs, room, now)
+  local inflight, conc, delay = host_rule(host)
+  local take = math.min(room, #reqs)
+  if conc > 0 then take = math.min(take, conc - inflight) end
+  if delay > 0 then take = math.min(take, 1) end
+  if take <= 0 then return 0 end
+  if #reqs > 1 then table.sort(reqs, function(a, b) return a[1] < b[1] end) end
+  local base = redis.call('INCRBY', S.seq, take) - take
+  for i = 1, take do
+    local id = xadd_msg(S.stream, S.idp .. (base + i), reqs[i][2])
+    if conc > 0 then redis.call('ZADD', S.leases, now + S.ttl, host .. '|' .. id) end
+  end
+  if conc > 0 then redis.call('HINCRBY', S.hosts, host .. ':f', take) end
+  if delay > 0 then redis.call('ZADD', S.sched, now + delay, host) end
+  return take
+end
+
+-- hand_out moves up to room requests of ready hosts into the requests stream, best
+-- band first, hosts of a band in turn, and returns how many it moved.
+local function hand_out(room, now)
+  local moved, rounds = 0, 0
+  -- One block of message numbers for the whole call (numbers left over are skipped).
+  local base = redis.call('INCRBY', S.seq, room) - room
+  while room > 0 and rounds < 64 do
+    rounds = rounds + 1
+    local hosts = redis.call('ZRANGE', S.ready, 0, math.min(room, 256) - 1)
+    if #hosts == 0 then break end
+    for _, h in ipairs(hosts) do
+      if room <= 0 then break end
+      redis.call('ZREM', S.ready, h)
+      local inflight, conc, delay = host_rule(h)
+      local take = math.min(room, S.quantum)
+      if conc > 0 then take = math.min(take, conc - inflight) end
+      if delay > 0 then take = math.min(take, 1) end
+      local q = S.hq .. h
+      local reqs = {}
+      if take > 0 then
+        local popped = redis.call('ZPOPMIN', q, take)
+        for i = 1, #popped, 2 do reqs[#reqs + 1] = popped[i] end
+      end
+      if #reqs > 0 then
+        local payloads = redis.call('HMGET', S.waiting, unpack(reqs))
+        redis.call('HDEL', S.waiting, unpack(reqs))
+        for _, m in ipairs(payloads) do
+          if m then
+            base = base + 1
+            local id = xadd_msg(S.stream, S.idp .. base, m)
+            if conc > 0 then
+              redis.call('ZADD', S.leases, now + S.ttl, h .. '|' .. id)
+              inflight = inflight + 1
+            end
+          end
+        end
+        if conc > 0 then redis.call('HSET', S.hosts, h .. ':f', inflight) end
+        room, moved = room - #reqs, moved + #reqs
+      end
+      if delay > 0 and #reqs > 0 then
+        redis.call('ZADD', S.sched, now + delay, h)
+      else
+        place(h, inflight, conc)
+      end
+    end
+  end
+  return moved
+end
+`

@@ -1,0 +1,356 @@
+package frontier
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/streamcrawl/streamcrawl/streams"
+
+	"github.com/streamcrawl/streamcrawl/streams/internal/rkit"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// GroupStatus is one consumer group of a stream.
+type GroupStatus struct {
+	Name          string `json:"name"`
+	Pending       int64  `json:"pending"`
+	Lag           int64  `json:"lag"` // -1 when Redis cannot tell
+	Consumers     int64  `json:"consumers"`
+	LastDelivered string `json:"last_delivered"`
+}
+
+// StreamStatus is one stream of the crawl.
+type StreamStatus struct {
+	Name   string        `json:"name"`
+	Length int64         `json:"length"`
+	Bytes  int64         `json:"bytes"`
+	Groups []GroupStatus `json:"groups"`
+	// Retention is what the stream keeps once acked, as its trimmers last recorded it
+	// ("max_age=10m0s max_bytes=64MB", "until acked"); empty when unknown.
+	Retention string `json:"retention,omitempty"`
+}
+
+// Status is what `streamcrawl status` shows. Streams, counts and memory are summed over
+// the crawl's partitions.
+type Status struct {
+	Crawl    string         `json:"crawl"`
+	Streams  []StreamStatus `json:"streams"`
+	Frontier int64          `json:"frontier"` // requests waiting in host queues
+	// HostsReady is the number of hosts that may start a request now and have one
+	// waiting; HostsScheduled the number waiting for their delay or back-off.
+	HostsReady     int64            `json:"hosts_ready"`
+	HostsScheduled int64            `json:"hosts_scheduled"`
+	Queued         int64            `json:"queued"`  // requests in the stream, not yet read by a fetcher
+	Delayed        int64            `json:"delayed"` // requests waiting for a retry time
+	Seen           int64            `json:"seen"`
+	SeenBytes      int64            `json:"seen_bytes"`
+	DeadLetters    int64            `json:"dead_letters"`
+	ItemsStored    int64            `json:"items_stored"`
+	Stats          map[string]int64 `json:"stats"`
+	Done           bool             `json:"done"`
+	// SeedError says why the start-URL key cannot be read (see SeedKeyError).
+	SeedError string `json:"seed_error,omitempty"`
+	// Memory is Redis memory (MEMORY USAGE) by key family: streams (requests, responses,
+	// dead letters), items (the items stream), frontier (host schedule, leases, host state and the
+	// delayed ZSET; the host queues are not counted, see Frontier),
+	// dedup (seen URLs and item keys).
+	Memory map[string]int64 `json:"memory"`
+	// Partitions has one row per partition of a partitioned crawl (none for one).
+	Partitions []PartitionStatus `json:"partitions,omitempty"`
+	// Nodes has one row per master of a Redis Cluster (none for one Redis).
+	Nodes []NodeStatus `json:"nodes,omitempty"`
+}
+
+// NodeStatus is one master of a Redis Cluster: what it holds, all crawls together.
+type NodeStatus struct {
+	Addr       string `json:"addr"`
+	Keys       int64  `json:"keys"`        // DBSIZE
+	UsedMemory int64  `json:"used_memory"` // INFO memory used_memory
+	Partitions []int  `json:"partitions,omitempty"`
+}
+
+// PartitionStatus is one partition of a crawl.
+type PartitionStatus struct {
+	Partition int    `json:"partition"`
+	Tag       string `json:"tag"`
+	Requests  int64  `json:"requests"`  // entries in the requests stream
+	Responses int64  `json:"responses"` // entries in the responses stream
+	Items     int64  `json:"items"`     // entries in the items stream
+	Frontier  int64  `json:"frontier"`
+	// HostsReady and HostsScheduled: see Status.
+	HostsReady     int64 `json:"hosts_ready"`
+	HostsScheduled int64 `json:"hosts_scheduled"`
+	Bytes          int64 `json:"bytes"` // memory of the partition's streams, frontier and item keys
+}
+
+// ReadStatus collects the crawl's status.
+func ReadStatus(ctx context.Context, rdb redis.UniversalClient, l Layout) (*Status, error) {
+	st := &Status{Crawl: l.Crawl(), Stats: map[string]int64{}, Memory: map[string]int64{}}
+	for i, k := range l.Parts() {
+		ps, err := readPartStatus(ctx, rdb, k, st)
+		if err != nil {
+			return nil, err
+		}
+		st.HostsReady += ps.HostsReady
+		st.HostsScheduled += ps.HostsScheduled
+		if l.N() > 1 {
+			ps.Partition = i
+			st.Partitions = append(st.Partitions, ps)
+		}
+	}
+	meta, _ := rdb.HGetAll(ctx, l.Global().Meta()).Result() // best effort: retention is for people
+	for j := range st.Streams {
+		st.Streams[j].Name = l.summedName(st.Streams[j].Name)
+		for _, kind := range []string{"requests", "responses", "items"} {
+			if strings.HasSuffix(st.Streams[j].Name, ":"+kind) {
+				st.Streams[j].Retention = meta[streams.RetentionField(kind)]
+			}
+		}
+	}
+	if err := readSeen(ctx, rdb, l, st); err != nil {
+		return nil, err
+	}
+	st.Memory["dedup"] += st.SeenBytes
+	stats, err := rdb.HGetAll(ctx, l.Global().Stats()).Result()
+	if err != nil {
+		return nil, fmt.Errorf("frontier: stats: %w", err)
+	}
+	for f, v := range stats {
+		st.Stats[f], _ = strconv.ParseInt(v, 10, 64)
+	}
+	st.ItemsStored = st.Stats["items_stored"]
+	p, err := ReadProgress(ctx, rdb, l)
+	if err != nil {
+		return nil, err
+	}
+	st.Done = p.Done()
+	st.SeedError = p.SeedError
+	st.Frontier, st.Delayed = p.Frontier, p.Delayed
+	if cc, ok := rdb.(*redis.ClusterClient); ok {
+		if st.Nodes, err = ReadNodes(ctx, cc, l); err != nil {
+			return nil, err
+		}
+	}
+	return st, nil
+}
+
+// ReadNodes returns the keys and memory of each master of a Redis Cluster, and which
+// of the crawl's partitions it serves, sorted by address.
+func ReadNodes(ctx context.Context, cc *redis.ClusterClient, l Layout) ([]NodeStatus, error) {
+	var mu sync.Mutex
+	var nodes []NodeStatus
+	err := cc.ForEachMaster(ctx, func(ctx context.Context, c *redis.Client) error {
+		n := NodeStatus{Addr: c.Options().Addr}
+		var err error
+		if n.Keys, err = c.DBSize(ctx).Result(); err != nil {
+			return err
+		}
+		info, err := c.Info(ctx, "memory").Result()
+		if err != nil {
+			return err
+		}
+		n.UsedMemory = int64(ParseInfo(info)["used_memory"])
+		mu.Lock()
+		nodes = append(nodes, n)
+		mu.Unlock()
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("frontier: cluster nodes: %w", err)
+	}
+	sort.Slice(nodes, func(i, j int) bool { return nodes[i].Addr < nodes[j].Addr })
+	for i, k := range l.Parts() {
+		c, err := cc.MasterForKey(ctx, k.Requests())
+		if err != nil {
+			return nil, fmt.Errorf("frontier: master of partition %d: %w", i, err)
+		}
+		for j := range nodes {
+			if nodes[j].Addr == c.Options().Addr {
+				nodes[j].Partitions = append(nodes[j].Partitions, i)
+			}
+		}
+	}
+	return nodes, nil
+}
+
+// ParseInfo returns the numeric fields of an INFO reply.
+func ParseInfo(info string) map[string]float64 {
+	out := map[string]float64{}
+	for _, line := range strings.Split(info, "\r\n") {
+		k, v, ok := strings.Cut(line, ":")
+		if !ok {
+			continue
+		}
+		if x, err := strconv.ParseFloat(v, 64); err == nil {
+			out[k] = x
+		}
+	}
+	return out
+}
+
+// readPartStatus adds partition k's streams and memory to st and returns its row.
+func readPartStatus(ctx context.Context, rdb redis.UniversalClient, k Keys, st *Status) (PartitionStatus, error) {
+	ps := PartitionStatus{Tag: k.Tag()}
+	first := len(st.Streams) == 0
+	for si, sg := range append(k.Streams(), streams.StreamGroup{Stream: k.Dead()}) {
+		ss := StreamStatus{Name: sg.Stream}
+		n, err := rdb.XLen(ctx, sg.Stream).Result()
+		if err != nil {
+			return ps, fmt.Errorf("frontier: status of %s: %w", sg.Stream, err)
+		}
+		ss.Length = n
+		ss.Bytes, _ = rdb.MemoryUsage(ctx, sg.Stream, 0).Result() // exact: what byte retention trims by
+		if n > 0 || sg.Group != "" {
+			groups, err := rdb.XInfoGroups(ctx, sg.Stream).Result()
+			if err != nil && !rkit.IsNoSuchKey(err) {
+				return ps, fmt.Errorf("frontier: groups of %s: %w", sg.Stream, err)
+			}
+			for _, g := range groups {
+				ss.Groups = append(ss.Groups, GroupStatus{Name: g.Name, Pending: g.Pending, Lag: g.Lag,
+					Consumers: g.Consumers, LastDelivered: g.LastDeliveredID})
+				if sg.Stream == k.Requests() && g.Name == streams.StageFetch {
+					st.Queued += g.Lag
+				}
+			}
+		}
+		switch sg.Stream {
+		case k.Dead():
+			st.DeadLetters += n
+		case k.Requests():
+			ps.Requests = n
+		case k.Responses():
+			ps.Responses = n
+		case k.Items():
+			ps.Items = n
+		}
+		if first {
+			st.Streams = append(st.Streams, ss)
+		} else {
+			st.Streams[si] = mergeStream(st.Streams[si], ss)
+		}
+	}
+	families := map[string][]string{
+		"streams":  {k.Requests(), k.Responses(), k.Dead()},
+		"items":    {k.Items()},
+		"frontier": {k.Waiting(), k.Delayed(), k.Ready(), k.Sched(), k.Leases(), k.Hosts()},
+		"dedup":    {k.SeenAt(), k.ItemKeys()},
+	}
+	for fam, keys := range families {
+		for _, key := range keys {
+			n, _ := rdb.MemoryUsage(ctx, key).Result()
+			st.Memory[fam] += n
+			ps.Bytes += n
+		}
+	}
+	var err error
+	if ps.Frontier, err = rdb.HLen(ctx, k.Waiting()).Result(); err != nil {
+		return ps, fmt.Errorf("frontier: frontier size: %w", err)
+	}
+	if ps.HostsReady, err = rdb.ZCard(ctx, k.Ready()).Result(); err != nil {
+		return ps, fmt.Errorf("frontier: ready hosts: %w", err)
+	}
+	if ps.HostsScheduled, err = rdb.ZCard(ctx, k.Sched()).Result(); err != nil {
+		return ps, fmt.Errorf("frontier: scheduled hosts: %w", err)
+	}
+	return ps, nil
+}
+
+// mergeStream adds b (the same stream of another partition) to a.
+func mergeStream(a, b StreamStatus) StreamStatus {
+	a.Length += b.Length
+	a.Bytes += b.Bytes
+	for _, g := range b.Groups {
+		found := false
+		for i := range a.Groups {
+			if a.Groups[i].Name == g.Name {
+				found = true
+				a.Groups[i].Pending += g.Pending
+				if a.Groups[i].Lag >= 0 && g.Lag >= 0 {
+					a.Groups[i].Lag += g.Lag
+				} else {
+					a.Groups[i].Lag = -1
+				}
+				a.Groups[i].Consumers = max(a.Groups[i].Consumers, g.Consumers)
+				a.Groups[i].LastDelivered = "" // differs per partition
+			}
+		}
+		if !found {
+			a.Groups = append(a.Groups, g)
+		}
+	}
+	return a
+}
+
+// Reset deletes every key of the crawl, in every partition (the per-host politeness and
+// robots.txt keys included) and its runtime seeds. Stop the crawl's processes first:
+// they keep in-process caches of what Redis had.
+func Reset(ctx context.Context, rdb redis.UniversalClient, l Layout) (int64, error) {
+	keys := []string{SeedKey(l.Crawl()), SeedProcessingKey(l.Crawl())}
+	seen := map[string]bool{}
+	add := func(batch []string) error {
+		for _, key := range batch {
+			if !seen[key] {
+				seen[key] = true
+				keys = append(keys, key)
+			}
+		}
+		return nil
+	}
+	parts := l.Parts()
+	if l.N() > 1 {
+		parts = append([]Keys{l.Global()}, parts...)
+	}
+	for _, k := range parts {
+		_ = add(k.All())
+		if err := scanKeys(ctx, rdb, k.key("*"), add); err != nil {
+			return 0, fmt.Errorf("frontier: reset crawl %s: %w", l.Crawl(), err)
+		}
+	}
+	var n int64
+	for _, key := range keys { // one by one: they live in several slots
+		d, err := rdb.Del(ctx, key).Result()
+		if err != nil {
+			return n, fmt.Errorf("frontier: reset crawl %s: %w", l.Crawl(), err)
+		}
+		n += d
+	}
+	return n, nil
+}
+
+// readSeen fills in how many URLs the crawl's dedup holds and its memory, through the
+// crawl's stored dedup config (a plain set when it has none yet).
+func readSeen(ctx context.Context, rdb redis.UniversalClient, l Layout, st *Status) error {
+	k := l.Global()
+	raw, err := rdb.HGet(ctx, k.Meta(), "dedup").Result()
+	if rkit.ErrNil(err) {
+		st.Seen, err = rdb.SCard(ctx, k.Seen()).Result()
+		if err != nil {
+			return fmt.Errorf("frontier: seen count: %w", err)
+		}
+		st.SeenBytes, _ = rdb.MemoryUsage(ctx, k.Seen()).Result()
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("frontier: dedup config: %w", err)
+	}
+	var rec dedupRecord
+	if err := json.Unmarshal([]byte(raw), &rec); err != nil {
+		return fmt.Errorf("frontier: dedup config %q: %w", raw, err)
+	}
+	d, err := OpenLayoutDeduper(ctx, rdb, l, rec.DedupConfig, nil)
+	if err != nil {
+		return err
+	}
+	u, err := d.Usage(ctx)
+	if err != nil {
+		return err
+	}
+	st.Seen, st.SeenBytes = u.URLs, u.Bytes
+	return nil
+}

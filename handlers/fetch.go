@@ -81,7 +81,7 @@ type FetchConfig struct {
 	// Metrics, when set, times each HTTP round trip.
 	Metrics *metrics.Metrics
 	// HostStats, when set, gets per-host request counts, times and failures (the
-	// crawl's streams.Keys.HostStats hash).
+	// crawl's frontier.Keys.HostStats hash).
 	HostStats *streams.Counters
 }
 
@@ -137,7 +137,7 @@ func NewFetch(cfg FetchConfig) (*Fetch, error) {
 // Handle fetches the request in msg and returns the response message.
 //
 // The frontier hands a request out only when its host may start one (see
-// streams.Hosts), so Handle never waits for politeness; it gives the host's slot back
+// frontier.Hosts), so Handle never waits for politeness; it gives the host's slot back
 // when the fetch is over (see turn). When this process fetched the host's robots.txt
 // for the request, that fetch was the host's turn: the page goes back to its host's
 // queue, to be fetched after the host's delay.

@@ -25,7 +25,7 @@ const robotsWait = 300 * time.Millisecond
 type turn struct {
 	f     *Fetch
 	req   *spiders.Request
-	host  string // as in the URL; streams.Hosts normalises it
+	host  string // as in the URL; frontier.Hosts normalises it
 	rule  frontier.HostRule
 	lease string // the requests stream ID the slot was leased for; "" when no slot
 }

@@ -16,7 +16,7 @@ import (
 // (order, max_pages, frontier_window, revisit_after, and the dedup: exact, bloom or set,
 // with capacity and error_rate; a crawl keeps the dedup it started with). seenCache < 0
 // disables the in-process seen cache; countUnread is for the embedded Redis (see
-// streams.DispatcherConfig).
+// frontier.DispatcherConfig).
 func NewFrontier(ctx context.Context, rdb redis.UniversalClient, sp *spiders.Spider, seenCache int, countUnread bool, log *zap.Logger) (*frontier.Frontier, error) {
 	s := sp.Settings
 	s.SetDefaults()

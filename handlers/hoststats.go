@@ -8,7 +8,7 @@ import (
 )
 
 // hostStatsTransport records each HTTP round trip of the fetch stage in the crawl's
-// per-host figures (streams.Keys.HostStats), through counters flushed once a second, so
+// per-host figures (frontier.Keys.HostStats), through counters flushed once a second, so
 // that the dashboard can show the slowest and the most failing hosts of the whole crawl.
 type hostStatsTransport struct {
 	next     http.RoundTripper

@@ -41,11 +41,11 @@ type DispatcherConfig struct {
 	Window int
 	// Interval between dispatch rounds. Default DefaultDispatchInterval.
 	Interval time.Duration
-	// IdleInterval is the longest wait between rounds while every frontier is empty:
-	// the wait doubles from Interval up to it after each round that finds them empty,
-	// and falls back to Interval once one holds requests. Requests queued into an empty
-	// frontier are dispatched by the emit that queued them, so an idle dispatcher only
-	// refills a window that was full then. Default DefaultDispatchIdleInterval.
+	// IdleInterval is the longest wait between rounds while every frontier is empty (no
+	// host ready or scheduled, no lease held): the wait doubles from Interval up to it
+	// after each round that finds them empty, and falls back to Interval once one holds
+	// something. Requests queued into an idle frontier are handed out by the emit that
+	// queued them. Default DefaultDispatchIdleInterval.
 	IdleInterval time.Duration
 	// CountUnread counts unread entries with XRANGE instead of trusting XINFO's lag
 	// (needed where lag is unreliable, as in the embedded Redis).

@@ -42,10 +42,10 @@ type FrontierConfig struct {
 	// MaxRequests stops queueing new requests once this many were ever queued (the
 	// spider's max_pages); 0 means no limit.
 	MaxRequests int64
-	// Window is the dispatch window (see DispatcherConfig.Window): an emit into an empty
-	// frontier sends its new requests straight to the requests stream while the stream
-	// has fewer unread entries than this, so they reach idle fetchers at once (and cost
-	// Redis no trip through the frontier ZSET). 0 leaves dispatching to the Dispatcher.
+	// Window is the dispatch window (see DispatcherConfig.Window): while the requests
+	// stream has fewer unread entries than this, an emit hands requests of ready hosts
+	// out itself (an idle host's new ones straight, without a trip through its queue),
+	// so they reach idle fetchers at once. 0 leaves handing out to the Dispatcher.
 	Window int
 	// CountUnread: see DispatcherConfig.CountUnread.
 	CountUnread bool

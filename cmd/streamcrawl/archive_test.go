@@ -18,12 +18,43 @@ import (
 	"github.com/streamcrawl/streamcrawl/spiders/demosite"
 )
 
-// TestArchiverKilledWritesEveryRecordOnce: an archiver dies abruptly (exit 137, like
-// kill -9) right before acking its 100th response, whose records are already on disk;
-// restarted on the same directory it archives the rest of the crawl: one response record
-// per fetched page, none twice, none missing, in files rotated by size.
+// TestArchiverKilledWritesEveryRecordOnce: an archiver dies abruptly mid-crawl, either
+// right before acking its 100th response, whose records are already on disk (the fault
+// hook exits 137, like kill -9, at the worst moment), or by a real kill -9 wherever its
+// writing is; restarted on the same directory it archives the rest of the crawl: one
+// response record per fetched page, none twice, none missing, in files rotated by size,
+// and a replay from them gives the crawl's items.
 func TestArchiverKilledWritesEveryRecordOnce(t *testing.T) {
 	t.Parallel()
+	t.Run("before-ack", func(t *testing.T) {
+		t.Parallel()
+		testArchiverKilled(t, func(args []string, dir string) *proc {
+			first := startProc(t, "archive-1", []string{faultEnv + "=archive:100"}, args...)
+			if code, ok := first.Wait(crawlTimeout); !ok || code != 137 || !strings.Contains(first.Stderr(), "crashing before ack #100") {
+				t.Fatalf("archiver did not crash at ack 100: exit %d (exited %v)", code, ok)
+			}
+			return first
+		})
+	})
+	t.Run("kill-9", func(t *testing.T) {
+		t.Parallel()
+		testArchiverKilled(t, func(args []string, dir string) *proc {
+			first := startProc(t, "archive-1", nil, args...)
+			// Killed once it has written two files' worth, while it writes more.
+			for deadline := time.Now().Add(crawlTimeout); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+				if files, _ := filepath.Glob(filepath.Join(dir, "*.warc.gz")); len(files) >= 2 {
+					break
+				}
+			}
+			first.Kill()
+			return first
+		})
+	})
+}
+
+// testArchiverKilled runs a crawl of the demo shop with an archiver that kill stops
+// abruptly, then a restarted archiver on the same directory, and checks the archive.
+func testArchiverKilled(t *testing.T, kill func(args []string, dir string) *proc) {
 	site := demosite.New(500)
 	c := newCluster(t, "arch", site)
 	if code, stdout, stderr := runCLI(t, 30*time.Second, nil, "archive", "--create-group", "--redis", c.srv.URL(), "--crawl", "arch"); code != 0 {
@@ -34,10 +65,7 @@ func TestArchiverKilledWritesEveryRecordOnce(t *testing.T) {
 	dir := t.TempDir()
 	args := []string{"archive", "--until-done", "--redis", c.srv.URL(), "--crawl", "arch", "--out", dir,
 		"--consumer", "archive-1", "--max-file-size", "300KB"}
-	first := startProc(t, "archive-1", []string{faultEnv + "=archive:100"}, args...)
-	if code, ok := first.Wait(crawlTimeout); !ok || code != 137 || !strings.Contains(first.Stderr(), "crashing before ack #100") {
-		t.Fatalf("archiver did not crash at ack 100: exit %d (exited %v)", code, ok)
-	}
+	kill(args, dir)
 	second := startProc(t, "archive-1(start 2)", nil, args...)
 	waitAll(t, crawlTimeout, c.rdb, "arch", append(procs, second)...)
 	for _, p := range append(procs, second) {
@@ -46,6 +74,7 @@ func TestArchiverKilledWritesEveryRecordOnce(t *testing.T) {
 		}
 	}
 	counts := map[string]int{}
+	where := map[string][]string{} // file and record ID of each response record
 	files, _ := filepath.Glob(filepath.Join(dir, "*.warc.gz"))
 	records := 0
 	for _, name := range files {
@@ -67,7 +96,9 @@ func TestArchiverKilledWritesEveryRecordOnce(t *testing.T) {
 			}
 			records++
 			if rec.Type() == warc.TypeResponse {
-				counts[rec.Header[warc.FieldTargetURI]]++
+				uri := rec.Header[warc.FieldTargetURI]
+				counts[uri]++
+				where[uri] = append(where[uri], filepath.Base(name)+" "+rec.ID())
 			}
 		}
 		f.Close()
@@ -77,7 +108,7 @@ func TestArchiverKilledWritesEveryRecordOnce(t *testing.T) {
 	for uri, n := range counts {
 		if n > 1 {
 			twice++
-			t.Errorf("%s archived %d times", uri, n)
+			t.Errorf("%s archived %d times: %v", uri, n, where[uri])
 		}
 	}
 	if len(counts) != fetched || records != 2*fetched || len(files) < 2 {
@@ -97,11 +128,42 @@ func TestArchiverKilledWritesEveryRecordOnce(t *testing.T) {
 	if len(want) == 0 || len(got) != len(want) {
 		t.Fatalf("replay wrote %d items, the crawl %d", len(got), len(want))
 	}
+	twins := 0
 	for k, w := range want {
-		if got[k] != w {
-			t.Fatalf("item %s (-want +got):\n-%s\n+%s", k, w, got[k])
+		g := got[k]
+		if g == w {
+			continue
 		}
+		// The shop's tracking-parameter twins (p/1 and p/1?utm_source=...) yield the same
+		// item; which of them gave it first depends on the order pages were parsed in, so
+		// its _url and _crawled_at may be the twin's. Everything else must be equal.
+		if sameItemButPage(t, w, g) {
+			twins++
+			continue
+		}
+		t.Fatalf("item %s (-want +got):\n-%s\n+%s", k, w, g)
 	}
+	t.Logf("%d items equal, %d of them from the other twin page", len(want), twins)
+}
+
+// sameItemButPage reports whether two item lines differ only in the page they came from
+// (_url, _crawled_at), that page being a tracking-parameter twin of the other.
+func sameItemButPage(t *testing.T, a, b string) bool {
+	t.Helper()
+	var x, y map[string]any
+	if json.Unmarshal([]byte(a), &x) != nil || json.Unmarshal([]byte(b), &y) != nil {
+		return false
+	}
+	ux, _ := x["_url"].(string)
+	uy, _ := y["_url"].(string)
+	if strings.Split(ux, "?")[0] != strings.Split(uy, "?")[0] {
+		return false
+	}
+	for _, f := range []string{"_url", "_crawled_at"} {
+		delete(x, f)
+		delete(y, f)
+	}
+	return fmt.Sprint(x) == fmt.Sprint(y)
 }
 
 // jsonlByKey maps each line of a JSONL file of items to its _key.

@@ -181,6 +181,12 @@ func (w *Writer) syncTo(n uint64, f *os.File) error {
 		return nil // rotated: rotate synced f before closing it
 	}
 	if err := f.Sync(); err != nil {
+		if errors.Is(err, os.ErrClosed) {
+			// rotate closed f after the check above, and synced it before closing: the
+			// page is on disk. (Reporting an error here made the caller drop the page
+			// from the index and write it again on the redelivery: twice in the archive.)
+			return nil
+		}
 		return fmt.Errorf("warc: sync %s: %w", f.Name(), err)
 	}
 	w.synced = upTo
@@ -197,12 +203,21 @@ func (w *Writer) rotate() error {
 			return fmt.Errorf("warc: close %s: %w", w.f.Name(), err)
 		}
 	}
-	w.seq++
-	name := filepath.Join(w.dir, fmt.Sprintf("%s-%s-%05d.warc.gz", safeName(w.prefix),
-		time.Now().UTC().Format("20060102150405"), w.seq))
-	f, err := os.OpenFile(name, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		return fmt.Errorf("warc: %w", err)
+	// A new file each time, never one a writer before this one left (a restart within
+	// the same second makes the same name): O_EXCL, and the next number when taken.
+	var f *os.File
+	for {
+		w.seq++
+		name := filepath.Join(w.dir, fmt.Sprintf("%s-%s-%05d.warc.gz", safeName(w.prefix),
+			time.Now().UTC().Format("20060102150405"), w.seq))
+		var err error
+		f, err = os.OpenFile(name, os.O_CREATE|os.O_EXCL|os.O_WRONLY|os.O_APPEND, 0o644)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, os.ErrExist) {
+			return fmt.Errorf("warc: %w", err)
+		}
 	}
 	w.f, w.size = f, 0
 	return nil

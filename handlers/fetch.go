@@ -152,6 +152,9 @@ func (f *Fetch) Handle(msg *message.Message) ([]*message.Message, error) {
 		return nil, fmt.Errorf("%w: %w", streams.ErrPoison, err)
 	}
 	t := f.newTurn(msg, req, u.Host)
+	if lost, err := t.slotLost(ctx, msg); lost || err != nil {
+		return nil, err
+	}
 	if f.robots != nil {
 		v, err := f.robots.check(ctx, u)
 		if err != nil {

@@ -38,6 +38,25 @@ func (f *Fetch) newTurn(msg *message.Message, req *spiders.Request, host string)
 	return t
 }
 
+// slotLost puts a request delivered again back in its host's queue when it no longer
+// holds a slot (its dead fetcher gave the slot back before its ack went out, or the
+// lease expired): fetched now, it would be one request more than the host's
+// concurrency. It reports whether it did; first deliveries are not looked at.
+func (t *turn) slotLost(ctx context.Context, msg *message.Message) (bool, error) {
+	if t.lease == "" {
+		return false, nil
+	}
+	if d := msg.Metadata.Get(streams.MetaDeliveries); d == "" || d == "1" {
+		return false, nil
+	}
+	held, err := t.f.hosts.Leased(ctx, t.host, t.lease)
+	if err != nil || held {
+		return false, err
+	}
+	t.f.count("requests_requeued_slot_lost", 1)
+	return true, t.requeue(ctx, frontier.NotStarted, time.Time{}, 0)
+}
+
 // robots applies the robots.txt verdict to the turn. It reports done when the turn
 // ended there (disallowed, robots.txt still being fetched elsewhere, or its fetch used
 // the turn), with an error when the request could not be put back, so the input is not

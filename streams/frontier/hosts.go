@@ -265,3 +265,27 @@ func DueHosts(ctx context.Context, rdb redis.UniversalClient, l Layout, now time
 	}
 	return n, nil
 }
+
+// Leased reports whether the request with stream ID lease still holds a slot of host.
+// A request delivered again after its fetcher died may have lost it (the dead fetcher
+// gave it back before its ack went out, or the lease expired): it must not be fetched
+// without one.
+func (h *Hosts) Leased(ctx context.Context, host, lease string) (bool, error) {
+	host = NormalHost(host)
+	key := h.layout.ForHost(host).Leases()
+	cmd, err := h.b.Do(ctx, func(ctx context.Context, p redis.Pipeliner) redis.Cmder {
+		return p.ZScore(ctx, key, host+"|"+lease)
+	})
+	if rkit.ErrNil(err) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("frontier: lease of %s: %w", host, err)
+	}
+	if err := cmd.Err(); rkit.ErrNil(err) {
+		return false, nil
+	} else if err != nil {
+		return false, fmt.Errorf("frontier: lease of %s: %w", host, err)
+	}
+	return true, nil
+}

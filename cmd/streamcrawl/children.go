@@ -87,3 +87,21 @@ func startRedisChild(ctx context.Context) (*child, string, error) {
 	c.stop()
 	return nil, "", fmt.Errorf("redis-server on %s did not start", addr)
 }
+
+// realRedis returns the Redis URL of --redis or $REDIS_URL, or starts a throw-away
+// redis-server from PATH (stop stops it; a no-op otherwise), for the commands that need a
+// real Redis: what names the command in the error when there is none.
+func (a *app) realRedis(ctx context.Context, what string) (url string, stop func(), err error) {
+	url = a.redisURL
+	if url == "" {
+		url = os.Getenv("REDIS_URL")
+	}
+	if url != "" {
+		return url, func() {}, nil
+	}
+	rc, url, err := startRedisChild(ctx)
+	if err != nil {
+		return "", nil, fmt.Errorf("%s needs a real Redis: pass --redis or install redis-server: %w", what, err)
+	}
+	return url, rc.stop, nil
+}

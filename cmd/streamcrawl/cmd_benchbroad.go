@@ -60,18 +60,12 @@ Without --redis it starts a throw-away redis-server from PATH.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
-			opt.RedisURL = a.redisURL
-			if opt.RedisURL == "" {
-				opt.RedisURL = os.Getenv("REDIS_URL")
+			url, stop, err := a.realRedis(ctx, "bench-broad")
+			if err != nil {
+				return err
 			}
-			if opt.RedisURL == "" {
-				rc, url, err := startRedisChild(ctx)
-				if err != nil {
-					return fmt.Errorf("bench-broad needs a redis-server on PATH or --redis: %w", err)
-				}
-				defer rc.stop()
-				opt.RedisURL = url
-			}
+			defer stop()
+			opt.RedisURL = url
 			dir, err := os.MkdirTemp("", "streamcrawl-bench-broad")
 			if err != nil {
 				return err

@@ -26,18 +26,12 @@ It exits 1 when anything was lost.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
-			opt.RedisURL = a.redisURL
-			if opt.RedisURL == "" {
-				opt.RedisURL = os.Getenv("REDIS_URL")
+			url, stop, err := a.realRedis(ctx, "chaos")
+			if err != nil {
+				return err
 			}
-			if opt.RedisURL == "" {
-				rc, url, err := startRedisChild(ctx)
-				if err != nil {
-					return fmt.Errorf("chaos needs a real Redis: pass --redis or install redis-server: %w", err)
-				}
-				defer rc.stop()
-				opt.RedisURL = url
-			}
+			defer stop()
+			opt.RedisURL = url
 			dir, err := os.MkdirTemp("", "streamcrawl-chaos")
 			if err != nil {
 				return err

@@ -102,6 +102,17 @@ const (
 	NotStarted
 )
 
+// arg is the outcome as finishScript takes it.
+func (o Outcome) arg() string {
+	switch o {
+	case SlowDown:
+		return "slow"
+	case NotStarted:
+		return "none"
+	}
+	return "done"
+}
+
 // Finish says how a fetcher's turn at a host ended.
 type Finish struct {
 	// Host is the request's host (as in its URL; normalised here).
@@ -192,12 +203,11 @@ func (h *Hosts) Finish(ctx context.Context, f Finish) (time.Time, error) {
 	host := NormalHost(f.Host)
 	k := h.layout.ForHost(host)
 	keys := []string{k.Hosts(), k.Ready(), k.Sched(), k.Leases(), k.Waiting(), k.Seq(), k.HostQueuePrefix()}
-	outcome := map[Outcome]string{Done: "done", SlowDown: "slow", NotStarted: "none"}[f.Outcome]
 	auto := 0
 	if f.Autothrottle {
 		auto = 1
 	}
-	args := []any{host, f.Lease, int64(-1), outcome, max(f.RetryAfter.Milliseconds(), 0), auto}
+	args := []any{host, f.Lease, int64(-1), f.Outcome.arg(), max(f.RetryAfter.Milliseconds(), 0), auto}
 	args = append(args, h.defaults.args()...)
 	args = append(args, string(f.Requeue), h.order.band(f.Priority, f.Depth), h.order.sign(), max(f.Wait.Milliseconds(), 0))
 	cmd, err := h.b.Do(ctx, func(ctx context.Context, p redis.Pipeliner) redis.Cmder {

@@ -14,11 +14,14 @@ import (
 // fetch (robots.txt first, then the page) may take.
 func leaseTTL(s spiders.Settings) time.Duration { return 2*s.DownloadTimeout + 30*time.Second }
 
-// hostDefaults is the spider's per-host politeness for hosts without a limit rule.
+// hostDefaults is the spider's per-host politeness for hosts without a limit rule. A
+// fetch that gives a slot back hands the host's next requests out itself, within the
+// frontier window.
 func hostDefaults(s spiders.Settings) frontier.HostDefaults {
 	return frontier.HostDefaults{
-		HostRule: frontier.HostRule{Concurrency: max(s.PerHostConcurrency, 0), Delay: s.PerHostDelay},
-		LeaseTTL: leaseTTL(s),
+		HostRule:      frontier.HostRule{Concurrency: max(s.PerHostConcurrency, 0), Delay: s.PerHostDelay},
+		LeaseTTL:      leaseTTL(s),
+		HandOutWindow: s.FrontierWindow,
 	}
 }
 

@@ -218,6 +218,7 @@ func Run(ctx context.Context, cfg Config) (err error) {
 		switch stage {
 		case streams.StageFetch:
 			order, defaults := frontier.Order(cfg.Spider.Settings.Order), hostDefaults(cfg.Spider.Settings)
+			defaults.CountUnread = cfg.CountUnread // #16: Hosts.Finish hands out within the window
 			delayed, err := frontier.NewDelayed(cfg.Client, layout, order, defaults)
 			if err != nil {
 				return err

@@ -160,7 +160,7 @@ func (s *subscription) readNew() {
 		if got > 0 && got < n/2 && s.cfg.ReadLinger > 0 {
 			// A trickle: let entries gather so the next read takes several in one call.
 			// Each call costs Redis far more than the entries it returns.
-			sleepCtx(s.ctx, s.cfg.ReadLinger)
+			sleepCtx(s.ctx, s.trickleWait())
 		}
 		if err != nil && !rkit.ErrNil(err) {
 			if s.ctx.Err() != nil {
@@ -207,6 +207,16 @@ func (s *subscription) gatherFree() bool {
 		}
 	}
 	return true
+}
+
+// trickleWait is how long the reader lets entries gather after a short read:
+// ReadLinger scaled by the share of slots busy. A busy stage loses nothing by reading
+// later (its handlers have work); a mostly idle one, whose supply is bounded elsewhere
+// (a host's concurrency, a slow site), would sit idle through the whole linger, so it
+// waits in proportion (at least a millisecond).
+func (s *subscription) trickleWait() time.Duration {
+	busy := cap(s.slots) - s.free()
+	return max(time.Millisecond, s.cfg.ReadLinger*time.Duration(busy)/time.Duration(cap(s.slots)))
 }
 
 // free returns the number of free slots.

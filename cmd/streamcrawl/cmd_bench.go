@@ -22,15 +22,21 @@ import (
 func (a *app) benchCommand() *cobra.Command {
 	var f runFlags
 	var pages int
+	var bf benchFlags
 	cmd := &cobra.Command{
-		Use:   "bench [--pages N] [--redis URL]",
+		Use:   "bench [--pages N] [--redis URL] [--per-host] [--cpuprofile FILE] [--memprofile FILE]",
 		Short: "Crawl the demo shop at full speed and print pages/s, CPU, memory and Redis cost",
 		Long: `bench starts the demo shop in a child process and crawls it with every stage in this
 process, then prints pages/s, this process's CPU seconds per 1000 pages, its peak RSS, and
 the Redis server's CPU time and commands per page and bytes per seen URL.
 
 Without --redis it starts a throw-away redis-server from PATH (so the Redis figures are
-real); without one there it falls back to the embedded Redis and cannot report them.`,
+real); without one there it falls back to the embedded Redis and cannot report them.
+
+The bench spider runs with no per-host limit (per_host_concurrency: -1, like scrapy bench);
+--per-host keeps the default per-host settings instead (leases, host queues, slots), the
+path a spider with default settings takes. --cpuprofile and --memprofile write pprof
+profiles of the crawl (the memory profile counts every allocation: MemProfileRate 4096).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
@@ -52,7 +58,7 @@ real); without one there it falls back to the embedded Redis and cannot report t
 				return err
 			}
 			defer rdb.Close()
-			yaml := benchSpider(base, pages)
+			yaml := benchSpider(base, pages, bf.perHost)
 			sp, _, err := spiders.Parse("bench.yaml", []byte(yaml))
 			if err != nil {
 				return err
@@ -65,14 +71,22 @@ real); without one there it falls back to the embedded Redis and cannot report t
 			f.out = filepath.Join(dir, "items.jsonl")
 			f.untilDone = true
 			before := redisInfo(ctx, rdb)
+			stopProfiles, err := bf.start()
+			if err != nil {
+				return err
+			}
 			cpu0 := processCPU()
 			start := time.Now()
 			st, err := a.crawl(ctx, rdb, sp, &f, true, io.Discard)
 			if err != nil {
+				stopProfiles()
 				return err
 			}
 			took := time.Since(start)
 			cpu := processCPU() - cpu0
+			if err := stopProfiles(); err != nil {
+				return err
+			}
 			after := redisInfo(ctx, rdb)
 			printBench(a.stdout, st, took, cpu, before, after, rdb.Embedded == nil)
 			return nil
@@ -82,14 +96,20 @@ real); without one there it falls back to the embedded Redis and cannot report t
 	f.add(cmd, false)
 	f.addMetrics(cmd) // to measure what serving metrics costs
 	cmd.Flags().IntVar(&pages, "pages", 5000, "pages of the demo shop")
+	bf.add(cmd)
 	_ = cmd.Flags().Set("retry-backoff", "100ms")
 	return cmd
 }
 
 // benchSpider is the demo shop's spider at full speed, its exact dedup sized for the
-// site (twice its pages), as a user sizes capacity for a crawl.
-func benchSpider(base string, pages int) string {
-	return strings.NewReplacer("BASE", base, "CAPACITY", strconv.Itoa(2*pages)).Replace(`name: bench
+// site (twice its pages), as a user sizes capacity for a crawl. With perHost it keeps
+// the default per-host settings; without, it lifts the per-host limit.
+func benchSpider(base string, pages int, perHost bool) string {
+	limit := "per_host_concurrency: -1"
+	if perHost {
+		limit = "# per_host_concurrency: default"
+	}
+	return strings.NewReplacer("BASE", base, "CAPACITY", strconv.Itoa(2*pages), "PERHOST", limit).Replace(`name: bench
 start_urls: [BASE]
 allowed_domains: [127.0.0.1]
 follow:
@@ -104,7 +124,7 @@ items:
       sku: ".sku::text"
 settings:
   concurrency: 64
-  per_host_concurrency: -1
+  PERHOST
   allow_networks: [127.0.0.1/32, "::1/128"]
   capacity: CAPACITY
 `)

@@ -50,6 +50,14 @@ type HostDefaults struct {
 	// Quantum is the most requests of one host handed out per turn. Default
 	// DefaultHostQuantum.
 	Quantum int
+	// HandOutWindow, above 0, lets Hosts.Finish hand requests of ready hosts out to the
+	// requests stream in the same script call that gives a slot back, keeping the
+	// stream's unread backlog within it (the dispatcher's window): a freed slot is used
+	// at once instead of at the dispatcher's next round. 0: only the dispatcher hands out.
+	HandOutWindow int
+	// CountUnread counts unread requests with XRANGE instead of trusting XINFO's lag
+	// (see DispatcherConfig.CountUnread); used with HandOutWindow.
+	CountUnread bool
 }
 
 func (d *HostDefaults) setDefaults() {
@@ -73,6 +81,7 @@ type Hosts struct {
 	defaults HostDefaults
 	order    Order
 	b        *rkit.Batcher
+	fin      *finisher
 }
 
 // NewHosts returns the politeness state of the crawl (each host's in its partition).
@@ -84,8 +93,10 @@ func NewHosts(rdb redis.UniversalClient, layout Layout, defaults HostDefaults, o
 		order = OrderPriority
 	}
 	defaults.setDefaults()
-	return &Hosts{rdb: rdb, layout: layout, defaults: defaults, order: order,
-		b: rkit.NewBatcher(rdb, 64, streams.DefaultPublishTimeout, streams.DefaultPublishLinger)}, nil
+	h := &Hosts{rdb: rdb, layout: layout, defaults: defaults, order: order,
+		b: rkit.NewBatcher(rdb, 64, streams.DefaultPublishTimeout, streams.DefaultPublishLinger)}
+	h.fin = newFinisher(h, 64, streams.DefaultPublishLinger)
+	return h, nil
 }
 
 // Outcome is how a fetch of a host ended, for its schedule.
@@ -140,98 +151,19 @@ type Finish struct {
 	Wait time.Duration
 }
 
-// finishScript ends a fetcher's turn at a host: gives back its slot, moves the host's
-// next start to its delay after this request's start (or further for a back-off),
-// requeues a request when asked, and places the host again.
-//
-// KEYS[1] -> sc:{c}:hosts, KEYS[2] -> sc:{c}:ready, KEYS[3] -> sc:{c}:sched,
-// KEYS[4] -> sc:{c}:leases, KEYS[5] -> sc:{c}:waiting, KEYS[6] -> sc:{c}:seq,
-// KEYS[7] -> sc:{c}:hq: (host queue prefix)
-// ARGV[1] -> host, ARGV[2] -> lease (requests stream ID; empty: none),
-// ARGV[3] -> ms since the request started (-1: no request was made),
-// ARGV[4] -> 'done', 'slow' or 'none' (Outcome), ARGV[5] -> Retry-After ms,
-// ARGV[6] -> 1 to feed AutoThrottle, ARGV[7..10] -> the hosts' defaults (S.conc,
-// S.delay, S.ttl, S.quantum), ARGV[11] -> request to requeue (empty: none),
-// ARGV[12] -> its band, ARGV[13] -> 1 or -1 (order sign), ARGV[14] -> least wait in ms
-// Output: the host's next start (ms, Redis clock; 0 when it may start now)
-var finishScript = redis.NewScript(nowLua + xaddLua + hostSchedLua + `
-S.hosts, S.ready, S.sched, S.leases, S.waiting, S.seq, S.hq = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
-S.conc, S.delay, S.ttl, S.quantum = tonumber(ARGV[7]), tonumber(ARGV[8]), tonumber(ARGV[9]), tonumber(ARGV[10])
-local host, took, outcome = ARGV[1], tonumber(ARGV[3]), ARGV[4]
-local now = now_ms()
-if ARGV[2] ~= '' and redis.call('ZREM', S.leases, host .. '|' .. ARGV[2]) == 1 then free_slot(host) end
-if took >= 0 and ARGV[6] == '1' then
-  local a = tonumber(redis.call('HGET', S.hosts, host .. ':a') or took)
-  redis.call('HSET', S.hosts, host .. ':a', math.floor((a + took) / 2))
-end
-local inflight, conc, delay, level = host_rule(host)
-local want = 0
-if took >= 0 and delay > 0 then want = now - took + delay end
-if outcome == 'slow' then
-  level = redis.call('HINCRBY', S.hosts, host .. ':b', 1)
-  local backoff = math.min(1000 * 2 ^ (math.min(level, 30) - 1), ` + strconv.FormatInt(MaxHostBackoff.Milliseconds(), 10) + `)
-  want = math.max(want, now + math.max(backoff, tonumber(ARGV[5])))
-elseif outcome == 'done' and level > 0 then
-  if level <= 1 then redis.call('HDEL', S.hosts, host .. ':b') else redis.call('HINCRBY', S.hosts, host .. ':b', -1) end
-end
-local band
-if ARGV[11] ~= '' then
-  band = tonumber(ARGV[12])
-  local seq = redis.call('INCR', S.seq)
-  enqueue(host, queue_score(band, seq, tonumber(ARGV[13])), seq, ARGV[11])
-  want = math.max(want, now + tonumber(ARGV[14]))
-end
-if want > now then
-  -- Later than any time it has: the host leaves the ready set for the schedule.
-  redis.call('ZREM', S.ready, host)
-  redis.call('ZADD', S.sched, 'GT', want, host)
-  return want
-end
-local at = redis.call('ZSCORE', S.sched, host)
-if at then return tonumber(at) end
-if band then
-  wake(host, band)
-elseif not redis.call('ZSCORE', S.ready, host) then
-  place(host, inflight, conc)
-end
-return 0
-`)
-
 // Finish ends a fetcher's turn at a host (see Finish) and returns when the host may
-// start its next request (zero: now).
+// start its next request (zero: now). Calls of many fetchers share one script call (see
+// finishScript).
 func (h *Hosts) Finish(ctx context.Context, f Finish) (time.Time, error) {
 	host := NormalHost(f.Host)
-	k := h.layout.ForHost(host)
-	keys := []string{k.Hosts(), k.Ready(), k.Sched(), k.Leases(), k.Waiting(), k.Seq(), k.HostQueuePrefix()}
-	auto := 0
-	if f.Autothrottle {
-		auto = 1
-	}
-	args := []any{host, f.Lease, int64(-1), f.Outcome.arg(), max(f.RetryAfter.Milliseconds(), 0), auto}
-	args = append(args, h.defaults.args()...)
-	args = append(args, string(f.Requeue), h.order.band(f.Priority, f.Depth), h.order.sign(), max(f.Wait.Milliseconds(), 0))
-	cmd, err := h.b.Do(ctx, func(ctx context.Context, p redis.Pipeliner) redis.Cmder {
-		if f.Outcome != NotStarted {
-			// Now, not when Finish was called: the call may wait for its pipeline.
-			args[2] = max(time.Since(f.Started).Milliseconds(), 0)
-		}
-		return finishScript.EvalSha(ctx, p, keys, args...)
-	})
-	if rkit.IsNoScript(err) {
-		cmd = finishScript.Run(ctx, h.rdb, keys, args...)
-		err = cmd.Err()
-	}
-	if err != nil {
+	j := &finishJob{part: h.layout.PartitionOf(host), host: host, f: f}
+	if err := h.fin.do(ctx, j); err != nil {
 		return time.Time{}, fmt.Errorf("frontier: finish turn at host %s: %w", host, err)
 	}
-	ms, err := cmd.(*redis.Cmd).Int64()
-	if err != nil {
-		return time.Time{}, fmt.Errorf("frontier: finish turn at host %s: %w", host, err)
-	}
-	if ms == 0 {
+	if j.next == 0 {
 		return time.Time{}, nil
 	}
-	return time.UnixMilli(ms), nil
+	return time.UnixMilli(j.next), nil
 }
 
 // SetCrawlDelay records host's robots.txt Crawl-delay, which raises its delay for every
@@ -251,8 +183,11 @@ func (h *Hosts) SetCrawlDelay(ctx context.Context, host string, d time.Duration)
 	return nil
 }
 
-// Close stops the batcher.
-func (h *Hosts) Close() { h.b.Close() }
+// Close stops the batchers after running what was queued.
+func (h *Hosts) Close() {
+	h.fin.close()
+	h.b.Close()
+}
 
 // DueHosts returns how many hosts of the crawl may start a request by now: ready, or
 // scheduled no later than now (by this machine's clock).

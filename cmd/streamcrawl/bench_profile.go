@@ -1,0 +1,63 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"runtime/pprof"
+
+	"github.com/spf13/cobra"
+)
+
+// benchFlags are the bench options shared by the bench commands: which per-host
+// settings the spider keeps and where pprof profiles go.
+type benchFlags struct {
+	perHost    bool
+	cpuProfile string
+	memProfile string
+}
+
+func (b *benchFlags) add(cmd *cobra.Command) {
+	cmd.Flags().BoolVar(&b.perHost, "per-host", false, "keep the default per-host settings (leases, host queues) instead of lifting the per-host limit")
+	cmd.Flags().StringVar(&b.cpuProfile, "cpuprofile", "", "write a pprof CPU profile of the crawl to this file")
+	cmd.Flags().StringVar(&b.memProfile, "memprofile", "", "write a pprof allocation profile of the crawl to this file")
+}
+
+// start begins the profiles asked for and returns the function that ends them and
+// writes them out.
+func (b *benchFlags) start() (func() error, error) {
+	var cpu *os.File
+	if b.cpuProfile != "" {
+		f, err := os.Create(b.cpuProfile)
+		if err != nil {
+			return nil, fmt.Errorf("bench: cpu profile: %w", err)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			_ = f.Close()
+			return nil, fmt.Errorf("bench: cpu profile: %w", err)
+		}
+		cpu = f
+	}
+	if b.memProfile != "" {
+		runtime.MemProfileRate = 4096
+	}
+	return func() error {
+		var errs []error
+		if cpu != nil {
+			pprof.StopCPUProfile()
+			errs = append(errs, cpu.Close())
+		}
+		if b.memProfile != "" {
+			f, err := os.Create(b.memProfile)
+			if err != nil {
+				return fmt.Errorf("bench: memory profile: %w", err)
+			}
+			errs = append(errs, pprof.Lookup("allocs").WriteTo(f, 0), f.Close())
+		}
+		if err := errors.Join(errs...); err != nil {
+			return fmt.Errorf("bench: profiles: %w", err)
+		}
+		return nil
+	}, nil
+}

@@ -137,7 +137,7 @@ if #fresh > 0 then
         room = room - sent
       end
     end
-    for k = sent + 1, #h.reqs do enqueue(host, h.reqs[k][1], h.reqs[k][3], h.reqs[k][2]) end
+    if sent < #h.reqs then enqueue_many(host, h.reqs, sent + 1) end
     if sent < #h.reqs then wake(host, h.band) end
   end
   if window > 0 and redis.call('ZCARD', S.ready) > 0 and room_left() > 0 then hand_out(room, now) end

@@ -85,6 +85,21 @@ local function enqueue(host, score, id, payload)
   redis.call('HSET', S.waiting, id, payload)
 end
 
+-- enqueue_many is enqueue for reqs[from..] of host ({score, payload, id} each) in one
+-- ZADD and one HSET, up to a thousand at a time (Lua's unpack has a stack limit).
+local function enqueue_many(host, reqs, from)
+  for i = from, #reqs, 1000 do
+    local z, w = {}, {}
+    for k = i, math.min(i + 999, #reqs) do
+      local r = reqs[k]
+      z[#z + 1], z[#z + 2] = r[1], r[3]
+      w[#w + 1], w[#w + 2] = r[3], r[2]
+    end
+    redis.call('ZADD', S.hq .. host, unpack(z))
+    redis.call('HSET', S.waiting, unpack(w))
+  end
+end
+
 -- queue_score is the score of the k-th request of a call in band: band × 1e9 plus its
 -- place in the order of discovery (first found first when sign is 1, last found first
 -- when -1), always within [band × 1e9, (band + 1) × 1e9).
@@ -141,11 +156,15 @@ local function hand_direct(host, reqs, room, now)
   if take <= 0 then return 0 end
   if #reqs > 1 then table.sort(reqs, function(a, b) return a[1] < b[1] end) end
   local base = redis.call('INCRBY', S.seq, take) - take
+  local leases = {}
   for i = 1, take do
     local id = xadd_msg(S.stream, S.idp .. (base + i), reqs[i][2])
-    if conc > 0 then redis.call('ZADD', S.leases, now + S.ttl, host .. '|' .. id) end
+    if conc > 0 then leases[#leases + 1], leases[#leases + 2] = now + S.ttl, host .. '|' .. id end
   end
-  if conc > 0 then redis.call('HINCRBY', S.hosts, host .. ':f', take) end
+  if conc > 0 then
+    redis.call('ZADD', S.leases, unpack(leases))
+    redis.call('HINCRBY', S.hosts, host .. ':f', take)
+  end
   if delay > 0 then redis.call('ZADD', S.sched, now + delay, host) end
   return take
 end
@@ -176,16 +195,18 @@ local function hand_out(room, now)
       if #reqs > 0 then
         local payloads = redis.call('HMGET', S.waiting, unpack(reqs))
         redis.call('HDEL', S.waiting, unpack(reqs))
+        local leases = {}
         for _, m in ipairs(payloads) do
           if m then
             base = base + 1
             local id = xadd_msg(S.stream, S.idp .. base, m)
             if conc > 0 then
-              redis.call('ZADD', S.leases, now + S.ttl, h .. '|' .. id)
+              leases[#leases + 1], leases[#leases + 2] = now + S.ttl, h .. '|' .. id
               inflight = inflight + 1
             end
           end
         end
+        if #leases > 0 then redis.call('ZADD', S.leases, unpack(leases)) end
         if conc > 0 then redis.call('HSET', S.hosts, h .. ':f', inflight) end
         room, moved = room - #reqs, moved + #reqs
       end

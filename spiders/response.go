@@ -136,6 +136,16 @@ func (r *Response) Follow(href, callback string) (*Request, error) {
 	if err != nil {
 		return nil, err
 	}
+	req := r.follow(abs, callback)
+	if err := req.Validate(); err != nil {
+		return nil, err
+	}
+	return req, nil
+}
+
+// follow is Follow for a link already resolved to an absolute http(s) URL with a host
+// and no fragment (as eachLink gives them): it neither resolves nor validates again.
+func (r *Response) follow(abs, callback string) *Request {
 	req := &Request{URL: abs, Callback: callback, Depth: r.depth() + 1}
 	if r.Request != nil && len(r.Request.Meta) > 0 {
 		req.Meta = make(map[string]any, len(r.Request.Meta))
@@ -143,10 +153,7 @@ func (r *Response) Follow(href, callback string) (*Request, error) {
 			req.Meta[k] = v
 		}
 	}
-	if err := req.Validate(); err != nil {
-		return nil, err
-	}
-	return req, nil
+	return req
 }
 
 // Meta returns the request's meta value for key, nil when unset.

@@ -75,11 +75,7 @@ func (y *yamlRules) parse(_ context.Context, res *Response, out *Output) error {
 				return
 			}
 			seen[abs] = struct{}{}
-			req, err := res.Follow(abs, DefaultCallback)
-			if err != nil {
-				return // eachLink only yields valid http(s) links; nothing to follow
-			}
-			out.Follow(req)
+			out.Follow(res.follow(abs, DefaultCallback)) // eachLink yields valid absolute http(s) links
 		})
 	}
 	return nil

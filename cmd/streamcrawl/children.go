@@ -32,12 +32,13 @@ func (c *child) stop() {
 
 // startSiteChild runs `streamcrawl demo-site` in its own process, so that the site's CPU
 // is not counted as the crawler's, and returns its base URL.
-func startSiteChild(ctx context.Context, pages int) (*child, string, error) {
+func startSiteChild(ctx context.Context, pages int, extra ...string) (*child, string, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, "", err
 	}
-	cmd := exec.CommandContext(ctx, exe, "demo-site", "--addr", "127.0.0.1:0", "--pages", strconv.Itoa(pages), "--log-level", "error")
+	args := append([]string{"demo-site", "--addr", "127.0.0.1:0", "--pages", strconv.Itoa(pages), "--log-level", "error"}, extra...)
+	cmd := exec.CommandContext(ctx, exe, args...)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		return nil, "", err

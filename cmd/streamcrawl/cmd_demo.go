@@ -18,8 +18,9 @@ import (
 func (a *app) demoSiteCommand() *cobra.Command {
 	var addr, spiderOut string
 	var pages int
+	var latency time.Duration
 	cmd := &cobra.Command{
-		Use:   "demo-site [--addr 127.0.0.1:8080] [--pages N]",
+		Use:   "demo-site [--addr 127.0.0.1:8080] [--pages N] [--latency D]",
 		Short: "Serve the bundled deterministic demo shop for demos, tests and benchmarks",
 		Long: `demo-site serves a deterministic shop of about N pages: a home page, paged categories,
 product pages with related products, duplicate and tracking-parameter links, a robots.txt,
@@ -39,12 +40,13 @@ It prints "listening on URL" once it accepts connections.`,
 				}
 			}
 			fmt.Fprintf(a.stdout, "listening on %s\n", base)
-			return serve(cmd.Context(), ln, site)
+			return serve(cmd.Context(), ln, demosite.WithLatency(site, latency))
 		},
 	}
 	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:8080", "address to listen on")
 	cmd.Flags().IntVar(&pages, "pages", 2000, "approximate number of pages")
 	cmd.Flags().StringVar(&spiderOut, "spider-out", "", "also write a YAML spider for the site to this file")
+	cmd.Flags().DurationVar(&latency, "latency", 0, "answer every request after this long (a slow site, for benchmarks)")
 	return cmd
 }
 

@@ -79,7 +79,7 @@ Start with 'streamcrawl demo'.`,
 	pf.StringVar(&a.logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	pf.StringVar(&a.logFormat, "log-format", "console", "log format: console or json")
 	root.AddCommand(a.crawlCommand(), a.stageCommand("fetch"), a.stageCommand("parse"), a.stageCommand("store"),
-		a.seedCommand(), a.statusCommand(), a.resetCommand(), a.deadCommand(), a.chaosCommand(), a.replayCommand(), a.processCommand(), a.archiveCommand(), a.groupsCommand(), a.benchDedupCommand(), a.demoSiteCommand(), a.demoCommand(), a.benchCommand(), a.exporterCommand(), a.dashboardCommand(), a.benchBroadCommand())
+		a.seedCommand(), a.statusCommand(), a.resetCommand(), a.deadCommand(), a.chaosCommand(), a.replayCommand(), a.processCommand(), a.archiveCommand(), a.groupsCommand(), a.benchDedupCommand(), a.demoSiteCommand(), a.demoCommand(), a.benchCommand(), a.exporterCommand(), a.dashboardCommand(), a.benchBroadCommand(), a.benchScaleCommand())
 	return root
 }
 

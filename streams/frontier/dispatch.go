@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/streamcrawl/streamcrawl/streams"
@@ -67,6 +68,8 @@ type DispatcherConfig struct {
 type Dispatcher struct {
 	cfg DispatcherConfig
 	log *zap.Logger
+	mu  sync.Mutex
+	hot []bool // per partition: the last round moved requests there
 }
 
 // NewDispatcher returns a Dispatcher.
@@ -84,7 +87,7 @@ func NewDispatcher(cfg DispatcherConfig) (*Dispatcher, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = zap.NewNop()
 	}
-	return &Dispatcher{cfg: cfg, log: cfg.Logger}, nil
+	return &Dispatcher{cfg: cfg, log: cfg.Logger, hot: make([]bool, cfg.Layout.N())}, nil
 }
 
 // dispatchScript runs one dispatch round in a partition: takes back the slots of dead
@@ -125,18 +128,32 @@ func (d *Dispatcher) Dispatch(ctx context.Context) (int, error) {
 }
 
 // round is Dispatch that also reports whether every partition's frontier was empty:
-// no host ready, scheduled or holding a lease.
+// no host ready, scheduled or holding a lease. A partition where the last round moved
+// requests is dispatched again without a look first (a busy frontier, as in a broad
+// crawl, has something due nearly every round: the look would be one more round trip
+// for Redis to wake up to); the others are looked at first.
 func (d *Dispatcher) round(ctx context.Context) (moved int, idle bool, err error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
 	total := 0
 	var firstErr error
-	looks := d.look(ctx)
-	idle = true
-	for part, l := range looks {
-		idle = idle && l.empty
-		if !l.due {
-			continue
+	var looks []partLook
+	for _, h := range d.hot {
+		if !h {
+			looks = d.look(ctx)
+			break
+		}
+	}
+	idle = looks != nil
+	for part := range d.hot {
+		if looks != nil {
+			idle = idle && looks[part].empty
+			if !looks[part].due && !d.hot[part] {
+				continue
+			}
 		}
 		n, err := d.dispatchPart(ctx, part)
+		d.hot[part] = n > 0
 		total += n
 		if err != nil && firstErr == nil {
 			firstErr = err

@@ -172,6 +172,10 @@ func printBench(w io.Writer, st *frontier.Status, took time.Duration, cpu float6
 	cmds := after["total_commands_processed"] - before["total_commands_processed"]
 	fmt.Fprintf(w, "  Redis CPU per page            %.0f µs\n", rcpu/pages*1e6)
 	fmt.Fprintf(w, "  Redis commands per page       %.1f\n", cmds/pages)
+	// Each read event is a wake-up of the server for a client's socket (one per round
+	// trip, or per pipeline): on a VM it costs Redis more than a small command.
+	fmt.Fprintf(w, "  Redis wake-ups per page       %.2f (reads processed)\n",
+		(after["total_reads_processed"]-before["total_reads_processed"])/pages)
 	if st.Seen > 0 {
 		fmt.Fprintf(w, "  Redis bytes per seen URL      %.1f (dedup: %d bytes for %d URLs)\n",
 			float64(st.SeenBytes)/float64(st.Seen), st.SeenBytes, st.Seen)

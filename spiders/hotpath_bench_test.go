@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/klauspost/compress/zstd"
+
 	"github.com/streamcrawl/streamcrawl/spiders"
 	"github.com/streamcrawl/streamcrawl/spiders/demosite"
 )
@@ -155,6 +157,29 @@ items:
 		}
 		if len(out.Items) != 1 || len(out.Requests) == 0 {
 			b.Fatalf("%d items, %d requests; want 1 and some", len(out.Items), len(out.Requests))
+		}
+	}
+}
+
+// BenchmarkResponseZstdOnly decompresses a stored response without decoding its JSON:
+// what UnmarshalResponse costs beyond it is the JSON (the body unescaped out of it).
+func BenchmarkResponseZstdOnly(b *testing.B) {
+	res := benchPage(b, "/p/17")
+	wire, err := spiders.MarshalResponse(res)
+	if err != nil {
+		b.Fatal(err)
+	}
+	d, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer d.Close()
+	var out []byte
+	b.SetBytes(int64(len(res.Body)))
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		if out, err = d.DecodeAll(wire, out[:0]); err != nil {
+			b.Fatal(err)
 		}
 	}
 }

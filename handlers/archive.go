@@ -92,6 +92,9 @@ func Archive(ctx context.Context, cfg ArchiveConfig) error {
 	}()
 	log.Info("archive open", zap.String("dir", cfg.Dir), zap.Int("pages", w.Len()))
 	handle := func(msg *message.Message) error {
+		if err := ensureResponseDict(msg.Context(), cfg.Client, layout.Global(), msg.Payload); err != nil {
+			return err
+		}
 		res, err := spiders.UnmarshalResponseLimit(msg.Payload, cfg.MaxBodySize)
 		if err != nil {
 			return fmt.Errorf("%w: %w", streams.ErrPoison, err)

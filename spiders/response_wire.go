@@ -54,17 +54,11 @@ type responseWire struct {
 // MarshalResponse encodes r (version 2: compressed JSON). The body is written into the
 // JSON by hand (escaped text, or base64), so a 10 MB page costs one buffer of its JSON
 // on top of the body, not the several growing copies encoding/json would make.
-func MarshalResponse(r *Response) ([]byte, error) {
-	w := responseWire{
-		V: ResponseVersion, Request: r.Request, URL: r.URL, Status: r.Status,
-		Headers: r.Headers, BodyLen: len(r.Body), Truncated: r.Truncated, FetchedAt: r.FetchedAt,
-		Charset: r.Charset,
-	}
-	head, err := json.Marshal(w) // everything but the body
-	if err != nil {
-		return nil, fmt.Errorf("spiders: encode response: %w", err)
-	}
-	text := utf8.Valid(r.Body)
+func MarshalResponse(r *Response) ([]byte, error) { return MarshalResponseDict(r, nil) }
+
+// MarshalResponseDict is MarshalResponse compressing with the dictionary d (nil: none).
+// The zstd frame names d's ID: decoding needs d registered (RegisterResponseDict).
+func MarshalResponseDict(r *Response, d *ResponseDict) ([]byte, error) {
 	buf := jsonBuffers.Get().(*bytes.Buffer)
 	defer func() {
 		if buf.Cap() <= 1<<20 {
@@ -72,6 +66,37 @@ func MarshalResponse(r *Response) ([]byte, error) {
 			jsonBuffers.Put(buf)
 		}
 	}()
+	if err := writeResponseJSON(buf, r); err != nil {
+		return nil, err
+	}
+	enc := zstdEncoder
+	if d != nil {
+		enc = d.enc
+	}
+	return enc.EncodeAll(buf.Bytes(), make([]byte, 0, buf.Len()/3+64)), nil
+}
+
+// ResponseJSON returns the JSON of r before compression (what a dictionary is trained on).
+func ResponseJSON(r *Response) ([]byte, error) {
+	var buf bytes.Buffer
+	if err := writeResponseJSON(&buf, r); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// writeResponseJSON writes the JSON of r (version 2, uncompressed) to buf.
+func writeResponseJSON(buf *bytes.Buffer, r *Response) error {
+	w := responseWire{
+		V: ResponseVersion, Request: r.Request, URL: r.URL, Status: r.Status,
+		Headers: r.Headers, BodyLen: len(r.Body), Truncated: r.Truncated, FetchedAt: r.FetchedAt,
+		Charset: r.Charset,
+	}
+	head, err := json.Marshal(w) // everything but the body
+	if err != nil {
+		return fmt.Errorf("spiders: encode response: %w", err)
+	}
+	text := utf8.Valid(r.Body)
 	size := len(head) + 16 + base64.StdEncoding.EncodedLen(len(r.Body))
 	if text {
 		size = len(head) + 16 + jsonTextLen(r.Body)
@@ -88,7 +113,7 @@ func MarshalResponse(r *Response) ([]byte, error) {
 		enc.Close()
 	}
 	buf.WriteString(`"}`)
-	return zstdEncoder.EncodeAll(buf.Bytes(), make([]byte, 0, buf.Len()/3+64)), nil
+	return nil
 }
 
 // jsonTextLen is the length of b escaped by writeJSONText.
@@ -219,8 +244,12 @@ var limitedDecoders = sync.Pool{New: func() any {
 // decodeLimited decompresses the zstd data b, failing with ErrBodyTooLarge once the
 // output passes limit bytes.
 func decodeLimited(b []byte, limit int64) ([]byte, error) {
-	d := limitedDecoders.Get().(*zstd.Decoder)
-	defer limitedDecoders.Put(d)
+	pool, err := decodersFor(b)
+	if err != nil {
+		return nil, err
+	}
+	d := pool.Get().(*zstd.Decoder)
+	defer pool.Put(d)
 	if err := d.Reset(bytes.NewReader(b)); err != nil {
 		return nil, fmt.Errorf("spiders: decompress response: %w", err)
 	}

@@ -2,7 +2,9 @@ package warcs3
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sync"
@@ -97,10 +99,16 @@ func (s *Spool) uploadAll(ctx context.Context) error {
 		}
 		f := s.queue[0]
 		s.mu.Unlock()
-		if err := s.store.Upload(ctx, f); err != nil {
+		switch err := s.store.Upload(ctx, f); {
+		case errors.Is(err, fs.ErrNotExist):
+			// Removed from the spool by someone else: nothing left to upload (retrying
+			// would hold every file behind it).
+			s.log.Error("archive file vanished from the spool before its upload", zap.String("file", f.Path), zap.Int("pages", len(f.IDs)))
+		case err != nil:
 			return err
+		default:
+			s.log.Info("archive file uploaded", zap.String("key", s.store.Key(filepath.Base(f.Path))), zap.Int("pages", len(f.IDs)))
 		}
-		s.log.Info("archive file uploaded", zap.String("key", s.store.Key(filepath.Base(f.Path))), zap.Int("pages", len(f.IDs)))
 		s.mu.Lock()
 		s.queue = s.queue[1:]
 		s.mu.Unlock()

@@ -260,3 +260,35 @@ func TestSpoolLock(t *testing.T) {
 	}
 	unlock2()
 }
+
+// A queued file removed from the spool by someone else is skipped, not retried forever
+// in front of the files behind it.
+func TestVanishedSpoolFileDoesNotBlockTheQueue(t *testing.T) {
+	srv := warcs3test.Start(t)
+	ctx := t.Context()
+	st, err := warcs3.New(ctx, srv.Config("p"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	spool := t.TempDir()
+	sp := warcs3.NewSpool(st, nil)
+	w, err := warc.OpenWith(spool, "a", warc.Options{Closed: sp.Closed, MaxFileSize: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 3; i++ {
+		w.WritePage(page(i)) // one file each
+	}
+	w.Close()
+	files, _ := filepath.Glob(filepath.Join(spool, "*.warc.gz"))
+	if len(files) != 3 || sp.Pending() != 3 {
+		t.Fatalf("%d files, %d queued; want 3 and 3", len(files), sp.Pending())
+	}
+	os.Remove(files[0])
+	if err := sp.Drain(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if ids, _ := bucketRecords(t, st); len(ids) != 2 {
+		t.Fatalf("bucket holds %d pages, want the 2 of the files left", len(ids))
+	}
+}

@@ -29,6 +29,9 @@ const (
 	dictSamples = 256
 	// dictSampleMax caps the bytes taken from one response for training.
 	dictSampleMax = 64 << 10
+	// dictAttempts bounds the trainings a process starts for a crawl (one failed: retried
+	// on later responses).
+	dictAttempts = 3
 	// dictPoll is how often a fetch process without a dictionary looks for one.
 	dictPoll = 2 * time.Second
 )
@@ -43,6 +46,7 @@ type responseDicts struct {
 	mu       sync.Mutex
 	samples  [][]byte
 	training bool
+	attempts int // trainings started; at most dictAttempts
 	checked  time.Time
 	checking bool
 }
@@ -106,7 +110,7 @@ func (d *responseDicts) sample(ctx context.Context, res *spiders.Response) {
 			d.mu.Unlock()
 		}()
 	}
-	if d.training || len(d.samples) >= dictSamples {
+	if d.training || d.attempts >= dictAttempts || len(d.samples) >= dictSamples {
 		return
 	}
 	js, err := spiders.ResponseJSON(res)
@@ -121,13 +125,17 @@ func (d *responseDicts) sample(ctx context.Context, res *spiders.Response) {
 		return
 	}
 	d.training = true
+	d.attempts++
 	samples := d.samples
 	d.samples = nil
 	go func() {
 		tctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 		defer cancel()
 		if err := d.train(tctx, samples); err != nil {
-			d.log.Warn("response dictionary not trained; responses stay compressed without one", zap.Error(err))
+			d.log.Warn("response dictionary not trained; trying again on later responses", zap.Error(err))
+			d.mu.Lock()
+			d.training = false
+			d.mu.Unlock()
 		}
 	}()
 }
@@ -207,7 +215,7 @@ func loadDict(ctx context.Context, rdb redis.UniversalClient, key string, id uin
 	return rd, nil
 }
 
-// dictCache remembers the dictionary IDs known missing, per crawl key, so a bad entry
+// dictMissing remembers the dictionary IDs known missing, per crawl key, so a bad entry
 // costs one Redis read per process.
 var dictMissing sync.Map // key+"/"+id -> struct{}
 

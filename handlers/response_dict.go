@@ -26,9 +26,9 @@ import (
 
 const (
 	// dictSamples responses (their JSON) train the dictionary.
-	dictSamples = 256
+	dictSamples = 128
 	// dictSampleMax caps the bytes taken from one response for training.
-	dictSampleMax = 64 << 10
+	dictSampleMax = 32 << 10
 	// dictAttempts bounds the trainings a process starts for a crawl (one failed: retried
 	// on later responses).
 	dictAttempts = 3
@@ -42,6 +42,9 @@ type responseDicts struct {
 	key string
 	log *zap.Logger
 	cur atomic.Pointer[spiders.ResponseDict]
+	// first loads the published dictionary before the process's first response, so
+	// a process started after it was published compresses every response with it.
+	first sync.Once
 
 	mu       sync.Mutex
 	samples  [][]byte
@@ -79,10 +82,20 @@ func dictsOf(rdb redis.UniversalClient, k frontier.Keys, log *zap.Logger) *respo
 // marshalResponse encodes a fetched response for the responses stream: with the crawl's
 // dictionary once there is one, unless the spider turned it off.
 func (f *Fetch) marshalResponse(ctx context.Context, res *spiders.Response) ([]byte, error) {
-	if f.settings.ResponseDict == spiders.ResponseDictOff || f.robots == nil || f.robots.rdb == nil {
+	if f.settings.ResponseDict == spiders.ResponseDictOff || f.hosts == nil || f.hosts.Client() == nil {
 		return spiders.MarshalResponse(res)
 	}
-	d := dictsOf(f.robots.rdb, f.robots.layout.Global(), f.log)
+	d := dictsOf(f.hosts.Client(), f.hosts.Layout().Global(), f.log)
+	d.first.Do(func() {
+		lctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		if err := d.load(lctx); err != nil {
+			d.log.Debug("response dictionary not loaded", zap.Error(err))
+		}
+		d.mu.Lock()
+		d.checked = time.Now()
+		d.mu.Unlock()
+	})
 	if cur := d.cur.Load(); cur != nil {
 		f.count("responses_dict_encoded", 1)
 		return spiders.MarshalResponseDict(res, cur)

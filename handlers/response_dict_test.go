@@ -13,8 +13,9 @@ import (
 )
 
 // A crawl trains one response dictionary on its first responses, publishes it in its
-// dicts hash, compresses the later responses with it, and parses every page; with
-// response_dict: off it trains none.
+// dicts hash and parses every page (whether later responses were compressed with it
+// depends on how fast training was: TestArchiverKilledWritesEveryRecordOnce crawls with a
+// published one); with response_dict: off it trains none.
 func TestResponseDictTrainedOncePerCrawl(t *testing.T) {
 	for _, off := range []bool{false, true} {
 		t.Run("off="+strconv.FormatBool(off), func(t *testing.T) {
@@ -37,20 +38,27 @@ func TestResponseDictTrainedOncePerCrawl(t *testing.T) {
 				t.Fatalf("%d items, want 800", n)
 			}
 			keys := frontier.NewKeys(name)
-			dicts := rdb.HGetAll(ctx, keys.Dicts()).Val()
 			encoded, _ := strconv.Atoi(rdb.HGet(ctx, keys.Stats(), "responses_dict_encoded").Val())
 			if off {
-				if len(dicts) != 0 || encoded != 0 {
-					t.Fatalf("dictionary off: %d dicts fields, %d responses encoded with one", len(dicts), encoded)
+				if n := rdb.HLen(ctx, keys.Dicts()).Val(); n != 0 || encoded != 0 {
+					t.Fatalf("dictionary off: %d dicts fields, %d responses encoded with one", n, encoded)
 				}
 				return
+			}
+			// Training starts at the 128th response and runs in the background (longer
+			// than the rest of this small crawl under -race): wait for its result.
+			var dicts map[string]string
+			for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+				if dicts = rdb.HGetAll(ctx, keys.Dicts()).Val(); dicts["current"] != "" {
+					break
+				}
 			}
 			cur := dicts["current"]
 			if cur == "" || len(dicts) != 2 || len(dicts[cur]) == 0 {
 				t.Fatalf("dicts hash has %d fields (current %q), want the current ID and one dictionary", len(dicts), cur)
 			}
-			if encoded == 0 || encoded > 800-256 {
-				t.Fatalf("%d responses compressed with the dictionary, want some of the %d after the first 256", encoded, 800-256)
+			if encoded > 800-128 {
+				t.Fatalf("%d responses compressed with the dictionary, want at most the %d after the first 128", encoded, 800-128)
 			}
 			t.Logf("%d of 800 responses compressed with dictionary %s (%d bytes)", encoded, cur, len(dicts[cur]))
 		})

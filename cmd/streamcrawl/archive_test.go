@@ -72,6 +72,7 @@ func testArchiverKilled(t *testing.T, s3 bool, kill func(t *testing.T, args, env
 	if code, stdout, stderr := runCLI(t, 30*time.Second, nil, "archive", "--create-group", "--redis", c.srv.URL(), "--crawl", "arch"); code != 0 {
 		t.Fatalf("archive --create-group: exit %d, %s %s", code, stdout, stderr)
 	}
+	publishShopDict(t, c.rdb, "arch")
 	c.seed()
 	procs := c.start(1, 1, 1)
 	dir := t.TempDir()
@@ -135,6 +136,11 @@ func testArchiverKilled(t *testing.T, s3 bool, kill func(t *testing.T, args, env
 		f.Close()
 	}
 	fetched, _ := strconv.Atoi(c.rdb.HGet(t.Context(), frontier.NewKeys("arch").Stats(), "pages_fetched").Val())
+	// Every response was stored compressed with the crawl's dictionary (published before
+	// the crawl): the archiver and the parser, other processes, loaded it to read them.
+	if n, _ := strconv.Atoi(c.rdb.HGet(t.Context(), frontier.NewKeys("arch").Stats(), "responses_dict_encoded").Val()); n != fetched {
+		t.Errorf("%d responses compressed with the crawl's dictionary, want all %d", n, fetched)
+	}
 	twice := 0
 	for uri, n := range counts {
 		if n > 1 {

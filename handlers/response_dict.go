@@ -126,7 +126,7 @@ func (d *responseDicts) sample(ctx context.Context, res *spiders.Response) {
 	if d.training || d.attempts >= dictAttempts || len(d.samples) >= dictSamples {
 		return
 	}
-	js, err := spiders.ResponseJSON(res)
+	js, err := spiders.ResponsePlain(res)
 	if err != nil {
 		return
 	}

@@ -22,7 +22,7 @@ func dictSamplesFor(n int) [][]byte {
 			URL: fmt.Sprintf("http://127.0.0.1/p/%d", i), Status: 200, FetchedAt: time.Unix(1700000000, 0).UTC(),
 			Body: fmt.Appendf(nil, "<html><head><title>Product %d</title></head><body><div class=price>%d.99</div>"+
 				"<p>Lorem ipsum dolor sit amet, consectetur adipiscing elit %d</p></body></html>", i, i%97, i*7)}
-		js, _ := spiders.ResponseJSON(r)
+		js, _ := spiders.ResponsePlain(r)
 		out = append(out, js)
 	}
 	return out

@@ -45,7 +45,7 @@ func NewResponseDict(data []byte) (*ResponseDict, error) {
 	if info.ID() == 0 {
 		return nil, errors.New("spiders: response dictionary has no ID")
 	}
-	enc, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(1),
+	enc, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest),
 		zstd.WithEncoderDict(data))
 	if err != nil {
 		return nil, fmt.Errorf("spiders: response dictionary: %w", err)
@@ -54,7 +54,7 @@ func NewResponseDict(data []byte) (*ResponseDict, error) {
 }
 
 // TrainResponseDict builds a dictionary of DefaultDictSize from samples (the JSON of
-// responses, see ResponseJSON), with a random ID.
+// responses, see ResponsePlain), with a random ID.
 func TrainResponseDict(samples [][]byte) (*ResponseDict, error) {
 	if len(samples) < 8 {
 		return nil, fmt.Errorf("spiders: %d samples are too few to train a dictionary", len(samples))

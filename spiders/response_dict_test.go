@@ -37,7 +37,7 @@ func trainShop(t testing.TB) *spiders.ResponseDict {
 	t.Helper()
 	var samples [][]byte
 	for _, r := range shopResponses(t, 1, 256) {
-		js, err := spiders.ResponseJSON(r)
+		js, err := spiders.ResponsePlain(r)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -109,7 +109,7 @@ func BenchmarkResponseEncode(b *testing.B) {
 	d := trainShop(b)
 	var js [][]byte
 	for _, r := range res {
-		j, _ := spiders.ResponseJSON(r)
+		j, _ := spiders.ResponsePlain(r)
 		js = append(js, j)
 	}
 	for _, level := range []zstd.EncoderLevel{zstd.SpeedFastest, zstd.SpeedDefault} {

@@ -83,7 +83,7 @@ func publishShopDict(t *testing.T, rdb redis.UniversalClient, crawl string) {
 		u := fmt.Sprintf("http://127.0.0.1/p/%d", id)
 		rec := httptest.NewRecorder()
 		site.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, u, nil))
-		js, err := spiders.ResponseJSON(&spiders.Response{Request: &spiders.Request{URL: u}, URL: u, Status: rec.Code,
+		js, err := spiders.ResponsePlain(&spiders.Response{Request: &spiders.Request{URL: u}, URL: u, Status: rec.Code,
 			Headers: rec.Result().Header, Body: rec.Body.Bytes()})
 		if err != nil {
 			t.Fatal(err)

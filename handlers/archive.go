@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/streamcrawl/streamcrawl/processors/warc"
+	"github.com/streamcrawl/streamcrawl/processors/warcs3"
 	"github.com/streamcrawl/streamcrawl/spiders"
 	"github.com/streamcrawl/streamcrawl/streams"
 )
@@ -27,8 +28,12 @@ type ArchiveConfig struct {
 	Client redis.UniversalClient
 	Crawl  string
 	// Dir receives the .warc.gz files; an archiver restarted on the same Dir writes no
-	// page twice.
+	// page twice. With Upload, Dir is a spool of files not yet uploaded.
 	Dir string
+	// Upload, if set, sends every closed file to object storage and removes it from Dir
+	// (see archive_s3.go): an archiver restarted on the same Dir uploads what is left
+	// there first, and writes no page the bucket holds already.
+	Upload *warcs3.Store
 	// MaxFileSize rotates files past this size. Default warc.DefaultMaxFileSize.
 	MaxFileSize int64
 	// Group defaults to DefaultArchiveGroup.
@@ -75,13 +80,21 @@ func Archive(ctx context.Context, cfg ArchiveConfig) error {
 	for _, k := range layout.Parts() {
 		responses = append(responses, k.Responses())
 	}
-	w, err := warc.Open(cfg.Dir, cfg.Crawl+"-"+base.Consumer, cfg.MaxFileSize)
+	w, err := openArchiveWriter(ctx, cfg, cfg.Crawl+"-"+base.Consumer, log)
 	if err != nil {
 		return err
 	}
-	defer w.Close()
+	closed := false
+	defer func() {
+		if !closed {
+			w.close(ctx)
+		}
+	}()
 	log.Info("archive open", zap.String("dir", cfg.Dir), zap.Int("pages", w.Len()))
 	handle := func(msg *message.Message) error {
+		if err := ensureResponseDict(msg.Context(), cfg.Client, layout.Global(), msg.Payload); err != nil {
+			return err
+		}
 		res, err := spiders.UnmarshalResponseLimit(msg.Payload, cfg.MaxBodySize)
 		if err != nil {
 			return fmt.Errorf("%w: %w", streams.ErrPoison, err)
@@ -129,16 +142,25 @@ func Archive(ctx context.Context, cfg ArchiveConfig) error {
 	}
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	trimmed := make(chan struct{})
+	trimmed, uploaded := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(trimmed)
 		streams.RunTrimmer(runCtx, cfg.Client, trim, streams.DefaultTrimInterval, log)
+	}()
+	go func() {
+		defer close(uploaded)
+		w.run(runCtx)
 	}()
 	err = RunGroup(ctx, GroupConfig{Client: cfg.Client, Streams: responses, Group: cfg.Group, StartID: "0",
 		Consumer: base.Consumer, Handle: handle, Until: until, Subscriber: cfg.Subscriber,
 		Logger: log, BeforeAck: cfg.BeforeAck, PollInterval: 250 * time.Millisecond})
 	cancel()
 	<-trimmed
+	<-uploaded
+	closed = true
+	if cerr := w.close(ctx); err == nil && cerr != nil {
+		err = fmt.Errorf("handlers: archive: %w", cerr)
+	}
 	tctx, tcancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	streams.TrimOnce(tctx, cfg.Client, trim, log)
 	tcancel()

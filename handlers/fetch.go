@@ -182,7 +182,7 @@ func (f *Fetch) Handle(msg *message.Message) ([]*message.Message, error) {
 	case res == nil:
 		return nil, nil // final HTTP error: counted, nothing to parse
 	}
-	payload, err := spiders.MarshalResponse(res)
+	payload, err := f.marshalResponse(ctx, res)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", streams.ErrPoison, err)
 	}

@@ -66,6 +66,9 @@ func (p *Parse) HandleIn(part int) message.NoPublishHandlerFunc {
 }
 
 func (p *Parse) handle(msg *message.Message, part int) error {
+	if err := p.ensureDict(msg); err != nil {
+		return err
+	}
 	res, err := spiders.UnmarshalResponseLimit(msg.Payload, p.maxBody())
 	if err != nil {
 		// Malformed, or larger than the spider's max_body_size (a forged entry): refused

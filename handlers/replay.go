@@ -170,6 +170,9 @@ func Replay(ctx context.Context, cfg ReplayConfig) (res ReplayResult, err error)
 			}
 			out = append(out, *it)
 		} else {
+			if err := ensureResponseDict(msg.Context(), cfg.Client, layout.Global(), msg.Payload); err != nil {
+				return err
+			}
 			r, err := spiders.UnmarshalResponseLimit(msg.Payload, parse.maxBody())
 			if err != nil {
 				return fmt.Errorf("%w: %w", streams.ErrPoison, err)

@@ -2,7 +2,7 @@ package spiders
 
 import (
 	"bytes"
-	"encoding/base64"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,19 +10,23 @@ import (
 	"net/http"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/klauspost/compress/zstd"
 )
 
 // ResponseVersion is the version of the response wire format written by this build.
 //
-// Version 2 is a JSON object whose body is a string ("text") when it is UTF-8 (HTML,
-// XML, JSON pages) or base64 ("body") otherwise, the whole payload compressed with zstd
-// (it starts with the zstd magic number, and the message metadata says
-// content_encoding=zstd). Version 1, still read, kept the JSON plain and compressed the
-// body alone, base64 inside the JSON: a third larger in Redis.
-const ResponseVersion = 2
+// Version 3 is one zstd frame (it starts with the zstd magic number, and the message
+// metadata says content_encoding=zstd) holding the 4-byte marker "SCR\x03", the length
+// of a JSON head as a uvarint, the head (request, URL, status, headers, body length,
+// ...: everything but the body), then the body as it came, unescaped. Writing it costs
+// one copy of the body and reading it one buffer of the frame's known size, with the
+// body a slice of it: no escaping, no base64, no UTF-8 check.
+//
+// Older versions are still read: version 2 was the whole response as JSON (the body a
+// JSON string, or base64 when it was not UTF-8) compressed with zstd; version 1 kept the
+// JSON plain and compressed the body alone.
+const ResponseVersion = 3
 
 // ResponseEncodingZstd is the content_encoding metadata of a compressed response payload.
 const ResponseEncodingZstd = "zstd"
@@ -30,115 +34,94 @@ const ResponseEncodingZstd = "zstd"
 // zstdMagic starts every zstd frame; JSON never starts with it.
 var zstdMagic = []byte{0x28, 0xb5, 0x2f, 0xfd}
 
+// v3Marker starts the decompressed content of a version 3 response.
+var v3Marker = []byte("SCR\x03")
+
 // MaxDecodedBody bounds what UnmarshalResponse will decompress, whatever a message claims.
 const MaxDecodedBody = 256 << 20
 
-var zstdEncoder, _ = zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(1))
+// maxResponseHead bounds a version 3 response's JSON head (request, URL, headers).
+const maxResponseHead = 1 << 20
 
-// responseWire is a Response on a stream: versioned JSON with a zstd-compressed body.
-type responseWire struct {
+// zstdEncoder compresses responses without a dictionary. EncodeAll is safe for
+// concurrent use and runs up to GOMAXPROCS encodes at once.
+var zstdEncoder, _ = zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest))
+
+// responseHead is a version 3 response on a stream, but its body.
+type responseHead struct {
 	V         int         `json:"v"`
 	Request   *Request    `json:"request"`
 	URL       string      `json:"url"`
 	Status    int         `json:"status"`
 	Headers   http.Header `json:"headers,omitempty"`
-	Encoding  string      `json:"body_encoding,omitempty"`
-	Body      []byte      `json:"body,omitempty"`
-	Text      *string     `json:"text,omitempty"`
 	BodyLen   int         `json:"body_len"`
 	Truncated bool        `json:"truncated,omitempty"`
 	Charset   string      `json:"charset,omitempty"`
 	FetchedAt time.Time   `json:"fetched_at"`
 }
 
-// MarshalResponse encodes r (version 2: compressed JSON). The body is written into the
-// JSON by hand (escaped text, or base64), so a 10 MB page costs one buffer of its JSON
-// on top of the body, not the several growing copies encoding/json would make.
-func MarshalResponse(r *Response) ([]byte, error) {
-	w := responseWire{
-		V: ResponseVersion, Request: r.Request, URL: r.URL, Status: r.Status,
-		Headers: r.Headers, BodyLen: len(r.Body), Truncated: r.Truncated, FetchedAt: r.FetchedAt,
-		Charset: r.Charset,
-	}
-	head, err := json.Marshal(w) // everything but the body
-	if err != nil {
-		return nil, fmt.Errorf("spiders: encode response: %w", err)
-	}
-	text := utf8.Valid(r.Body)
-	buf := jsonBuffers.Get().(*bytes.Buffer)
+// MarshalResponse encodes r (version 3: one zstd frame of a JSON head and the body).
+func MarshalResponse(r *Response) ([]byte, error) { return MarshalResponseDict(r, nil) }
+
+// MarshalResponseDict is MarshalResponse compressing with the dictionary d (nil: none).
+// The zstd frame names d's ID: decoding needs d registered (RegisterResponseDict).
+func MarshalResponseDict(r *Response, d *ResponseDict) ([]byte, error) {
+	buf := plainBuffers.Get().(*bytes.Buffer)
 	defer func() {
 		if buf.Cap() <= 1<<20 {
 			buf.Reset()
-			jsonBuffers.Put(buf)
+			plainBuffers.Put(buf)
 		}
 	}()
-	size := len(head) + 16 + base64.StdEncoding.EncodedLen(len(r.Body))
-	if text {
-		size = len(head) + 16 + jsonTextLen(r.Body)
+	if err := writeResponsePlain(buf, r); err != nil {
+		return nil, err
 	}
-	buf.Grow(size)
-	buf.Write(head[:len(head)-1]) // without its closing brace
-	if text {
-		buf.WriteString(`,"text":"`)
-		writeJSONText(buf, r.Body)
-	} else {
-		buf.WriteString(`,"body":"`)
-		enc := base64.NewEncoder(base64.StdEncoding, buf)
-		enc.Write(r.Body)
-		enc.Close()
+	enc := zstdEncoder
+	if d != nil {
+		enc = d.enc
 	}
-	buf.WriteString(`"}`)
-	return zstdEncoder.EncodeAll(buf.Bytes(), make([]byte, 0, buf.Len()/3+64)), nil
+	return enc.EncodeAll(buf.Bytes(), make([]byte, 0, buf.Len()/3+64)), nil
 }
 
-// jsonTextLen is the length of b escaped by writeJSONText.
-func jsonTextLen(b []byte) int {
-	n := len(b)
-	for _, c := range b {
-		switch {
-		case c == '"' || c == '\\' || c == '\n' || c == '\r' || c == '\t':
-			n++
-		case c < 0x20:
-			n += 5
-		}
+// ResponsePlain returns the content of r's zstd frame before compression (what a
+// dictionary is trained on).
+func ResponsePlain(r *Response) ([]byte, error) {
+	var buf bytes.Buffer
+	if err := writeResponsePlain(&buf, r); err != nil {
+		return nil, err
 	}
-	return n
+	return buf.Bytes(), nil
 }
 
-// writeJSONText writes valid UTF-8 text as the inside of a JSON string.
-func writeJSONText(buf *bytes.Buffer, b []byte) {
-	const hex = "0123456789abcdef"
-	start := 0
-	for i, c := range b {
-		if c >= 0x20 && c != '"' && c != '\\' {
-			continue
-		}
-		buf.Write(b[start:i])
-		switch c {
-		case '"', '\\':
-			buf.WriteByte('\\')
-			buf.WriteByte(c)
-		case '\n':
-			buf.WriteString(`\n`)
-		case '\r':
-			buf.WriteString(`\r`)
-		case '\t':
-			buf.WriteString(`\t`)
-		default:
-			buf.WriteString(`\u00`)
-			buf.WriteByte(hex[c>>4])
-			buf.WriteByte(hex[c&0xf])
-		}
-		start = i + 1
+// writeResponsePlain writes the version 3 content of r to buf: marker, head length,
+// head, body.
+func writeResponsePlain(buf *bytes.Buffer, r *Response) error {
+	head, err := json.Marshal(responseHead{
+		V: ResponseVersion, Request: r.Request, URL: r.URL, Status: r.Status,
+		Headers: r.Headers, BodyLen: len(r.Body), Truncated: r.Truncated, FetchedAt: r.FetchedAt,
+		Charset: r.Charset,
+	})
+	if err != nil {
+		return fmt.Errorf("spiders: encode response: %w", err)
 	}
-	buf.Write(b[start:])
+	if len(head) > maxResponseHead {
+		return fmt.Errorf("spiders: encode response: head of %d bytes (request, URL and headers) over %d", len(head), maxResponseHead)
+	}
+	buf.Grow(len(v3Marker) + binary.MaxVarintLen64 + len(head) + len(r.Body))
+	buf.Write(v3Marker)
+	var n [binary.MaxVarintLen64]byte
+	buf.Write(n[:binary.PutUvarint(n[:], uint64(len(head)))])
+	buf.Write(head)
+	buf.Write(r.Body)
+	return nil
 }
 
-// jsonBuffers pools the buffers responses are encoded in (up to 1 MB each).
-var jsonBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+// plainBuffers pools the buffers responses are written in before compression (up to
+// 1 MB each).
+var plainBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
-// UnmarshalResponse decodes a response written by MarshalResponse (either version),
-// with bodies up to MaxDecodedBody. Stages use UnmarshalResponseLimit.
+// UnmarshalResponse decodes a response written by MarshalResponse (any version), with
+// bodies up to MaxDecodedBody. Stages use UnmarshalResponseLimit.
 func UnmarshalResponse(b []byte) (*Response, error) { return UnmarshalResponseLimit(b, MaxDecodedBody) }
 
 // ErrBodyTooLarge is returned for a stored response whose body decodes to more than the
@@ -147,112 +130,114 @@ func UnmarshalResponse(b []byte) (*Response, error) { return UnmarshalResponseLi
 var ErrBodyTooLarge = errors.New("spiders: stored response larger than max_body_size")
 
 // UnmarshalResponseLimit is UnmarshalResponse for bodies of at most maxBody bytes (the
-// spider's max_body_size). It stops decompressing as soon as the output passes what a
-// body of that size can take in the wire format, so a small forged entry that expands
-// to gigabytes costs at most about twice maxBody of memory.
+// spider's max_body_size). It never decompresses past what a body of that size can take
+// in the wire format, so a small forged entry that claims or expands to gigabytes costs
+// at most about maxBody of memory (twice that for the older JSON versions).
 func UnmarshalResponseLimit(b []byte, maxBody int64) (*Response, error) {
 	if maxBody <= 0 || maxBody > MaxDecodedBody {
 		maxBody = MaxDecodedBody
 	}
-	if bytes.HasPrefix(b, zstdMagic) {
-		// JSON escaping and base64 take a body to at most twice its size, plus the
-		// request, URL and headers.
-		plain, err := decodeLimited(b, 2*maxBody+1<<20)
+	if !bytes.HasPrefix(b, zstdMagic) {
+		if bytes.HasPrefix(b, v3Marker) {
+			return decodePlain(b, maxBody)
+		}
+		return decodeJSONResponse(b, maxBody)
+	}
+	var h zstd.Header
+	if err := h.Decode(b); err != nil {
+		return nil, fmt.Errorf("spiders: decompress response: %w", err)
+	}
+	if !h.HasFCS {
+		// Not written by EncodeAll (version 2 writers also set the size; a foreign
+		// frame may not): read it in bounded chunks.
+		plain, err := decodeLimited(b, 2*maxBody+maxResponseHead)
 		if err != nil {
 			return nil, err
 		}
-		b = plain
+		return decodeAnyPlain(plain, maxBody)
 	}
-	var w responseWire
-	if err := json.Unmarshal(b, &w); err != nil {
-		return nil, fmt.Errorf("spiders: decode response: %w", err)
+	// Version 2 JSON escaping and base64 take a body to at most twice its size.
+	if h.FrameContentSize > uint64(2*maxBody+maxResponseHead) {
+		return nil, fmt.Errorf("%w: decompresses to %d bytes", ErrBodyTooLarge, h.FrameContentSize)
 	}
-	if w.V != 1 && w.V != ResponseVersion {
-		return nil, fmt.Errorf("spiders: response version %d not supported (want 1 or %d)", w.V, ResponseVersion)
-	}
-	if w.Request == nil {
-		return nil, fmt.Errorf("spiders: response for %q has no request", w.URL)
-	}
-	if err := w.Request.Validate(); err != nil {
+	plain, err := decodeSized(b, int(h.FrameContentSize))
+	if err != nil {
 		return nil, err
 	}
-	if w.BodyLen < 0 || int64(w.BodyLen) > maxBody {
-		return nil, fmt.Errorf("%w: body length %d, limit %d", ErrBodyTooLarge, w.BodyLen, maxBody)
+	return decodeAnyPlain(plain, maxBody)
+}
+
+// decodeAnyPlain reads the decompressed content of a response of any version.
+func decodeAnyPlain(plain []byte, maxBody int64) (*Response, error) {
+	if bytes.HasPrefix(plain, v3Marker) {
+		return decodePlain(plain, maxBody)
 	}
-	r := &Response{Request: w.Request, URL: w.URL, Status: w.Status, Headers: w.Headers,
-		Truncated: w.Truncated, FetchedAt: w.FetchedAt, Charset: w.Charset}
+	return decodeJSONResponse(plain, maxBody)
+}
+
+// decodePlain reads the version 3 content plain; the body is a slice of it.
+func decodePlain(plain []byte, maxBody int64) (*Response, error) {
+	rest := plain[len(v3Marker):]
+	n, k := binary.Uvarint(rest)
+	if k <= 0 || n > uint64(len(rest)-k) {
+		return nil, errors.New("spiders: decode response: head length out of range")
+	}
+	var h responseHead
+	if err := json.Unmarshal(rest[k:k+int(n)], &h); err != nil {
+		return nil, fmt.Errorf("spiders: decode response: %w", err)
+	}
+	if h.V != ResponseVersion {
+		return nil, fmt.Errorf("spiders: response version %d in a version %d frame", h.V, ResponseVersion)
+	}
+	body := rest[k+int(n):]
+	if h.BodyLen != len(body) {
+		return nil, fmt.Errorf("spiders: decode response: body of %d bytes, head says %d", len(body), h.BodyLen)
+	}
+	if int64(len(body)) > maxBody {
+		return nil, fmt.Errorf("%w: body of %d bytes, limit %d", ErrBodyTooLarge, len(body), maxBody)
+	}
+	r := &Response{Request: h.Request, URL: h.URL, Status: h.Status, Headers: h.Headers, Body: body,
+		Truncated: h.Truncated, FetchedAt: h.FetchedAt, Charset: h.Charset}
+	return checkDecoded(r)
+}
+
+// checkDecoded checks what every version must carry and fills defaults.
+func checkDecoded(r *Response) (*Response, error) {
+	if r.Request == nil {
+		return nil, fmt.Errorf("spiders: response for %q has no request", r.URL)
+	}
+	if err := r.Request.Validate(); err != nil {
+		return nil, err
+	}
 	if r.Headers == nil {
 		r.Headers = http.Header{}
 	}
-	switch w.Encoding {
-	case "":
-		r.Body = w.Body
-		if w.Text != nil {
-			r.Body = []byte(*w.Text)
-		}
-	case "zstd":
-		body, err := decodeLimited(w.Body, maxBody)
-		if err != nil {
-			return nil, fmt.Errorf("spiders: body of %s: %w", w.URL, err)
-		}
-		r.Body = body
-	default:
-		return nil, fmt.Errorf("spiders: unknown body encoding %q", w.Encoding)
-	}
-	if int64(len(r.Body)) > maxBody {
-		return nil, fmt.Errorf("%w: body of %d bytes, limit %d", ErrBodyTooLarge, len(r.Body), maxBody)
+	if len(r.Body) == 0 {
+		r.Body = nil
 	}
 	return r, nil
 }
 
-// limitedDecoders are streaming zstd decoders (one goroutine each): a stream can be
-// stopped at a size limit, where DecodeAll would expand the whole frame first.
-var limitedDecoders = sync.Pool{New: func() any {
-	d, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(true),
-		zstd.WithDecoderMaxWindow(16<<20)) // our encoder's window is 8 MB
+// decodeSized decompresses the zstd frame b whose header says it holds size bytes into
+// one buffer of that size; a frame holding more (a forged header) is an error.
+func decodeSized(b []byte, size int) ([]byte, error) {
+	pool, err := decodersFor(b)
 	if err != nil {
-		panic(err) // only for invalid options
+		return nil, err
 	}
-	return d
-}}
-
-// decodeLimited decompresses the zstd data b, failing with ErrBodyTooLarge once the
-// output passes limit bytes.
-func decodeLimited(b []byte, limit int64) ([]byte, error) {
-	d := limitedDecoders.Get().(*zstd.Decoder)
-	defer limitedDecoders.Put(d)
+	d := pool.Get().(*zstd.Decoder)
+	defer pool.Put(d)
 	if err := d.Reset(bytes.NewReader(b)); err != nil {
 		return nil, fmt.Errorf("spiders: decompress response: %w", err)
 	}
 	defer d.Reset(nil) //nolint:errcheck // drops the reference to b
-	// Read in growing chunks and join once at the end: growing one buffer by doubling
-	// would allocate about twice the limit before a bomb is caught.
-	r := io.LimitReader(d, limit+1)
-	size := min(max(int64(len(b))*8, 4<<10), 1<<20, limit+1)
-	var chunks [][]byte
-	var total int64
-	for {
-		buf := make([]byte, size)
-		n, err := io.ReadFull(r, buf)
-		chunks = append(chunks, buf[:n])
-		total += int64(n)
-		if total > limit {
-			return nil, fmt.Errorf("%w: decompresses past %d bytes", ErrBodyTooLarge, limit)
-		}
-		if err == io.EOF || err == io.ErrUnexpectedEOF {
-			break
-		}
-		if err != nil {
-			return nil, fmt.Errorf("spiders: decompress response: %w", err)
-		}
-		size = min(size*2, 8<<20)
+	out := make([]byte, size)
+	if _, err := io.ReadFull(d, out); err != nil {
+		return nil, fmt.Errorf("spiders: decompress response: %w", err)
 	}
-	if len(chunks) == 1 {
-		return chunks[0], nil
-	}
-	out := make([]byte, 0, total)
-	for _, c := range chunks {
-		out = append(out, c...)
+	var one [1]byte
+	if n, err := d.Read(one[:]); n > 0 || (err != nil && err != io.EOF) {
+		return nil, fmt.Errorf("spiders: decompress response: more than the %d bytes its header says (%v)", size, err)
 	}
 	return out, nil
 }

@@ -1,8 +1,11 @@
 package spiders
 
 import (
+	"errors"
+
 	"bytes"
 	"encoding/json"
+	"github.com/klauspost/compress/zstd"
 	"net/http"
 	"testing"
 	"time"
@@ -87,5 +90,80 @@ func TestResponseWireKeepsTheCharset(t *testing.T) {
 	}
 	if got := doc.Find("p").Text(); got != "日本" {
 		t.Fatalf("old response read as %q, want 日本", got)
+	}
+}
+
+func TestResponseWireReadsVersion2(t *testing.T) {
+	in := &Response{Request: &Request{URL: "http://example.com/"}, URL: "http://example.com/", Status: 200,
+		Headers: http.Header{"X": {"y"}}, Body: []byte("<p>\"v2\"\n</p>")}
+	for name, body := range map[string][]byte{"text": in.Body, "binary": {0xff, 0, 0xfe}} {
+		in.Body = body
+		var buf bytes.Buffer
+		if err := writeResponseJSON(&buf, in); err != nil {
+			t.Fatal(err)
+		}
+		out, err := UnmarshalResponse(zstdEncoder.EncodeAll(buf.Bytes(), nil))
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if !bytes.Equal(out.Body, body) || out.Headers.Get("X") != "y" {
+			t.Fatalf("%s: read %q %v", name, out.Body, out.Headers)
+		}
+	}
+}
+
+// A frame without its content size in the header (a streaming writer's) is read in
+// bounded chunks, and still refused past the limit.
+func TestResponseWireFrameWithoutSize(t *testing.T) {
+	in := &Response{Request: &Request{URL: "http://example.com/"}, URL: "http://example.com/", Status: 200,
+		Body: bytes.Repeat([]byte("<p>x</p>"), 100000)}
+	plain, err := ResponsePlain(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var frame bytes.Buffer
+	w, _ := zstd.NewWriter(&frame)
+	w.Write(plain[:len(plain)/2])
+	w.Flush()
+	w.Write(plain[len(plain)/2:])
+	w.Close()
+	var h zstd.Header
+	if err := h.Decode(frame.Bytes()); err != nil || h.HasFCS {
+		t.Fatalf("test frame has a size in its header (%v): it tests nothing", err)
+	}
+	out, err := UnmarshalResponse(frame.Bytes())
+	if err != nil || !bytes.Equal(out.Body, in.Body) {
+		t.Fatalf("read %d bytes, %v", len(out.Body), err)
+	}
+	if _, err := UnmarshalResponseLimit(frame.Bytes(), 100); !errors.Is(err, ErrBodyTooLarge) {
+		t.Fatalf("limit 100: %v, want ErrBodyTooLarge", err)
+	}
+}
+
+// A stored response whose frame says it holds more than a body of max_body_size can
+// take is refused before anything is decompressed; one whose head disagrees with its
+// body is refused too.
+func TestResponseWireRefusesBadSizes(t *testing.T) {
+	in := &Response{Request: &Request{URL: "http://example.com/"}, URL: "http://example.com/", Status: 200,
+		Body: bytes.Repeat([]byte{'a'}, 10<<20)}
+	b, err := MarshalResponse(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b) > 64<<10 {
+		t.Fatalf("10 MB of one byte compressed to %d bytes", len(b))
+	}
+	if _, err := UnmarshalResponseLimit(b, 1<<20); !errors.Is(err, ErrBodyTooLarge) {
+		t.Fatalf("limit 1 MB: %v, want ErrBodyTooLarge", err)
+	}
+	plain, _ := ResponsePlain(&Response{Request: in.Request, URL: in.URL, Status: 200, Body: []byte("abc")})
+	for name, p := range map[string][]byte{
+		"short body":  plain[:len(plain)-1],
+		"long body":   append(append([]byte{}, plain...), 'd'),
+		"head length": append(append([]byte{}, v3Marker...), 0xff, 0xff, 0x7f),
+	} {
+		if _, err := UnmarshalResponse(zstdEncoder.EncodeAll(p, nil)); err == nil {
+			t.Errorf("%s: no error", name)
+		}
 	}
 }

@@ -59,6 +59,9 @@ type Settings struct {
 	// not yet encoded for the responses stream); further body reads wait. Default: 1/400
 	// of the machine's memory, between 32 MB and 256 MB.
 	BodyBudget ByteSize `yaml:"body_budget"`
+	// ResponseDict: "on" (the default, also "") compresses stored responses with a zstd
+	// dictionary trained on the crawl's first responses; "off" does not.
+	ResponseDict string `yaml:"response_dict"`
 	// Headers are sent with every request.
 	Headers map[string]string `yaml:"headers"`
 	// MaxRetries is how many times a fetch that failed with a network error, a timeout,
@@ -274,6 +277,8 @@ func (s *Settings) Validate() error {
 		return fmt.Errorf("spiders: settings.max_item_size %d is negative", s.MaxItemSize)
 	case s.BodyBudget < 0:
 		return fmt.Errorf("spiders: settings.body_budget %d is negative", s.BodyBudget)
+	case s.ResponseDict != "" && s.ResponseDict != ResponseDictOn && s.ResponseDict != ResponseDictOff:
+		return fmt.Errorf("spiders: settings.response_dict %q: want on or off", s.ResponseDict)
 	case s.Order != "" && s.Order != "priority" && s.Order != "breadth-first" && s.Order != "depth-first":
 		return fmt.Errorf("spiders: settings.order %q: want priority, breadth-first or depth-first", s.Order)
 	case s.Dedup != "" && s.Dedup != "exact" && s.Dedup != "bloom" && s.Dedup != "set":

@@ -15,6 +15,7 @@ import (
 	"github.com/streamcrawl/streamcrawl/streams/frontier"
 
 	"github.com/streamcrawl/streamcrawl/processors/warc"
+	"github.com/streamcrawl/streamcrawl/processors/warc/warctest"
 	"github.com/streamcrawl/streamcrawl/spiders/demosite"
 )
 
@@ -23,55 +24,86 @@ import (
 // hook exits 137, like kill -9, at the worst moment), or by a real kill -9 wherever its
 // writing is; restarted on the same directory it archives the rest of the crawl: one
 // response record per fetched page, none twice, none missing, in files rotated by size,
-// and a replay from them gives the crawl's items.
+// and a replay from them gives the crawl's items. The s3 cases archive to a bucket (an
+// S3 server in the test process) through a spool directory; the records are read back
+// from the bucket, by our reader and by warcio.
 func TestArchiverKilledWritesEveryRecordOnce(t *testing.T) {
 	t.Parallel()
-	t.Run("before-ack", func(t *testing.T) {
-		t.Parallel()
-		testArchiverKilled(t, func(args []string, dir string) *proc {
-			first := startProc(t, "archive-1", []string{faultEnv + "=archive:100"}, args...)
-			if code, ok := first.Wait(crawlTimeout); !ok || code != 137 || !strings.Contains(first.Stderr(), "crashing before ack #100") {
-				t.Fatalf("archiver did not crash at ack 100: exit %d (exited %v)", code, ok)
+	beforeAck := func(t *testing.T, args, env []string, _ func() int) *proc {
+		first := startProc(t, "archive-1", append(env, faultEnv+"=archive:100"), args...)
+		if code, ok := first.Wait(crawlTimeout); !ok || code != 137 || !strings.Contains(first.Stderr(), "crashing before ack #100") {
+			t.Fatalf("archiver did not crash at ack 100: exit %d (exited %v)", code, ok)
+		}
+		return first
+	}
+	kill9 := func(t *testing.T, args, env []string, files func() int) *proc {
+		first := startProc(t, "archive-1", env, args...)
+		// Killed once it has written two files' worth, while it writes more.
+		for deadline := time.Now().Add(crawlTimeout); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+			if files() >= 2 {
+				break
 			}
-			return first
+		}
+		first.Kill()
+		return first
+	}
+	for _, s3 := range []bool{false, true} {
+		name := ""
+		if s3 {
+			name = "s3-"
+		}
+		t.Run(name+"before-ack", func(t *testing.T) {
+			t.Parallel()
+			testArchiverKilled(t, s3, beforeAck)
 		})
-	})
-	t.Run("kill-9", func(t *testing.T) {
-		t.Parallel()
-		testArchiverKilled(t, func(args []string, dir string) *proc {
-			first := startProc(t, "archive-1", nil, args...)
-			// Killed once it has written two files' worth, while it writes more.
-			for deadline := time.Now().Add(crawlTimeout); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
-				if files, _ := filepath.Glob(filepath.Join(dir, "*.warc.gz")); len(files) >= 2 {
-					break
-				}
-			}
-			first.Kill()
-			return first
+		t.Run(name+"kill-9", func(t *testing.T) {
+			t.Parallel()
+			testArchiverKilled(t, s3, kill9)
 		})
-	})
+	}
 }
 
 // testArchiverKilled runs a crawl of the demo shop with an archiver that kill stops
-// abruptly, then a restarted archiver on the same directory, and checks the archive.
-func testArchiverKilled(t *testing.T, kill func(args []string, dir string) *proc) {
+// abruptly (files counts the archive's files so far), then a restarted archiver on the
+// same directory (or spool and bucket), and checks the archive.
+func testArchiverKilled(t *testing.T, s3 bool, kill func(t *testing.T, args, env []string, files func() int) *proc) {
 	site := demosite.New(500)
 	c := newCluster(t, "arch", site)
 	if code, stdout, stderr := runCLI(t, 30*time.Second, nil, "archive", "--create-group", "--redis", c.srv.URL(), "--crawl", "arch"); code != 0 {
 		t.Fatalf("archive --create-group: exit %d, %s %s", code, stdout, stderr)
 	}
+	publishShopDict(t, c.rdb, "arch")
 	c.seed()
 	procs := c.start(1, 1, 1)
 	dir := t.TempDir()
-	args := []string{"archive", "--until-done", "--redis", c.srv.URL(), "--crawl", "arch", "--out", dir,
+	out := dir
+	var bucket *s3Bucket
+	if s3 {
+		bucket = startBucket(t, "crawls/arch")
+		out = "s3://" + bucket.srv.Bucket + "/crawls/arch"
+	}
+	args := []string{"archive", "--until-done", "--redis", c.srv.URL(), "--crawl", "arch", "--out", out,
 		"--consumer", "archive-1", "--max-file-size", "300KB"}
-	kill(args, dir)
-	second := startProc(t, "archive-1(start 2)", nil, args...)
+	var env []string
+	count := func() int { files, _ := filepath.Glob(filepath.Join(dir, "*.warc.gz")); return len(files) }
+	if s3 {
+		args = append(args, "--spool", dir, "--s3-endpoint", bucket.srv.URL, "--s3-path-style")
+		env = bucket.srv.Env()
+		count = bucket.count
+	}
+	kill(t, args, env, count)
+	second := startProc(t, "archive-1(start 2)", env, args...)
 	waitAll(t, crawlTimeout, c.rdb, "arch", append(procs, second)...)
 	for _, p := range append(procs, second) {
 		if p.code != 0 {
 			t.Fatalf("%s exited %d", p.name, p.code)
 		}
+	}
+	if s3 {
+		if left, _ := filepath.Glob(filepath.Join(dir, "*.warc.gz")); len(left) != 0 {
+			t.Fatalf("spool holds %d files once the archiver is done, want 0 (all uploaded)", len(left))
+		}
+		dir = bucket.download(t)
 	}
 	counts := map[string]int{}
 	where := map[string][]string{} // file and record ID of each response record
@@ -104,6 +136,11 @@ func testArchiverKilled(t *testing.T, kill func(args []string, dir string) *proc
 		f.Close()
 	}
 	fetched, _ := strconv.Atoi(c.rdb.HGet(t.Context(), frontier.NewKeys("arch").Stats(), "pages_fetched").Val())
+	// Every response was stored compressed with the crawl's dictionary (published before
+	// the crawl): the archiver and the parser, other processes, loaded it to read them.
+	if n, _ := strconv.Atoi(c.rdb.HGet(t.Context(), frontier.NewKeys("arch").Stats(), "responses_dict_encoded").Val()); n != fetched {
+		t.Errorf("%d responses compressed with the crawl's dictionary, want all %d", n, fetched)
+	}
 	twice := 0
 	for uri, n := range counts {
 		if n > 1 {
@@ -116,10 +153,22 @@ func testArchiverKilled(t *testing.T, kill func(args []string, dir string) *proc
 			len(counts), records, len(files), fetched)
 	}
 	t.Log(fmt.Sprintf("%d pages archived once each in %d files across a crash", fetched, len(files)))
+	if s3 {
+		// The independent reader agrees on the files read back from the bucket.
+		resp := 0
+		for _, r := range warctest.Warcio(t, files...) {
+			if r.Type == "response" {
+				resp++
+			}
+		}
+		if resp != fetched {
+			t.Fatalf("warcio read %d response records from the bucket, want %d", resp, fetched)
+		}
+	}
 
 	// Replay from the archive, with Redis gone: the crawl's items exactly.
 	c.srv.Kill()
-	out := filepath.Join(t.TempDir(), "replay.jsonl")
+	out = filepath.Join(t.TempDir(), "replay.jsonl")
 	code, stdout, stderr := runCLI(t, crawlTimeout, nil, "replay", "--stage", "parse", "--from-warc", "--spider", c.spider, "--out", out, dir)
 	if code != 0 || !strings.Contains(stdout, fmt.Sprintf("%d pages", fetched)) {
 		t.Fatalf("replay --from-warc: exit %d, stdout %q, stderr:\n%s", code, stdout, stderr)

@@ -24,6 +24,8 @@ const DefaultMaxFileSize = 1 << 30
 type Writer struct {
 	dir, prefix string
 	maxSize     int64
+	closed      func(ClosedFile)
+	taken       func(name string) bool
 
 	mu      sync.Mutex
 	written uint64 // pages written (not necessarily synced)
@@ -33,6 +35,7 @@ type Writer struct {
 	size    int64
 	seq     int
 	index   map[string]bool // response record IDs in the directory
+	fileIDs []string        // response record IDs in f
 	zw      *gzip.Writer
 	buf     bytes.Buffer
 }
@@ -42,54 +45,96 @@ type Writer struct {
 // whose last record was cut short (a killed writer) is truncated after its last whole
 // record. maxSize 0 means DefaultMaxFileSize.
 func Open(dir, prefix string, maxSize int64) (*Writer, error) {
-	if maxSize <= 0 {
-		maxSize = DefaultMaxFileSize
+	return OpenWith(dir, prefix, Options{MaxFileSize: maxSize})
+}
+
+// Options tune a Writer beyond Open's arguments.
+type Options struct {
+	// MaxFileSize rotates files past this size. Default DefaultMaxFileSize.
+	MaxFileSize int64
+	// Closed, if set, is told of every file the Writer will not write again: each file
+	// found in the directory at open (once recovered), each file rotated out, and the
+	// last one at Close. It is called with the Writer's lock held: it must not block
+	// nor call the Writer. The file is the caller's from then on (to upload, move, delete).
+	Closed func(ClosedFile)
+	// Known lists response record IDs archived elsewhere (files uploaded and removed
+	// from the directory): WritePage skips them like those of the files in the directory.
+	Known []string
+	// Taken, if set, reports file names (base names) that exist elsewhere: a new file
+	// never takes one of them.
+	Taken func(name string) bool
+}
+
+// ClosedFile is a file a Writer has finished with.
+type ClosedFile struct {
+	// Path is the file's path in the directory.
+	Path string
+	// IDs are the response record IDs it holds.
+	IDs []string
+}
+
+// OpenWith is Open with Options.
+func OpenWith(dir, prefix string, opts Options) (*Writer, error) {
+	if opts.MaxFileSize <= 0 {
+		opts.MaxFileSize = DefaultMaxFileSize
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("warc: %w", err)
 	}
-	w := &Writer{dir: dir, prefix: prefix, maxSize: maxSize, index: map[string]bool{}}
+	w := &Writer{dir: dir, prefix: prefix, maxSize: opts.MaxFileSize, closed: opts.Closed, taken: opts.Taken,
+		index: map[string]bool{}}
+	for _, id := range opts.Known {
+		w.index[id] = true
+	}
 	files, err := filepath.Glob(filepath.Join(dir, "*.warc.gz"))
 	if err != nil {
 		return nil, fmt.Errorf("warc: %w", err)
 	}
 	sort.Strings(files)
 	for _, name := range files {
-		if err := w.recover(name); err != nil {
+		ids, err := w.recover(name)
+		if err != nil {
 			return nil, err
+		}
+		if w.closed != nil {
+			w.mu.Lock()
+			w.closed(ClosedFile{Path: name, IDs: ids})
+			w.mu.Unlock()
 		}
 	}
 	w.zw, _ = gzip.NewWriterLevel(&w.buf, gzip.DefaultCompression)
 	return w, nil
 }
 
-// recover indexes one file and cuts a torn tail.
-func (w *Writer) recover(name string) error {
+// recover indexes one file, cuts a torn tail and returns its response record IDs.
+func (w *Writer) recover(name string) ([]string, error) {
 	f, err := os.OpenFile(name, os.O_RDWR, 0)
 	if err != nil {
-		return fmt.Errorf("warc: %w", err)
+		return nil, fmt.Errorf("warc: %w", err)
 	}
 	defer f.Close()
 	r, err := NewReader(f)
 	if err != nil {
-		return err
+		return nil, err
 	}
+	var ids []string
 	// A page is its request record then its response record: the good part ends after
 	// the last response (a request alone at the end is half a page).
 	var good int64
 	for {
 		rec, err := r.Next()
 		if errors.Is(err, io.EOF) && r.Offset() == good {
-			return nil
+			return ids, nil
 		}
 		if err != nil {
 			if terr := f.Truncate(good); terr != nil {
-				return fmt.Errorf("warc: truncate torn tail of %s: %w", name, terr)
+				return nil, fmt.Errorf("warc: truncate torn tail of %s: %w", name, terr)
 			}
-			return f.Sync()
+			return ids, f.Sync()
 		}
 		if rec.Type() == TypeResponse {
 			w.index[rec.ID()] = true
+			ids = append(ids, rec.ID())
 		}
 		if rec.Type() != TypeRequest {
 			good = r.Offset()
@@ -152,6 +197,7 @@ func (w *Writer) WritePage(p *Page) (bool, error) {
 	}
 	w.size += int64(out.Len())
 	w.index[res.ID()] = true
+	w.fileIDs = append(w.fileIDs, res.ID())
 	w.written++
 	mine, f := w.written, w.f
 	w.mu.Unlock()
@@ -202,14 +248,18 @@ func (w *Writer) rotate() error {
 		if err := w.f.Close(); err != nil {
 			return fmt.Errorf("warc: close %s: %w", w.f.Name(), err)
 		}
+		w.handOver()
 	}
 	// A new file each time, never one a writer before this one left (a restart within
 	// the same second makes the same name): O_EXCL, and the next number when taken.
 	var f *os.File
 	for {
 		w.seq++
-		name := filepath.Join(w.dir, fmt.Sprintf("%s-%s-%05d.warc.gz", safeName(w.prefix),
-			time.Now().UTC().Format("20060102150405"), w.seq))
+		base := fmt.Sprintf("%s-%s-%05d.warc.gz", safeName(w.prefix), time.Now().UTC().Format("20060102150405"), w.seq)
+		if w.taken != nil && w.taken(base) {
+			continue
+		}
+		name := filepath.Join(w.dir, base)
 		var err error
 		f, err = os.OpenFile(name, os.O_CREATE|os.O_EXCL|os.O_WRONLY|os.O_APPEND, 0o644)
 		if err == nil {
@@ -219,20 +269,37 @@ func (w *Writer) rotate() error {
 			return fmt.Errorf("warc: %w", err)
 		}
 	}
-	w.f, w.size = f, 0
+	w.f, w.size, w.fileIDs = f, 0, nil
 	return nil
 }
 
-// Close closes the current file.
+// handOver tells Closed of the file just closed (w.mu held).
+func (w *Writer) handOver() {
+	if w.closed != nil {
+		w.closed(ClosedFile{Path: w.f.Name(), IDs: w.fileIDs})
+	}
+	w.fileIDs = nil
+}
+
+// Close syncs and closes the current file (and hands it to Options.Closed).
 func (w *Writer) Close() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.f == nil {
 		return nil
 	}
-	err := w.f.Close()
+	err := w.f.Sync()
+	if cerr := w.f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		w.handOver()
+	}
 	w.f = nil
-	return err
+	if err != nil {
+		return fmt.Errorf("warc: close: %w", err)
+	}
+	return nil
 }
 
 func safeName(s string) string {

@@ -1,0 +1,260 @@
+package handlers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/ThreeDotsLabs/watermill/message"
+	"github.com/redis/go-redis/v9"
+	"go.uber.org/zap"
+
+	"github.com/streamcrawl/streamcrawl/spiders"
+	"github.com/streamcrawl/streamcrawl/streams"
+	"github.com/streamcrawl/streamcrawl/streams/frontier"
+)
+
+// Response dictionaries (spiders/response_dict.go) in Redis: the first fetch process to
+// have seen dictSamples responses of a crawl trains a dictionary and publishes it in the
+// crawl's dicts hash, unless one is there already (exactly one wins); every fetch process
+// compresses with it once it sees it. Decoders load a dictionary by the ID the response's
+// frame names, once per process.
+
+const (
+	// dictSamples responses (their JSON) train the dictionary.
+	dictSamples = 128
+	// dictSampleMax caps the bytes taken from one response for training.
+	dictSampleMax = 32 << 10
+	// dictAttempts bounds the trainings a process starts for a crawl (one failed: retried
+	// on later responses).
+	dictAttempts = 3
+	// dictPoll is how often a fetch process without a dictionary looks for one.
+	dictPoll = 2 * time.Second
+)
+
+// responseDicts is a crawl's dictionary state in one process.
+type responseDicts struct {
+	rdb redis.UniversalClient
+	key string
+	log *zap.Logger
+	cur atomic.Pointer[spiders.ResponseDict]
+	// first loads the published dictionary before the process's first response, so
+	// a process started after it was published compresses every response with it.
+	first sync.Once
+
+	mu       sync.Mutex
+	samples  [][]byte
+	training bool
+	attempts int // trainings started; at most dictAttempts
+	checked  time.Time
+	checking bool
+}
+
+var (
+	dictsMu    sync.Mutex
+	dictsByKey = map[redis.UniversalClient]map[string]*responseDicts{}
+)
+
+// dictsOf returns the process's dictionary state of the crawl whose global keys are k.
+func dictsOf(rdb redis.UniversalClient, k frontier.Keys, log *zap.Logger) *responseDicts {
+	dictsMu.Lock()
+	defer dictsMu.Unlock()
+	m := dictsByKey[rdb]
+	if m == nil {
+		m = map[string]*responseDicts{}
+		dictsByKey[rdb] = m
+	}
+	d := m[k.Dicts()]
+	if d == nil {
+		if log == nil {
+			log = zap.NewNop()
+		}
+		d = &responseDicts{rdb: rdb, key: k.Dicts(), log: log}
+		m[k.Dicts()] = d
+	}
+	return d
+}
+
+// marshalResponse encodes a fetched response for the responses stream: with the crawl's
+// dictionary once there is one, unless the spider turned it off.
+func (f *Fetch) marshalResponse(ctx context.Context, res *spiders.Response) ([]byte, error) {
+	if f.settings.ResponseDict == spiders.ResponseDictOff || f.hosts == nil || f.hosts.Client() == nil {
+		return spiders.MarshalResponse(res)
+	}
+	d := dictsOf(f.hosts.Client(), f.hosts.Layout().Global(), f.log)
+	d.first.Do(func() {
+		lctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		if err := d.load(lctx); err != nil {
+			d.log.Debug("response dictionary not loaded", zap.Error(err))
+		}
+		d.mu.Lock()
+		d.checked = time.Now()
+		d.mu.Unlock()
+	})
+	if cur := d.cur.Load(); cur != nil {
+		f.count("responses_dict_encoded", 1)
+		return spiders.MarshalResponseDict(res, cur)
+	}
+	d.sample(ctx, res)
+	return spiders.MarshalResponse(res)
+}
+
+// sample keeps res for training, trains once there are enough samples, and looks in
+// Redis now and then for a dictionary another process published. Training and looking
+// run in the background: a fetch never waits for them.
+func (d *responseDicts) sample(ctx context.Context, res *spiders.Response) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if !d.checking && time.Since(d.checked) >= dictPoll {
+		d.checking = true
+		go func() {
+			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+			defer cancel()
+			if err := d.load(cctx); err != nil {
+				d.log.Debug("response dictionary not loaded", zap.Error(err))
+			}
+			d.mu.Lock()
+			d.checking, d.checked = false, time.Now()
+			d.mu.Unlock()
+		}()
+	}
+	if d.training || d.attempts >= dictAttempts || len(d.samples) >= dictSamples {
+		return
+	}
+	js, err := spiders.ResponsePlain(res)
+	if err != nil {
+		return
+	}
+	if len(js) > dictSampleMax {
+		js = js[:dictSampleMax]
+	}
+	d.samples = append(d.samples, js)
+	if len(d.samples) < dictSamples {
+		return
+	}
+	d.training = true
+	d.attempts++
+	samples := d.samples
+	d.samples = nil
+	go func() {
+		tctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+		defer cancel()
+		if err := d.train(tctx, samples); err != nil {
+			d.log.Warn("response dictionary not trained; trying again on later responses", zap.Error(err))
+			d.mu.Lock()
+			d.training = false
+			d.mu.Unlock()
+		}
+	}()
+}
+
+// load installs the crawl's current dictionary, if one is published.
+func (d *responseDicts) load(ctx context.Context) error {
+	id, err := d.rdb.HGet(ctx, d.key, "current").Result()
+	if errors.Is(err, redis.Nil) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("handlers: response dictionary: %w", err)
+	}
+	n, err := strconv.ParseUint(id, 10, 32)
+	if err != nil {
+		return fmt.Errorf("handlers: response dictionary id %q: %w", id, err)
+	}
+	rd, err := loadDict(ctx, d.rdb, d.key, uint32(n))
+	if err != nil {
+		return err
+	}
+	d.cur.Store(rd)
+	return nil
+}
+
+// publishDictScript publishes a dictionary unless the crawl has one.
+// KEYS[1] -> sc:{c}:dicts
+// ARGV[1] -> dictionary ID
+// ARGV[2] -> dictionary (zstd format)
+// Output: the ID of the crawl's dictionary (ARGV[1] if it won).
+var publishDictScript = redis.NewScript(`
+local cur = redis.call('HGET', KEYS[1], 'current')
+if cur then return cur end
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[2], 'current', ARGV[1])
+return ARGV[1]
+`)
+
+// train builds a dictionary from samples and publishes it; the crawl's dictionary (this
+// one, or the one another process published first) becomes current.
+func (d *responseDicts) train(ctx context.Context, samples [][]byte) error {
+	start := time.Now()
+	rd, err := spiders.TrainResponseDict(samples)
+	if err != nil {
+		return err
+	}
+	won, err := publishDictScript.Run(ctx, d.rdb, []string{d.key}, rd.ID(), rd.Bytes()).Text()
+	if err != nil {
+		return fmt.Errorf("handlers: publish response dictionary: %w", err)
+	}
+	if won == strconv.FormatUint(uint64(rd.ID()), 10) {
+		spiders.RegisterResponseDict(rd)
+		d.cur.Store(rd)
+		d.log.Info("response dictionary trained", zap.Uint32("id", rd.ID()), zap.Int("samples", len(samples)),
+			zap.Int("bytes", len(rd.Bytes())), zap.Duration("took", time.Since(start)))
+		return nil
+	}
+	return d.load(ctx)
+}
+
+// loadDict returns the dictionary id of the hash key, registered for decoding.
+func loadDict(ctx context.Context, rdb redis.UniversalClient, key string, id uint32) (*spiders.ResponseDict, error) {
+	data, err := rdb.HGet(ctx, key, strconv.FormatUint(uint64(id), 10)).Bytes()
+	if errors.Is(err, redis.Nil) {
+		return nil, fmt.Errorf("%w: %w (id %d, not in %s)", streams.ErrPoison, spiders.ErrUnknownDict, id, key)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("handlers: load response dictionary %d: %w", id, err)
+	}
+	rd, err := spiders.NewResponseDict(data)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", streams.ErrPoison, err)
+	}
+	if rd.ID() != id {
+		return nil, fmt.Errorf("%w: handlers: dictionary stored as %d has id %d", streams.ErrPoison, id, rd.ID())
+	}
+	spiders.RegisterResponseDict(rd)
+	return rd, nil
+}
+
+// dictMissing remembers the dictionary IDs known missing, per crawl key, so a bad entry
+// costs one Redis read per process.
+var dictMissing sync.Map // key+"/"+id -> struct{}
+
+// ensureResponseDict registers the dictionary a stored response needs, loading it from
+// the crawl's dicts hash (global keys k) once per process. A dictionary missing from
+// Redis is a poison error (streams.ErrPoison wrapping spiders.ErrUnknownDict); a Redis
+// failure is not (the delivery is retried).
+func ensureResponseDict(ctx context.Context, rdb redis.UniversalClient, k frontier.Keys, payload []byte) error {
+	id := spiders.ResponseDictID(payload)
+	if id == 0 || spiders.ResponseDictRegistered(id) {
+		return nil
+	}
+	if _, missing := dictMissing.Load(k.Dicts() + "/" + strconv.FormatUint(uint64(id), 10)); missing {
+		return fmt.Errorf("%w: %w (id %d, not in %s)", streams.ErrPoison, spiders.ErrUnknownDict, id, k.Dicts())
+	}
+	_, err := loadDict(ctx, rdb, k.Dicts(), id)
+	if errors.Is(err, spiders.ErrUnknownDict) {
+		dictMissing.Store(k.Dicts()+"/"+strconv.FormatUint(uint64(id), 10), struct{}{})
+	}
+	return err
+}
+
+// ensureDict registers the dictionary the response in msg needs (see ensureResponseDict).
+func (p *Parse) ensureDict(msg *message.Message) error {
+	if p.frontier == nil {
+		return nil
+	}
+	return ensureResponseDict(msg.Context(), p.frontier.Client(), p.frontier.Layout().Global(), msg.Payload)
+}

@@ -1,0 +1,143 @@
+package spiders_test
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/klauspost/compress/zstd"
+
+	"github.com/streamcrawl/streamcrawl/spiders"
+	"github.com/streamcrawl/streamcrawl/spiders/demosite"
+)
+
+// shopResponses renders n product pages of the demo shop as fetched responses.
+func shopResponses(t testing.TB, from, n int) []*spiders.Response {
+	t.Helper()
+	site := demosite.New(20000)
+	var out []*spiders.Response
+	for id := from; id < from+n; id++ {
+		u := fmt.Sprintf("http://127.0.0.1:8080/p/%d", id)
+		rec := httptest.NewRecorder()
+		site.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, u, nil))
+		if rec.Code != 200 {
+			t.Fatalf("%s: status %d", u, rec.Code)
+		}
+		out = append(out, &spiders.Response{Request: &spiders.Request{URL: u, Depth: 2}, URL: u, Status: 200,
+			Headers: rec.Result().Header, Body: rec.Body.Bytes(), FetchedAt: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)})
+	}
+	return out
+}
+
+func trainShop(t testing.TB) *spiders.ResponseDict {
+	t.Helper()
+	var samples [][]byte
+	for _, r := range shopResponses(t, 1, 256) {
+		js, err := spiders.ResponsePlain(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		samples = append(samples, js)
+	}
+	d, err := spiders.TrainResponseDict(samples)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// A response compressed with a dictionary is smaller, names the dictionary in its frame,
+// decodes to the same response once the dictionary is registered and is refused with
+// ErrUnknownDict before; responses written without one still decode.
+func TestResponseDict(t *testing.T) {
+	d := trainShop(t)
+	res := shopResponses(t, 5000, 20)
+	var plain, withDict int
+	for i, r := range res {
+		a, err := spiders.MarshalResponse(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := spiders.MarshalResponseDict(r, d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		plain, withDict = plain+len(a), withDict+len(b)
+		if spiders.ResponseDictID(a) != 0 || spiders.ResponseDictID(b) != d.ID() {
+			t.Fatalf("dictionary IDs: plain %d, with dict %d (want 0 and %d)", spiders.ResponseDictID(a), spiders.ResponseDictID(b), d.ID())
+		}
+		if i == 0 {
+			_, err := spiders.UnmarshalResponse(b)
+			if !errors.Is(err, spiders.ErrUnknownDict) {
+				t.Fatalf("decoding before the dictionary is registered: %v, want ErrUnknownDict", err)
+			}
+			spiders.RegisterResponseDict(d)
+		}
+		for _, payload := range [][]byte{a, b} {
+			got, err := spiders.UnmarshalResponse(payload)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got.Body, r.Body) || got.URL != r.URL {
+				t.Fatalf("round trip of %s changed the response", r.URL)
+			}
+		}
+	}
+	if withDict*100 > plain*85 {
+		t.Fatalf("with the dictionary %d bytes, without %d: want at least 15%% less", withDict, plain)
+	}
+	t.Logf("20 product pages: %d bytes without dictionary, %d with (%.0f%%)", plain, withDict, 100*float64(withDict-plain)/float64(plain))
+	// A stored dictionary loads back with its ID.
+	d2, err := spiders.NewResponseDict(d.Bytes())
+	if err != nil || d2.ID() != d.ID() {
+		t.Fatalf("reload: %v, id %d want %d", err, d2.ID(), d.ID())
+	}
+	if _, err := spiders.NewResponseDict([]byte("not a dictionary")); err == nil {
+		t.Fatal("garbage accepted as a dictionary")
+	}
+}
+
+// BenchmarkResponseEncode: bytes per stored response (b/resp) and encode CPU per
+// response, at the fastest and default zstd levels, with and without a dictionary
+// trained on 256 other pages of the demo shop.
+func BenchmarkResponseEncode(b *testing.B) {
+	res := shopResponses(b, 3000, 200)
+	d := trainShop(b)
+	var js [][]byte
+	for _, r := range res {
+		j, _ := spiders.ResponsePlain(r)
+		js = append(js, j)
+	}
+	for _, level := range []zstd.EncoderLevel{zstd.SpeedFastest, zstd.SpeedDefault} {
+		for _, withDict := range []bool{false, true} {
+			opts := []zstd.EOption{zstd.WithEncoderLevel(level), zstd.WithEncoderConcurrency(1)}
+			if withDict {
+				opts = append(opts, zstd.WithEncoderDict(d.Bytes()))
+			}
+			enc, err := zstd.NewWriter(nil, opts...)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.Run(fmt.Sprintf("%s/dict=%v", level, withDict), func(b *testing.B) {
+				var out []byte
+				total := 0
+				for i := 0; b.Loop(); i++ {
+					out = enc.EncodeAll(js[i%len(js)], out[:0])
+					total += len(out)
+				}
+				b.ReportMetric(float64(total)/float64(b.N), "b/resp")
+			})
+		}
+	}
+	b.Run("MarshalResponseDict", func(b *testing.B) {
+		for i := 0; b.Loop(); i++ {
+			if _, err := spiders.MarshalResponseDict(res[i%len(res)], d); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}

@@ -189,8 +189,9 @@ func TestPartitionedCrawlOnOneRedis(t *testing.T) {
 		if !strings.HasPrefix(k, "sc:{parts:") && !strings.HasPrefix(k, "sc:{parts}:") {
 			t.Errorf("stray key %s", k)
 		}
-		if strings.HasPrefix(k, "sc:{parts}:") && k != "sc:{parts}:meta" && k != "sc:{parts}:stats" && k != "sc:{parts}:hoststats" {
-			t.Errorf("crawl-wide key %s: only meta, stats and hoststats belong there", k)
+		if strings.HasPrefix(k, "sc:{parts}:") && k != "sc:{parts}:meta" && k != "sc:{parts}:stats" && k != "sc:{parts}:hoststats" &&
+			k != "sc:{parts}:dicts" {
+			t.Errorf("crawl-wide key %s: only meta, stats, hoststats and dicts belong there", k)
 		}
 	}
 	// reset deletes every partition.

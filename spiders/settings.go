@@ -92,7 +92,7 @@ type Settings struct {
 	// AllowPrivateNetworks lets the crawl reach loopback, private and link-local
 	// addresses. Default false: a crawler follows untrusted links and must not become a
 	// way into the network it runs in.
-	AllowPrivateNetworks *bool `yaml:"allow_private_networks"`
+	AllowPrivateNetworks bool `yaml:"allow_private_networks"`
 	// AllowNetworks lets the crawl reach exactly these non-public targets: CIDRs
 	// ("127.0.0.1/32", "10.1.2.0/24"), single addresses, or host names (any address
 	// they resolve to). Every other loopback, private, link-local and metadata address
@@ -110,7 +110,7 @@ type Settings struct {
 	Limits []LimitRule `yaml:"limits"`
 	// Autothrottle raises a host's delay towards its observed response time, like
 	// Scrapy's AutoThrottle with a target concurrency of 1. Default false.
-	Autothrottle *bool `yaml:"autothrottle"`
+	Autothrottle bool `yaml:"autothrottle"`
 
 	// Dedup is how the crawl remembers the URLs it has queued: "exact" (the default:
 	// binary fingerprints bucketed into small hashes, ~23 bytes per URL), "bloom" (a
@@ -204,7 +204,7 @@ func (s *Settings) SetDefaults() {
 // PrivateNetworksAllowed reports allow_private_networks (default false: no requests to
 // loopback, private or link-local addresses, checked after DNS resolution).
 func (s *Settings) PrivateNetworksAllowed() bool {
-	return s.AllowPrivateNetworks != nil && *s.AllowPrivateNetworks
+	return s.AllowPrivateNetworks
 }
 
 // Networks splits AllowNetworks into address prefixes and lower-case host names.

@@ -26,6 +26,9 @@ import (
 // (about 5 KB each in Redis when compressed).
 const DefaultMaxBacklog = 5000
 
+// sinkCloseTimeout bounds the flush of a sink when a run stops.
+const sinkCloseTimeout = 10 * time.Second
+
 // DefaultSeedPoll is how often fetch processes look for seeds pushed at runtime.
 const DefaultSeedPoll = 200 * time.Millisecond
 
@@ -139,6 +142,9 @@ var stageOfStream = map[string]string{"requests": streams.StageFetch, "responses
 // done), then shuts down in order: stop reading, let in-flight messages finish (up to the
 // subscriber's shutdown timeout), ack them, flush publishers, counters and the sink.
 func Run(ctx context.Context, cfg Config) (err error) {
+	if cfg.Sink != nil {
+		defer closeSink(ctx, cfg.Sink, &err) // last, after everything that feeds it
+	}
 	if cfg.Client == nil || cfg.Spider == nil {
 		return errors.New("handlers: run needs a redis client and a spider")
 	}
@@ -183,13 +189,6 @@ func Run(ctx context.Context, cfg Config) (err error) {
 			fr.Close()
 		}
 		counters.Close()
-		if cfg.Sink != nil {
-			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-			defer cancel()
-			if cerr := cfg.Sink.Close(cctx); cerr != nil && err == nil {
-				err = cerr
-			}
-		}
 	}()
 
 	router, err := message.NewRouter(message.RouterConfig{

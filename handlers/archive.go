@@ -132,7 +132,7 @@ func Archive(ctx context.Context, cfg ArchiveConfig) error {
 	trimmed := make(chan struct{})
 	go func() {
 		defer close(trimmed)
-		streams.RunTrimmer(runCtx, cfg.Client, trim, streams.DefaultTrimInterval, log)
+		_ = (&streams.Trimmer{Client: cfg.Client, Streams: trim, Logger: log}).Run(runCtx) // nil when runCtx ends
 	}()
 	err = RunGroup(ctx, GroupConfig{Client: cfg.Client, Streams: responses, Group: cfg.Group, StartID: "0",
 		Consumer: base.Consumer, Handle: handle, Until: until, Subscriber: cfg.Subscriber,

@@ -11,6 +11,19 @@ import (
 // DefaultLogEvery is how often a periodic task's recurring failure is logged at most.
 const DefaultLogEvery = 5 * time.Second
 
+// Stop, returned by a task, ends the loop: Every and Paced return err (nil for
+// Stop(nil)).
+func Stop(err error) error { return stopError{err} }
+
+type stopError struct{ err error }
+
+func (s stopError) Error() string {
+	if s.err == nil {
+		return "loop: stop"
+	}
+	return s.err.Error()
+}
+
 // Task is one round of periodic work. An error is logged (rate-limited) and the task
 // runs again on the next tick.
 type Task func(ctx context.Context) error
@@ -63,6 +76,10 @@ func Paced(ctx context.Context, first time.Duration, cfg Config, task func(ctx c
 		case <-t.C:
 		}
 		next, err := task(ctx)
+		var stop stopError
+		if errors.As(err, &stop) {
+			return stop.err
+		}
 		if err != nil && ctx.Err() == nil {
 			errs.Warn(cfg.Msg, err)
 		}

@@ -94,6 +94,24 @@ func TestEveryLogsFailuresRateLimited(t *testing.T) {
 	}
 }
 
+func TestStopEndsTheLoop(t *testing.T) {
+	want := errors.New("crawl cannot finish")
+	calls := 0
+	err := Every(context.Background(), time.Millisecond, Config{}, func(context.Context) error {
+		if calls++; calls == 2 {
+			return Stop(want)
+		}
+		return nil
+	})
+	if err != want || calls != 2 {
+		t.Fatalf("Every = %v after %d calls, want %v after 2", err, calls, want)
+	}
+	err = Every(context.Background(), time.Millisecond, Config{}, func(context.Context) error { return Stop(nil) })
+	if err != nil {
+		t.Fatalf("Every after Stop(nil) = %v, want nil", err)
+	}
+}
+
 func TestPacedUsesTheWaitItIsGiven(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	var calls int

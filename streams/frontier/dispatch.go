@@ -1,15 +1,15 @@
 package frontier
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"strconv"
 	"time"
 
+	"github.com/streamcrawl/streamcrawl/internal/loop"
 	"github.com/streamcrawl/streamcrawl/streams"
-
-	"github.com/streamcrawl/streamcrawl/streams/internal/rkit"
 
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/zap"
@@ -77,10 +77,10 @@ func NewDispatcher(cfg DispatcherConfig) (*Dispatcher, error) {
 	if cfg.Layout.N() == 0 {
 		cfg.Layout = NewLayout(cfg.Keys.Crawl(), 1)
 	}
-	rkit.SetDefault(&cfg.Window, DefaultDispatchWindow)
+	cfg.Window = cmp.Or(cfg.Window, DefaultDispatchWindow)
 	cfg.Hosts.setDefaults()
-	rkit.SetDefault(&cfg.Interval, DefaultDispatchInterval)
-	rkit.SetDefault(&cfg.IdleInterval, max(DefaultDispatchIdleInterval, cfg.Interval))
+	cfg.Interval = cmp.Or(cfg.Interval, DefaultDispatchInterval)
+	cfg.IdleInterval = cmp.Or(cfg.IdleInterval, max(DefaultDispatchIdleInterval, cfg.Interval))
 	if cfg.Logger == nil {
 		cfg.Logger = zap.NewNop()
 	}
@@ -210,27 +210,17 @@ func (d *Dispatcher) dispatchPart(ctx context.Context, part int) (int, error) {
 
 // Run dispatches every Interval until ctx ends, and less often while every frontier is
 // empty (see DispatcherConfig.IdleInterval). A host's next request is handed out within
-// about an Interval of its time.
-func (d *Dispatcher) Run(ctx context.Context) {
-	errLog := rkit.NewRateLimited(d.log, 5*time.Second)
+// about an Interval of its time. A failed round is logged and tried again; Run returns
+// nil when ctx ends.
+func (d *Dispatcher) Run(ctx context.Context) error {
 	wait := d.cfg.Interval
-	t := time.NewTimer(wait)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
+	return loop.Paced(ctx, wait, loop.Config{Log: d.log, Msg: "dispatch failed; retrying"}, func(ctx context.Context) (time.Duration, error) {
 		_, idle, err := d.round(ctx)
-		if err != nil && ctx.Err() == nil {
-			errLog.Warn("dispatch failed; retrying", err)
-		}
 		if idle && err == nil {
 			wait = min(2*wait, d.cfg.IdleInterval)
 		} else {
 			wait = d.cfg.Interval
 		}
-		t.Reset(wait)
-	}
+		return wait, err
+	})
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/streamcrawl/streamcrawl/internal/loop"
 	"net"
 	"regexp"
 	"strconv"
@@ -52,6 +53,7 @@ func OpenPostgres(ctx context.Context, cfg PostgresConfig) (*Postgres, error) {
 		log: cfg.Logger.With(zap.String("sink", "postgres"), zap.String("addr", addr),
 			zap.String("database", cc.Database), zap.String("table", cfg.Table)),
 		reqs: make(chan *pgReq, cfg.BatchSize), batches: make(chan []*pgReq)}
+	s.errLog = loop.NewErrors(s.log, time.Second)
 	s.ins = fmt.Sprintf(insertSQL, s.table)
 	if err := s.prepareTable(ctx); err != nil {
 		pool.Close()

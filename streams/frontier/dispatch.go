@@ -54,9 +54,6 @@ type DispatcherConfig struct {
 	Hosts HostDefaults
 	// Logger; nil means no-op.
 	Logger *zap.Logger
-	// BeforeXAdd is a fault hook for tests: called inside Dispatch with the number of
-	// requests about to move; returning an error aborts the script before any change.
-	BeforeXAdd func(n int) error
 }
 
 // Dispatcher hands requests of the hosts that may start one now to the requests stream
@@ -67,6 +64,9 @@ type DispatcherConfig struct {
 type Dispatcher struct {
 	cfg DispatcherConfig
 	log *zap.Logger
+	// beforeRun, set only by tests (export_test.go), is called before each dispatch
+	// script with the window; an error stands for a process killed there.
+	beforeRun func(window int) error
 }
 
 // NewDispatcher returns a Dispatcher.
@@ -97,12 +97,11 @@ func NewDispatcher(cfg DispatcherConfig) (*Dispatcher, error) {
 // KEYS[4] -> sc:{c}:ready, KEYS[5] -> sc:{c}:sched, KEYS[6] -> sc:{c}:leases,
 // KEYS[7] -> sc:{c}:hosts, KEYS[8] -> sc:{c}:hq: (host queue prefix)
 // ARGV[1] -> the fetch group, ARGV[2] -> window, ARGV[3] -> 'lag' or 'range' (how to
-// count unread entries), ARGV[4] -> 1 to fail before any change (fault hook),
+// count unread entries), ARGV[4] -> unused (kept so the numbers below stay),
 // ARGV[5..8] -> the hosts' defaults (S.conc, S.delay, S.ttl, S.quantum),
 // ARGV[9] -> message UUID prefix, ARGV[10] -> most requests to move (maxHandOut)
 // Output: number of requests moved
 var dispatchScript = redis.NewScript(nowLua + xaddLua + unreadLua + hostSchedLua + `
-if ARGV[4] == '1' then return redis.error_reply('fault hook: crashed before XADD') end
 S.stream, S.waiting, S.seq, S.ready, S.sched, S.leases, S.hosts, S.hq = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8]
 S.conc, S.delay, S.ttl, S.quantum, S.idp = tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8]), ARGV[9]
 local now = now_ms()
@@ -181,18 +180,18 @@ func (d *Dispatcher) look(ctx context.Context) []partLook {
 
 // dispatchPart runs one round in partition part.
 func (d *Dispatcher) dispatchPart(ctx context.Context, part int) (int, error) {
-	mode, fault := "lag", "0"
+	mode := "lag"
 	if d.cfg.CountUnread {
 		mode = "range"
 	}
-	if d.cfg.BeforeXAdd != nil {
-		if err := d.cfg.BeforeXAdd(d.cfg.Window); err != nil {
-			fault = "1"
+	if d.beforeRun != nil { // set by tests only (export_test.go)
+		if err := d.beforeRun(d.cfg.Window); err != nil {
+			return 0, fmt.Errorf("frontier: dispatch: %w", err)
 		}
 	}
 	k := d.cfg.Layout.Part(part)
 	keys := []string{k.Requests(), k.Waiting(), k.Seq(), k.Ready(), k.Sched(), k.Leases(), k.Hosts(), k.HostQueuePrefix()}
-	args := append([]any{streams.StageFetch, d.cfg.Window, mode, fault}, d.cfg.Hosts.args()...)
+	args := append([]any{streams.StageFetch, d.cfg.Window, mode, "0"}, d.cfg.Hosts.args()...)
 	args = append(args, d.cfg.Layout.idPrefix(part), maxHandOut)
 	total := 0
 	for range 64 { // a window larger than maxHandOut fills in several calls

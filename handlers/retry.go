@@ -23,8 +23,8 @@ func retryableStatus(code int) bool {
 }
 
 // retryDelay returns the wait before retry number n (1-based): the server's Retry-After
-// when it says so, else loop.Backoff (base×2^(n-1), jittered into its upper half);
-// capped at MaxRetryDelay.
+// when it says so, else loop.Backoff (base×2^(n-1), ±50% jitter); capped at
+// MaxRetryDelay.
 func retryDelay(base time.Duration, n int, retryAfter string, now time.Time) time.Duration {
 	if d, ok := parseRetryAfter(retryAfter, now); ok {
 		return min(d, MaxRetryDelay)

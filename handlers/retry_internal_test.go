@@ -43,14 +43,14 @@ func TestRetryDelay(t *testing.T) {
 	if d := retryDelay(time.Second, 1, "86400", now); d != MaxRetryDelay {
 		t.Errorf("Retry-After a day: %v, want the cap %v", d, MaxRetryDelay)
 	}
-	// Without one: base doubled per retry, in the upper half of it, never past the cap.
+	// Without one: base doubled per retry, ±50%, never past the cap.
 	for _, tc := range []struct {
 		n      int
 		lo, hi time.Duration
 	}{
-		{1, 500 * time.Millisecond, time.Second},
-		{2, time.Second, 2 * time.Second},
-		{3, 2 * time.Second, 4 * time.Second},
+		{1, 500 * time.Millisecond, 1500 * time.Millisecond},
+		{2, time.Second, 3 * time.Second},
+		{3, 2 * time.Second, 6 * time.Second},
 		{30, MaxRetryDelay / 2, MaxRetryDelay},
 	} {
 		for range 100 {

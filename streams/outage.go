@@ -191,7 +191,7 @@ func (o *Outage) ended() <-chan struct{} {
 }
 
 // outageBackoff is the wait before write attempt n (0-based) during an outage: from
-// 50-100 ms up to 2.5-5 s.
+// 50-150 ms up to 5 s.
 func outageBackoff(n int) time.Duration {
 	return loop.Backoff(100*time.Millisecond, 5*time.Second, n+1)
 }

@@ -6,8 +6,8 @@ import (
 )
 
 // Backoff returns the wait before retry n (1-based; below 1 counts as 1) of something
-// that keeps failing: base doubled per retry, at most max, with "equal jitter" (a
-// random point in the upper half, [d/2, d]) so that workers failing together do not
+// that keeps failing: d = base doubled per retry (at most max), jittered by ±50% (a
+// random point in [d/2, 3d/2], d on average) so that workers failing together do not
 // retry together. It never exceeds max, and is 0 when base is.
 func Backoff(base, max time.Duration, n int) time.Duration {
 	if base <= 0 {
@@ -19,5 +19,5 @@ func Backoff(base, max time.Duration, n int) time.Duration {
 	} else if base <= max>>shift {
 		d = base << shift
 	}
-	return d/2 + rand.N(d/2+1)
+	return min(d/2+rand.N(d+1), max)
 }

@@ -16,11 +16,12 @@ func TestBackoffBounds(t *testing.T) {
 		n      int
 		lo, hi time.Duration
 	}{
-		{-3, 50 * time.Millisecond, 100 * time.Millisecond},
-		{0, 50 * time.Millisecond, 100 * time.Millisecond},
-		{1, 50 * time.Millisecond, 100 * time.Millisecond},
-		{2, 100 * time.Millisecond, 200 * time.Millisecond},
-		{4, 400 * time.Millisecond, 800 * time.Millisecond},
+		{-3, 50 * time.Millisecond, 150 * time.Millisecond},
+		{0, 50 * time.Millisecond, 150 * time.Millisecond},
+		{1, 50 * time.Millisecond, 150 * time.Millisecond},
+		{2, 100 * time.Millisecond, 300 * time.Millisecond},
+		{4, 400 * time.Millisecond, 1200 * time.Millisecond},
+		{6, 1600 * time.Millisecond, 4800 * time.Millisecond},
 		{7, 2500 * time.Millisecond, 5 * time.Second},  // 6.4 s capped
 		{64, 2500 * time.Millisecond, 5 * time.Second}, // no overflow
 		{1 << 30, 2500 * time.Millisecond, 5 * time.Second},

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/streamcrawl/streamcrawl/internal/loop"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -13,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"go.uber.org/zap"
 
+	"github.com/streamcrawl/streamcrawl/internal/loop"
 	"github.com/streamcrawl/streamcrawl/spiders"
 )
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/streamcrawl/streamcrawl/internal/loop"
 	"net"
 	"regexp"
 	"strconv"
@@ -15,6 +14,8 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"go.uber.org/zap"
+
+	"github.com/streamcrawl/streamcrawl/internal/loop"
 )
 
 // defaultConnectTimeout applies when the URL sets no connect_timeout.

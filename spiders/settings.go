@@ -1,6 +1,7 @@
 package spiders
 
 import (
+	"cmp"
 	"fmt"
 	"net/netip"
 	"regexp"
@@ -169,36 +170,16 @@ type LimitRule struct {
 
 // SetDefaults fills zero values with the defaults.
 func (s *Settings) SetDefaults() {
-	if s.Concurrency == 0 {
-		s.Concurrency = DefaultConcurrency
-	}
-	if s.UserAgent == "" {
-		s.UserAgent = DefaultUserAgent
-	}
-	if s.DownloadTimeout == 0 {
-		s.DownloadTimeout = DefaultDownloadTimeout
-	}
-	if s.ConnectTimeout == 0 {
-		s.ConnectTimeout = DefaultConnectTimeout
-	}
-	if s.MaxBodySize == 0 {
-		s.MaxBodySize = DefaultMaxBodySize
-	}
-	if s.MaxURLLength == 0 {
-		s.MaxURLLength = DefaultMaxURLLength
-	}
-	if s.MaxItemSize == 0 {
-		s.MaxItemSize = DefaultMaxItemSize
-	}
-	if s.PerHostConcurrency == 0 {
-		s.PerHostConcurrency = DefaultPerHostConc
-	}
-	if s.FrontierWindow == 0 {
-		s.FrontierWindow = 4 * s.Concurrency
-	}
-	if s.Partitions == 0 {
-		s.Partitions = 1
-	}
+	s.Concurrency = cmp.Or(s.Concurrency, DefaultConcurrency)
+	s.UserAgent = cmp.Or(s.UserAgent, DefaultUserAgent)
+	s.DownloadTimeout = cmp.Or(s.DownloadTimeout, DefaultDownloadTimeout)
+	s.ConnectTimeout = cmp.Or(s.ConnectTimeout, DefaultConnectTimeout)
+	s.MaxBodySize = cmp.Or(s.MaxBodySize, DefaultMaxBodySize)
+	s.MaxURLLength = cmp.Or(s.MaxURLLength, DefaultMaxURLLength)
+	s.MaxItemSize = cmp.Or(s.MaxItemSize, DefaultMaxItemSize)
+	s.PerHostConcurrency = cmp.Or(s.PerHostConcurrency, DefaultPerHostConc)
+	s.FrontierWindow = cmp.Or(s.FrontierWindow, 4*s.Concurrency)
+	s.Partitions = cmp.Or(s.Partitions, 1)
 }
 
 // PrivateNetworksAllowed reports allow_private_networks (default false: no requests to

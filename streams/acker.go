@@ -2,12 +2,12 @@ package streams
 
 import (
 	"context"
-	"github.com/streamcrawl/streamcrawl/internal/loop"
 	"sync"
 	"time"
 
-
 	"github.com/redis/go-redis/v9"
+
+	"github.com/streamcrawl/streamcrawl/internal/loop"
 )
 
 // acker sends XACKs in batches. An ID waits at most interval: it goes with the

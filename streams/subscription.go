@@ -3,12 +3,12 @@ package streams
 import (
 	"context"
 	"fmt"
-	"github.com/streamcrawl/streamcrawl/internal/loop"
 	"math/rand/v2"
 	"strconv"
 	"sync"
 	"time"
 
+	"github.com/streamcrawl/streamcrawl/internal/loop"
 	"github.com/streamcrawl/streamcrawl/streams/internal/rkit"
 
 	"github.com/ThreeDotsLabs/watermill/message"

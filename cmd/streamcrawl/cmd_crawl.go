@@ -43,14 +43,7 @@ or pass --fresh to start over.`,
 			if err != nil {
 				return err
 			}
-			rdb, err := a.connectWorker(ctx, false)
-			if err != nil {
-				return err
-			}
-			defer rdb.Close()
-			f.untilDone = true
-			a.progress = true
-			_, err = a.crawl(ctx, rdb, sp, &f, fresh, a.stdout)
+			_, err = a.crawlHere(ctx, sp, &f, fresh)
 			return err
 		},
 	}
@@ -61,6 +54,19 @@ or pass --fresh to start over.`,
 	spiderFlag(cmd, &spiderPath)
 	cmd.Flags().BoolVar(&fresh, "fresh", false, "delete the crawl's keys in Redis first and start over")
 	return cmd
+}
+
+// crawlHere connects (--redis, $REDIS_URL, or an embedded Redis) and crawls sp with
+// every stage in this process until it is done, with a progress line and a summary.
+func (a *app) crawlHere(ctx context.Context, sp *spiders.Spider, f *runFlags, fresh bool) (*frontier.Status, error) {
+	rdb, err := a.connectWorker(ctx, false)
+	if err != nil {
+		return nil, err
+	}
+	defer rdb.Close()
+	f.untilDone = true
+	a.progress = true
+	return a.crawl(ctx, rdb, sp, f, fresh, a.stdout)
 }
 
 // crawl seeds and runs every stage in this process until done (handlers.Crawl), then

@@ -13,6 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/streamcrawl/streamcrawl/handlers/metrics"
+	"github.com/streamcrawl/streamcrawl/internal/loop"
 	"github.com/streamcrawl/streamcrawl/streams"
 )
 
@@ -63,17 +64,12 @@ type sampler struct {
 	lastErr string
 }
 
-func (s *sampler) run(ctx context.Context, every time.Duration) {
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		s.sample(ctx)
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-	}
+// run samples at once and then every interval until ctx ends, then returns nil.
+func (s *sampler) run(ctx context.Context, every time.Duration) error {
+	return loop.Every(ctx, every, loop.Config{Now: true}, func(ctx context.Context) error {
+		s.sample(ctx) // keeps its own last error for the page
+		return nil
+	})
 }
 
 func (s *sampler) sample(ctx context.Context) {

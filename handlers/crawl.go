@@ -77,17 +77,29 @@ var AllStages = []string{streams.StageFetch, streams.StageParse, streams.StageSt
 // A ctx that ends is not an error: the in-flight work is finished and acked, and the
 // returned status says whether the crawl was done.
 func Crawl(ctx context.Context, sp *spiders.Spider, opts Options) (st *frontier.Status, err error) {
-	if sp == nil {
-		return nil, errors.New("handlers: crawl needs a spider")
-	}
 	stages := opts.Stages
 	if len(stages) == 0 {
 		stages = AllStages
 	}
+	var bad error
+	if sp == nil {
+		bad = errors.New("handlers: crawl needs a spider")
+	}
 	for _, s := range stages {
 		if !slices.Contains(AllStages, s) {
-			return nil, fmt.Errorf("handlers: unknown stage %q (want fetch, parse or store)", s)
+			bad = fmt.Errorf("handlers: unknown stage %q (want fetch, parse or store)", s)
 		}
+	}
+	// Crawl owns opts.Sink whatever happens: closed here unless handed to Run, which
+	// closes it.
+	owned := opts.Sink
+	defer func() {
+		if owned != nil {
+			closeSink(ctx, owned, &err)
+		}
+	}()
+	if bad != nil {
+		return nil, bad
 	}
 	log := opts.Logger
 	if log == nil {
@@ -113,13 +125,9 @@ func Crawl(ctx context.Context, sp *spiders.Spider, opts Options) (st *frontier.
 		if cfg.Sink, err = openSink(ctx, sp.Name, opts, log); err != nil {
 			return nil, err
 		}
-	} else if opts.Sink != nil {
-		defer closeSink(ctx, opts.Sink, &err)
+		owned = cfg.Sink
 	}
 	if err := prepare(ctx, c, sp, opts); err != nil {
-		if cfg.Sink != nil {
-			closeSink(ctx, cfg.Sink, &err)
-		}
 		return nil, err
 	}
 	if opts.Started != nil {
@@ -129,7 +137,10 @@ func Crawl(ctx context.Context, sp *spiders.Spider, opts Options) (st *frontier.
 			defer stop()
 		}
 	}
-	if err := Run(ctx, cfg); err != nil { // closes the sink
+	if cfg.Sink != nil {
+		owned = nil // Run closes it
+	}
+	if err := Run(ctx, cfg); err != nil {
 		return nil, err
 	}
 	// The run's ctx may have ended: the status is read all the same.

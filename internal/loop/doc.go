@@ -1,5 +1,5 @@
-// Package loop is the one shape of periodic work in streamcrawl: Every runs a task on a
-// ticker until its context ends, Paced runs one that picks its own next wait, Backoff
+// Package loop is the one shape of periodic work in streamcrawl: Every runs a task at a
+// fixed interval until its context ends, Paced runs one that picks its own next wait, Backoff
 // is the one growing, jittered delay for retries, and Errors logs a recurring failure
 // at most once per interval so that an outage cannot flood the log.
 //

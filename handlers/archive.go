@@ -145,7 +145,7 @@ func Archive(ctx context.Context, cfg ArchiveConfig) error {
 	trimmed, uploaded := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(trimmed)
-		streams.RunTrimmer(runCtx, cfg.Client, trim, streams.DefaultTrimInterval, log)
+		_ = (&streams.Trimmer{Client: cfg.Client, Streams: trim, Logger: log}).Run(runCtx) // nil when runCtx ends
 	}()
 	go func() {
 		defer close(uploaded)

@@ -48,7 +48,7 @@ func TestBodyBudgetBoundsBytesInFlight(t *testing.T) {
 	defer hosts.Close()
 	allow, robots := true, false
 	const maxBody = 1100 << 10
-	f, err := NewFetch(FetchConfig{Settings: spiders.Settings{AllowPrivateNetworks: &allow, ObeyRobots: &robots,
+	f, err := NewFetch(FetchConfig{Settings: spiders.Settings{AllowPrivateNetworks: allow, ObeyRobots: &robots,
 		MaxBodySize: maxBody, BodyBudget: 2 << 20}, Delayed: delayed, Hosts: hosts})
 	if err != nil {
 		t.Fatal(err)

@@ -57,7 +57,7 @@ func BenchmarkFetch32Pages10MB(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	f, err := NewFetch(FetchConfig{Settings: spiders.Settings{AllowPrivateNetworks: &allow, ObeyRobots: &robots,
+	f, err := NewFetch(FetchConfig{Settings: spiders.Settings{AllowPrivateNetworks: allow, ObeyRobots: &robots,
 		PerHostConcurrency: -1, Concurrency: 32, BodyBudget: budget}, Delayed: delayed, Hosts: hosts})
 	if err != nil {
 		b.Fatal(err)

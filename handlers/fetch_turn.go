@@ -150,5 +150,5 @@ func traceStart(ctx context.Context) (context.Context, func() time.Time) {
 
 // autothrottle reports the spider's autothrottle setting.
 func (f *Fetch) autothrottle() bool {
-	return f.settings.Autothrottle != nil && *f.settings.Autothrottle
+	return f.settings.Autothrottle
 }

@@ -237,7 +237,7 @@ func TestPrivateAddressesAreDroppedUnlessAllowed(t *testing.T) {
 			// localhost resolves to 127.0.0.1: only the dial-time check can catch it.
 			base := strings.Replace(serve(t, site), "127.0.0.1", "localhost", 1)
 			sp := politeSpider("private", base)
-			sp.Settings.AllowPrivateNetworks = &allow
+			sp.Settings.AllowPrivateNetworks = allow
 			sp.Settings.AllowNetworks = nil // this test is about the all-or-nothing switch
 			off := false
 			sp.Settings.ObeyRobots = &off

@@ -15,6 +15,7 @@ import (
 
 	"github.com/streamcrawl/streamcrawl/handlers/metrics"
 	"github.com/streamcrawl/streamcrawl/streams"
+	"github.com/streamcrawl/streamcrawl/streams/loop"
 )
 
 // GroupConfig runs one handler over a stream in a consumer group of its own: a
@@ -94,20 +95,14 @@ func RunGroup(ctx context.Context, cfg GroupConfig) error {
 		if cfg.Until == nil {
 			return
 		}
-		t := time.NewTicker(base.PollInterval)
-		defer t.Stop()
-		for {
-			select {
-			case <-runCtx.Done():
-				return
-			case <-t.C:
-			}
-			if ok, err := cfg.Until(runCtx); err == nil && ok {
+		_ = loop.Every(runCtx, base.PollInterval, loop.Config{}, func(ctx context.Context) error {
+			if ok, err := cfg.Until(ctx); err == nil && ok {
 				log.Info("group done")
 				cancel()
-				return
+				return loop.Stop(nil)
 			}
-		}
+			return nil // not there yet, or cannot tell: look again
+		})
 	}()
 	err = router.Run(runCtx)
 	cancel()

@@ -137,6 +137,7 @@ func (p *Parse) run(ctx context.Context, res *spiders.Response) (out *spiders.Ou
 		}
 	}()
 	out = &spiders.Output{}
+	res.Spider = p.spider // Follow checks callback names against it
 	if err := cb(ctx, res, out); errors.Is(err, errSpiderInput) {
 		return nil, fmt.Errorf("%w: %w", streams.ErrPoison, err) // a retry cannot fix the page
 	} else if err != nil {

@@ -57,174 +57,210 @@ type ReplayResult struct {
 // MetaReplay tags replayed items on the items stream with the replay's group.
 const MetaReplay = "sc_replay"
 
-// Replay runs the replay until it has handled every entry up to To.
+// Replay runs the replay until it has handled every entry up to To. It is built like
+// Run: replayInputs picks the streams, replayBounds where each stops, and a replayer
+// handles the entries in one consumer group (RunGroup) until it has reached them.
 func Replay(ctx context.Context, cfg ReplayConfig) (res ReplayResult, err error) {
+	if cfg.Sink != nil {
+		defer closeSink(ctx, cfg.Sink, &err)
+	}
 	layout, err := frontier.ReadLayout(ctx, cfg.Client, cfg.Crawl)
 	if err != nil {
 		return res, err
 	}
-	// Every partition's stream is replayed, each up to its own last entry; a replayed
-	// page's items go to its partition's items stream.
-	var streamsIn []string
-	itemsOf := map[string]string{}
-	switch cfg.Stage {
-	case streams.StageParse:
-		for _, k := range layout.Parts() {
-			streamsIn = append(streamsIn, k.Responses())
-			itemsOf[k.Responses()] = k.Items()
-		}
-		if cfg.Spider == nil {
-			return res, errors.New("handlers: a parse replay needs the spider")
-		}
-	case streams.StageStore:
-		for _, k := range layout.Parts() {
-			streamsIn = append(streamsIn, k.Items())
-		}
-		if cfg.Sink == nil {
-			return res, errors.New("handlers: a store replay needs a sink (--out)")
-		}
-	default:
-		return res, fmt.Errorf("handlers: replay stage %q: want parse or store", cfg.Stage)
-	}
-	if cfg.Logger == nil {
-		cfg.Logger = zap.NewNop()
-	}
-	if cfg.Sink != nil {
-		defer func() {
-			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-			defer cancel()
-			if cerr := cfg.Sink.Close(cctx); cerr != nil && err == nil {
-				err = cerr
-			}
-		}()
-	}
-	now := time.Now()
-	from, err := streams.ParsePosition(cfg.From, now)
+	rp := &replayer{cfg: cfg, dicts: layout.Global()}
+	streamsIn, err := rp.inputs(layout)
 	if err != nil {
 		return res, err
 	}
-	toOf := map[string]string{} // stream -> last entry to replay
+	if rp.cfg.Logger == nil {
+		rp.cfg.Logger = zap.NewNop()
+	}
+	now := time.Now()
+	start, err := rp.bounds(ctx, streamsIn, now)
+	if err != nil {
+		return res, err
+	}
+	if rp.cfg.Group == "" {
+		rp.cfg.Group = "replay-" + cfg.Stage + "-" + strconv.FormatInt(now.UnixMilli(), 10)
+	}
+	if g := rp.cfg.Group; g == streams.StageFetch || g == streams.StageParse || g == streams.StageStore {
+		return res, streams.ErrStageGroup
+	}
 	for _, stream := range streamsIn {
-		to := cfg.To
+		if rp.toOf[stream] == "" {
+			continue
+		}
+		if err := streams.CreateGroup(ctx, cfg.Client, stream, rp.cfg.Group, start, true); err != nil {
+			return res, err
+		}
+		rp.replayed = append(rp.replayed, stream)
+	}
+	res.Group = rp.cfg.Group
+	if cfg.Sink == nil {
+		if rp.pub, err = streams.NewPublisher(cfg.Client); err != nil {
+			return res, err
+		}
+		defer rp.pub.Shutdown()
+	}
+	if cfg.Spider != nil {
+		rp.parse = &Parse{spider: cfg.Spider, log: rp.cfg.Logger}
+	}
+	err = RunGroup(ctx, GroupConfig{Client: cfg.Client, Streams: rp.replayed, Group: rp.cfg.Group, StartID: start,
+		Consumer: cfg.Consumer, Handle: rp.handle, Until: rp.reached, Subscriber: cfg.Subscriber,
+		Logger: rp.cfg.Logger})
+	res.Entries, res.Items, res.Skipped, res.RequestsDiscarded = rp.entries.Load(), rp.items.Load(), rp.skipped.Load(), rp.discarded.Load()
+	return res, err
+}
+
+// replayer re-runs one stage over the retained entries of its input streams.
+type replayer struct {
+	cfg      ReplayConfig
+	itemsOf  map[string]string // responses stream -> its partition's items stream
+	toOf     map[string]string // stream -> last entry to replay
+	replayed []string          // the streams with something to replay
+	pub      *streams.Publisher
+	parse    *Parse
+	dicts    frontier.Keys // where the crawl's response dictionaries are
+
+	entries, items, skipped, discarded atomic.Int64
+}
+
+// inputs returns the streams the stage reads: every partition's, each replayed up to
+// its own last entry; a replayed page's items go to its partition's items stream.
+func (rp *replayer) inputs(layout frontier.Layout) ([]string, error) {
+	var in []string
+	rp.itemsOf = map[string]string{}
+	switch rp.cfg.Stage {
+	case streams.StageParse:
+		for _, k := range layout.Parts() {
+			in = append(in, k.Responses())
+			rp.itemsOf[k.Responses()] = k.Items()
+		}
+		if rp.cfg.Spider == nil {
+			return nil, errors.New("handlers: a parse replay needs the spider")
+		}
+	case streams.StageStore:
+		for _, k := range layout.Parts() {
+			in = append(in, k.Items())
+		}
+		if rp.cfg.Sink == nil {
+			return nil, errors.New("handlers: a store replay needs a sink (--out)")
+		}
+	default:
+		return nil, fmt.Errorf("handlers: replay stage %q: want parse or store", rp.cfg.Stage)
+	}
+	return in, nil
+}
+
+// bounds sets the last entry to replay of each stream (From..To) and returns the ID
+// the group starts after.
+func (rp *replayer) bounds(ctx context.Context, in []string, now time.Time) (start string, err error) {
+	from, err := streams.ParsePosition(rp.cfg.From, now)
+	if err != nil {
+		return "", err
+	}
+	rp.toOf = map[string]string{}
+	for _, stream := range in {
+		to := rp.cfg.To
 		if to == "" || to == "$" {
-			st, err := streams.ReadGroupState(ctx, cfg.Client, stream, "")
+			st, err := streams.ReadGroupState(ctx, rp.cfg.Client, stream, "")
 			if err != nil {
-				return res, err
+				return "", err
 			}
 			to = st.LastEntry // "" when empty: nothing of it is replayed
 		} else if to, err = streams.ParsePosition(to, now); err != nil {
-			return res, err
+			return "", err
 		}
 		if to != "" {
-			toOf[stream] = to
+			rp.toOf[stream] = to
 		}
 	}
-	if len(toOf) == 0 {
-		return res, fmt.Errorf("handlers: %s is empty: nothing to replay", strings.Join(streamsIn, ", "))
+	if len(rp.toOf) == 0 {
+		return "", fmt.Errorf("handlers: %s is empty: nothing to replay", strings.Join(in, ", "))
 	}
-	if cfg.Group == "" {
-		cfg.Group = "replay-" + cfg.Stage + "-" + strconv.FormatInt(now.UnixMilli(), 10)
+	if from == "$" {
+		return from, nil
 	}
-	if cfg.Group == streams.StageFetch || cfg.Group == streams.StageParse || cfg.Group == streams.StageStore {
-		return res, streams.ErrStageGroup
-	}
-	start := from
-	if from != "$" {
-		start = streams.Before(from)
-	}
-	var replayed []string
-	for _, stream := range streamsIn {
-		if toOf[stream] == "" {
-			continue
-		}
-		if err := streams.CreateGroup(ctx, cfg.Client, stream, cfg.Group, start, true); err != nil {
-			return res, err
-		}
-		replayed = append(replayed, stream)
-	}
-	res.Group = cfg.Group
-	var entries, items, skipped, discarded atomic.Int64
-	var pub *streams.Publisher
-	if cfg.Sink == nil {
-		if pub, err = streams.NewPublisher(cfg.Client); err != nil {
-			return res, err
-		}
-		defer pub.Shutdown()
-	}
-	var parse *Parse
-	if cfg.Spider != nil {
-		parse = &Parse{spider: cfg.Spider, log: cfg.Logger}
-	}
-	handle := func(msg *message.Message) error {
-		stream := message.SubscribeTopicFromCtx(msg.Context())
-		if streams.CompareIDs(msg.Metadata.Get(streams.MetaStreamID), toOf[stream]) > 0 {
-			skipped.Add(1)
-			return nil
-		}
-		entries.Add(1)
-		var out []spiders.Item
-		if cfg.Stage == streams.StageStore {
-			it, err := spiders.UnmarshalItem(msg.Payload)
-			if err != nil {
-				return fmt.Errorf("%w: %w", streams.ErrPoison, err)
-			}
-			out = append(out, *it)
-		} else {
-			if err := ensureResponseDict(msg.Context(), cfg.Client, layout.Global(), msg.Payload); err != nil {
-				return err
-			}
-			r, err := spiders.UnmarshalResponseLimit(msg.Payload, parse.maxBody())
-			if err != nil {
-				return fmt.Errorf("%w: %w", streams.ErrPoison, err)
-			}
-			o, err := parse.run(msg.Context(), r)
-			if err != nil {
-				return err
-			}
-			discarded.Add(int64(len(o.Requests)))
-			for i := range o.Items {
-				stamp(&o.Items[i], r)
-			}
-			out = o.Items
-		}
-		for i := range out {
-			if cfg.Sink != nil {
-				if _, err := cfg.Sink.Store(msg.Context(), &out[i]); err != nil {
-					return err
-				}
-				continue
-			}
-			payload, err := spiders.MarshalItem(&out[i])
-			if err != nil {
-				return fmt.Errorf("%w: %w", streams.ErrPoison, err)
-			}
-			m := message.NewMessage(watermill.NewUUID(), payload)
-			m.Metadata.Set(MetaReplay, cfg.Group)
-			if err := pub.PublishContext(msg.Context(), itemsOf[stream], m); err != nil {
-				return err
-			}
-		}
-		items.Add(int64(len(out)))
+	return streams.Before(from), nil
+}
+
+// handle replays one entry: an item is stored again; a response is parsed again (its
+// links are not followed) and its items stored, or published to the items stream.
+func (rp *replayer) handle(msg *message.Message) error {
+	stream := message.SubscribeTopicFromCtx(msg.Context())
+	if streams.CompareIDs(msg.Metadata.Get(streams.MetaStreamID), rp.toOf[stream]) > 0 {
+		rp.skipped.Add(1)
 		return nil
 	}
-	until := func(ctx context.Context) (bool, error) {
-		for _, stream := range replayed {
-			st, err := streams.ReadGroupState(ctx, cfg.Client, stream, cfg.Group)
-			if err != nil {
-				return false, err
-			}
-			reached := streams.CompareIDs(st.LastDelivered, toOf[stream]) >= 0 || !st.Unread()
-			if st.Pending > 0 || !reached {
-				return false, nil
-			}
-		}
-		return true, nil
+	rp.entries.Add(1)
+	out, err := rp.itemsFrom(msg)
+	if err != nil {
+		return err
 	}
-	err = RunGroup(ctx, GroupConfig{Client: cfg.Client, Streams: replayed, Group: cfg.Group, StartID: start,
-		Consumer: cfg.Consumer, Handle: handle, Until: until, Subscriber: cfg.Subscriber,
-		Logger: cfg.Logger})
-	res.Entries, res.Items, res.Skipped, res.RequestsDiscarded = entries.Load(), items.Load(), skipped.Load(), discarded.Load()
-	return res, err
+	for i := range out {
+		if rp.cfg.Sink != nil {
+			if _, err := rp.cfg.Sink.Store(msg.Context(), &out[i]); err != nil {
+				return err
+			}
+			continue
+		}
+		payload, err := spiders.MarshalItem(&out[i])
+		if err != nil {
+			return fmt.Errorf("%w: %w", streams.ErrPoison, err)
+		}
+		m := message.NewMessage(watermill.NewUUID(), payload)
+		m.Metadata.Set(MetaReplay, rp.cfg.Group)
+		if err := rp.pub.PublishContext(msg.Context(), rp.itemsOf[stream], m); err != nil {
+			return err
+		}
+	}
+	rp.items.Add(int64(len(out)))
+	return nil
+}
+
+// itemsFrom returns the items of an entry: the item itself, or the items the spider
+// yields on the response.
+func (rp *replayer) itemsFrom(msg *message.Message) ([]spiders.Item, error) {
+	if rp.cfg.Stage == streams.StageStore {
+		it, err := spiders.UnmarshalItem(msg.Payload)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w", streams.ErrPoison, err)
+		}
+		return []spiders.Item{*it}, nil
+	}
+	if err := ensureResponseDict(msg.Context(), rp.cfg.Client, rp.dicts, msg.Payload); err != nil {
+		return nil, err
+	}
+	r, err := spiders.UnmarshalResponseLimit(msg.Payload, rp.parse.maxBody())
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", streams.ErrPoison, err)
+	}
+	o, err := rp.parse.run(msg.Context(), r)
+	if err != nil {
+		return nil, err
+	}
+	rp.discarded.Add(int64(len(o.Requests)))
+	for i := range o.Items {
+		stamp(&o.Items[i], r)
+	}
+	return o.Items, nil
+}
+
+// reached reports whether every replayed stream is done: the group has read up to its
+// last entry (or has nothing unread) and acked everything.
+func (rp *replayer) reached(ctx context.Context) (bool, error) {
+	for _, stream := range rp.replayed {
+		st, err := streams.ReadGroupState(ctx, rp.cfg.Client, stream, rp.cfg.Group)
+		if err != nil {
+			return false, err
+		}
+		reached := streams.CompareIDs(st.LastDelivered, rp.toOf[stream]) >= 0 || !st.Unread()
+		if st.Pending > 0 || !reached {
+			return false, nil
+		}
+	}
+	return true, nil
 }
 
 // stamp sets the page's URL, fetch time and request meta on an item.

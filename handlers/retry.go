@@ -1,11 +1,12 @@
 package handlers
 
 import (
-	"math/rand/v2"
 	"net/http"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/streamcrawl/streamcrawl/streams/loop"
 )
 
 // Retry delays of the fetch stage.
@@ -21,15 +22,14 @@ func retryableStatus(code int) bool {
 	return code == http.StatusRequestTimeout || code == http.StatusTooManyRequests || code >= 500
 }
 
-// retryDelay returns the wait before retry number n (1-based): base×2^(n-1) with ±50%
-// jitter, or the server's Retry-After when it says so; capped at MaxRetryDelay.
+// retryDelay returns the wait before retry number n (1-based): the server's Retry-After
+// when it says so, else loop.Backoff (base×2^(n-1), ±50% jitter); capped at
+// MaxRetryDelay.
 func retryDelay(base time.Duration, n int, retryAfter string, now time.Time) time.Duration {
 	if d, ok := parseRetryAfter(retryAfter, now); ok {
 		return min(d, MaxRetryDelay)
 	}
-	d := base << min(max(n-1, 0), 20)
-	d = min(d, MaxRetryDelay)
-	return d/2 + rand.N(d+1)
+	return loop.Backoff(base, MaxRetryDelay, n)
 }
 
 // parseRetryAfter reads a Retry-After header: seconds or an HTTP date.

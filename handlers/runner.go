@@ -26,6 +26,9 @@ import (
 // (about 5 KB each in Redis when compressed).
 const DefaultMaxBacklog = 5000
 
+// sinkCloseTimeout bounds the flush of a sink when a run stops.
+const sinkCloseTimeout = 10 * time.Second
+
 // DefaultSeedPoll is how often fetch processes look for seeds pushed at runtime.
 const DefaultSeedPoll = 200 * time.Millisecond
 
@@ -135,10 +138,49 @@ func (c *Config) setDefaults() {
 // stageOfStream names the stage whose group reads each kind of stream.
 var stageOfStream = map[string]string{"requests": streams.StageFetch, "responses": streams.StageParse, "items": streams.StageStore}
 
+// component is a long-running part of a run beside the router (dispatcher, delayed
+// mover, seed poller, backlog watch, trimmer, ...): it works until ctx ends and
+// returns nil then.
+type component interface {
+	Run(ctx context.Context) error
+}
+
+// run is what the stages of one Run share, and what they leave to start and to close.
+type run struct {
+	cfg      Config
+	log      *zap.Logger
+	layout   frontier.Layout
+	keys     frontier.Keys
+	counters *streams.Counters
+	waits    *waitLog
+	outage   *streams.Outage
+	pub      *streams.Publisher
+	router   *message.Router
+	fr       *frontier.Frontier // the parse stage's, made once
+
+	background []component // started beside the router, stopped before closing
+	closers    []func()    // what the stages opened, closed in reverse order
+}
+
 // Run runs the configured stages until ctx ends (or, with UntilDone, until the crawl is
-// done), then shuts down in order: stop reading, let in-flight messages finish (up to the
-// subscriber's shutdown timeout), ack them, flush publishers, counters and the sink.
+// done). Each stage is built by its constructor (fetchStage, parseStage, storeStage),
+// which adds its handlers to one Watermill router and its background components (the
+// dispatcher, delayed mover, seed poller and backlog watch of the fetch stage; the
+// trimmer, wait log and progress watch of every run) to the run.
+//
+// Shutdown order, bounded by the subscriber's shutdown timeout and the sink's 10 s:
+//  1. stop reading: the router stops its subscribers, in-flight messages finish (up to
+//     the shutdown timeout) and are acked;
+//  2. the background components stop (each returns when its context ends);
+//  3. one last trim, so that nothing acked past retention stays;
+//  4. what the stages opened is closed in reverse order (host stats, hosts, frontiers,
+//     delayed set), then the publisher (flushing its batches), the parse stage's
+//     frontier and the counters (flushing their last counts);
+//  5. the sink is closed (flushed) last. The Redis client is the caller's.
 func Run(ctx context.Context, cfg Config) (err error) {
+	if cfg.Sink != nil {
+		defer closeSink(ctx, cfg.Sink, &err) // last, after everything that feeds it
+	}
 	if cfg.Client == nil || cfg.Spider == nil {
 		return errors.New("handlers: run needs a redis client and a spider")
 	}
@@ -146,180 +188,96 @@ func Run(ctx context.Context, cfg Config) (err error) {
 		return errors.New("handlers: no stage to run")
 	}
 	cfg.setDefaults()
-	log := cfg.Logger.With(zap.String("crawl", cfg.Spider.Name), zap.String("consumer", cfg.Consumer))
-	layout, err := OpenLayout(ctx, cfg.Client, cfg.Spider, log)
-	if err != nil {
+	r := &run{cfg: cfg, log: cfg.Logger.With(zap.String("crawl", cfg.Spider.Name), zap.String("consumer", cfg.Consumer))}
+	defer r.close()
+	if err := r.open(ctx); err != nil {
 		return err
 	}
-	keys := layout.Global()
+	for _, stage := range cfg.Stages {
+		if err := r.addStage(ctx, stage); err != nil {
+			return err
+		}
+	}
+	return r.serve(ctx)
+}
+
+// open reads the crawl's layout and makes what every stage shares: counters, the
+// outage state, the publisher and the router.
+func (r *run) open(ctx context.Context) error {
+	cfg := r.cfg
+	var err error
+	if r.layout, err = OpenLayout(ctx, cfg.Client, cfg.Spider, r.log); err != nil {
+		return err
+	}
+	r.keys = r.layout.Global()
 	if err := frontier.CheckSeedKey(ctx, cfg.Client, cfg.Spider.Name); err != nil {
 		return err
 	}
-
-	runCtx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var background sync.WaitGroup // goroutines beside the router, stopped before cleanup
-	defer background.Wait()
-	defer cancel()
-
-	counters := streams.NewCounters(cfg.Client, keys.Stats(), streams.DefaultCountersInterval)
-	waits := &waitLog{log: log}
-	counters.Observe(func(field string, n int64) {
-		waits.count(field, n)
+	r.counters = streams.NewCounters(cfg.Client, r.keys.Stats(), streams.DefaultCountersInterval)
+	r.waits = &waitLog{log: r.log}
+	r.counters.Observe(func(field string, n int64) {
+		r.waits.count(field, n)
 		cfg.Metrics.Count(field, n) // a nil Metrics does nothing
 	})
-	pub, err := streams.NewPublisher(cfg.Client)
-	if err != nil {
+	if r.pub, err = streams.NewPublisher(cfg.Client); err != nil {
 		return err
 	}
 	// One outage state per process: a stage that finds Redis refusing writes stops every
 	// stage's reading, and the crawl is not done while it lasts.
-	outage := streams.NewOutage(log, counters)
-	pub.HoldOnRefusal(outage)
-	var fr *frontier.Frontier
-	defer func() {
-		pub.Shutdown()
-		if fr != nil {
-			fr.Close()
-		}
-		counters.Close()
-		if cfg.Sink != nil {
-			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-			defer cancel()
-			if cerr := cfg.Sink.Close(cctx); cerr != nil && err == nil {
-				err = cerr
-			}
-		}
-	}()
-
-	router, err := message.NewRouter(message.RouterConfig{
+	r.outage = streams.NewOutage(r.log, r.counters)
+	r.pub.HoldOnRefusal(r.outage)
+	r.router, err = message.NewRouter(message.RouterConfig{
 		CloseTimeout: cfg.Subscriber.ShutdownTimeout + 10*time.Second,
-	}, newZapAdapter(log))
+	}, newZapAdapter(r.log))
 	if err != nil {
 		return fmt.Errorf("handlers: router: %w", err)
 	}
 	if cfg.Metrics != nil {
-		router.AddMiddleware(cfg.Metrics.Middleware) // outermost: sees recovered panics as errors
+		r.router.AddMiddleware(cfg.Metrics.Middleware) // outermost: sees recovered panics as errors
 	}
-	router.AddMiddleware(recordFailures(log, outage))
+	r.router.AddMiddleware(recordFailures(r.log, r.outage))
+	return nil
+}
 
-	for _, stage := range cfg.Stages {
-		slog := cfg.Logger.With(zap.String("crawl", cfg.Spider.Name), zap.String("consumer", cfg.Consumer))
-		scfg := cfg.Subscriber
-		scfg.Client, scfg.Group, scfg.Consumer, scfg.DeadStreamFor, scfg.Logger, scfg.Outage =
-			cfg.Client, stage, cfg.Consumer, frontier.DeadOf, slog, outage
-		if cfg.BeforeAck != nil {
-			hook, st := cfg.BeforeAck, stage
-			scfg.BeforeAck = func(m *message.Message) { hook(st, m) }
-		}
-		if cfg.Metrics != nil {
-			scfg.OnEvent = cfg.Metrics.SubscriberEvent
-		}
-		switch stage {
-		case streams.StageFetch:
-			order, defaults := frontier.Order(cfg.Spider.Settings.Order), hostDefaults(cfg.Spider.Settings)
-			defaults.CountUnread = cfg.CountUnread // #16: Hosts.Finish hands out within the window
-			delayed, err := frontier.NewDelayed(cfg.Client, layout, order, defaults)
-			if err != nil {
-				return err
-			}
-			defer delayed.Close()
-			dispatcher, err := frontier.NewDispatcher(frontier.DispatcherConfig{Client: cfg.Client, Layout: layout,
-				Window: cfg.Spider.Settings.FrontierWindow, CountUnread: cfg.CountUnread, Hosts: defaults, Logger: slog})
-			if err != nil {
-				return err
-			}
-			seedFrontier, err := NewFrontier(ctx, cfg.Client, cfg.Spider, -1, cfg.CountUnread, slog)
-			if err != nil {
-				return err
-			}
-			defer seedFrontier.Close()
-			scope, err := cfg.Spider.Scope()
-			if err != nil {
-				return err
-			}
-			seeds := &seedPoller{rdb: cfg.Client, spider: cfg.Spider, scope: scope, seeds: frontier.NewSeeds(cfg.Client, cfg.Spider.Name),
-				frontier: seedFrontier, dead: layout.Part(0).Dead(), counters: counters, log: slog}
-			background.Add(3)
-			go func() { defer background.Done(); delayed.Run(runCtx, frontier.DefaultDelayedInterval, slog) }()
-			go func() { defer background.Done(); dispatcher.Run(runCtx) }()
-			go func() { defer background.Done(); seeds.run(runCtx, DefaultSeedPoll) }()
-			hosts, err := frontier.NewHosts(cfg.Client, layout, defaults, order)
-			if err != nil {
-				return err
-			}
-			defer hosts.Close()
-			hostStats := streams.NewCounters(cfg.Client, keys.HostStats(), streams.DefaultCountersInterval)
-			defer hostStats.Close()
-			f, err := NewFetch(FetchConfig{Settings: cfg.Spider.Settings, Scope: scope, FollowFilter: cfg.Spider.FollowFilter, Delayed: delayed, Hosts: hosts,
-				Client: cfg.Client, Layout: layout, RetryBase: cfg.RetryBase, RobotsRetry: cfg.RobotsRetry, Counters: counters,
-				Metrics: cfg.Metrics, HostStats: hostStats, Logger: slog})
-			if err != nil {
-				return err
-			}
-			if cfg.Spider.Login != nil {
-				if err := f.loginOnce(ctx, cfg.Client, keys, cfg.Spider.Login); err != nil {
-					return err
-				}
-			}
-			scfg.MaxInFlight = cfg.Spider.Settings.Concurrency
-			if cfg.MaxBacklog > 0 {
-				var responses []string
-				for _, k := range layout.Parts() {
-					responses = append(responses, k.Responses())
-				}
-				backlog := streams.NewBacklog(cfg.Client, responses, streams.StageParse, cfg.MaxBacklog)
-				scfg.Gate = backlog.Under
-				background.Add(1)
-				go func() { defer background.Done(); backlog.Run(runCtx, 100*time.Millisecond) }()
-			}
-			sub, err := newStageSubscriber(scfg)
-			if err != nil {
-				return err
-			}
-			for i, k := range layout.Parts() {
-				router.AddHandler(handlerName(stage, i, layout), k.Requests(), sub, k.Responses(), pub, f.Handle)
-			}
-		case streams.StageParse:
-			if fr == nil {
-				if fr, err = NewFrontier(ctx, cfg.Client, cfg.Spider, 0, cfg.CountUnread, log); err != nil {
-					return err
-				}
-			}
-			p, err := NewParse(ParseConfig{Spider: cfg.Spider, Frontier: fr, Counters: counters, Logger: slog})
-			if err != nil {
-				return err
-			}
-			scfg.MaxInFlight = cfg.ParseConcurrency
-			sub, err := newStageSubscriber(scfg)
-			if err != nil {
-				return err
-			}
-			for i, k := range layout.Parts() {
-				router.AddConsumerHandler(handlerName(stage, i, layout), k.Responses(), sub, p.HandleIn(i))
-			}
-		case streams.StageStore:
-			s, err := NewStore(cfg.Sink, cfg.Processors, counters)
-			if err != nil {
-				return err
-			}
-			scfg.MaxInFlight = cfg.StoreConcurrency
-			sub, err := newStageSubscriber(scfg)
-			if err != nil {
-				return err
-			}
-			for i, k := range layout.Parts() {
-				router.AddConsumerHandler(handlerName(stage, i, layout), k.Items(), sub, s.Handle)
-			}
-		default:
-			return fmt.Errorf("handlers: unknown stage %q (want fetch, parse or store)", stage)
-		}
+// serve runs the router and the background components until ctx ends or the crawl is
+// done, then stops them in order (steps 1 to 3 of Run's shutdown).
+func (r *run) serve(ctx context.Context) error {
+	cfg := r.cfg
+	trim := r.trimmed(ctx)
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	w := &watcher{cfg: cfg, layout: r.layout, outage: r.outage, log: r.log, stop: cancel}
+	r.background = append(r.background, r.waits, &streams.Trimmer{Client: cfg.Client, Streams: trim, Interval: cfg.TrimInterval, Logger: r.log})
+	var background sync.WaitGroup
+	for _, c := range r.background {
+		background.Add(1)
+		go func() { defer background.Done(); _ = c.Run(runCtx) }() // nil when runCtx ends
 	}
+	watchDone := make(chan error, 1)
+	go func() { watchDone <- w.Run(runCtx) }()
+	r.log.Info("stages running", zap.Strings("stages", cfg.Stages))
+	err := r.router.Run(runCtx)
+	cancel()
+	background.Wait()
+	watchErr := <-watchDone
+	if err != nil {
+		return fmt.Errorf("handlers: %w", err)
+	}
+	// The last acks are in: leave nothing acked past retention behind.
+	tctx, tcancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	streams.TrimOnce(tctx, cfg.Client, trim, r.log)
+	tcancel()
+	return watchErr
+}
 
+// trimmed returns the streams this run trims (its stages' inputs) with their
+// retention, and records the retention for status.
+func (r *run) trimmed(ctx context.Context) map[string]streams.Retention {
+	cfg := r.cfg
 	trim := map[string]streams.Retention{}
 	recorded := map[string]streams.Retention{}
 	for _, stage := range cfg.Stages {
-		for _, k := range layout.Parts() {
+		for _, k := range r.layout.Parts() {
 			trim[k.Input(stage)] = cfg.Retain[stage]
 		}
 		for kind, st := range stageOfStream {
@@ -328,27 +286,27 @@ func Run(ctx context.Context, cfg Config) (err error) {
 			}
 		}
 	}
-	if err := streams.RecordRetention(ctx, cfg.Client, keys.Meta(), recorded); err != nil {
-		log.Debug("retention not recorded for status", zap.Error(err))
+	if err := streams.RecordRetention(ctx, cfg.Client, r.keys.Meta(), recorded); err != nil {
+		r.log.Debug("retention not recorded for status", zap.Error(err))
 	}
-	background.Add(2)
-	go func() { defer background.Done(); waits.run(runCtx, DefaultWaitLogInterval) }()
-	go func() {
-		defer background.Done()
-		streams.RunTrimmer(runCtx, cfg.Client, trim, cfg.TrimInterval, log)
-	}()
-	watchDone := make(chan error, 1)
-	go func() { watchDone <- watch(runCtx, cancel, cfg, layout, outage, log) }()
-	log.Info("stages running", zap.Strings("stages", cfg.Stages))
-	if err := router.Run(runCtx); err != nil {
-		return fmt.Errorf("handlers: %w", err)
+	return trim
+}
+
+// close closes what the run opened (steps 4 of Run's shutdown); safe on a run that
+// failed half-way through opening.
+func (r *run) close() {
+	for i := len(r.closers) - 1; i >= 0; i-- {
+		r.closers[i]()
 	}
-	cancel()
-	// The last acks are in: leave nothing acked past retention behind.
-	tctx, tcancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-	streams.TrimOnce(tctx, cfg.Client, trim, log)
-	tcancel()
-	return <-watchDone
+	if r.pub != nil {
+		r.pub.Shutdown()
+	}
+	if r.fr != nil {
+		r.fr.Close()
+	}
+	if r.counters != nil {
+		r.counters.Close()
+	}
 }
 
 // handlerName names the router handler of a stage's partition i.
@@ -362,54 +320,4 @@ func handlerName(stage string, i int, l frontier.Layout) string {
 func newStageSubscriber(cfg streams.SubscriberConfig) (*streams.Subscriber, error) {
 	cfg.BatchSize = min(max(cfg.BatchSize, streams.DefaultBatchSize), cfg.MaxInFlight)
 	return streams.NewSubscriber(cfg)
-}
-
-// watch logs progress and, with UntilDone, ends the run once the crawl is done.
-func watch(ctx context.Context, stop context.CancelFunc, cfg Config, layout frontier.Layout, outage *streams.Outage, log *zap.Logger) error {
-	t := time.NewTicker(cfg.PollInterval)
-	defer t.Stop()
-	lastLog := time.Now()
-	failures, seedWarned := 0, 0
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-t.C:
-		}
-		p, err := frontier.ReadProgress(ctx, cfg.Client, layout)
-		if err != nil {
-			if ctx.Err() == nil && failures%20 == 0 {
-				log.Warn("cannot read crawl progress; retrying", zap.Error(err))
-			}
-			failures++
-			continue
-		}
-		failures = 0
-		if err := p.Err(); err != nil {
-			// The crawl cannot finish: a run waiting for it to end stops with the error;
-			// services keep serving the rest and say so.
-			if cfg.UntilDone {
-				log.Error("cannot take start urls; stopping", zap.Error(err))
-				stop()
-				return err
-			}
-			if seedWarned%20 == 0 {
-				log.Error("cannot take start urls; the crawl cannot finish until the key is fixed", zap.Error(err))
-			}
-			seedWarned++
-		}
-		if time.Since(lastLog) >= 5*time.Second {
-			lastLog = time.Now()
-			fields := []zap.Field{}
-			for _, s := range p.Stages {
-				fields = append(fields, zap.Int64(s.Group+"_pending", s.Pending), zap.Bool(s.Group+"_unread", s.Unread))
-			}
-			log.Info("progress", fields...)
-		}
-		if cfg.UntilDone && p.Done() && !outage.Active() {
-			log.Info("crawl done: frontier empty, nothing pending or unread in any stage")
-			stop()
-			return nil
-		}
-	}
 }

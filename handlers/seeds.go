@@ -5,9 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/streamcrawl/streamcrawl/streams/frontier"
+	"github.com/streamcrawl/streamcrawl/streams/loop"
 
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/zap"
@@ -62,24 +62,9 @@ type seedPoller struct {
 	log      *zap.Logger
 }
 
-// run polls every interval until ctx ends.
-func (p *seedPoller) run(ctx context.Context, interval time.Duration) {
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	failures := 0
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		if err := p.poll(ctx); err != nil && ctx.Err() == nil {
-			if failures%50 == 0 {
-				p.log.Warn("taking runtime seeds failed; retrying", zap.Error(err))
-			}
-			failures++
-		}
-	}
+// Run polls every DefaultSeedPoll until ctx ends, then returns nil.
+func (p *seedPoller) Run(ctx context.Context) error {
+	return loop.Every(ctx, DefaultSeedPoll, loop.Config{Log: p.log, Msg: "taking runtime seeds failed; retrying"}, p.poll)
 }
 
 // poll queues one batch of seeds.

@@ -1,12 +1,15 @@
 package handlers
 
 import (
+	"cmp"
 	"context"
 	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
+
+	"github.com/streamcrawl/streamcrawl/streams/loop"
 )
 
 // DefaultWaitLogInterval is how often a fetch process sums up at INFO the requests that
@@ -27,6 +30,7 @@ func sampled(log *zap.Logger, n int) *zap.Logger {
 type waitLog struct {
 	retries, slow, robots atomic.Int64
 	log                   *zap.Logger
+	interval              time.Duration // default DefaultWaitLogInterval
 }
 
 // count is a streams.Counters observer.
@@ -41,20 +45,20 @@ func (w *waitLog) count(field string, n int64) {
 	}
 }
 
-// run logs every interval until ctx ends.
-func (w *waitLog) run(ctx context.Context, interval time.Duration) {
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		r, p, rb := w.retries.Swap(0), w.slow.Swap(0), w.robots.Swap(0)
-		if r+p+rb > 0 {
-			w.log.Info("requests waiting", zap.Duration("last", interval), zap.Int64("retries_scheduled", r),
-				zap.Int64("host_slowdowns", p), zap.Int64("robots_waits", rb))
-		}
+// Run logs every interval until ctx ends, then returns nil.
+func (w *waitLog) Run(ctx context.Context) error {
+	interval := cmp.Or(w.interval, DefaultWaitLogInterval)
+	return loop.Every(ctx, interval, loop.Config{}, func(context.Context) error {
+		w.flush(interval)
+		return nil
+	})
+}
+
+// flush logs the waits counted over the last interval, if any, and starts again.
+func (w *waitLog) flush(interval time.Duration) {
+	r, p, rb := w.retries.Swap(0), w.slow.Swap(0), w.robots.Swap(0)
+	if r+p+rb > 0 {
+		w.log.Info("requests waiting", zap.Duration("last", interval), zap.Int64("retries_scheduled", r),
+			zap.Int64("host_slowdowns", p), zap.Int64("robots_waits", rb))
 	}
 }

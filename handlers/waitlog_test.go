@@ -12,13 +12,13 @@ import (
 
 func TestWaitLogSumsWaitsAtInfo(t *testing.T) {
 	core, logs := observer.New(zapcore.InfoLevel)
-	w := &waitLog{log: zap.New(core)}
+	w := &waitLog{log: zap.New(core), interval: 5 * time.Millisecond}
 	w.count("retries_scheduled", 2)
 	w.count("host_slowdowns", 5)
 	w.count("pages_fetched", 9) // not a wait
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	go func() { defer close(done); w.run(ctx, 5*time.Millisecond) }()
+	go func() { defer close(done); _ = w.Run(ctx) }()
 	for logs.FilterMessage("requests waiting").Len() == 0 {
 		time.Sleep(time.Millisecond)
 	}

@@ -7,9 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"hash/maphash"
-	"io"
-	"os"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -29,22 +26,14 @@ import (
 // counted (DroppedFields). String values are written as they are, missing and nil values
 // as empty cells, other values JSON-encoded.
 type CSV struct {
-	path string
-	f    *os.File
-	seed maphash.Seed
-	keys map[uint64]struct{} // 64-bit hashes of the keys in the file; writer only
+	file *appendFile[*csvReq]
+	buf  bytes.Buffer // the writer's
 	// header is published once it is durable in the file; until then the writer
 	// encodes rows itself (it fixes the header from the first item).
-	header  atomic.Pointer[csvHeader]
-	newFile bool // the directory entry still needs an fsync
+	header atomic.Pointer[csvHeader]
 
 	dropMu  sync.Mutex
 	dropped map[string]int64
-
-	reqs chan *csvReq
-	stop chan struct{}
-	wg   sync.WaitGroup
-	once sync.Once
 }
 
 type csvReq struct {
@@ -165,18 +154,16 @@ func OpenCSV(path string, columns []string) (*CSV, error) {
 		}
 		want = h
 	}
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	file, err := openAppendFile[*csvReq](path)
 	if err != nil {
-		return nil, fmt.Errorf("processors: open %s: %w", path, err)
-	}
-	s := &CSV{path: path, f: f, seed: maphash.MakeSeed(), keys: map[uint64]struct{}{},
-		dropped: map[string]int64{}, reqs: make(chan *csvReq, 1024), stop: make(chan struct{})}
-	if err := s.load(want); err != nil {
-		_ = f.Close()
 		return nil, err
 	}
-	s.wg.Add(1)
-	go s.run()
+	s := &CSV{file: file, dropped: map[string]int64{}}
+	if err := s.load(want); err != nil {
+		_ = file.f.Close()
+		return nil, err
+	}
+	file.start(s.write)
 	return s, nil
 }
 
@@ -214,37 +201,23 @@ func (s *CSV) Store(ctx context.Context, it *spiders.Item) (bool, error) {
 		}
 		req.row, req.dropped = row, dropped
 	}
-	select {
-	case s.reqs <- req:
-	case <-s.stop:
-		return false, errors.New("processors: csv sink closed")
-	case <-ctx.Done():
-		return false, ctx.Err()
-	}
-	if err := <-req.done; err != nil {
+	if err := s.file.submit(ctx, req, req.done, "csv"); err != nil {
 		return false, err
 	}
 	return !req.dup, nil
 }
 
-func (s *CSV) run() {
-	defer s.wg.Done()
-	var buf bytes.Buffer
-	batchLoop(s.reqs, s.stop, func(batch []*csvReq) { s.write(batch, &buf) })
-}
-
 // write appends the new items of batch (and the header, if the file has none yet) with
 // one write and one fsync, then answers all.
-func (s *CSV) write(batch []*csvReq, buf *bytes.Buffer) {
+func (s *CSV) write(batch []*csvReq) {
+	buf := &s.buf
 	buf.Reset()
 	h := s.header.Load()
 	var newHeader *csvHeader
-	var added []uint64
 	var written []*csvReq
-	inBatch := map[uint64]bool{}
+	keys := s.file.newBatch()
 	for _, r := range batch {
-		hash := maphash.String(s.seed, r.key)
-		if _, ok := s.keys[hash]; ok || inBatch[hash] {
+		if keys.known(r.key) {
 			r.dup = true
 			continue
 		}
@@ -262,18 +235,15 @@ func (s *CSV) write(batch []*csvReq, buf *bytes.Buffer) {
 			}
 			r.row, r.dropped = row, dropped
 		}
-		inBatch[hash] = true
-		added = append(added, hash)
+		keys.add(r.key)
 		written = append(written, r)
 		buf.Write(r.row)
 	}
 	var err error
 	if buf.Len() > 0 {
-		err = s.append(buf.Bytes())
+		err = s.file.append(buf.Bytes())
 		if err == nil {
-			for _, hash := range added {
-				s.keys[hash] = struct{}{}
-			}
+			keys.commit()
 			if newHeader != nil {
 				s.header.Store(newHeader)
 			}
@@ -285,27 +255,6 @@ func (s *CSV) write(batch []*csvReq, buf *bytes.Buffer) {
 			r.done <- err
 		}
 	}
-}
-
-// append writes b at the end of the file and fsyncs it; on failure it cuts the file back
-// to where it was, so no partial row stays behind.
-func (s *CSV) append(b []byte) error {
-	_, err := s.f.Write(b)
-	if err == nil {
-		err = s.f.Sync()
-	}
-	if err == nil && s.newFile {
-		if err = syncDir(s.path); err == nil {
-			s.newFile = false
-		}
-	}
-	if err != nil {
-		if off, serr := s.f.Seek(-int64(len(b)), io.SeekCurrent); serr == nil {
-			_ = s.f.Truncate(off)
-		}
-		return fmt.Errorf("processors: write %s: %w", s.path, err)
-	}
-	return nil
 }
 
 func (s *CSV) countDropped(written []*csvReq) {
@@ -320,19 +269,5 @@ func (s *CSV) countDropped(written []*csvReq) {
 
 // Close stops the writer and closes the file.
 func (s *CSV) Close(ctx context.Context) error {
-	s.once.Do(func() { close(s.stop) })
-	s.wg.Wait()
-	for { // answer anything that raced with close
-		select {
-		case r := <-s.reqs:
-			r.done <- errors.New("processors: csv sink closed")
-			continue
-		default:
-		}
-		break
-	}
-	if err := s.f.Close(); err != nil {
-		return fmt.Errorf("processors: close %s: %w", s.path, err)
-	}
-	return nil
+	return s.file.close("csv", func(r *csvReq, err error) { r.done <- err })
 }

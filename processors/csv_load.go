@@ -5,10 +5,7 @@ import (
 	"encoding/csv"
 	"errors"
 	"fmt"
-	"hash/maphash"
 	"io"
-	"os"
-	"path/filepath"
 	"slices"
 )
 
@@ -16,16 +13,16 @@ import (
 // row. A file without a complete header row starts over: it gets want (when set) as its
 // header, or the one chosen from the first item.
 func (s *CSV) load(want *csvHeader) error {
-	st, err := s.f.Stat()
+	st, err := s.file.f.Stat()
 	if err != nil {
-		return fmt.Errorf("processors: %s: %w", s.path, err)
+		return fmt.Errorf("processors: %s: %w", s.file.path, err)
 	}
 	size := st.Size()
 	lastNL := false
 	if size > 0 {
 		var b [1]byte
-		if _, err := s.f.ReadAt(b[:], size-1); err != nil {
-			return fmt.Errorf("processors: read %s: %w", s.path, err)
+		if _, err := s.file.f.ReadAt(b[:], size-1); err != nil {
+			return fmt.Errorf("processors: read %s: %w", s.file.path, err)
 		}
 		lastNL = b[0] == '\n'
 	}
@@ -33,18 +30,14 @@ func (s *CSV) load(want *csvHeader) error {
 	if err != nil {
 		return err
 	}
-	if err := s.f.Truncate(good); err != nil {
-		return fmt.Errorf("processors: truncate torn row of %s: %w", s.path, err)
-	}
-	if _, err := s.f.Seek(good, io.SeekStart); err != nil {
-		return fmt.Errorf("processors: %s: %w", s.path, err)
+	if err := s.file.cut(good); err != nil {
+		return err
 	}
 	if good > 0 {
 		return nil
 	}
-	s.newFile = true
 	if want != nil {
-		if err := s.append(want.line); err != nil {
+		if err := s.file.append(want.line); err != nil {
 			return err
 		}
 		s.header.Store(want)
@@ -56,10 +49,10 @@ func (s *CSV) load(want *csvHeader) error {
 // header row and every complete row after it. A row is torn when the file ends in it
 // without a newline, or inside a quoted cell; any other malformed row is an error.
 func (s *CSV) scan(size int64, lastNL bool) (good int64, err error) {
-	if _, err := s.f.Seek(0, io.SeekStart); err != nil {
-		return 0, fmt.Errorf("processors: %s: %w", s.path, err)
+	if _, err := s.file.f.Seek(0, io.SeekStart); err != nil {
+		return 0, fmt.Errorf("processors: %s: %w", s.file.path, err)
 	}
-	r := csv.NewReader(bufio.NewReaderSize(s.f, 1<<20))
+	r := csv.NewReader(bufio.NewReaderSize(s.file.f, 1<<20))
 	r.ReuseRecord = true
 	var keyCol = -1
 	for {
@@ -72,32 +65,22 @@ func (s *CSV) scan(size int64, lastNL bool) (good int64, err error) {
 			return good, nil // torn last row: cut it
 		}
 		if err != nil {
-			return 0, fmt.Errorf("processors: %s: not a csv file written by this sink: %w", s.path, err)
+			return 0, fmt.Errorf("processors: %s: not a csv file written by this sink: %w", s.file.path, err)
 		}
 		if keyCol < 0 {
 			h, herr := newCSVHeader(slices.Clone(rec))
 			if herr != nil {
-				return 0, fmt.Errorf("processors: %s: header: %w", s.path, herr)
+				return 0, fmt.Errorf("processors: %s: header: %w", s.file.path, herr)
 			}
 			keyCol = h.index["_key"]
 			s.header.Store(h)
 		} else {
 			if rec[keyCol] == "" {
 				line, _ := r.FieldPos(keyCol)
-				return 0, fmt.Errorf("processors: %s:%d: row has no _key", s.path, line)
+				return 0, fmt.Errorf("processors: %s:%d: row has no _key", s.file.path, line)
 			}
-			s.keys[maphash.String(s.seed, rec[keyCol])] = struct{}{}
+			s.file.index(rec[keyCol])
 		}
 		good = r.InputOffset()
 	}
-}
-
-// syncDir fsyncs the directory holding path, so a newly created file survives a crash.
-func syncDir(path string) error {
-	d, err := os.Open(filepath.Dir(path))
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
 }

@@ -23,5 +23,8 @@
 //     (the pipeline retries them), except that a batch rejected for one row's data is
 //     retried row by row so only that item fails.
 //
+// The JSONL and CSV sinks share one core (appendfile.go): the file, its key index, the
+// group-commit writer and the cut of a torn tail; each sink only encodes its records.
+//
 // Package processorstest starts a real PostgreSQL server for the tests.
 package processors

@@ -1,6 +1,7 @@
 package processors
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/streamcrawl/streamcrawl/spiders"
+	"github.com/streamcrawl/streamcrawl/streams/loop"
 )
 
 // Defaults of PostgresConfig.
@@ -50,11 +52,11 @@ type PostgresConfig struct {
 }
 
 func (c *PostgresConfig) setDefaults() {
-	setDefault(&c.Table, DefaultPostgresTable)
-	setDefault(&c.BatchSize, DefaultPostgresBatchSize)
-	setDefault(&c.FlushInterval, DefaultPostgresFlushInterval)
-	setDefault(&c.Writers, DefaultPostgresWriters)
-	setDefault(&c.WriteTimeout, DefaultPostgresWriteTimeout)
+	c.Table = cmp.Or(c.Table, DefaultPostgresTable)
+	c.BatchSize = cmp.Or(c.BatchSize, DefaultPostgresBatchSize)
+	c.FlushInterval = cmp.Or(c.FlushInterval, DefaultPostgresFlushInterval)
+	c.Writers = cmp.Or(c.Writers, DefaultPostgresWriters)
+	c.WriteTimeout = cmp.Or(c.WriteTimeout, DefaultPostgresWriteTimeout)
 	if c.Logger == nil {
 		c.Logger = zap.NewNop()
 	}
@@ -74,13 +76,6 @@ func (c *PostgresConfig) Validate() error {
 	}
 	_, err := parseTable(c.Table)
 	return err
-}
-
-func setDefault[T comparable](v *T, def T) {
-	var zero T
-	if *v == zero {
-		*v = def
-	}
 }
 
 // Postgres is a sink that inserts items into a PostgreSQL table, one row per item key:
@@ -108,7 +103,7 @@ type Postgres struct {
 	reqs    chan *pgReq
 	batches chan []*pgReq
 	wg      sync.WaitGroup
-	errLog  rateLog
+	errLog  *loop.Errors // at most one failure line a second
 
 	stats struct{ batches, rows, stored, dups, failed atomic.Int64 }
 }
@@ -219,24 +214,6 @@ func (s *Postgres) Close(ctx context.Context) error {
 	s.log.Info("postgres sink closed", zap.Int64("batches", st.Batches), zap.Int64("stored", st.Stored),
 		zap.Int64("duplicates", st.Duplicates), zap.Int64("failed_batches", st.FailedBatches))
 	return err
-}
-
-// rateLog lets one error log line through per second and counts the others.
-type rateLog struct {
-	mu         sync.Mutex
-	last       time.Time
-	suppressed int
-}
-
-func (r *rateLog) allow() (ok bool, suppressed int) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if time.Since(r.last) < time.Second {
-		r.suppressed++
-		return false, 0
-	}
-	r.last, suppressed, r.suppressed = time.Now(), r.suppressed, 0
-	return true, suppressed
 }
 
 var _ Sink = (*Postgres)(nil)

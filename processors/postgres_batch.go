@@ -129,10 +129,7 @@ func (s *Postgres) insertTimed(rows []*pgReq) error {
 	defer cancel()
 	err := s.insert(ctx, rows)
 	if err != nil {
-		if ok, suppressed := s.errLog.allow(); ok {
-			s.log.Warn("postgres batch failed", zap.Int("items", len(rows)),
-				zap.Int("errors_not_logged", suppressed), zap.Error(err))
-		}
+		s.errLog.Warn("postgres batch failed", err, zap.Int("items", len(rows)))
 	}
 	return err
 }

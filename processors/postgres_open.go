@@ -14,6 +14,8 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"go.uber.org/zap"
+
+	"github.com/streamcrawl/streamcrawl/streams/loop"
 )
 
 // defaultConnectTimeout applies when the URL sets no connect_timeout.
@@ -52,6 +54,7 @@ func OpenPostgres(ctx context.Context, cfg PostgresConfig) (*Postgres, error) {
 		log: cfg.Logger.With(zap.String("sink", "postgres"), zap.String("addr", addr),
 			zap.String("database", cc.Database), zap.String("table", cfg.Table)),
 		reqs: make(chan *pgReq, cfg.BatchSize), batches: make(chan []*pgReq)}
+	s.errLog = loop.NewErrors(s.log, time.Second)
 	s.ins = fmt.Sprintf(insertSQL, s.table)
 	if err := s.prepareTable(ctx); err != nil {
 		pool.Close()

@@ -39,6 +39,11 @@ type Response struct {
 	Truncated bool
 	// FetchedAt is when the fetch completed.
 	FetchedAt time.Time
+	// Spider is the spider whose callback parses the response (the parse stage sets
+	// it). When set, Follow returns an error for a callback name it has not
+	// registered, so a typo fails where it is made rather than when the followed page
+	// is parsed.
+	Spider *Spider
 
 	docOnce sync.Once
 	doc     *goquery.Document
@@ -130,8 +135,12 @@ func (r *Response) Resolve(href string) (string, error) {
 }
 
 // Follow returns a request for href (resolved against the page) parsed by callback, one
-// level deeper than this response, carrying the request's meta.
+// level deeper than this response, carrying the request's meta. It returns an error for
+// a malformed href, and for a callback the response's Spider has not registered.
 func (r *Response) Follow(href, callback string) (*Request, error) {
+	if r.Spider != nil && !r.Spider.HasCallback(callback) {
+		return nil, fmt.Errorf("spiders: follow %s: spider %q has no callback %q (has %v)", href, r.Spider.Name, callback, r.Spider.callbackNames())
+	}
 	abs, err := r.Resolve(href)
 	if err != nil {
 		return nil, err

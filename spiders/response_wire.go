@@ -43,9 +43,17 @@ const MaxDecodedBody = 256 << 20
 // maxResponseHead bounds a version 3 response's JSON head (request, URL, headers).
 const maxResponseHead = 1 << 20
 
-// zstdEncoder compresses responses without a dictionary. EncodeAll is safe for
-// concurrent use and runs up to GOMAXPROCS encodes at once.
-var zstdEncoder, _ = zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest))
+// encoderOptions are the options of every response encoder: the fastest level (chosen
+// by measurement, see the README), up to GOMAXPROCS encodes at once (EncodeAll is safe
+// for concurrent use), and a 512 KB window: each concurrent encode keeps a history of
+// its window, 8 MB by default, and a page's repeats are within a few KB.
+func encoderOptions(more ...zstd.EOption) []zstd.EOption {
+	return append([]zstd.EOption{zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithWindowSize(512 << 10),
+		zstd.WithLowerEncoderMem(true)}, more...)
+}
+
+// zstdEncoder compresses responses without a dictionary.
+var zstdEncoder, _ = zstd.NewWriter(nil, encoderOptions()...)
 
 // responseHead is a version 3 response on a stream, but its body.
 type responseHead struct {

@@ -1,6 +1,7 @@
 package spiders
 
 import (
+	"cmp"
 	"fmt"
 	"net/netip"
 	"regexp"
@@ -95,7 +96,7 @@ type Settings struct {
 	// AllowPrivateNetworks lets the crawl reach loopback, private and link-local
 	// addresses. Default false: a crawler follows untrusted links and must not become a
 	// way into the network it runs in.
-	AllowPrivateNetworks *bool `yaml:"allow_private_networks"`
+	AllowPrivateNetworks bool `yaml:"allow_private_networks"`
 	// AllowNetworks lets the crawl reach exactly these non-public targets: CIDRs
 	// ("127.0.0.1/32", "10.1.2.0/24"), single addresses, or host names (any address
 	// they resolve to). Every other loopback, private, link-local and metadata address
@@ -113,7 +114,7 @@ type Settings struct {
 	Limits []LimitRule `yaml:"limits"`
 	// Autothrottle raises a host's delay towards its observed response time, like
 	// Scrapy's AutoThrottle with a target concurrency of 1. Default false.
-	Autothrottle *bool `yaml:"autothrottle"`
+	Autothrottle bool `yaml:"autothrottle"`
 
 	// Dedup is how the crawl remembers the URLs it has queued: "exact" (the default:
 	// binary fingerprints bucketed into small hashes, ~23 bytes per URL), "bloom" (a
@@ -172,42 +173,22 @@ type LimitRule struct {
 
 // SetDefaults fills zero values with the defaults.
 func (s *Settings) SetDefaults() {
-	if s.Concurrency == 0 {
-		s.Concurrency = DefaultConcurrency
-	}
-	if s.UserAgent == "" {
-		s.UserAgent = DefaultUserAgent
-	}
-	if s.DownloadTimeout == 0 {
-		s.DownloadTimeout = DefaultDownloadTimeout
-	}
-	if s.ConnectTimeout == 0 {
-		s.ConnectTimeout = DefaultConnectTimeout
-	}
-	if s.MaxBodySize == 0 {
-		s.MaxBodySize = DefaultMaxBodySize
-	}
-	if s.MaxURLLength == 0 {
-		s.MaxURLLength = DefaultMaxURLLength
-	}
-	if s.MaxItemSize == 0 {
-		s.MaxItemSize = DefaultMaxItemSize
-	}
-	if s.PerHostConcurrency == 0 {
-		s.PerHostConcurrency = DefaultPerHostConc
-	}
-	if s.FrontierWindow == 0 {
-		s.FrontierWindow = 4 * s.Concurrency
-	}
-	if s.Partitions == 0 {
-		s.Partitions = 1
-	}
+	s.Concurrency = cmp.Or(s.Concurrency, DefaultConcurrency)
+	s.UserAgent = cmp.Or(s.UserAgent, DefaultUserAgent)
+	s.DownloadTimeout = cmp.Or(s.DownloadTimeout, DefaultDownloadTimeout)
+	s.ConnectTimeout = cmp.Or(s.ConnectTimeout, DefaultConnectTimeout)
+	s.MaxBodySize = cmp.Or(s.MaxBodySize, DefaultMaxBodySize)
+	s.MaxURLLength = cmp.Or(s.MaxURLLength, DefaultMaxURLLength)
+	s.MaxItemSize = cmp.Or(s.MaxItemSize, DefaultMaxItemSize)
+	s.PerHostConcurrency = cmp.Or(s.PerHostConcurrency, DefaultPerHostConc)
+	s.FrontierWindow = cmp.Or(s.FrontierWindow, 4*s.Concurrency)
+	s.Partitions = cmp.Or(s.Partitions, 1)
 }
 
 // PrivateNetworksAllowed reports allow_private_networks (default false: no requests to
 // loopback, private or link-local addresses, checked after DNS resolution).
 func (s *Settings) PrivateNetworksAllowed() bool {
-	return s.AllowPrivateNetworks != nil && *s.AllowPrivateNetworks
+	return s.AllowPrivateNetworks
 }
 
 // Networks splits AllowNetworks into address prefixes and lower-case host names.

@@ -57,8 +57,14 @@ type Spider struct {
 	Callbacks map[string]Callback
 }
 
-// Handle registers fn as the callback called name.
+// Handle registers fn as the callback called name. Requests name their callback
+// (Response.Follow, NewRequest) because they travel through Redis to whichever process
+// parses them, so every process must register the same callbacks. Handle panics on an
+// empty name or a nil fn, as http.HandleFunc does: both are mistakes in the program.
 func (s *Spider) Handle(name string, fn Callback) {
+	if name == "" || fn == nil {
+		panic(fmt.Sprintf("spiders: Handle(%q) needs a name and a callback", name))
+	}
 	if s.Callbacks == nil {
 		s.Callbacks = map[string]Callback{}
 	}
@@ -75,6 +81,20 @@ func (s *Spider) Callback(name string) (Callback, error) {
 		return nil, fmt.Errorf("spiders: spider %q has no callback %q (has %v)", s.Name, name, s.callbackNames())
 	}
 	return fn, nil
+}
+
+// HasCallback reports whether a request naming callback can be parsed by this spider:
+// a registered callback, a built-in one (SitemapCallback, RobotsSitemapsCallback), or ""
+// for DefaultCallback.
+func (s *Spider) HasCallback(name string) bool {
+	switch name {
+	case SitemapCallback, RobotsSitemapsCallback:
+		return true
+	case "":
+		name = DefaultCallback
+	}
+	_, ok := s.Callbacks[name]
+	return ok
 }
 
 func (s *Spider) callbackNames() []string {

@@ -5,9 +5,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/streamcrawl/streamcrawl/streams/internal/rkit"
-
 	"github.com/redis/go-redis/v9"
+
+	"github.com/streamcrawl/streamcrawl/streams/loop"
 )
 
 // acker sends XACKs in batches. An ID waits at most interval: it goes with the
@@ -21,7 +21,7 @@ type acker struct {
 	group    string
 	batch    int
 	interval time.Duration
-	errLog   *rkit.RateLimited
+	errLog   *loop.Errors
 
 	mu      sync.Mutex
 	pending []string
@@ -33,7 +33,7 @@ type acker struct {
 	once sync.Once
 }
 
-func newAcker(rdb redis.UniversalClient, stream, group string, batch int, interval time.Duration, errLog *rkit.RateLimited) *acker {
+func newAcker(rdb redis.UniversalClient, stream, group string, batch int, interval time.Duration, errLog *loop.Errors) *acker {
 	a := &acker{rdb: rdb, stream: stream, group: group, batch: batch, interval: interval, errLog: errLog,
 		wake: make(chan struct{}, 1), stop: make(chan struct{})}
 	a.wg.Add(1)

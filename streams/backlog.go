@@ -6,12 +6,21 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/streamcrawl/streamcrawl/streams/loop"
 )
+
+// DefaultBacklogInterval is how often a Backlog looks at its group.
+const DefaultBacklogInterval = 100 * time.Millisecond
 
 // Backlog watches how many entries a group has not finished (unread plus pending) and
 // tells whether it is under a bound; a Subscriber's Gate uses it so that fetchers slow
 // down when the parse stage falls behind, which bounds the responses stream's memory.
 type Backlog struct {
+	// Interval is how often Run looks. NewBacklog sets DefaultBacklogInterval; change
+	// it before Run.
+	Interval time.Duration
+
 	rdb     redis.UniversalClient
 	streams []string
 	group   string
@@ -23,7 +32,7 @@ type Backlog struct {
 // NewBacklog returns a watcher of group on streams (one per partition; the backlog is
 // their sum) with bound max (> 0).
 func NewBacklog(rdb redis.UniversalClient, streams []string, group string, max int64) *Backlog {
-	b := &Backlog{rdb: rdb, streams: streams, group: group, max: max}
+	b := &Backlog{Interval: DefaultBacklogInterval, rdb: rdb, streams: streams, group: group, max: max}
 	b.under.Store(true)
 	return b
 }
@@ -34,23 +43,16 @@ func (b *Backlog) Under() bool { return b.under.Load() }
 // Size is the backlog at the last look.
 func (b *Backlog) Size() int64 { return b.size.Load() }
 
-// Run looks every interval until ctx ends. When it cannot look, it keeps the last answer.
-func (b *Backlog) Run(ctx context.Context, interval time.Duration) {
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for first := true; ; first = false {
-		if !first {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-			}
-		}
+// Run looks at once and then every Interval until ctx ends, then returns nil. When it
+// cannot look, it keeps the last answer.
+func (b *Backlog) Run(ctx context.Context) error {
+	return loop.Every(ctx, b.Interval, loop.Config{Now: true}, func(ctx context.Context) error {
 		if n, ok := b.look(ctx); ok {
 			b.size.Store(n)
 			b.under.Store(n < b.max)
 		}
-	}
+		return nil
+	})
 }
 
 // look sums the group's unread and pending entries over the streams; false when it

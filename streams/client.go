@@ -57,13 +57,16 @@ func (c *Client) Close() error {
 	return err
 }
 
-// quietRedis keeps go-redis's own logger (dial failures printed to stderr) out of the
-// output: our components log failures themselves, rate-limited, through zap.
+// QuietRedisLog stops go-redis from printing its own messages (dial failures, pool
+// notices) to stderr, for the whole program: go-redis has one global logger. A program
+// whose components log failures themselves, rate-limited, through zap (as every
+// streams component does) calls it once in main; a library never does.
+func QuietRedisLog() { redis.SetLogger(quietRedis{}) }
+
+// quietRedis is a go-redis logger that drops every message.
 type quietRedis struct{}
 
-func (quietRedis) Printf(context.Context, string, ...interface{}) {}
-
-func init() { redis.SetLogger(quietRedis{}) }
+func (quietRedis) Printf(context.Context, string, ...any) {}
 
 // Connect opens a client, checks that the server answers, and warns (through the
 // logger) when the server's settings could lose crawl state.

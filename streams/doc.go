@@ -6,8 +6,11 @@
 // through a Subscriber that reads and acks in batches, reclaims the entries of dead
 // consumers with XAUTOCLAIM and moves poison entries to dead letters, and writes its
 // output through a Publisher that pipelines concurrent XADDs into one round trip.
-// Trim removes what every group has acked, past retention. Connect opens a Redis or a
-// Redis Cluster and checks its settings.
+// Trim (and a Trimmer, periodically) removes what every group has acked, past
+// retention; a Backlog watches a group's backlog for a Subscriber's Gate; Counters
+// batch the crawl's stats; an Outage holds writers while Redis refuses them. Connect
+// opens a Redis, a Redis Cluster or an embedded Redis and checks its settings;
+// InfoNumbers reads INFO. Long-running parts have Run(ctx) error.
 //
 // The crawl's state beside the streams (keys, dedup, the host-scheduled frontier,
 // progress and status) is package streams/frontier.

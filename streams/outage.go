@@ -8,6 +8,8 @@ import (
 
 	"github.com/ThreeDotsLabs/watermill/message"
 	"go.uber.org/zap"
+
+	"github.com/streamcrawl/streamcrawl/streams/loop"
 )
 
 // MetaOutage marks a message whose handler failed because Redis refused a write for a
@@ -188,7 +190,8 @@ func (o *Outage) ended() <-chan struct{} {
 	return o.notified
 }
 
-// outageBackoff is the wait before write attempt n (0-based) during an outage.
+// outageBackoff is the wait before write attempt n (0-based) during an outage: from
+// 50-150 ms up to 5 s.
 func outageBackoff(n int) time.Duration {
-	return min(100*time.Millisecond<<min(n, 6), 5*time.Second)
+	return loop.Backoff(100*time.Millisecond, 5*time.Second, n+1)
 }

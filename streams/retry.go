@@ -3,11 +3,12 @@ package streams
 import (
 	"context"
 	"fmt"
-	"math/rand/v2"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/zap"
+
+	"github.com/streamcrawl/streamcrawl/streams/loop"
 )
 
 // redeliverScript takes a nacked entry back for another delivery, or moves it to dead
@@ -42,9 +43,7 @@ func (s *subscription) retry(id string, deliveries int, lastErr string) {
 	if lastErr == "" {
 		lastErr = "handler failed (no error recorded)"
 	}
-	wait := s.cfg.RetryBackoff << max(0, min(deliveries-1, 16))
-	wait = min(wait, s.cfg.MaxRetryBackoff)
-	wait = wait/2 + rand.N(wait/2+1)
+	wait := loop.Backoff(s.cfg.RetryBackoff, s.cfg.MaxRetryBackoff, deliveries)
 	if !sleepCtx(s.ctx, wait) {
 		return // shutting down: stays pending for our restart or a reclaim
 	}

@@ -1,6 +1,7 @@
 package streams
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -114,19 +115,19 @@ func (c *SubscriberConfig) setDefaults() {
 	if c.StartID == "" {
 		c.StartID = "0"
 	}
-	rkit.SetDefault(&c.BatchSize, DefaultBatchSize)
-	rkit.SetDefault(&c.MaxInFlight, DefaultMaxInFlight)
-	rkit.SetDefault(&c.BlockTime, DefaultBlockTime)
-	rkit.SetDefault(&c.ReadLinger, DefaultReadLinger)
-	rkit.SetDefault(&c.AckBatch, DefaultAckBatch)
-	rkit.SetDefault(&c.AckInterval, DefaultAckInterval)
-	rkit.SetDefault(&c.MaxDeliveries, DefaultMaxDeliveries)
-	rkit.SetDefault(&c.RetryBackoff, DefaultRetryBackoff)
-	rkit.SetDefault(&c.MaxRetryBackoff, DefaultMaxRetryBackoff)
-	rkit.SetDefault(&c.MinIdle, DefaultMinIdle)
-	rkit.SetDefault(&c.ClaimInterval, DefaultClaimInterval)
-	rkit.SetDefault(&c.ClaimBatch, DefaultClaimBatch)
-	rkit.SetDefault(&c.ShutdownTimeout, DefaultShutdownTimeout)
+	c.BatchSize = cmp.Or(c.BatchSize, DefaultBatchSize)
+	c.MaxInFlight = cmp.Or(c.MaxInFlight, DefaultMaxInFlight)
+	c.BlockTime = cmp.Or(c.BlockTime, DefaultBlockTime)
+	c.ReadLinger = cmp.Or(c.ReadLinger, DefaultReadLinger)
+	c.AckBatch = cmp.Or(c.AckBatch, DefaultAckBatch)
+	c.AckInterval = cmp.Or(c.AckInterval, DefaultAckInterval)
+	c.MaxDeliveries = cmp.Or(c.MaxDeliveries, DefaultMaxDeliveries)
+	c.RetryBackoff = cmp.Or(c.RetryBackoff, DefaultRetryBackoff)
+	c.MaxRetryBackoff = cmp.Or(c.MaxRetryBackoff, DefaultMaxRetryBackoff)
+	c.MinIdle = cmp.Or(c.MinIdle, DefaultMinIdle)
+	c.ClaimInterval = cmp.Or(c.ClaimInterval, DefaultClaimInterval)
+	c.ClaimBatch = cmp.Or(c.ClaimBatch, DefaultClaimBatch)
+	c.ShutdownTimeout = cmp.Or(c.ShutdownTimeout, DefaultShutdownTimeout)
 	if c.Logger == nil {
 		c.Logger = zap.NewNop()
 	}

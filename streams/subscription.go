@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/streamcrawl/streamcrawl/streams/internal/rkit"
+	"github.com/streamcrawl/streamcrawl/streams/loop"
 
 	"github.com/ThreeDotsLabs/watermill/message"
 	"github.com/redis/go-redis/v9"
@@ -23,7 +24,7 @@ type subscription struct {
 	stream string
 	dead   string // the dead-letter stream
 	log    *zap.Logger
-	errLog *rkit.RateLimited
+	errLog *loop.Errors
 
 	out   chan *message.Message
 	slots chan struct{} // one token per message in flight
@@ -46,7 +47,7 @@ func newSubscription(parent context.Context, cfg SubscriberConfig, stream string
 	ctx, cancel := context.WithCancel(parent)
 	hard, hardStop := context.WithCancel(context.WithoutCancel(parent))
 	s := &subscription{
-		cfg: cfg, rdb: cfg.Client, stream: stream, dead: cfg.DeadStream, log: log, errLog: rkit.NewRateLimited(log, 5*time.Second),
+		cfg: cfg, rdb: cfg.Client, stream: stream, dead: cfg.DeadStream, log: log, errLog: loop.NewErrors(log, 5*time.Second),
 		out: make(chan *message.Message), slots: slots,
 		ctx: ctx, cancel: cancel, hard: hard, hardStop: hardStop,
 		inflight: map[string]time.Time{},

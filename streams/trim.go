@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/streamcrawl/streamcrawl/streams/internal/rkit"
+	"github.com/streamcrawl/streamcrawl/streams/loop"
 
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/zap"
@@ -197,35 +198,47 @@ func overBytes(ctx context.Context, rdb redis.UniversalClient, stream string, ma
 	return min(n, int64(math.Ceil((float64(used)-target)/per))), nil
 }
 
-// RunTrimmer trims the given streams every interval until ctx ends; streams with a byte
-// limit at least four times a second, so that they overshoot it by no more than a
-// quarter second of inflow. Any number of processes may trim the same stream at once.
-func RunTrimmer(ctx context.Context, rdb redis.UniversalClient, streams map[string]Retention, interval time.Duration, log *zap.Logger) {
+// Trimmer trims streams to their retention, periodically (see Trim). Any number of
+// processes may trim the same stream at once.
+type Trimmer struct {
+	// Client is the Redis client; Run does not close it.
+	Client redis.UniversalClient
+	// Streams are the streams to trim, with their retention.
+	Streams map[string]Retention
+	// Interval is how often every stream is trimmed. Default DefaultTrimInterval.
+	Interval time.Duration
+	// Logger; nil means no-op.
+	Logger *zap.Logger
+}
+
+// Run trims every Interval until ctx ends, then returns nil; streams with a byte limit
+// at least four times a second, so that they overshoot it by no more than a quarter
+// second of inflow. A failed trim is logged (at most once a minute) and tried again.
+func (tr *Trimmer) Run(ctx context.Context) error {
+	log := tr.Logger
 	if log == nil {
 		log = zap.NewNop()
 	}
-	errLog := rkit.NewRateLimited(log, time.Minute)
+	interval := tr.Interval
+	if interval <= 0 {
+		interval = DefaultTrimInterval
+	}
+	errLog := loop.NewErrors(log, time.Minute)
 	tick := interval
-	for _, r := range streams {
+	for _, r := range tr.Streams {
 		if r.MaxBytes > 0 {
 			tick = min(tick, bytesRetentionMinInterval)
 		}
 	}
-	t := time.NewTicker(tick)
-	defer t.Stop()
 	var last time.Time
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
+	return loop.Every(ctx, tick, loop.Config{}, func(ctx context.Context) error {
 		all := time.Since(last) >= interval-tick/2
 		if all {
 			last = time.Now()
 		}
-		trimAll(ctx, rdb, streams, !all, errLog, log)
-	}
+		trimAll(ctx, tr.Client, tr.Streams, !all, errLog, log)
+		return nil
+	})
 }
 
 // TrimOnce trims every stream once (a stage process does it last at shutdown, after its
@@ -234,11 +247,11 @@ func TrimOnce(ctx context.Context, rdb redis.UniversalClient, streams map[string
 	if log == nil {
 		log = zap.NewNop()
 	}
-	trimAll(ctx, rdb, streams, false, rkit.NewRateLimited(log, time.Minute), log)
+	trimAll(ctx, rdb, streams, false, loop.NewErrors(log, time.Minute), log)
 }
 
 // trimAll trims streams (only those with a byte limit when bytesOnly).
-func trimAll(ctx context.Context, rdb redis.UniversalClient, streams map[string]Retention, bytesOnly bool, errLog *rkit.RateLimited, log *zap.Logger) {
+func trimAll(ctx context.Context, rdb redis.UniversalClient, streams map[string]Retention, bytesOnly bool, errLog *loop.Errors, log *zap.Logger) {
 	for stream, r := range streams {
 		if bytesOnly && r.MaxBytes == 0 {
 			continue

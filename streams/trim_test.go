@@ -119,7 +119,10 @@ func TestRetentionAgeWithTheTrimmerAndAStoppedGroup(t *testing.T) {
 	trimmer, stop := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() {
-		streams.RunTrimmer(trimmer, rdb, map[string]streams.Retention{"items": {Age: time.Hour}}, 20*time.Millisecond, nil)
+		tr := &streams.Trimmer{Client: rdb, Streams: map[string]streams.Retention{"items": {Age: time.Hour}}, Interval: 20 * time.Millisecond}
+		if err := tr.Run(trimmer); err != nil {
+			t.Error(err)
+		}
 		close(done)
 	}()
 	time.Sleep(200 * time.Millisecond)

@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/streamcrawl/streamcrawl/spiders"
+	"github.com/streamcrawl/streamcrawl/streams"
 )
 
 func (a *app) benchCommand() *cobra.Command {
@@ -150,11 +151,11 @@ func peakRSS() int64 {
 
 // redisInfo returns the INFO fields bench compares before and after.
 func redisInfo(ctx context.Context, rdb redis.UniversalClient) map[string]float64 {
-	info, err := rdb.Info(ctx, "cpu", "stats", "memory").Result()
+	info, err := streams.InfoNumbers(ctx, rdb, "cpu", "stats", "memory")
 	if err != nil {
 		return map[string]float64{}
 	}
-	return frontier.ParseInfo(info)
+	return info
 }
 
 func printBench(w io.Writer, st *frontier.Status, took time.Duration, cpu float64, before, after map[string]float64, realRedis bool) {

@@ -380,8 +380,8 @@ func runBatches(ctx context.Context, n, batch, clients int, fn func(ctx context.
 // background thread, so that used_memory deltas do not count it.
 func waitLazyFree(ctx context.Context, rdb redis.UniversalClient) {
 	for i := 0; i < 1000; i++ {
-		info, err := rdb.Info(ctx, "memory").Result()
-		if err != nil || !strings.Contains(info, "lazyfree_pending_objects:") || strings.Contains(info, "lazyfree_pending_objects:0\r\n") {
+		info, err := streams.InfoNumbers(ctx, rdb, "memory")
+		if pending, ok := info["lazyfree_pending_objects"]; err != nil || !ok || pending == 0 {
 			return
 		}
 		time.Sleep(10 * time.Millisecond)
@@ -399,14 +399,9 @@ func redisCPU(before, after map[string]float64) float64 {
 }
 
 func redisVersion(ctx context.Context, rdb redis.UniversalClient) string {
-	info, err := rdb.Info(ctx, "server").Result()
-	if err != nil {
-		return "?"
-	}
-	for _, line := range strings.Split(info, "\r\n") {
-		if v, ok := strings.CutPrefix(line, "redis_version:"); ok {
-			return v
-		}
+	info, err := rdb.InfoMap(ctx, "server").Result()
+	if v := info["Server"]["redis_version"]; err == nil && v != "" {
+		return v
 	}
 	return "?"
 }

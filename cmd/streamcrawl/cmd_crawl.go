@@ -43,14 +43,7 @@ or pass --fresh to start over.`,
 			if err != nil {
 				return err
 			}
-			rdb, err := a.connectWorker(ctx, false)
-			if err != nil {
-				return err
-			}
-			defer rdb.Close()
-			f.untilDone = true
-			a.progress = true
-			_, err = a.crawl(ctx, rdb, sp, &f, fresh, a.stdout)
+			_, err = a.crawlHere(ctx, sp, &f, fresh)
 			return err
 		},
 	}
@@ -63,57 +56,42 @@ or pass --fresh to start over.`,
 	return cmd
 }
 
-// crawl seeds and runs every stage in this process until done, then prints a summary.
-func (a *app) crawl(ctx context.Context, c *streams.Client, sp *spiders.Spider, f *runFlags, fresh bool, w io.Writer) (*frontier.Status, error) {
-	rdb, embedded := c.UniversalClient, c.Embedded != nil
-	if fresh {
-		layout, err := frontier.ReadLayout(ctx, rdb, sp.Name)
-		if err != nil {
-			return nil, err
-		}
-		if _, err := frontier.Reset(ctx, rdb, layout); err != nil {
-			return nil, err
-		}
-	}
-	sink, path, err := f.openSink(ctx, sp.Name, a.log)
+// crawlHere connects (--redis, $REDIS_URL, or an embedded Redis) and crawls sp with
+// every stage in this process until it is done, with a progress line and a summary.
+func (a *app) crawlHere(ctx context.Context, sp *spiders.Spider, f *runFlags, fresh bool) (*frontier.Status, error) {
+	rdb, err := a.connectWorker(ctx, false)
 	if err != nil {
 		return nil, err
+	}
+	defer rdb.Close()
+	f.untilDone = true
+	a.progress = true
+	return a.crawl(ctx, rdb, sp, f, fresh, a.stdout)
+}
+
+// crawl seeds and runs every stage in this process until done (handlers.Crawl), then
+// prints a summary.
+func (a *app) crawl(ctx context.Context, c *streams.Client, sp *spiders.Spider, f *runFlags, fresh bool, w io.Writer) (*frontier.Status, error) {
+	cfg, err := f.config(a, handlers.AllStages)
+	if err != nil {
+		return nil, err
+	}
+	out := f.out
+	if out == "" {
+		out = sp.Name + ".jsonl"
+	}
+	path := redactOut(out)
+	if cfg.Metrics, err = a.serveMetrics(ctx, f.metricsAddr, c, sinkKind(path), groupsReady(c, sp.Name, handlers.AllStages...)); err != nil {
+		return nil, err
+	}
+	opts := handlers.Options{Client: c, Out: out, Fresh: fresh, Logger: a.log, Tuning: cfg}
+	if a.progress {
+		opts.Started = func(ctx context.Context, c *streams.Client, l frontier.Layout) func() {
+			return a.startProgress(ctx, c, l)
+		}
 	}
 	start := time.Now()
-	n, err := handlers.Seed(ctx, rdb, sp, nil)
-	if err != nil {
-		_ = sink.Close(ctx)
-		return nil, err
-	}
-	a.log.Sugar().Infof("seeded %d start URLs of %s", n, sp.Name)
-	cfg, err := f.config(a, []string{streams.StageFetch, streams.StageParse, streams.StageStore})
-	if err != nil {
-		_ = sink.Close(ctx)
-		return nil, err
-	}
-	cfg.Client, cfg.Spider, cfg.Sink = rdb, sp, sink
-	cfg.CountUnread = embedded
-	stages := cfg.Stages
-	if cfg.Metrics, err = a.serveMetrics(ctx, f.metricsAddr, rdb, sinkKind(path), groupsReady(rdb, sp.Name, stages...)); err != nil {
-		_ = sink.Close(ctx)
-		return nil, err
-	}
-	stop := func() {}
-	if a.progress {
-		if l, err := frontier.ReadLayout(ctx, rdb, sp.Name); err == nil {
-			stop = a.startProgress(ctx, rdb, l)
-		}
-	}
-	err = handlers.Run(ctx, cfg)
-	stop()
-	if err != nil {
-		return nil, err
-	}
-	layout, err := frontier.ReadLayout(context.WithoutCancel(ctx), rdb, sp.Name)
-	if err != nil {
-		return nil, err
-	}
-	st, err := frontier.ReadStatus(context.WithoutCancel(ctx), rdb, layout)
+	st, err := handlers.Crawl(ctx, sp, opts)
 	if err != nil {
 		return nil, err
 	}

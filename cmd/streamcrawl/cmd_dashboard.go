@@ -52,8 +52,7 @@ It listens on loopback by default: anyone who reaches it can re-queue dead lette
 				return err
 			}
 			a.log.Info("dashboard", zap.String("url", "http://"+bound.String()+"/"), zap.String("crawl", crawl))
-			d.Run(ctx)
-			return nil
+			return d.Run(ctx) // nil when ctx ends
 		},
 	}
 	a.redisFlags(cmd, false)

@@ -100,14 +100,7 @@ JSONL file in the current directory. Nothing needs to be installed.`,
 				return err
 			}
 			fmt.Fprintf(a.stdout, "demo shop of %d pages at %s\n", pages, base)
-			rdb, err := a.connectWorker(ctx, false)
-			if err != nil {
-				return err
-			}
-			defer rdb.Close()
-			f.untilDone = true
-			a.progress = true
-			if _, err := a.crawl(ctx, rdb, sp, &f, true, a.stdout); err != nil {
+			if _, err := a.crawlHere(ctx, sp, &f, true); err != nil {
 				return err
 			}
 			fmt.Fprintf(a.stdout, "\n%d products on the site; items written to %s\n", len(site.Products()), f.out)

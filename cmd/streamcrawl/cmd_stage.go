@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -51,24 +52,24 @@ reading, let in-flight work finish (up to --shutdown-timeout), ack it and exit 0
 			if err != nil {
 				return err
 			}
-			cfg.Client, cfg.Spider = rdb, sp
-			cfg.CountUnread = rdb.Embedded != nil
+			opts := handlers.Options{Client: rdb, Stages: []string{stage}, NoSeed: true, Serve: !f.untilDone,
+				Logger: a.log, Tuning: cfg}
 			sink := "none"
 			if stage == streams.StageStore {
-				sink = sinkKind(f.out)
+				if opts.Out = f.out; opts.Out == "" {
+					opts.Out = sp.Name + ".jsonl"
+				}
+				sink = sinkKind(redactOut(opts.Out))
 			}
-			if cfg.Metrics, err = a.serveMetrics(ctx, f.metricsAddr, rdb, sink, groupsReady(rdb, sp.Name, stage)); err != nil {
+			if opts.Tuning.Metrics, err = a.serveMetrics(ctx, f.metricsAddr, rdb, sink, groupsReady(rdb, sp.Name, stage)); err != nil {
 				return err
 			}
 			if stage == streams.StageStore {
-				sink, path, err := f.openSink(ctx, sp.Name, a.log)
-				if err != nil {
-					return err
-				}
-				cfg.Sink = sink
-				a.log.Sugar().Infof("storing items of %s in %s", sp.Name, path)
+				a.log.Sugar().Infof("storing items of %s in %s", sp.Name, redactOut(opts.Out))
 			}
-			if err := handlers.Run(ctx, cfg); err != nil {
+			// A stage that stopped cleanly has done its job even when the crawl's
+			// status cannot be read afterwards (Redis gone at the end).
+			if _, err := handlers.Crawl(ctx, sp, opts); err != nil && !errors.Is(err, handlers.ErrNoStatus) {
 				return fmt.Errorf("%s: %w", stage, err)
 			}
 			return nil

@@ -7,10 +7,13 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/streamcrawl/streamcrawl/streams"
 )
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	streams.QuietRedisLog() // components log Redis failures themselves, rate-limited
 	os.Exit(Run(ctx, os.Args[1:], os.Stdout, os.Stderr))
 }

@@ -102,6 +102,10 @@ func (f *runFlags) config(a *app, stages []string) (handlers.Config, error) {
 	return cfg, installFault(&cfg)
 }
 
+// installFault sets a test fault hook on cfg; it does nothing outside test builds
+// (fault_test.go sets it there).
+var installFault = func(*handlers.Config) error { return nil }
+
 func validStage(s string) error {
 	switch s {
 	case streams.StageFetch, streams.StageParse, streams.StageStore:

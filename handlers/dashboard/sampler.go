@@ -14,6 +14,7 @@ import (
 
 	"github.com/streamcrawl/streamcrawl/handlers/metrics"
 	"github.com/streamcrawl/streamcrawl/streams"
+	"github.com/streamcrawl/streamcrawl/streams/loop"
 )
 
 // rateWindow is the span rates are computed over.
@@ -63,17 +64,12 @@ type sampler struct {
 	lastErr string
 }
 
-func (s *sampler) run(ctx context.Context, every time.Duration) {
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		s.sample(ctx)
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-	}
+// run samples at once and then every interval until ctx ends, then returns nil.
+func (s *sampler) run(ctx context.Context, every time.Duration) error {
+	return loop.Every(ctx, every, loop.Config{Now: true}, func(ctx context.Context) error {
+		s.sample(ctx) // keeps its own last error for the page
+		return nil
+	})
 }
 
 func (s *sampler) sample(ctx context.Context) {

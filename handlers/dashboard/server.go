@@ -67,8 +67,9 @@ func New(cfg Config) (*Dashboard, error) {
 	return &Dashboard{cfg: cfg, s: &sampler{rdb: cfg.Client, crawl: cfg.Crawl, keep: cfg.History}, log: cfg.Logger}, nil
 }
 
-// Run samples the crawl every Interval until ctx ends.
-func (d *Dashboard) Run(ctx context.Context) { d.s.run(ctx, d.cfg.Interval) }
+// Run samples the crawl at once and then every Interval until ctx ends, then returns
+// nil.
+func (d *Dashboard) Run(ctx context.Context) error { return d.s.run(ctx, d.cfg.Interval) }
 
 // Handler serves the page at /, its assets under /static/, and the API: GET /api/status,
 // GET /api/dead, POST /api/dead/retry ({"ids": [...]}, JSON only).

@@ -153,11 +153,10 @@ func (c *CrawlCollector) collectCrawl(ctx context.Context, crawl string, ch chan
 // cluster.
 func RedisMemory(ctx context.Context, rdb redis.UniversalClient) (used, limit int64, err error) {
 	read := func(ctx context.Context, c *redis.Client) error {
-		info, err := c.Info(ctx, "memory").Result()
+		f, err := streams.InfoNumbers(ctx, c, "memory")
 		if err != nil {
 			return err
 		}
-		f := frontier.ParseInfo(info)
 		used += int64(f["used_memory"])
 		limit += int64(f["maxmemory"])
 		return nil

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/streamcrawl/streamcrawl/streams"
+	"github.com/streamcrawl/streamcrawl/streams/loop"
 
 	"github.com/streamcrawl/streamcrawl/streams/internal/rkit"
 
@@ -25,6 +26,12 @@ const DefaultDelayedInterval = 100 * time.Millisecond
 // politeness like any other; every fetch process runs the mover and any number may run
 // at once. Each partition of the crawl has its own set; a request waits in its host's.
 type Delayed struct {
+	// Interval is how often Run moves due requests. NewDelayed sets
+	// DefaultDelayedInterval; change it before Run.
+	Interval time.Duration
+	// Logger receives Run's failures (rate-limited); nil means no-op. Set it before Run.
+	Logger *zap.Logger
+
 	rdb      redis.UniversalClient
 	layout   Layout
 	order    Order
@@ -46,7 +53,7 @@ func NewDelayed(rdb redis.UniversalClient, layout Layout, order Order, defaults 
 		return nil, err
 	}
 	defaults.setDefaults()
-	return &Delayed{rdb: rdb, layout: layout, order: order, defaults: defaults,
+	return &Delayed{Interval: DefaultDelayedInterval, rdb: rdb, layout: layout, order: order, defaults: defaults,
 		b: rkit.NewBatcher(rdb, 64, streams.DefaultPublishTimeout, streams.DefaultPublishLinger), now: time.Now}, nil
 }
 
@@ -112,39 +119,32 @@ func (d *Delayed) MoveDue(ctx context.Context, part, max int) (int, error) {
 	return n, nil
 }
 
-// Run moves due requests every interval until ctx ends.
-func (d *Delayed) Run(ctx context.Context, interval time.Duration, log *zap.Logger) {
-	if log == nil {
-		log = zap.NewNop()
-	}
-	errLog := rkit.NewRateLimited(log, 5*time.Second)
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
+// Run moves due requests every Interval until ctx ends, then returns nil. A failed
+// move is logged and tried again on the next round.
+func (d *Delayed) Run(ctx context.Context) error {
+	return loop.Every(ctx, d.Interval, loop.Config{Log: d.Logger, Msg: "moving delayed requests failed; retrying"}, d.moveAllDue)
+}
+
+// moveAllDue moves every due request of every partition, 100 at a time.
+func (d *Delayed) moveAllDue(ctx context.Context) error {
+	var errs []error
+	due := d.due(ctx)
+	for part := range d.layout.N() {
+		if !due[part] {
+			continue
 		}
-		due := d.due(ctx)
-		for part := range d.layout.N() {
-			if !due[part] {
-				continue
+		for {
+			n, err := d.MoveDue(ctx, part, 100)
+			if err != nil {
+				errs = append(errs, err)
+				break
 			}
-			for {
-				n, err := d.MoveDue(ctx, part, 100)
-				if err != nil {
-					if ctx.Err() == nil {
-						errLog.Warn("moving delayed requests failed; retrying", err)
-					}
-					break
-				}
-				if n < 100 {
-					break
-				}
+			if n < 100 {
+				break
 			}
 		}
 	}
+	return errors.Join(errs...)
 }
 
 // due reports, per partition, whether its delayed set holds a due request, with one

@@ -1,6 +1,7 @@
 package frontier
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -9,8 +10,7 @@ import (
 	"time"
 
 	"github.com/streamcrawl/streamcrawl/streams"
-
-	"github.com/streamcrawl/streamcrawl/streams/internal/rkit"
+	"github.com/streamcrawl/streamcrawl/streams/loop"
 
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/zap"
@@ -55,9 +55,6 @@ type DispatcherConfig struct {
 	Hosts HostDefaults
 	// Logger; nil means no-op.
 	Logger *zap.Logger
-	// BeforeXAdd is a fault hook for tests: called inside Dispatch with the number of
-	// requests about to move; returning an error aborts the script before any change.
-	BeforeXAdd func(n int) error
 }
 
 // Dispatcher hands requests of the hosts that may start one now to the requests stream
@@ -70,6 +67,9 @@ type Dispatcher struct {
 	log *zap.Logger
 	mu  sync.Mutex
 	hot []bool // per partition: the last round moved requests there
+	// beforeRun, set only by tests (export_test.go), is called before each dispatch
+	// script with the window; an error stands for a process killed there.
+	beforeRun func(window int) error
 }
 
 // NewDispatcher returns a Dispatcher.
@@ -80,10 +80,10 @@ func NewDispatcher(cfg DispatcherConfig) (*Dispatcher, error) {
 	if cfg.Layout.N() == 0 {
 		cfg.Layout = NewLayout(cfg.Keys.Crawl(), 1)
 	}
-	rkit.SetDefault(&cfg.Window, DefaultDispatchWindow)
+	cfg.Window = cmp.Or(cfg.Window, DefaultDispatchWindow)
 	cfg.Hosts.setDefaults()
-	rkit.SetDefault(&cfg.Interval, DefaultDispatchInterval)
-	rkit.SetDefault(&cfg.IdleInterval, max(DefaultDispatchIdleInterval, cfg.Interval))
+	cfg.Interval = cmp.Or(cfg.Interval, DefaultDispatchInterval)
+	cfg.IdleInterval = cmp.Or(cfg.IdleInterval, max(DefaultDispatchIdleInterval, cfg.Interval))
 	if cfg.Logger == nil {
 		cfg.Logger = zap.NewNop()
 	}
@@ -100,12 +100,11 @@ func NewDispatcher(cfg DispatcherConfig) (*Dispatcher, error) {
 // KEYS[4] -> sc:{c}:ready, KEYS[5] -> sc:{c}:sched, KEYS[6] -> sc:{c}:leases,
 // KEYS[7] -> sc:{c}:hosts, KEYS[8] -> sc:{c}:hq: (host queue prefix)
 // ARGV[1] -> the fetch group, ARGV[2] -> window, ARGV[3] -> 'lag' or 'range' (how to
-// count unread entries), ARGV[4] -> 1 to fail before any change (fault hook),
+// count unread entries), ARGV[4] -> unused (kept so the numbers below stay),
 // ARGV[5..8] -> the hosts' defaults (S.conc, S.delay, S.ttl, S.quantum),
 // ARGV[9] -> message UUID prefix, ARGV[10] -> most requests to move (maxHandOut)
 // Output: number of requests moved
 var dispatchScript = redis.NewScript(nowLua + xaddLua + unreadLua + hostSchedLua + `
-if ARGV[4] == '1' then return redis.error_reply('fault hook: crashed before XADD') end
 S.stream, S.waiting, S.seq, S.ready, S.sched, S.leases, S.hosts, S.hq = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8]
 S.conc, S.delay, S.ttl, S.quantum, S.idp = tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8]), ARGV[9]
 local now = now_ms()
@@ -198,18 +197,18 @@ func (d *Dispatcher) look(ctx context.Context) []partLook {
 
 // dispatchPart runs one round in partition part.
 func (d *Dispatcher) dispatchPart(ctx context.Context, part int) (int, error) {
-	mode, fault := "lag", "0"
+	mode := "lag"
 	if d.cfg.CountUnread {
 		mode = "range"
 	}
-	if d.cfg.BeforeXAdd != nil {
-		if err := d.cfg.BeforeXAdd(d.cfg.Window); err != nil {
-			fault = "1"
+	if d.beforeRun != nil { // set by tests only (export_test.go)
+		if err := d.beforeRun(d.cfg.Window); err != nil {
+			return 0, fmt.Errorf("frontier: dispatch: %w", err)
 		}
 	}
 	k := d.cfg.Layout.Part(part)
 	keys := []string{k.Requests(), k.Waiting(), k.Seq(), k.Ready(), k.Sched(), k.Leases(), k.Hosts(), k.HostQueuePrefix()}
-	args := append([]any{streams.StageFetch, d.cfg.Window, mode, fault}, d.cfg.Hosts.args()...)
+	args := append([]any{streams.StageFetch, d.cfg.Window, mode, "0"}, d.cfg.Hosts.args()...)
 	args = append(args, d.cfg.Layout.idPrefix(part), maxHandOut)
 	total := 0
 	for range 64 { // a window larger than maxHandOut fills in several calls
@@ -227,27 +226,17 @@ func (d *Dispatcher) dispatchPart(ctx context.Context, part int) (int, error) {
 
 // Run dispatches every Interval until ctx ends, and less often while every frontier is
 // empty (see DispatcherConfig.IdleInterval). A host's next request is handed out within
-// about an Interval of its time.
-func (d *Dispatcher) Run(ctx context.Context) {
-	errLog := rkit.NewRateLimited(d.log, 5*time.Second)
+// about an Interval of its time. A failed round is logged and tried again; Run returns
+// nil when ctx ends.
+func (d *Dispatcher) Run(ctx context.Context) error {
 	wait := d.cfg.Interval
-	t := time.NewTimer(wait)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
+	return loop.Paced(ctx, wait, loop.Config{Log: d.log, Msg: "dispatch failed; retrying"}, func(ctx context.Context) (time.Duration, error) {
 		_, idle, err := d.round(ctx)
-		if err != nil && ctx.Err() == nil {
-			errLog.Warn("dispatch failed; retrying", err)
-		}
 		if idle && err == nil {
 			wait = min(2*wait, d.cfg.IdleInterval)
 		} else {
 			wait = d.cfg.Interval
 		}
-		t.Reset(wait)
-	}
+		return wait, err
+	})
 }

@@ -4,24 +4,31 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/streamcrawl/streamcrawl/streams/frontier"
-
 	"github.com/redis/go-redis/v9"
+
+	"github.com/streamcrawl/streamcrawl/streams"
+	"github.com/streamcrawl/streamcrawl/streams/frontier"
 )
 
 // The Deduper of a crawl: Add from Go, or the same logic spliced into a script that
-// also enqueues (as the frontier's emit script does).
+// also enqueues (as the frontier's emit script does). It runs here on the embedded
+// Redis; streams.Connect with a URL gives a real one.
 func ExampleDeduper() {
 	ctx := context.Background()
-	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:6379"})
+	rdb, err := streams.Connect(ctx, streams.ClientOptions{}) // embedded
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer rdb.Close()
 	keys := frontier.NewKeys("shop")
-	d, err := frontier.OpenDeduper(ctx, rdb, keys, frontier.DedupConfig{Mode: frontier.DedupBloom, Capacity: 1_000_000}, nil)
+	d, err := frontier.OpenDeduper(ctx, rdb, keys, frontier.DedupConfig{Mode: frontier.DedupExact}, nil) // bloom needs a real Redis (BITFIELD_RO)
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
 	isNew, err := d.Add(ctx, [][]byte{[]byte("0123456789abcdef"), []byte("0123456789abcdef")})
-	fmt.Println(isNew, err) // [true false] <nil>
+	fmt.Println(isNew, err)
 
 	// KEYS[1] -> sc:{shop}:seen, KEYS[2] -> sc:{shop}:requests
 	// ARGV -> fingerprint, payload, fingerprint, payload, ...
@@ -38,5 +45,8 @@ end
 return n
 `)
 	n, err := enqueue.Run(ctx, rdb, []string{keys.Seen(), keys.Requests()}, "fedcba9876543210", `{"url":"https://shop.example/"}`).Int()
-	fmt.Println(n, err) // 1 <nil>
+	fmt.Println(n, err)
+	// Output:
+	// [true false] <nil>
+	// 1 <nil>
 }

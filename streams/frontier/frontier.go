@@ -1,12 +1,11 @@
 package frontier
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"time"
-
-	"github.com/streamcrawl/streamcrawl/streams/internal/rkit"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -104,7 +103,7 @@ func NewFrontier(cfg FrontierConfig) (*Frontier, error) {
 	if err := cfg.Order.Validate(); err != nil {
 		return nil, err
 	}
-	rkit.SetDefault(&cfg.Linger, DefaultEmitLinger)
+	cfg.Linger = cmp.Or(cfg.Linger, DefaultEmitLinger)
 	cfg.Hosts.setDefaults()
 	f := &Frontier{rdb: cfg.Client, layout: cfg.Layout,
 		order: cfg.Order, maxRequests: cfg.MaxRequests, window: cfg.Window, countUnread: cfg.CountUnread,

@@ -193,8 +193,8 @@ func TestDispatcherCrashBetweenPopAndPushLosesAndDuplicatesNothing(t *testing.T)
 		t.Fatal(err)
 	}
 	crash := errors.New("killed")
-	bad, _ := frontier.NewDispatcher(frontier.DispatcherConfig{Client: rdb, Keys: k, Window: 20,
-		BeforeXAdd: func(int) error { return crash }})
+	bad, _ := frontier.NewDispatcher(frontier.DispatcherConfig{Client: rdb, Keys: k, Window: 20})
+	bad.SetBeforeRun(func(int) error { return crash })
 	if _, err := bad.Dispatch(ctx); err == nil {
 		t.Fatal("the fault hook did not fire")
 	}

@@ -1,6 +1,7 @@
 package frontier
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -61,8 +62,8 @@ type HostDefaults struct {
 }
 
 func (d *HostDefaults) setDefaults() {
-	rkit.SetDefault(&d.LeaseTTL, DefaultLeaseTTL)
-	rkit.SetDefault(&d.Quantum, DefaultHostQuantum)
+	d.LeaseTTL = cmp.Or(d.LeaseTTL, DefaultLeaseTTL)
+	d.Quantum = cmp.Or(d.Quantum, DefaultHostQuantum)
 }
 
 // args are the S.conc, S.delay, S.ttl and S.quantum of hostSchedLua.

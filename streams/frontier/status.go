@@ -151,11 +151,11 @@ func ReadNodes(ctx context.Context, cc *redis.ClusterClient, l Layout) ([]NodeSt
 		if n.Keys, err = c.DBSize(ctx).Result(); err != nil {
 			return err
 		}
-		info, err := c.Info(ctx, "memory").Result()
+		info, err := streams.InfoNumbers(ctx, c, "memory")
 		if err != nil {
 			return err
 		}
-		n.UsedMemory = int64(ParseInfo(info)["used_memory"])
+		n.UsedMemory = int64(info["used_memory"])
 		mu.Lock()
 		nodes = append(nodes, n)
 		mu.Unlock()
@@ -177,21 +177,6 @@ func ReadNodes(ctx context.Context, cc *redis.ClusterClient, l Layout) ([]NodeSt
 		}
 	}
 	return nodes, nil
-}
-
-// ParseInfo returns the numeric fields of an INFO reply.
-func ParseInfo(info string) map[string]float64 {
-	out := map[string]float64{}
-	for _, line := range strings.Split(info, "\r\n") {
-		k, v, ok := strings.Cut(line, ":")
-		if !ok {
-			continue
-		}
-		if x, err := strconv.ParseFloat(v, 64); err == nil {
-			out[k] = x
-		}
-	}
-	return out
 }
 
 // readPartStatus adds partition k's streams and memory to st and returns its row.

@@ -121,19 +121,13 @@ func (s *Server) Restart() {
 func (s *Server) UsedCPU() float64 {
 	c := redis.NewClient(&redis.Options{Addr: s.Addr})
 	defer c.Close()
-	info, err := c.Info(context.Background(), "cpu").Result()
+	info, err := c.InfoMap(context.Background(), "cpu").Result()
 	if err != nil {
 		s.t.Fatalf("streamstest: INFO cpu: %v", err)
 	}
-	var total float64
-	for _, line := range strings.Split(info, "\r\n") {
-		k, v, ok := strings.Cut(line, ":")
-		if ok && (k == "used_cpu_user" || k == "used_cpu_sys") {
-			f, _ := strconv.ParseFloat(v, 64)
-			total += f
-		}
-	}
-	return total
+	user, _ := strconv.ParseFloat(info["CPU"]["used_cpu_user"], 64)
+	sys, _ := strconv.ParseFloat(info["CPU"]["used_cpu_sys"], 64)
+	return user + sys
 }
 
 func freeAddr(t testing.TB) string {

@@ -16,13 +16,6 @@ func IsNoScript(err error) bool {
 	return err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT")
 }
 
-func SetDefault[T comparable](v *T, def T) {
-	var zero T
-	if *v == zero {
-		*v = def
-	}
-}
-
 func IsNoSuchKey(err error) bool {
 	return err != nil && (err.Error() == "ERR no such key" || err.Error() == "ERR The XINFO subcommand requires the key to exist.")
 }

@@ -18,8 +18,12 @@ import (
 // crash yields a duplicate, never a loss.
 const faultEnv = "STREAMCRAWL_FAULT_CRASH_BEFORE_ACK"
 
-// installFault sets the fault hook on cfg when faultEnv asks for it.
-func installFault(cfg *handlers.Config) error {
+// The fault hook exists in test builds only: the tests run this test binary as the
+// streamcrawl binary (see TestMain), and the shipped binary never reads faultEnv.
+func init() { installFault = installFaultFromEnv }
+
+// installFaultFromEnv sets the fault hook on cfg when faultEnv asks for it.
+func installFaultFromEnv(cfg *handlers.Config) error {
 	spec := os.Getenv(faultEnv)
 	if spec == "" {
 		return nil

@@ -1,0 +1,202 @@
+package handlers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/streamcrawl/streamcrawl/processors"
+	"github.com/streamcrawl/streamcrawl/spiders"
+	"github.com/streamcrawl/streamcrawl/streams"
+	"github.com/streamcrawl/streamcrawl/streams/frontier"
+)
+
+// Options says how Crawl runs a spider. The zero value runs every stage in this process
+// on an embedded Redis, seeds the spider's start URLs, writes items to
+// "<spider name>.jsonl" and returns once the crawl is done.
+type Options struct {
+	// Redis is the Redis URL (see streams.ClientOptions.URL). Empty: an embedded
+	// in-process Redis, which lives as long as the call (nothing persisted). Crawl
+	// closes the client it opens.
+	Redis string
+	// Client is an open client to use instead of Redis; Crawl does not close it.
+	Client *streams.Client
+	// Stages to run: any of streams.StageFetch, StageParse, StageStore. Default all
+	// three. Processes running some stages against the same Redis share the crawl.
+	Stages []string
+	// Out says where the store stage writes items (see processors.Open): FILE.jsonl,
+	// FILE.csv, a postgres:// URL, or processors.StreamOnly. Default
+	// "<spider name>.jsonl". Ignored when Sink is set or the store stage does not run.
+	Out string
+	// Sink receives items instead of Out; Crawl closes it when it returns.
+	Sink processors.Sink
+	// Processors run on each item in the store stage, in order, before the sink.
+	Processors processors.Chain
+	// Fresh deletes the crawl's keys in Redis first and starts over; otherwise a crawl
+	// found in Redis resumes.
+	Fresh bool
+	// NoSeed leaves the spider's start URLs out (seeded by another process, or by
+	// `streamcrawl seed`). By default Crawl seeds them; seeding again is harmless.
+	NoSeed bool
+	// Serve keeps the stages running after the crawl is done, until ctx ends, as a
+	// service waiting for more work does. By default Crawl returns once the crawl is
+	// done (frontier empty, nothing pending or unread in any stage).
+	Serve bool
+	// Logger; nil means no-op.
+	Logger *zap.Logger
+	// Started, when set, is called once the crawl is seeded, before the stages start;
+	// the function it returns is called when they have stopped. The command line shows
+	// its progress line with it.
+	Started func(ctx context.Context, rdb *streams.Client, l frontier.Layout) (stop func())
+	// Tuning holds the finer settings of Run (consumer name, concurrency, retention,
+	// subscriber, metrics, ...). Its Client, Spider, Stages, Sink, Processors,
+	// UntilDone and Logger are set from the fields above.
+	Tuning Config
+}
+
+// ErrNoStatus is wrapped in the error Crawl returns when the stages ran and stopped
+// cleanly but the crawl's status could not be read afterwards (Redis gone at the end).
+var ErrNoStatus = errors.New("handlers: crawl status not read")
+
+// statusTimeout bounds the read of the final status.
+const statusTimeout = 10 * time.Second
+
+// AllStages are the three stages of a crawl, in the order data flows through them.
+var AllStages = []string{streams.StageFetch, streams.StageParse, streams.StageStore}
+
+// Crawl runs sp with the stages opts names until the crawl is done or ctx ends, then
+// returns the crawl's status as Redis holds it. It connects to Redis (or starts an
+// embedded one), opens the sink, seeds the start URLs and runs the stages with Run;
+// everything it opened is closed when it returns, in the order Run documents and then
+// the Redis client last.
+//
+// A ctx that ends is not an error: the in-flight work is finished and acked, and the
+// returned status says whether the crawl was done.
+func Crawl(ctx context.Context, sp *spiders.Spider, opts Options) (st *frontier.Status, err error) {
+	stages := opts.Stages
+	if len(stages) == 0 {
+		stages = AllStages
+	}
+	var bad error
+	if sp == nil {
+		bad = errors.New("handlers: crawl needs a spider")
+	}
+	for _, s := range stages {
+		if !slices.Contains(AllStages, s) {
+			bad = fmt.Errorf("handlers: unknown stage %q (want fetch, parse or store)", s)
+		}
+	}
+	// Crawl owns opts.Sink whatever happens: closed here unless handed to Run, which
+	// closes it.
+	owned := opts.Sink
+	defer func() {
+		if owned != nil {
+			closeSink(ctx, owned, &err)
+		}
+	}()
+	if bad != nil {
+		return nil, bad
+	}
+	log := opts.Logger
+	if log == nil {
+		log = zap.NewNop()
+	}
+	c := opts.Client
+	if c == nil {
+		if c, err = streams.Connect(ctx, streams.ClientOptions{URL: opts.Redis, Partitions: sp.Settings.Partitions, Logger: log}); err != nil {
+			return nil, err
+		}
+		defer func() {
+			if cerr := c.Close(); cerr != nil && err == nil {
+				err = fmt.Errorf("handlers: close redis: %w", cerr)
+			}
+		}()
+	}
+	cfg := opts.Tuning
+	cfg.Client, cfg.Spider, cfg.Stages, cfg.Processors = c.UniversalClient, sp, stages, opts.Processors
+	cfg.UntilDone, cfg.Logger = !opts.Serve, log
+	cfg.CountUnread = cfg.CountUnread || c.Embedded != nil
+	if slices.Contains(stages, streams.StageStore) {
+		// Opened (and Out checked) before anything changes in Redis.
+		if cfg.Sink, err = openSink(ctx, sp.Name, opts, log); err != nil {
+			return nil, err
+		}
+		owned = cfg.Sink
+	}
+	if err := prepare(ctx, c, sp, opts); err != nil {
+		return nil, err
+	}
+	if opts.Started != nil {
+		l, lerr := frontier.ReadLayout(ctx, c, sp.Name)
+		if lerr == nil {
+			stop := opts.Started(ctx, c, l)
+			defer stop()
+		}
+	}
+	if cfg.Sink != nil {
+		owned = nil // Run closes it
+	}
+	if err := Run(ctx, cfg); err != nil {
+		return nil, err
+	}
+	// The run's ctx may have ended: the status is read all the same.
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), statusTimeout)
+	defer cancel()
+	layout, err := frontier.ReadLayout(rctx, c, sp.Name)
+	if err == nil {
+		st, err = frontier.ReadStatus(rctx, c, layout)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrNoStatus, err)
+	}
+	return st, nil
+}
+
+// openSink opens the sink opts names: its Sink, or Out (default <name>.jsonl).
+func openSink(ctx context.Context, name string, opts Options, log *zap.Logger) (processors.Sink, error) {
+	if opts.Sink != nil {
+		return opts.Sink, nil
+	}
+	out := opts.Out
+	if out == "" {
+		out = name + ".jsonl"
+	}
+	return processors.Open(ctx, out, log)
+}
+
+// prepare resets the crawl when asked and seeds its start URLs.
+func prepare(ctx context.Context, c *streams.Client, sp *spiders.Spider, opts Options) error {
+	if opts.Fresh {
+		layout, err := frontier.ReadLayout(ctx, c, sp.Name)
+		if err != nil {
+			return err
+		}
+		if _, err := frontier.Reset(ctx, c, layout); err != nil {
+			return err
+		}
+	}
+	if opts.NoSeed {
+		return nil
+	}
+	n, err := Seed(ctx, c, sp, nil)
+	if err != nil {
+		return err
+	}
+	if opts.Logger != nil {
+		opts.Logger.Sugar().Infof("seeded %d start URLs of %s", n, sp.Name)
+	}
+	return nil
+}
+
+// closeSink closes s under a bounded context that survives ctx, keeping the first error.
+func closeSink(ctx context.Context, s processors.Sink, err *error) {
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), sinkCloseTimeout)
+	defer cancel()
+	if cerr := s.Close(cctx); cerr != nil && *err == nil {
+		*err = cerr
+	}
+}

@@ -1,0 +1,155 @@
+package handlers
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/ThreeDotsLabs/watermill/message"
+
+	"github.com/streamcrawl/streamcrawl/streams"
+	"github.com/streamcrawl/streamcrawl/streams/frontier"
+)
+
+// addStage builds one stage of the run: its subscriber, its handlers on the router
+// (one per partition) and its background components.
+func (r *run) addStage(ctx context.Context, stage string) error {
+	scfg := r.subscriberConfig(stage)
+	switch stage {
+	case streams.StageFetch:
+		return r.fetchStage(ctx, scfg)
+	case streams.StageParse:
+		return r.parseStage(ctx, scfg)
+	case streams.StageStore:
+		return r.storeStage(scfg)
+	}
+	return fmt.Errorf("handlers: unknown stage %q (want fetch, parse or store)", stage)
+}
+
+// subscriberConfig is the run's subscriber settings for stage's group.
+func (r *run) subscriberConfig(stage string) streams.SubscriberConfig {
+	cfg := r.cfg
+	scfg := cfg.Subscriber
+	scfg.Client, scfg.Group, scfg.Consumer, scfg.DeadStreamFor, scfg.Logger, scfg.Outage =
+		cfg.Client, stage, cfg.Consumer, frontier.DeadOf, r.log, r.outage
+	if cfg.BeforeAck != nil {
+		hook := cfg.BeforeAck
+		scfg.BeforeAck = func(m *message.Message) { hook(stage, m) }
+	}
+	if cfg.Metrics != nil {
+		scfg.OnEvent = cfg.Metrics.SubscriberEvent
+	}
+	return scfg
+}
+
+// fetchStage reads requests, fetches them and publishes responses. Beside it run the
+// dispatcher (frontier to requests stream), the delayed mover (retries back to their
+// hosts' queues), the seed poller (seeds pushed at runtime) and, with a MaxBacklog,
+// the backlog watch that pauses fetching while the parse stage is behind.
+func (r *run) fetchStage(ctx context.Context, scfg streams.SubscriberConfig) error {
+	cfg, layout, log := r.cfg, r.layout, r.log
+	order, defaults := frontier.Order(cfg.Spider.Settings.Order), hostDefaults(cfg.Spider.Settings)
+	defaults.CountUnread = cfg.CountUnread // Hosts.Finish hands freed slots out within the window
+	delayed, err := frontier.NewDelayed(cfg.Client, layout, order, defaults)
+	if err != nil {
+		return err
+	}
+	r.closers = append(r.closers, delayed.Close)
+	delayed.Logger = log
+	dispatcher, err := frontier.NewDispatcher(frontier.DispatcherConfig{Client: cfg.Client, Layout: layout,
+		Window: cfg.Spider.Settings.FrontierWindow, CountUnread: cfg.CountUnread, Hosts: defaults, Logger: log})
+	if err != nil {
+		return err
+	}
+	seedFrontier, err := NewFrontier(ctx, cfg.Client, cfg.Spider, -1, cfg.CountUnread, log)
+	if err != nil {
+		return err
+	}
+	r.closers = append(r.closers, seedFrontier.Close)
+	scope, err := cfg.Spider.Scope()
+	if err != nil {
+		return err
+	}
+	seeds := &seedPoller{rdb: cfg.Client, spider: cfg.Spider, scope: scope, seeds: frontier.NewSeeds(cfg.Client, cfg.Spider.Name),
+		frontier: seedFrontier, dead: layout.Part(0).Dead(), counters: r.counters, log: log}
+	r.background = append(r.background, delayed, dispatcher, seeds)
+	hosts, err := frontier.NewHosts(cfg.Client, layout, defaults, order)
+	if err != nil {
+		return err
+	}
+	r.closers = append(r.closers, hosts.Close)
+	hostStats := streams.NewCounters(cfg.Client, r.keys.HostStats(), streams.DefaultCountersInterval)
+	r.closers = append(r.closers, hostStats.Close)
+	f, err := NewFetch(FetchConfig{Settings: cfg.Spider.Settings, Scope: scope, FollowFilter: cfg.Spider.FollowFilter, Delayed: delayed, Hosts: hosts,
+		Client: cfg.Client, Layout: layout, RetryBase: cfg.RetryBase, RobotsRetry: cfg.RobotsRetry, Counters: r.counters,
+		Metrics: cfg.Metrics, HostStats: hostStats, Logger: log})
+	if err != nil {
+		return err
+	}
+	if cfg.Spider.Login != nil {
+		if err := f.loginOnce(ctx, cfg.Client, r.keys, cfg.Spider.Login); err != nil {
+			return err
+		}
+	}
+	scfg.MaxInFlight = cfg.Spider.Settings.Concurrency
+	if cfg.MaxBacklog > 0 {
+		var responses []string
+		for _, k := range layout.Parts() {
+			responses = append(responses, k.Responses())
+		}
+		backlog := streams.NewBacklog(cfg.Client, responses, streams.StageParse, cfg.MaxBacklog)
+		scfg.Gate = backlog.Under
+		r.background = append(r.background, backlog)
+	}
+	sub, err := newStageSubscriber(scfg)
+	if err != nil {
+		return err
+	}
+	for i, k := range layout.Parts() {
+		r.router.AddHandler(handlerName(streams.StageFetch, i, layout), k.Requests(), sub, k.Responses(), r.pub, f.Handle)
+	}
+	return nil
+}
+
+// parseStage reads responses, runs the spider's callbacks and sends items to the
+// items stream and new requests through the frontier.
+func (r *run) parseStage(ctx context.Context, scfg streams.SubscriberConfig) error {
+	cfg := r.cfg
+	if r.fr == nil {
+		fr, err := NewFrontier(ctx, cfg.Client, cfg.Spider, 0, cfg.CountUnread, r.log)
+		if err != nil {
+			return err
+		}
+		r.fr = fr
+	}
+	p, err := NewParse(ParseConfig{Spider: cfg.Spider, Frontier: r.fr, Counters: r.counters, Logger: r.log})
+	if err != nil {
+		return err
+	}
+	scfg.MaxInFlight = cfg.ParseConcurrency
+	sub, err := newStageSubscriber(scfg)
+	if err != nil {
+		return err
+	}
+	for i, k := range r.layout.Parts() {
+		r.router.AddConsumerHandler(handlerName(streams.StageParse, i, r.layout), k.Responses(), sub, p.HandleIn(i))
+	}
+	return nil
+}
+
+// storeStage reads items, runs the processors and writes them to the sink.
+func (r *run) storeStage(scfg streams.SubscriberConfig) error {
+	cfg := r.cfg
+	s, err := NewStore(cfg.Sink, cfg.Processors, r.counters)
+	if err != nil {
+		return err
+	}
+	scfg.MaxInFlight = cfg.StoreConcurrency
+	sub, err := newStageSubscriber(scfg)
+	if err != nil {
+		return err
+	}
+	for i, k := range r.layout.Parts() {
+		r.router.AddConsumerHandler(handlerName(streams.StageStore, i, r.layout), k.Items(), sub, s.Handle)
+	}
+	return nil
+}

@@ -1,0 +1,64 @@
+package handlers
+
+import (
+	"context"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/streamcrawl/streamcrawl/streams"
+	"github.com/streamcrawl/streamcrawl/streams/frontier"
+	"github.com/streamcrawl/streamcrawl/streams/loop"
+)
+
+// progressLogInterval is how often a run logs its stages' progress at INFO.
+const progressLogInterval = 5 * time.Second
+
+// watcher logs a run's progress and, with UntilDone, ends the run once the crawl is
+// done.
+type watcher struct {
+	cfg    Config
+	layout frontier.Layout
+	outage *streams.Outage
+	log    *zap.Logger
+	stop   context.CancelFunc // ends the run
+}
+
+// Run looks every PollInterval until ctx ends or the crawl is done (then it calls stop
+// and returns nil). A start-URLs key that cannot be read ends a run waiting for the
+// crawl to finish with that error; a service keeps serving and says so.
+func (w *watcher) Run(ctx context.Context) error {
+	lastLog := time.Now()
+	seedErrs := loop.NewErrors(w.log, loop.DefaultLogEvery)
+	cfg := loop.Config{Log: w.log, Msg: "cannot read crawl progress; retrying"}
+	return loop.Every(ctx, w.cfg.PollInterval, cfg, func(ctx context.Context) error {
+		p, err := frontier.ReadProgress(ctx, w.cfg.Client, w.layout)
+		if err != nil {
+			return err
+		}
+		if err := p.Err(); err != nil {
+			// The crawl cannot finish: a run waiting for it to end stops with the error;
+			// services keep serving the rest and say so.
+			if w.cfg.UntilDone {
+				w.log.Error("cannot take start urls; stopping", zap.Error(err))
+				w.stop()
+				return loop.Stop(err)
+			}
+			seedErrs.Warn("cannot take start urls; the crawl cannot finish until the key is fixed", err)
+		}
+		if time.Since(lastLog) >= progressLogInterval {
+			lastLog = time.Now()
+			fields := []zap.Field{}
+			for _, s := range p.Stages {
+				fields = append(fields, zap.Int64(s.Group+"_pending", s.Pending), zap.Bool(s.Group+"_unread", s.Unread))
+			}
+			w.log.Info("progress", fields...)
+		}
+		if w.cfg.UntilDone && p.Done() && !w.outage.Active() {
+			w.log.Info("crawl done: frontier empty, nothing pending or unread in any stage")
+			w.stop()
+			return loop.Stop(nil)
+		}
+		return nil
+	})
+}

@@ -1,0 +1,91 @@
+package loop
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"go.uber.org/zap"
+)
+
+// DefaultLogEvery is how often a periodic task's recurring failure is logged at most.
+const DefaultLogEvery = 5 * time.Second
+
+// Stop, returned by a task, ends the loop: Every and Paced return err (nil for
+// Stop(nil)).
+func Stop(err error) error { return stopError{err} }
+
+type stopError struct{ err error }
+
+func (s stopError) Error() string {
+	if s.err == nil {
+		return "loop: stop"
+	}
+	return s.err.Error()
+}
+
+// Task is one round of periodic work. An error is logged (rate-limited) and the task
+// runs again on the next tick.
+type Task func(ctx context.Context) error
+
+// Config says how a periodic task is run and its failures logged.
+type Config struct {
+	// Log receives failures; nil means no-op.
+	Log *zap.Logger
+	// Msg is the message failures are logged with ("dispatch failed; retrying").
+	Msg string
+	// LogEvery is how often a recurring failure is logged at most. Default
+	// DefaultLogEvery.
+	LogEvery time.Duration
+	// Now runs the task once at once, before the first tick.
+	Now bool
+}
+
+// Every runs task every interval until ctx ends, then returns nil. A round that fails
+// while ctx is live is logged through cfg and the loop goes on.
+func Every(ctx context.Context, interval time.Duration, cfg Config, task Task) error {
+	return Paced(ctx, interval, cfg, func(ctx context.Context) (time.Duration, error) {
+		return interval, task(ctx)
+	})
+}
+
+// Paced is Every for a task that picks the wait before its next round (a dispatcher
+// that slows down while there is nothing to do): the first round runs after first
+// (at once with cfg.Now), each next one after the wait the previous round returned.
+func Paced(ctx context.Context, first time.Duration, cfg Config, task func(ctx context.Context) (time.Duration, error)) error {
+	if first <= 0 {
+		return errors.New("loop: the interval must be positive")
+	}
+	if cfg.LogEvery == 0 {
+		cfg.LogEvery = DefaultLogEvery
+	}
+	if cfg.Msg == "" {
+		cfg.Msg = "periodic task failed; retrying"
+	}
+	errs := NewErrors(cfg.Log, cfg.LogEvery)
+	wait := first
+	if cfg.Now {
+		wait = 0
+	}
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+		next, err := task(ctx)
+		var stop stopError
+		if errors.As(err, &stop) {
+			return stop.err
+		}
+		if err != nil && ctx.Err() == nil {
+			errs.Warn(cfg.Msg, err)
+		}
+		if next <= 0 {
+			next = first
+		}
+		t.Reset(next)
+	}
+}

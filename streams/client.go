@@ -103,6 +103,13 @@ func Connect(ctx context.Context, o ClientOptions) (*Client, error) {
 	if opt.PoolSize == 0 {
 		opt.PoolSize = defaultPoolSize(o.Partitions)
 	}
+	// Connection buffers: go-redis gives each connection 32 KiB each way, and each of its
+	// pipeline connections 128 KiB each way (several MB for a worker's pools, most of its
+	// steady heap). Replies and commands larger than a buffer still work, in pieces.
+	setIfZero(&opt.ReadBufferSize, 16<<10)
+	setIfZero(&opt.WriteBufferSize, 16<<10)
+	setIfZero(&opt.PipelineReadBufferSize, 32<<10)
+	setIfZero(&opt.PipelineWriteBufferSize, 32<<10)
 	// Blocking reads need a read timeout longer than their block time.
 	if opt.ReadTimeout == 0 || opt.ReadTimeout < 5*time.Second {
 		opt.ReadTimeout = 10 * time.Second
@@ -168,4 +175,11 @@ func redactURL(raw string) string {
 // IsNoGroup reports a NOGROUP error (the stream or its group was deleted under us).
 func IsNoGroup(err error) bool {
 	return err != nil && strings.HasPrefix(err.Error(), "NOGROUP")
+}
+
+// setIfZero sets *v to d when it is zero.
+func setIfZero(v *int, d int) {
+	if *v == 0 {
+		*v = d
+	}
 }

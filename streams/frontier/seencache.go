@@ -11,7 +11,7 @@ type seenCache struct {
 }
 
 func newSeenCache(max int) *seenCache {
-	return &seenCache{max: max, m: make(map[string]struct{}, min(max, 1<<16))}
+	return &seenCache{max: max, m: make(map[string]struct{}, min(max, 1<<12))} // grows with the crawl: a small one never holds a 64K-entry table
 }
 
 func (c *seenCache) has(fp []byte) bool {

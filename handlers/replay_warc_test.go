@@ -70,9 +70,27 @@ func TestReplayFromWARCGivesTheCrawlsItems(t *testing.T) {
 		t.Fatalf("replay stored %d items, the crawl %d (%+v)", len(got), len(want), res)
 	}
 	for k, w := range want {
-		if g := got[k]; !reflect.DeepEqual(g, w) {
+		g := got[k]
+		if g != nil && g["_url"] != w["_url"] {
+			// Tracking-parameter twins (/p/2 and /p/2?utm_source=...) give one item: the
+			// crawl keeps whichever page its parse stage finished first, the replay the
+			// first in the archive. Their fields must agree; the page they came from not.
+			g, w = withoutPage(g), withoutPage(w)
+		}
+		if !reflect.DeepEqual(g, w) {
 			t.Fatalf("item %s (-want +got):\n-%v\n+%v", k, w, g)
 		}
 	}
 	t.Logf("replayed %d pages from %d files: %d items, equal to the crawl's", res.Pages, len(files), len(got))
+}
+
+// withoutPage returns a copy of item without the fields that name the page it came from.
+func withoutPage(item map[string]any) map[string]any {
+	out := map[string]any{}
+	for k, v := range item {
+		if k != "_url" && k != "_crawled_at" {
+			out[k] = v
+		}
+	}
+	return out
 }

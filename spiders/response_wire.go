@@ -229,6 +229,22 @@ func checkDecoded(r *Response) (*Response, error) {
 // decodeSized decompresses the zstd frame b whose header says it holds size bytes into
 // one buffer of that size; a frame holding more (a forged header) is an error.
 func decodeSized(b []byte, size int) ([]byte, error) {
+	return withDecoder(b, func(d *zstd.Decoder) ([]byte, error) {
+		out := make([]byte, size)
+		if _, err := io.ReadFull(d, out); err != nil {
+			return nil, fmt.Errorf("spiders: decompress response: %w", err)
+		}
+		var one [1]byte
+		if n, err := d.Read(one[:]); n > 0 || (err != nil && err != io.EOF) {
+			return nil, fmt.Errorf("spiders: decompress response: more than the %d bytes its header says (%v)", size, err)
+		}
+		return out, nil
+	})
+}
+
+// withDecoder runs read with a pooled streaming decoder (of the dictionary b names) set
+// to read the zstd data b.
+func withDecoder(b []byte, read func(d *zstd.Decoder) ([]byte, error)) ([]byte, error) {
 	pool, err := decodersFor(b)
 	if err != nil {
 		return nil, err
@@ -239,13 +255,5 @@ func decodeSized(b []byte, size int) ([]byte, error) {
 		return nil, fmt.Errorf("spiders: decompress response: %w", err)
 	}
 	defer d.Reset(nil) //nolint:errcheck // drops the reference to b
-	out := make([]byte, size)
-	if _, err := io.ReadFull(d, out); err != nil {
-		return nil, fmt.Errorf("spiders: decompress response: %w", err)
-	}
-	var one [1]byte
-	if n, err := d.Read(one[:]); n > 0 || (err != nil && err != io.EOF) {
-		return nil, fmt.Errorf("spiders: decompress response: more than the %d bytes its header says (%v)", size, err)
-	}
-	return out, nil
+	return read(d)
 }

@@ -1,7 +1,6 @@
 package spiders
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -78,44 +77,36 @@ var limitedDecoders = sync.Pool{New: func() any {
 // decodeLimited decompresses the zstd data b of unknown size, failing with
 // ErrBodyTooLarge once the output passes limit bytes.
 func decodeLimited(b []byte, limit int64) ([]byte, error) {
-	pool, err := decodersFor(b)
-	if err != nil {
-		return nil, err
-	}
-	d := pool.Get().(*zstd.Decoder)
-	defer pool.Put(d)
-	if err := d.Reset(bytes.NewReader(b)); err != nil {
-		return nil, fmt.Errorf("spiders: decompress response: %w", err)
-	}
-	defer d.Reset(nil) //nolint:errcheck // drops the reference to b
-	// Read in growing chunks and join once at the end: growing one buffer by doubling
-	// would allocate about twice the limit before a bomb is caught.
-	r := io.LimitReader(d, limit+1)
-	size := min(max(int64(len(b))*8, 4<<10), 1<<20, limit+1)
-	var chunks [][]byte
-	var total int64
-	for {
-		buf := make([]byte, size)
-		n, err := io.ReadFull(r, buf)
-		chunks = append(chunks, buf[:n])
-		total += int64(n)
-		if total > limit {
-			return nil, fmt.Errorf("%w: decompresses past %d bytes", ErrBodyTooLarge, limit)
+	return withDecoder(b, func(d *zstd.Decoder) ([]byte, error) {
+		// Read in growing chunks and join once at the end: growing one buffer by doubling
+		// would allocate about twice the limit before a bomb is caught.
+		r := io.LimitReader(d, limit+1)
+		size := min(max(int64(len(b))*8, 4<<10), 1<<20, limit+1)
+		var chunks [][]byte
+		var total int64
+		for {
+			buf := make([]byte, size)
+			n, err := io.ReadFull(r, buf)
+			chunks = append(chunks, buf[:n])
+			total += int64(n)
+			if total > limit {
+				return nil, fmt.Errorf("%w: decompresses past %d bytes", ErrBodyTooLarge, limit)
+			}
+			if err == io.EOF || err == io.ErrUnexpectedEOF {
+				break
+			}
+			if err != nil {
+				return nil, fmt.Errorf("spiders: decompress response: %w", err)
+			}
+			size = min(size*2, 8<<20)
 		}
-		if err == io.EOF || err == io.ErrUnexpectedEOF {
-			break
+		if len(chunks) == 1 {
+			return chunks[0], nil
 		}
-		if err != nil {
-			return nil, fmt.Errorf("spiders: decompress response: %w", err)
+		out := make([]byte, 0, total)
+		for _, c := range chunks {
+			out = append(out, c...)
 		}
-		size = min(size*2, 8<<20)
-	}
-	if len(chunks) == 1 {
-		return chunks[0], nil
-	}
-	out := make([]byte, 0, total)
-	for _, c := range chunks {
-		out = append(out, c...)
-	}
-	return out, nil
+		return out, nil
+	})
 }

@@ -45,7 +45,7 @@ func TestResponseDictTrainedOncePerCrawl(t *testing.T) {
 				}
 				return
 			}
-			// Training starts at the 128th response and runs in the background (longer
+			// Training starts at the 64th response and runs in the background (longer
 			// than the rest of this small crawl under -race): wait for its result.
 			var dicts map[string]string
 			for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
@@ -57,8 +57,9 @@ func TestResponseDictTrainedOncePerCrawl(t *testing.T) {
 			if cur == "" || len(dicts) != 2 || len(dicts[cur]) == 0 {
 				t.Fatalf("dicts hash has %d fields (current %q), want the current ID and one dictionary", len(dicts), cur)
 			}
-			if encoded > 800-128 {
-				t.Fatalf("%d responses compressed with the dictionary, want at most the %d after the first 128", encoded, 800-128)
+			const samples = 64 // handlers.dictSamples: the responses the dictionary is trained on
+			if encoded > 800-samples {
+				t.Fatalf("%d responses compressed with the dictionary, want at most the %d after the first %d", encoded, 800-samples, samples)
 			}
 			t.Logf("%d of 800 responses compressed with dictionary %s (%d bytes)", encoded, cur, len(dicts[cur]))
 		})

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -14,10 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/streamcrawl/streamcrawl/handlers"
-	"github.com/streamcrawl/streamcrawl/spiders"
 	"github.com/streamcrawl/streamcrawl/spiders/broadsite"
-	"github.com/streamcrawl/streamcrawl/streams"
 )
 
 // broadOptions configure a broad-crawl benchmark.
@@ -125,85 +120,27 @@ func runBroad(ctx context.Context, opt broadOptions, log io.Writer) (*broadResul
 		return nil, err
 	}
 	defer web.Close()
-	spiderPath := filepath.Join(opt.Dir, "broad.yaml")
-	if err := os.WriteFile(spiderPath, []byte(broadSpider(web.StartURLs(), opt.Delay)), 0o644); err != nil {
-		return nil, err
-	}
-	sp, _, err := spiders.LoadFile(spiderPath)
+	w, err := startWorkers(ctx, opt.RedisURL, opt.Dir, "broad", broadSpider(web.StartURLs(), opt.Delay), opt.Fetchers, "", "warn")
 	if err != nil {
 		return nil, err
 	}
-	c, err := streams.Connect(ctx, streams.ClientOptions{URL: opt.RedisURL})
-	if err != nil {
-		return nil, err
-	}
-	defer c.Close()
-	old, err := frontier.ReadLayout(ctx, c, sp.Name)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := frontier.Reset(ctx, c, old); err != nil {
-		return nil, err
-	}
-	exe, err := os.Executable()
-	if err != nil {
-		return nil, err
-	}
-	before := redisInfo(ctx, c)
-	start := time.Now()
-	if _, err := handlers.Seed(ctx, c, sp, nil); err != nil {
-		return nil, err
-	}
-	var procs []*exec.Cmd
-	run := func(name string, args ...string) error {
-		args = append(args, "--redis", opt.RedisURL, "--spider", spiderPath, "--until-done", "--consumer", name,
-			"--log-level", "warn")
-		cmd := exec.CommandContext(ctx, exe, args...)
-		logf, err := os.Create(filepath.Join(opt.Dir, name+".log"))
-		if err != nil {
-			return err
-		}
-		cmd.Stdout, cmd.Stderr = logf, logf
-		if err := cmd.Start(); err != nil {
-			return err
-		}
-		procs = append(procs, cmd)
-		return nil
-	}
-	for i := range opt.Fetchers {
-		if err := run(fmt.Sprintf("fetch-%d", i+1), "fetch"); err != nil {
-			return nil, err
-		}
-	}
-	if err := run("parse-1", "parse"); err != nil {
-		return nil, err
-	}
-	if err := run("store-1", "store", "--out", filepath.Join(opt.Dir, "items.jsonl")); err != nil {
-		return nil, err
-	}
-	var failed []string
-	for _, p := range procs {
-		if err := p.Wait(); err != nil {
-			failed = append(failed, fmt.Sprintf("%s: %v", strings.Join(p.Args[1:2], ""), err))
-		}
-	}
-	took := time.Since(start)
+	defer w.c.Close()
+	failed := w.wait()
+	took := time.Since(w.start)
 	if len(failed) > 0 {
 		return nil, fmt.Errorf("bench-broad: workers failed (logs in %s): %v", opt.Dir, failed)
 	}
-	after := redisInfo(ctx, c)
-	l, err := frontier.ReadLayout(ctx, c, sp.Name)
+	redisCPU, redisCmds := w.redisCost(ctx)
+	l, err := frontier.ReadLayout(ctx, w.c, w.sp.Name)
 	if err != nil {
 		return nil, err
 	}
-	st, err := frontier.ReadStatus(ctx, c, l)
+	st, err := frontier.ReadStatus(ctx, w.c, l)
 	if err != nil {
 		return nil, err
 	}
-	res := &broadResult{Report: web.Report(opt.Delay, opt.Tolerance), Took: took,
-		RedisCPU:  (after["used_cpu_user"] + after["used_cpu_sys"]) - (before["used_cpu_user"] + before["used_cpu_sys"]),
-		RedisCmds: after["total_commands_processed"] - before["total_commands_processed"],
-		Stored:    st.ItemsStored, RobotsTurns: st.Stats["robots_turns"]}
+	res := &broadResult{Report: web.Report(opt.Delay, opt.Tolerance), Took: took, RedisCPU: redisCPU,
+		RedisCmds: redisCmds, Stored: st.ItemsStored, RobotsTurns: st.Stats["robots_turns"]}
 	return res, nil
 }
 

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -14,9 +12,6 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/spf13/cobra"
 
-	"github.com/streamcrawl/streamcrawl/handlers"
-	"github.com/streamcrawl/streamcrawl/spiders"
-	"github.com/streamcrawl/streamcrawl/streams"
 	"github.com/streamcrawl/streamcrawl/streams/frontier"
 )
 
@@ -144,76 +139,19 @@ settings:
 func runScale(ctx context.Context, opt scaleOptions, base string, n int) (*scaleRun, error) {
 	ctx, cancel := context.WithTimeout(ctx, opt.Timeout)
 	defer cancel()
-	spiderPath := filepath.Join(opt.Dir, "scale.yaml")
-	if err := os.WriteFile(spiderPath, []byte(scaleSpider(base, opt.Pages, opt.Concurrency)), 0o644); err != nil {
-		return nil, err
-	}
-	sp, _, err := spiders.LoadFile(spiderPath)
+	w, err := startWorkers(ctx, opt.RedisURL, opt.Dir, "scale", scaleSpider(base, opt.Pages, opt.Concurrency), n,
+		fmt.Sprintf("-%d", n), "error")
 	if err != nil {
 		return nil, err
 	}
-	c, err := streams.Connect(ctx, streams.ClientOptions{URL: opt.RedisURL})
-	if err != nil {
-		return nil, err
-	}
-	defer c.Close()
-	old, err := frontier.ReadLayout(ctx, c, sp.Name)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := frontier.Reset(ctx, c, old); err != nil {
-		return nil, err
-	}
-	exe, err := os.Executable()
-	if err != nil {
-		return nil, err
-	}
-	before := redisInfo(ctx, c)
-	start := time.Now()
-	if _, err := handlers.Seed(ctx, c, sp, nil); err != nil {
-		return nil, err
-	}
-	var procs []*exec.Cmd
-	run := func(name string, args ...string) error {
-		args = append(args, "--redis", opt.RedisURL, "--spider", spiderPath, "--until-done", "--consumer", name,
-			"--log-level", "error")
-		cmd := exec.CommandContext(ctx, exe, args...)
-		logf, err := os.Create(filepath.Join(opt.Dir, fmt.Sprintf("%s-%d.log", name, n)))
-		if err != nil {
-			return err
-		}
-		cmd.Stdout, cmd.Stderr = logf, logf
-		if err := cmd.Start(); err != nil {
-			return err
-		}
-		procs = append(procs, cmd)
-		return nil
-	}
-	for i := range n {
-		if err := run(fmt.Sprintf("fetch-%d", i+1), "fetch"); err != nil {
-			return nil, err
-		}
-	}
-	if err := run("parse-1", "parse"); err != nil {
-		return nil, err
-	}
-	if err := run("store-1", "store", "--out", filepath.Join(opt.Dir, "items.jsonl")); err != nil {
-		return nil, err
-	}
-	l, err := frontier.ReadLayout(ctx, c, sp.Name)
+	defer w.c.Close()
+	c, start := w.c, w.start
+	l, err := frontier.ReadLayout(ctx, c, w.sp.Name)
 	if err != nil {
 		return nil, err
 	}
 	waited := make(chan []string, 1)
-	go func() {
-		var failed []string
-		for _, p := range procs {
-			if err := p.Wait(); err != nil {
-				failed = append(failed, fmt.Sprintf("%s: %v", strings.Join(p.Args[1:2], ""), err))
-			}
-		}
-		waited <- failed
-	}()
+	go func() { waited <- w.wait() }()
 	// Sample pages fetched while the workers run, for the steady rate.
 	var samples []scaleSample
 	tick := time.NewTicker(100 * time.Millisecond)
@@ -232,20 +170,18 @@ poll:
 	if len(failed) > 0 {
 		return nil, fmt.Errorf("bench-scale: workers failed (logs in %s): %v", opt.Dir, failed)
 	}
-	after := redisInfo(ctx, c)
+	redisCPU, redisCmds := w.redisCost(ctx)
 	st, err := frontier.ReadStatus(ctx, c, l)
 	if err != nil {
 		return nil, err
 	}
 	var cpu float64
-	for _, p := range procs {
+	for _, p := range w.procs {
 		cpu += (p.ProcessState.UserTime() + p.ProcessState.SystemTime()).Seconds()
 	}
 	pages := st.Stats["pages_fetched"]
 	return &scaleRun{Fetchers: n, Pages: pages, Stored: st.ItemsStored, Took: took,
-		Steady: steadyRate(samples, pages), WorkerCPU: cpu, Done: st.Done,
-		RedisCPU:  (after["used_cpu_user"] + after["used_cpu_sys"]) - (before["used_cpu_user"] + before["used_cpu_sys"]),
-		RedisCmds: after["total_commands_processed"] - before["total_commands_processed"]}, nil
+		Steady: steadyRate(samples, pages), WorkerCPU: cpu, Done: st.Done, RedisCPU: redisCPU, RedisCmds: redisCmds}, nil
 }
 
 // pagesFetched reads the crawl's pages_fetched counter: one HGET per partition (the

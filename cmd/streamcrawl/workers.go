@@ -1,0 +1,119 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/streamcrawl/streamcrawl/handlers"
+	"github.com/streamcrawl/streamcrawl/spiders"
+	"github.com/streamcrawl/streamcrawl/streams"
+	"github.com/streamcrawl/streamcrawl/streams/frontier"
+)
+
+// workerCrawl is a crawl run by child processes of this binary on a real Redis, as the
+// multi-process benchmarks run one: N fetch processes, one parse and one store.
+type workerCrawl struct {
+	c      *streams.Client
+	sp     *spiders.Spider
+	procs  []*exec.Cmd
+	before map[string]float64 // Redis INFO when the crawl was seeded
+	start  time.Time
+}
+
+// startWorkers writes spiderYAML to dir/name.yaml, deletes the crawl's keys on redisURL,
+// seeds it and starts fetchers fetch processes, one parse and one store, logging to
+// dir/<process><logSuffix>.log at logLevel. Close the result's client when done.
+func startWorkers(ctx context.Context, redisURL, dir, name, spiderYAML string, fetchers int, logSuffix, logLevel string) (*workerCrawl, error) {
+	spiderPath := filepath.Join(dir, name+".yaml")
+	if err := os.WriteFile(spiderPath, []byte(spiderYAML), 0o644); err != nil {
+		return nil, err
+	}
+	sp, _, err := spiders.LoadFile(spiderPath)
+	if err != nil {
+		return nil, err
+	}
+	c, err := streams.Connect(ctx, streams.ClientOptions{URL: redisURL})
+	if err != nil {
+		return nil, err
+	}
+	w := &workerCrawl{c: c, sp: sp}
+	if err := w.start0(ctx, redisURL, dir, spiderPath, fetchers, logSuffix, logLevel); err != nil {
+		w.stop()
+		c.Close()
+		return nil, err
+	}
+	return w, nil
+}
+
+func (w *workerCrawl) start0(ctx context.Context, redisURL, dir, spiderPath string, fetchers int, logSuffix, logLevel string) error {
+	old, err := frontier.ReadLayout(ctx, w.c, w.sp.Name)
+	if err != nil {
+		return err
+	}
+	if _, err := frontier.Reset(ctx, w.c, old); err != nil {
+		return err
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	w.before, w.start = redisInfo(ctx, w.c), time.Now()
+	if _, err := handlers.Seed(ctx, w.c, w.sp, nil); err != nil {
+		return err
+	}
+	run := func(name string, args ...string) error {
+		args = append(args, "--redis", redisURL, "--spider", spiderPath, "--until-done", "--consumer", name,
+			"--log-level", logLevel)
+		cmd := exec.CommandContext(ctx, exe, args...)
+		logf, err := os.Create(filepath.Join(dir, name+logSuffix+".log"))
+		if err != nil {
+			return err
+		}
+		cmd.Stdout, cmd.Stderr = logf, logf
+		if err := cmd.Start(); err != nil {
+			return err
+		}
+		w.procs = append(w.procs, cmd)
+		return nil
+	}
+	for i := range fetchers {
+		if err := run(fmt.Sprintf("fetch-%d", i+1), "fetch"); err != nil {
+			return err
+		}
+	}
+	if err := run("parse-1", "parse"); err != nil {
+		return err
+	}
+	return run("store-1", "store", "--out", filepath.Join(dir, "items.jsonl"))
+}
+
+// stop kills the processes started so far (after a failed start).
+func (w *workerCrawl) stop() {
+	for _, p := range w.procs {
+		p.Process.Kill() //nolint:errcheck // best effort
+		p.Wait()         //nolint:errcheck // reaped
+	}
+}
+
+// wait waits for every process and returns those that failed.
+func (w *workerCrawl) wait() []string {
+	var failed []string
+	for _, p := range w.procs {
+		if err := p.Wait(); err != nil {
+			failed = append(failed, fmt.Sprintf("%s: %v", strings.Join(p.Args[1:2], ""), err))
+		}
+	}
+	return failed
+}
+
+// redisCost returns the Redis CPU seconds and commands since the crawl was seeded.
+func (w *workerCrawl) redisCost(ctx context.Context) (cpu, cmds float64) {
+	after := redisInfo(ctx, w.c)
+	return (after["used_cpu_user"] + after["used_cpu_sys"]) - (w.before["used_cpu_user"] + w.before["used_cpu_sys"]),
+		after["total_commands_processed"] - w.before["total_commands_processed"]
+}

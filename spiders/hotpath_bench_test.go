@@ -126,20 +126,8 @@ func BenchmarkLinks(b *testing.B) {
 // the item's fields and the links to follow from the same document.
 func BenchmarkYAMLSpiderPage(b *testing.B) {
 	res := benchPage(b, "/p/17")
-	sp, _, err := spiders.Parse("bench.yaml", []byte(`name: bench
-start_urls: [`+benchOrigin+`/]
-allowed_domains: [127.0.0.1]
-follow:
-  - links: "a[href]"
-items:
-  - type: product
-    when: "div.product"
-    fields:
-      url: "link[rel=canonical]::attr(href)"
-      name: ".product-name::text"
-      price: ".price::text"
-      sku: ".sku::text"
-`))
+	// The demo shop's spider (its settings do not matter to a callback).
+	sp, _, err := spiders.Parse("bench.yaml", []byte(demosite.New(1000).SpiderYAML("bench", benchOrigin+"/")))
 	if err != nil {
 		b.Fatal(err)
 	}

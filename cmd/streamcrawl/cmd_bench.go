@@ -106,11 +106,19 @@ profiles of the crawl (the memory profile counts every allocation: MemProfileRat
 // site (twice its pages), as a user sizes capacity for a crawl. With perHost it keeps
 // the default per-host settings; without, it lifts the per-host limit.
 func benchSpider(base string, pages int, perHost bool) string {
+	return shopSpider("bench", base, pages, 64, perHost)
+}
+
+// shopSpider is the demo shop's spider called name for the site at base: conc requests
+// in flight per fetch process, exact dedup sized for twice pages, and the per-host limit
+// lifted (the site is one host) unless perHost keeps the default.
+func shopSpider(name, base string, pages, conc int, perHost bool) string {
 	limit := "per_host_concurrency: -1"
 	if perHost {
 		limit = "# per_host_concurrency: default"
 	}
-	return strings.NewReplacer("BASE", base, "CAPACITY", strconv.Itoa(2*pages), "PERHOST", limit).Replace(`name: bench
+	return strings.NewReplacer("NAME", name, "BASE", base, "CAPACITY", strconv.Itoa(2*pages), "CONC", strconv.Itoa(conc),
+		"PERHOST", limit).Replace(`name: NAME
 start_urls: [BASE]
 allowed_domains: [127.0.0.1]
 follow:
@@ -124,7 +132,7 @@ items:
       price: ".price::text"
       sku: ".sku::text"
 settings:
-  concurrency: 64
+  concurrency: CONC
   PERHOST
   allow_networks: [127.0.0.1/32, "::1/128"]
   capacity: CAPACITY

@@ -114,25 +114,7 @@ Without --redis it starts a throw-away redis-server from PATH.`,
 // scaleSpider is the demo shop's spider with no per-host limit (the site is one host)
 // and conc requests in flight per fetch process.
 func scaleSpider(base string, pages, conc int) string {
-	return strings.NewReplacer("BASE", base, "CAPACITY", strconv.Itoa(2*pages), "CONC", strconv.Itoa(conc)).Replace(`name: scale
-start_urls: [BASE]
-allowed_domains: [127.0.0.1]
-follow:
-  - links: "a[href]"
-items:
-  - type: product
-    when: "div.product"
-    fields:
-      url: "link[rel=canonical]::attr(href)"
-      name: ".product-name::text"
-      price: ".price::text"
-      sku: ".sku::text"
-settings:
-  concurrency: CONC
-  per_host_concurrency: -1
-  allow_networks: [127.0.0.1/32]
-  capacity: CAPACITY
-`)
+	return shopSpider("scale", base, pages, conc, false)
 }
 
 // runScale crawls the site at base once with n fetch processes.

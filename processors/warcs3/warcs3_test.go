@@ -78,6 +78,30 @@ func bucketRecords(t *testing.T, st *warcs3.Store) (ids []string, files []string
 	return ids, files
 }
 
+// bucket starts an S3 server for the test and returns it with a store on prefix.
+func bucket(t *testing.T, prefix string) (*warcs3test.Server, *warcs3.Store) {
+	t.Helper()
+	srv := warcs3test.Start(t)
+	st, err := warcs3.New(t.Context(), srv.Config(prefix))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return srv, st
+}
+
+// spooled opens a writer with opts on a new spool whose closed files go to st.
+func spooled(t *testing.T, st *warcs3.Store, opts warc.Options) (w *warc.Writer, sp *warcs3.Spool, spool string) {
+	t.Helper()
+	spool = t.TempDir()
+	sp = warcs3.NewSpool(st, nil)
+	opts.Closed = sp.Closed
+	w, err := warc.OpenWith(spool, "a", opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w, sp, spool
+}
+
 // open opens a writer on spool that uploads to st, as the archiver does.
 func open(t *testing.T, ctx context.Context, st *warcs3.Store, spool string) (*warc.Writer, *warcs3.Spool) {
 	t.Helper()
@@ -98,12 +122,8 @@ func open(t *testing.T, ctx context.Context, st *warcs3.Store, spool string) (*w
 // size, readable by our reader and by warcio; the spool is left empty; a writer opened
 // again (a restart) skips every page the bucket holds and never reuses a file name.
 func TestSpoolUploadsRotatedFilesOnceAcrossARestart(t *testing.T) {
-	srv := warcs3test.Start(t)
+	_, st := bucket(t, "crawls/shop")
 	ctx := t.Context()
-	st, err := warcs3.New(ctx, srv.Config("crawls/shop"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	spool := t.TempDir()
 	w, sp := open(t, ctx, st, spool)
 	runCtx, stop := context.WithCancel(ctx)
@@ -167,12 +187,8 @@ func TestSpoolUploadsRotatedFilesOnceAcrossARestart(t *testing.T) {
 // (or before its index object went up) uploads it again at restart under the same key:
 // an overwrite, no record twice.
 func TestUploadCutShortIsRedoneAsAnOverwrite(t *testing.T) {
-	srv := warcs3test.Start(t)
+	_, st := bucket(t, "p")
 	ctx := t.Context()
-	st, err := warcs3.New(ctx, srv.Config("p"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	spool := t.TempDir()
 	w, err := warc.OpenWith(spool, "shop-a1", warc.Options{MaxFileSize: 1 << 20})
 	if err != nil {
@@ -218,18 +234,9 @@ func TestUploadCutShortIsRedoneAsAnOverwrite(t *testing.T) {
 
 // An unreachable bucket leaves the files in the spool, with an error.
 func TestUnreachableBucketKeepsTheSpool(t *testing.T) {
-	srv := warcs3test.Start(t)
+	srv, st := bucket(t, "p")
 	ctx := t.Context()
-	st, err := warcs3.New(ctx, srv.Config("p"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	spool := t.TempDir()
-	sp := warcs3.NewSpool(st, nil)
-	w, err := warc.OpenWith(spool, "a", warc.Options{Closed: sp.Closed})
-	if err != nil {
-		t.Fatal(err)
-	}
+	w, sp, spool := spooled(t, st, warc.Options{})
 	w.WritePage(page(1))
 	w.Close()
 	srv.Close()
@@ -264,18 +271,9 @@ func TestSpoolLock(t *testing.T) {
 // A queued file removed from the spool by someone else is skipped, not retried forever
 // in front of the files behind it.
 func TestVanishedSpoolFileDoesNotBlockTheQueue(t *testing.T) {
-	srv := warcs3test.Start(t)
+	_, st := bucket(t, "p")
 	ctx := t.Context()
-	st, err := warcs3.New(ctx, srv.Config("p"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	spool := t.TempDir()
-	sp := warcs3.NewSpool(st, nil)
-	w, err := warc.OpenWith(spool, "a", warc.Options{Closed: sp.Closed, MaxFileSize: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
+	w, sp, spool := spooled(t, st, warc.Options{MaxFileSize: 1})
 	for i := 0; i < 3; i++ {
 		w.WritePage(page(i)) // one file each
 	}

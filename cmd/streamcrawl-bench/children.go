@@ -106,3 +106,22 @@ func (a *app) realRedis(ctx context.Context, what string) (url string, stop func
 	}
 	return url, rc.stop, nil
 }
+
+// benchEnv is realRedis and a new temporary work directory, both named for what (the
+// command): done stops the Redis it started and removes the directory unless keep.
+func (a *app) benchEnv(ctx context.Context, what string, keep bool) (url, dir string, done func(), err error) {
+	url, stop, err := a.realRedis(ctx, what)
+	if err != nil {
+		return "", "", nil, err
+	}
+	if dir, err = os.MkdirTemp("", "streamcrawl-"+what); err != nil {
+		stop()
+		return "", "", nil, err
+	}
+	return url, dir, func() {
+		if !keep {
+			_ = os.RemoveAll(dir)
+		}
+		stop()
+	}, nil
+}

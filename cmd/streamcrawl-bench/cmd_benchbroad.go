@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"time"
 
 	"github.com/streamcrawl/streamcrawl/streams/frontier"
@@ -54,18 +53,12 @@ Without --redis it starts a throw-away redis-server from PATH.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
-			url, stop, err := a.realRedis(ctx, "bench-broad")
-			if err != nil {
+			var done func()
+			var err error
+			if opt.RedisURL, opt.Dir, done, err = a.benchEnv(ctx, "bench-broad", false); err != nil {
 				return err
 			}
-			defer stop()
-			opt.RedisURL = url
-			dir, err := os.MkdirTemp("", "streamcrawl-bench-broad")
-			if err != nil {
-				return err
-			}
-			defer os.RemoveAll(dir)
-			opt.Dir = dir
+			defer done()
 			res, err := runBroad(ctx, opt, a.Stderr)
 			if err != nil {
 				return err

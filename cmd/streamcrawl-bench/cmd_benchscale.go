@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -66,18 +65,12 @@ Without --redis it starts a throw-away redis-server from PATH.`,
 				}
 				opt.Fetchers = append(opt.Fetchers, n)
 			}
-			url, stop, err := a.realRedis(ctx, "bench-scale")
-			if err != nil {
+			var done func()
+			var err error
+			if opt.RedisURL, opt.Dir, done, err = a.benchEnv(ctx, "bench-scale", false); err != nil {
 				return err
 			}
-			defer stop()
-			opt.RedisURL = url
-			dir, err := os.MkdirTemp("", "streamcrawl-bench-scale")
-			if err != nil {
-				return err
-			}
-			defer os.RemoveAll(dir)
-			opt.Dir = dir
+			defer done()
 			site, base, err := startSiteChild(ctx, opt.Pages, "--latency", opt.Latency.String())
 			if err != nil {
 				return err

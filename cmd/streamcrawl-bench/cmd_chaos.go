@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"os"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -26,26 +25,19 @@ It exits 1 when anything was lost.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
-			url, stop, err := a.realRedis(ctx, "chaos")
-			if err != nil {
+			var done func()
+			var err error
+			if opt.RedisURL, opt.Dir, done, err = a.benchEnv(ctx, "chaos", keep); err != nil {
 				return err
 			}
-			defer stop()
-			opt.RedisURL = url
-			dir, err := os.MkdirTemp("", "streamcrawl-chaos")
-			if err != nil {
-				return err
-			}
-			if !keep {
-				defer os.RemoveAll(dir)
-			}
-			opt.Dir, opt.Log = dir, a.Stdout
+			defer done()
+			opt.Log = a.Stdout
 			rep, err := runChaos(ctx, opt)
 			if rep != nil {
 				rep.print(a.Stdout, opt)
 			}
 			if keep {
-				fmt.Fprintf(a.Stdout, "worker logs and item files kept in %s\n", dir)
+				fmt.Fprintf(a.Stdout, "worker logs and item files kept in %s\n", opt.Dir)
 			}
 			if err != nil {
 				return err

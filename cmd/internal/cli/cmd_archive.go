@@ -7,7 +7,6 @@ import (
 
 	"github.com/streamcrawl/streamcrawl/streams/frontier"
 
-	"github.com/ThreeDotsLabs/watermill/message"
 	"github.com/spf13/cobra"
 
 	"github.com/streamcrawl/streamcrawl/handlers"
@@ -100,20 +99,15 @@ bucket holds already.`,
 			}
 			ac := handlers.ArchiveConfig{Client: rdb, Crawl: crawl, Dir: dir, Upload: store, MaxFileSize: int64(maxFile), Group: group,
 				UntilDone: f.UntilDone, Consumer: f.consumer, Subscriber: f.subscriber(), Logger: a.Log}
-			var hc handlers.Config
-			if err := installFault(&hc); err != nil {
+			if ac.BeforeAck, err = beforeAckOf("archive"); err != nil {
 				return err
-			}
-			if hc.BeforeAck != nil {
-				ac.BeforeAck = func(m *message.Message) { hc.BeforeAck("archive", m) }
 			}
 			return handlers.Archive(ctx, ac)
 		},
 	}
-	a.RedisFlags(cmd, false)
+	a.crawlFlags(cmd, &crawl)
 	f.Add(cmd, false)
 	fl := cmd.Flags()
-	fl.StringVar(&crawl, "crawl", "", "crawl name (required)")
 	fl.StringVar(&dir, "out", "", "directory of the WARC files, or s3://BUCKET/PREFIX (required)")
 	fl.StringVar(&spool, "spool", "", "with an s3:// --out: local directory of the files not yet uploaded (default in the user's cache dir, per crawl and group)")
 	fl.StringVar(&s3c.Endpoint, "s3-endpoint", "", "S3 endpoint URL, e.g. http://127.0.0.1:9000 (default $AWS_ENDPOINT_URL_S3, $AWS_ENDPOINT_URL, then AWS)")

@@ -55,8 +55,7 @@ It listens on loopback by default: anyone who reaches it can re-queue dead lette
 			return d.Run(ctx) // nil when ctx ends
 		},
 	}
-	a.RedisFlags(cmd, false)
-	cmd.Flags().StringVar(&crawl, "crawl", "", "crawl (spider) name (required)")
+	a.crawlFlags(cmd, &crawl)
 	cmd.Flags().StringVar(&addr, "addr", DefaultDashboardAddr, "address to serve the dashboard on (port 0: a free one, logged)")
 	cmd.Flags().DurationVar(&every, "interval", dashboard.DefaultInterval, "how often the crawl's figures are read from Redis")
 	return cmd

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/streamcrawl/streamcrawl/handlers"
+	"github.com/streamcrawl/streamcrawl/streams"
 )
 
 func (a *App) deadCommand() *cobra.Command {
@@ -32,13 +33,7 @@ the delivery count.
   dead purge   delete them (all, or --id ID...)`,
 		Args:      cobra.ExactArgs(1),
 		ValidArgs: []string{"list", "retry", "purge"},
-		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx := cmd.Context()
-			rdb, layout, err := a.openCrawl(ctx, crawl)
-			if err != nil {
-				return err
-			}
-			defer rdb.Close()
+		RunE: a.onCrawl(&crawl, func(ctx context.Context, rdb *streams.Client, layout frontier.Layout, args []string) error {
 			switch args[0] {
 			case "list":
 				return a.deadList(ctx, rdb, layout, limit, asJSON)
@@ -57,10 +52,9 @@ the delivery count.
 				return nil
 			}
 			return fmt.Errorf("unknown action %q: want list, retry or purge", args[0])
-		},
+		}),
 	}
-	a.RedisFlags(cmd, false)
-	cmd.Flags().StringVar(&crawl, "crawl", "", "crawl (spider) name (required)")
+	a.crawlFlags(cmd, &crawl)
 	cmd.Flags().StringSliceVar(&ids, "id", nil, "dead-letter IDs (default: all)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "list as JSON")
 	cmd.Flags().Int64Var(&limit, "limit", 1000, "list at most this many")
@@ -79,9 +73,7 @@ func (a *App) deadList(ctx context.Context, rdb redis.UniversalClient, l frontie
 		}
 	}
 	if asJSON {
-		enc := json.NewEncoder(a.Stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(dead)
+		return a.printJSON(dead)
 	}
 	tw := tabwriter.NewWriter(a.Stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tSTAGE\tDELIVERIES\tURL\tERROR")

@@ -81,9 +81,8 @@ create one at --id, move one with XGROUP SETID (setid), or delete one. The stage
 			return tw.Flush()
 		},
 	}
-	a.RedisFlags(cmd, false)
+	a.crawlFlags(cmd, &crawl)
 	fl := cmd.Flags()
-	fl.StringVar(&crawl, "crawl", "", "crawl name (required)")
 	fl.StringVar(&stream, "stream", "items", "requests, responses or items")
 	fl.StringVar(&group, "group", "", "group name")
 	fl.StringVar(&id, "id", "0", "first entry the group delivers (create, setid): ID, RFC 3339 time, duration ago, 0, or $")

@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"sort"
 
-	"github.com/ThreeDotsLabs/watermill/message"
 	"github.com/spf13/cobra"
 
 	"github.com/streamcrawl/streamcrawl/handlers"
@@ -78,9 +77,8 @@ fetched; each page runs the callback its request named, with its meta.`,
 			return nil
 		},
 	}
-	a.RedisFlags(cmd, false)
+	a.crawlFlags(cmd, &crawl)
 	fl := cmd.Flags()
-	fl.StringVar(&crawl, "crawl", "", "crawl name (required)")
 	fl.StringVar(&stage, "stage", streams.StageParse, "stage to replay: parse or store")
 	fl.StringVar(&from, "from", "0", "first entry: ID, RFC 3339 time, duration ago, or 0")
 	fl.StringVar(&to, "to", "", "last entry (default: the newest when the replay starts)")
@@ -185,20 +183,15 @@ package and handlers.Process.`,
 			if pc.Metrics, err = a.serveMetrics(ctx, f.metricsAddr, rdb, sinkKind(f.Out), nil); err != nil {
 				return err
 			}
-			var hc handlers.Config
-			if err := installFault(&hc); err != nil {
+			if pc.BeforeAck, err = beforeAckOf("process"); err != nil {
 				return err
-			}
-			if hc.BeforeAck != nil {
-				pc.BeforeAck = func(m *message.Message) { hc.BeforeAck("process", m) }
 			}
 			return handlers.Process(ctx, pc)
 		},
 	}
-	a.RedisFlags(cmd, false)
+	a.crawlFlags(cmd, &crawl)
 	f.Add(cmd, true)
 	fl := cmd.Flags()
-	fl.StringVar(&crawl, "crawl", "", "crawl name (required)")
 	fl.StringVar(&group, "group", "", "consumer group of this post-processor (required)")
 	fl.StringVar(&from, "from", "0", "where a new group starts: ID, RFC 3339 time, duration ago, 0, or $ for new items only")
 	fl.StringVar(&require, "require", "", "drop items lacking any of these comma-separated fields")

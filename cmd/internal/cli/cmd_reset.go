@@ -1,7 +1,10 @@
 package cli
 
 import (
+	"context"
 	"fmt"
+
+	"github.com/streamcrawl/streamcrawl/streams"
 
 	"github.com/streamcrawl/streamcrawl/streams/frontier"
 
@@ -16,22 +19,15 @@ func (a *App) resetCommand() *cobra.Command {
 		Long: `reset deletes the crawl's streams, seen set, stats and dead letters. Stop the crawl's
 processes first: they cache what they learned from Redis. Nothing else ever deletes a
 crawl's state; stopping processes does not.`,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			ctx := cmd.Context()
-			rdb, layout, err := a.openCrawl(ctx, crawl)
-			if err != nil {
-				return err
-			}
-			defer rdb.Close()
+		RunE: a.onCrawl(&crawl, func(ctx context.Context, rdb *streams.Client, layout frontier.Layout, _ []string) error {
 			n, err := frontier.Reset(ctx, rdb, layout)
 			if err != nil {
 				return err
 			}
 			fmt.Fprintf(a.Stdout, "crawl %s reset: %d keys deleted\n", crawl, n)
 			return nil
-		},
+		}),
 	}
-	a.RedisFlags(cmd, false)
-	cmd.Flags().StringVar(&crawl, "crawl", "", "crawl (spider) name (required)")
+	a.crawlFlags(cmd, &crawl)
 	return cmd
 }

@@ -17,11 +17,7 @@ func (a *App) seedCommand() *cobra.Command {
 crawl has seen before is not queued again. Running services pick them up at once.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			path, args, err := spiderFrom(spiderPath, args)
-			if err != nil {
-				return err
-			}
-			sp, err := a.loadSpider(path)
+			sp, args, err := a.spiderArg(spiderPath, args)
 			if err != nil {
 				return err
 			}

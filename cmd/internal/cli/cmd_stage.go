@@ -35,11 +35,7 @@ reading, let in-flight work finish (up to --shutdown-timeout), ack it and exit 0
 			if err := validStage(stage); err != nil {
 				return err
 			}
-			path, _, err := spiderFrom(spiderPath, args)
-			if err != nil {
-				return err
-			}
-			sp, err := a.loadSpider(path)
+			sp, _, err := a.spiderArg(spiderPath, args)
 			if err != nil {
 				return err
 			}

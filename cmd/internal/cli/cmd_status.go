@@ -3,7 +3,6 @@ package cli
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -15,6 +14,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 	"github.com/spf13/cobra"
+
+	"github.com/streamcrawl/streamcrawl/streams"
 )
 
 func (a *App) statusCommand() *cobra.Command {
@@ -24,13 +25,7 @@ func (a *App) statusCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "status --redis URL --crawl NAME [--json | --watch [--interval D]]",
 		Short: "Show a crawl's streams, groups, frontier, seen URLs, items and dead letters",
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			ctx := cmd.Context()
-			rdb, layout, err := a.openCrawl(ctx, crawl)
-			if err != nil {
-				return err
-			}
-			defer rdb.Close()
+		RunE: a.onCrawl(&crawl, func(ctx context.Context, rdb *streams.Client, layout frontier.Layout, _ []string) error {
 			st, err := frontier.ReadStatus(ctx, rdb, layout)
 			if err != nil {
 				return err
@@ -42,16 +37,13 @@ func (a *App) statusCommand() *cobra.Command {
 				return a.watchStatus(ctx, rdb, layout, every)
 			}
 			if asJSON {
-				enc := json.NewEncoder(a.Stdout)
-				enc.SetIndent("", "  ")
-				return enc.Encode(st)
+				return a.printJSON(st)
 			}
 			printStatus(a.Stdout, st)
 			return nil
-		},
+		}),
 	}
-	a.RedisFlags(cmd, false)
-	cmd.Flags().StringVar(&crawl, "crawl", "", "crawl (spider) name (required)")
+	a.crawlFlags(cmd, &crawl)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	cmd.Flags().BoolVar(&watch, "watch", false, "refresh until interrupted: in place on a terminal (rates over the last 10 s, consumers alive and pending per stage, frontier, ETA, dead letters, Redis memory), one line per refresh otherwise")
 	cmd.Flags().DurationVar(&every, "interval", 2*time.Second, "refresh interval of --watch")

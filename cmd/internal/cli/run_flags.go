@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"time"
 
+	"github.com/ThreeDotsLabs/watermill/message"
 	"go.uber.org/zap"
 
 	"github.com/spf13/cobra"
@@ -109,6 +110,16 @@ func (f *RunFlags) config(a *App, stages []string) (handlers.Config, error) {
 // installFault sets a test fault hook on cfg; it does nothing outside test builds
 // (fault_test.go sets it there).
 var installFault = func(*handlers.Config) error { return nil }
+
+// beforeAckOf returns the test fault hook (installFault) of a component that is not a
+// stage (the archiver, a post-processor), called name there; nil outside tests.
+func beforeAckOf(name string) (func(*message.Message), error) {
+	var hc handlers.Config
+	if err := installFault(&hc); err != nil || hc.BeforeAck == nil {
+		return nil, err
+	}
+	return func(m *message.Message) { hc.BeforeAck(name, m) }, nil
+}
 
 func validStage(s string) error {
 	switch s {

@@ -10,7 +10,7 @@ import (
 
 	"github.com/streamcrawl/streamcrawl/streams/frontier"
 
-	"github.com/streamcrawl/streamcrawl/handlers"
+	"github.com/streamcrawl/streamcrawl/handlers/fetch"
 	"github.com/streamcrawl/streamcrawl/spiders"
 	"github.com/streamcrawl/streamcrawl/streams/streamstest"
 )
@@ -99,7 +99,7 @@ func TestLoginThenMembersPagesAcrossTwoFetchProcesses(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer hosts.Close()
-	f, err := handlers.NewFetch(handlers.FetchConfig{Settings: sp.Settings, Delayed: delayed, Hosts: hosts,
+	f, err := fetch.NewFetch(fetch.FetchConfig{Settings: sp.Settings, Delayed: delayed, Hosts: hosts,
 		Client: srv.Client(), Layout: layout})
 	if err != nil {
 		t.Fatal(err)

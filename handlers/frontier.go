@@ -2,13 +2,13 @@ package handlers
 
 import (
 	"context"
-	"strings"
 
 	"github.com/streamcrawl/streamcrawl/streams/frontier"
 
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/zap"
 
+	"github.com/streamcrawl/streamcrawl/handlers/fetch"
 	"github.com/streamcrawl/streamcrawl/spiders"
 )
 
@@ -35,7 +35,7 @@ func NewFrontier(ctx context.Context, rdb redis.UniversalClient, sp *spiders.Spi
 	return frontier.NewFrontier(frontier.FrontierConfig{
 		Client: rdb, Layout: layout, SeenCache: seenCache, Dedup: d,
 		Order: frontier.Order(s.Order), MaxRequests: s.MaxPages, Window: s.FrontierWindow, CountUnread: countUnread,
-		Revisit: s.RevisitAfter, Hosts: hostDefaults(s), Rules: hostRules(s),
+		Revisit: s.RevisitAfter, Hosts: fetch.HostDefaults(s), Rules: fetch.HostRules(s),
 	})
 }
 
@@ -53,7 +53,7 @@ func OpenLayout(ctx context.Context, rdb redis.UniversalClient, sp *spiders.Spid
 	}
 	s := sp.Settings
 	s.SetDefaults()
-	n, err := frontier.MigrateFrontier(ctx, rdb, l, hostDefaults(s), frontier.Order(s.Order), requestHost)
+	n, err := frontier.MigrateFrontier(ctx, rdb, l, fetch.HostDefaults(s), frontier.Order(s.Order), requestHost)
 	if err != nil {
 		return frontier.Layout{}, err
 	}
@@ -69,7 +69,7 @@ func requestHost(payload []byte) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return hostOf(r.URL), nil
+	return fetch.HostOf(r.URL), nil
 }
 
 // CandidateFor encodes r for the frontier with its fingerprint (none for DontFilter).
@@ -93,22 +93,5 @@ func candidateWith(r *spiders.Request, fp []byte) (frontier.Candidate, error) {
 	if err != nil {
 		return frontier.Candidate{}, err
 	}
-	return frontier.Candidate{Fingerprint: fp, Payload: payload, Priority: r.Priority, Depth: r.Depth, Host: hostOf(r.URL)}, nil
-}
-
-// hostOf returns the host (name or name:port) of an absolute URL, without parsing all
-// of it; "" when it has none.
-func hostOf(raw string) string {
-	i := strings.Index(raw, "://")
-	if i < 0 {
-		return ""
-	}
-	rest := raw[i+3:]
-	if j := strings.IndexAny(rest, "/?#"); j >= 0 {
-		rest = rest[:j]
-	}
-	if j := strings.LastIndexByte(rest, '@'); j >= 0 {
-		rest = rest[j+1:]
-	}
-	return rest
+	return frontier.Candidate{Fingerprint: fp, Payload: payload, Priority: r.Priority, Depth: r.Depth, Host: fetch.HostOf(r.URL)}, nil
 }

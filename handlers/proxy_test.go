@@ -15,6 +15,7 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/streamcrawl/streamcrawl/handlers"
+	"github.com/streamcrawl/streamcrawl/handlers/fetch"
 	"github.com/streamcrawl/streamcrawl/spiders"
 	"github.com/streamcrawl/streamcrawl/spiders/webtest"
 	"github.com/streamcrawl/streamcrawl/streams/streamstest"
@@ -93,7 +94,7 @@ func TestRequestsGoThroughASOCKS5Proxy(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer hosts.Close()
-	f, err := handlers.NewFetch(handlers.FetchConfig{Settings: plain.Settings, Delayed: delayed, Hosts: hosts,
+	f, err := fetch.NewFetch(fetch.FetchConfig{Settings: plain.Settings, Delayed: delayed, Hosts: hosts,
 		Client: srv.Client(), Layout: layout})
 	if err != nil {
 		t.Fatal(err)

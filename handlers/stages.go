@@ -6,6 +6,7 @@ import (
 
 	"github.com/ThreeDotsLabs/watermill/message"
 
+	"github.com/streamcrawl/streamcrawl/handlers/fetch"
 	"github.com/streamcrawl/streamcrawl/streams"
 	"github.com/streamcrawl/streamcrawl/streams/frontier"
 )
@@ -47,7 +48,7 @@ func (r *run) subscriberConfig(stage string) streams.SubscriberConfig {
 // the backlog watch that pauses fetching while the parse stage is behind.
 func (r *run) fetchStage(ctx context.Context, scfg streams.SubscriberConfig) error {
 	cfg, layout, log := r.cfg, r.layout, r.log
-	order, defaults := frontier.Order(cfg.Spider.Settings.Order), hostDefaults(cfg.Spider.Settings)
+	order, defaults := frontier.Order(cfg.Spider.Settings.Order), fetch.HostDefaults(cfg.Spider.Settings)
 	defaults.CountUnread = cfg.CountUnread // Hosts.Finish hands freed slots out within the window
 	delayed, err := frontier.NewDelayed(cfg.Client, layout, order, defaults)
 	if err != nil {
@@ -79,14 +80,15 @@ func (r *run) fetchStage(ctx context.Context, scfg streams.SubscriberConfig) err
 	r.closers = append(r.closers, hosts.Close)
 	hostStats := streams.NewCounters(cfg.Client, r.keys.HostStats(), streams.DefaultCountersInterval)
 	r.closers = append(r.closers, hostStats.Close)
-	f, err := NewFetch(FetchConfig{Settings: cfg.Spider.Settings, Scope: scope, FollowFilter: cfg.Spider.FollowFilter, Delayed: delayed, Hosts: hosts,
+	f, err := fetch.NewFetch(fetch.FetchConfig{Settings: cfg.Spider.Settings, Scope: scope, FollowFilter: cfg.Spider.FollowFilter, Delayed: delayed, Hosts: hosts,
 		Client: cfg.Client, Layout: layout, RetryBase: cfg.RetryBase, RobotsRetry: cfg.RobotsRetry, Counters: r.counters,
-		Metrics: cfg.Metrics, HostStats: hostStats, Logger: log})
+		Metrics: cfg.Metrics, HostStats: hostStats, Logger: log,
+		Encode: responseEncoder(cfg.Spider.Settings, cfg.Client, layout, r.counters, log)})
 	if err != nil {
 		return err
 	}
 	if cfg.Spider.Login != nil {
-		if err := f.loginOnce(ctx, cfg.Client, r.keys, cfg.Spider.Login); err != nil {
+		if err := f.LoginOnce(ctx, cfg.Client, r.keys, cfg.Spider.Login); err != nil {
 			return err
 		}
 	}

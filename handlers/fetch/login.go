@@ -1,4 +1,4 @@
-package handlers
+package fetch
 
 import (
 	"context"
@@ -73,9 +73,9 @@ func (f *Fetch) Login(ctx context.Context, l *spiders.Login) error {
 	return nil
 }
 
-// loginOnce runs the login step: once per crawl with the shared cookie jar (the first
+// LoginOnce runs the login step: once per crawl with the shared cookie jar (the first
 // fetch process logs in, the others wait for it), once per process otherwise.
-func (f *Fetch) loginOnce(ctx context.Context, rdb redis.UniversalClient, keys frontier.Keys, l *spiders.Login) error {
+func (f *Fetch) LoginOnce(ctx context.Context, rdb redis.UniversalClient, keys frontier.Keys, l *spiders.Login) error {
 	if f.cookies == nil || f.cookies.mode != spiders.CookiesShared {
 		return f.Login(ctx, l)
 	}
@@ -101,7 +101,7 @@ func (f *Fetch) loginOnce(ctx context.Context, rdb redis.UniversalClient, keys f
 		case v == "done":
 			return nil
 		case errors.Is(err, redis.Nil): // the one logging in failed: try ourselves
-			return f.loginOnce(ctx, rdb, keys, l)
+			return f.LoginOnce(ctx, rdb, keys, l)
 		case err != nil:
 			return fmt.Errorf("handlers: login state: %w", err)
 		case time.Now().After(deadline):

@@ -1,4 +1,4 @@
-package handlers
+package fetch
 
 import (
 	"context"
@@ -145,7 +145,7 @@ func originOf(u *url.URL) string {
 // lock (with when the fetch started: it was a request to the host); otherwise it
 // returns how long to wait.
 func (r *robots) load(ctx context.Context, origin string) (e robotsEntry, wait time.Duration, fetched time.Time, err error) {
-	keys := r.layout.ForHost(hostOf(origin))
+	keys := r.layout.ForHost(HostOf(origin))
 	key := keys.Robots(origin)
 	pipe := r.rdb.Pipeline()
 	get := pipe.Get(ctx, key)

@@ -1,4 +1,4 @@
-package handlers
+package fetch
 
 import (
 	"bufio"
@@ -24,7 +24,7 @@ import (
 // BenchmarkFetch32Pages10MB runs the fetch stage's handler on 32 requests at once for
 // 10 MB HTML pages (loopback) and reports the process's peak RSS (VmHWM). Run it alone:
 //
-//	go test ./handlers/ -run '^$' -bench Fetch32Pages10MB -benchtime 3x
+//	go test ./handlers/fetch/ -run '^$' -bench Fetch32Pages10MB -benchtime 3x
 func BenchmarkFetch32Pages10MB(b *testing.B) {
 	var page bytes.Buffer
 	for i := 0; page.Len() < 10<<20; i++ {

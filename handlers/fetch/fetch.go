@@ -1,4 +1,4 @@
-package handlers
+package fetch
 
 import (
 	"bytes"
@@ -18,6 +18,7 @@ import (
 	"github.com/ThreeDotsLabs/watermill/message"
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
 
 	"github.com/streamcrawl/streamcrawl/handlers/metrics"
 	"github.com/streamcrawl/streamcrawl/spiders"
@@ -46,6 +47,7 @@ type Fetch struct {
 	hosts    *frontier.Hosts
 	robots   *robots
 	budget   *bodyBudget
+	encode   func(context.Context, *spiders.Response) ([]byte, error)
 	base     time.Duration
 	counters *streams.Counters
 	log      *zap.Logger
@@ -83,6 +85,9 @@ type FetchConfig struct {
 	// HostStats, when set, gets per-host request counts, times and failures (the
 	// crawl's frontier.Keys.HostStats hash).
 	HostStats *streams.Counters
+	// Encode writes a fetched response for the responses stream. Default
+	// spiders.MarshalResponse.
+	Encode func(context.Context, *spiders.Response) ([]byte, error)
 }
 
 // NewFetch returns the fetch stage.
@@ -109,6 +114,10 @@ func NewFetch(cfg FetchConfig) (*Fetch, error) {
 	f := &Fetch{client: newHTTPClient(s), settings: s, scope: cfg.Scope, follows: cfg.FollowFilter,
 		cookies: newCookieStore(s.Cookies, cfg.Client, cfg.Layout), guard: newGuard(s), proxies: newProxyPool(s), delayed: cfg.Delayed, hosts: cfg.Hosts,
 		base: cfg.RetryBase, counters: cfg.Counters, log: log, retryLog: sampled(log, 3), budget: newBodyBudget(budget)}
+	f.encode = cfg.Encode
+	if f.encode == nil {
+		f.encode = func(_ context.Context, res *spiders.Response) ([]byte, error) { return spiders.MarshalResponse(res) }
+	}
 	if cfg.Metrics != nil {
 		f.client.Transport = cfg.Metrics.Transport(f.client.Transport)
 	}
@@ -182,7 +191,7 @@ func (f *Fetch) Handle(msg *message.Message) ([]*message.Message, error) {
 	case res == nil:
 		return nil, nil // final HTTP error: counted, nothing to parse
 	}
-	payload, err := f.marshalResponse(ctx, res)
+	payload, err := f.encode(ctx, res)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", streams.ErrPoison, err)
 	}
@@ -207,7 +216,7 @@ func (f *Fetch) retry(ctx context.Context, req *spiders.Request, rerr *retryable
 		return fmt.Errorf("%w: %w", streams.ErrPoison, err)
 	}
 	delay := retryDelay(f.base, next.Retries, rerr.retryAfter, time.Now())
-	if err := f.delayed.Schedule(ctx, hostOf(req.URL), req.Priority, req.Depth, payload, time.Now().Add(delay)); err != nil {
+	if err := f.delayed.Schedule(ctx, HostOf(req.URL), req.Priority, req.Depth, payload, time.Now().Add(delay)); err != nil {
 		return err // not in Redis: the input is not acked and comes back
 	}
 	f.count("retries_scheduled", 1)
@@ -440,4 +449,12 @@ func (f *Fetch) count(field string, n int64) {
 	if f.counters != nil {
 		f.counters.Add(field, n)
 	}
+}
+
+// sampled returns log with a sampler that lets through the first n entries of each
+// message per second and drops the rest: for lines that may come once per request.
+func sampled(log *zap.Logger, n int) *zap.Logger {
+	return log.WithOptions(zap.WrapCore(func(c zapcore.Core) zapcore.Core {
+		return zapcore.NewSamplerWithOptions(c, time.Second, n, 0)
+	}))
 }

@@ -1,4 +1,4 @@
-package handlers
+package fetch
 
 import (
 	"path"
@@ -14,10 +14,10 @@ import (
 // fetch (robots.txt first, then the page) may take.
 func leaseTTL(s spiders.Settings) time.Duration { return 2*s.DownloadTimeout + 30*time.Second }
 
-// hostDefaults is the spider's per-host politeness for hosts without a limit rule. A
+// HostDefaults is the spider's per-host politeness for hosts without a limit rule. A
 // fetch that gives a slot back hands the host's next requests out itself, within the
 // frontier window.
-func hostDefaults(s spiders.Settings) frontier.HostDefaults {
+func HostDefaults(s spiders.Settings) frontier.HostDefaults {
 	return frontier.HostDefaults{
 		HostRule:      frontier.HostRule{Concurrency: max(s.PerHostConcurrency, 0), Delay: s.PerHostDelay},
 		LeaseTTL:      leaseTTL(s),
@@ -45,8 +45,8 @@ func limitRule(s spiders.Settings, host string) *frontier.HostRule {
 	return nil
 }
 
-// hostRules is limitRule of the spider, for the frontier (nil when it has no limits).
-func hostRules(s spiders.Settings) func(string) *frontier.HostRule {
+// HostRules is limitRule of the spider, for the frontier (nil when it has no limits).
+func HostRules(s spiders.Settings) func(string) *frontier.HostRule {
 	if len(s.Limits) == 0 {
 		return nil
 	}
@@ -60,7 +60,7 @@ func ruleOf(s spiders.Settings, host string) frontier.HostRule {
 	if r := limitRule(s, host); r != nil {
 		return *r
 	}
-	return hostDefaults(s).HostRule
+	return HostDefaults(s).HostRule
 }
 
 // hostName is host without its port, lower-cased.
@@ -70,4 +70,21 @@ func hostName(host string) string {
 		host = host[:i]
 	}
 	return strings.Trim(host, "[]")
+}
+
+// HostOf returns the host (name or name:port) of an absolute URL, without parsing all
+// of it; "" when it has none.
+func HostOf(raw string) string {
+	i := strings.Index(raw, "://")
+	if i < 0 {
+		return ""
+	}
+	rest := raw[i+3:]
+	if j := strings.IndexAny(rest, "/?#"); j >= 0 {
+		rest = rest[:j]
+	}
+	if j := strings.LastIndexByte(rest, '@'); j >= 0 {
+		rest = rest[j+1:]
+	}
+	return rest
 }

@@ -84,7 +84,7 @@ func dictsOf(rdb redis.UniversalClient, k frontier.Keys, log *zap.Logger) *respo
 // with the crawl's dictionary once there is one, unless the spider turned it off.
 func responseEncoder(s spiders.Settings, rdb redis.UniversalClient, layout frontier.Layout, counters *streams.Counters, log *zap.Logger) func(context.Context, *spiders.Response) ([]byte, error) {
 	if s.ResponseDict == spiders.ResponseDictOff || rdb == nil {
-		return nil
+		return func(_ context.Context, res *spiders.Response) ([]byte, error) { return spiders.MarshalResponse(res) }
 	}
 	return func(ctx context.Context, res *spiders.Response) ([]byte, error) {
 		return marshalResponse(ctx, dictsOf(rdb, layout.Global(), log), counters, res)

@@ -80,18 +80,19 @@ func (r *run) fetchStage(ctx context.Context, scfg streams.SubscriberConfig) err
 	r.closers = append(r.closers, hosts.Close)
 	hostStats := streams.NewCounters(cfg.Client, r.keys.HostStats(), streams.DefaultCountersInterval)
 	r.closers = append(r.closers, hostStats.Close)
-	f, err := fetch.NewFetch(fetch.FetchConfig{Settings: cfg.Spider.Settings, Scope: scope, FollowFilter: cfg.Spider.FollowFilter, Delayed: delayed, Hosts: hosts,
+	f, err := fetch.New(fetch.Config{Settings: cfg.Spider.Settings, Scope: scope, FollowFilter: cfg.Spider.FollowFilter, Hosts: hosts,
 		Client: cfg.Client, Layout: layout, RetryBase: cfg.RetryBase, RobotsRetry: cfg.RobotsRetry, Counters: r.counters,
-		Metrics: cfg.Metrics, HostStats: hostStats, Logger: log,
-		Encode: responseEncoder(cfg.Spider.Settings, cfg.Client, layout, r.counters, log)})
+		Metrics: cfg.Metrics, HostStats: hostStats, Logger: log})
 	if err != nil {
 		return err
 	}
 	if cfg.Spider.Login != nil {
-		if err := f.LoginOnce(ctx, cfg.Client, r.keys, cfg.Spider.Login); err != nil {
+		if err := f.Login(ctx, cfg.Spider.Login); err != nil {
 			return err
 		}
 	}
+	h := &fetchHandler{f: f, delayed: delayed, counters: r.counters, retryLog: sampled(log, 3),
+		encode: responseEncoder(cfg.Spider.Settings, cfg.Client, layout, r.counters, log)}
 	scfg.MaxInFlight = cfg.Spider.Settings.Concurrency
 	if cfg.MaxBacklog > 0 {
 		var responses []string
@@ -107,7 +108,7 @@ func (r *run) fetchStage(ctx context.Context, scfg streams.SubscriberConfig) err
 		return err
 	}
 	for i, k := range layout.Parts() {
-		r.router.AddHandler(handlerName(streams.StageFetch, i, layout), k.Requests(), sub, k.Responses(), r.pub, f.Handle)
+		r.router.AddHandler(handlerName(streams.StageFetch, i, layout), k.Requests(), sub, k.Responses(), r.pub, h.handle)
 	}
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
 
 	"github.com/streamcrawl/streamcrawl/streams/loop"
 )
@@ -14,6 +15,14 @@ import (
 // DefaultWaitLogInterval is how often a fetch process sums up at INFO the requests that
 // had to wait (retries, hosts that asked to slow down, robots.txt waits).
 const DefaultWaitLogInterval = 10 * time.Second
+
+// sampled returns log with a sampler that lets through the first n entries of each
+// message per second and drops the rest: for lines that may come once per request.
+func sampled(log *zap.Logger, n int) *zap.Logger {
+	return log.WithOptions(zap.WrapCore(func(c zapcore.Core) zapcore.Core {
+		return zapcore.NewSamplerWithOptions(c, time.Second, n, 0)
+	}))
+}
 
 // waitLog counts the requests that had to wait and logs their sum at INFO once per
 // interval when there were any, so that a crawl waiting on slow or busy hosts is

@@ -93,7 +93,7 @@ func (s *cookieStore) jar(ctx context.Context, session string, u *url.URL) (http
 	j := &recordingJar{Jar: newJar()}
 	stored, err := s.load(ctx, s.key(session, u.Hostname()))
 	if err != nil {
-		return nil, nil, fmt.Errorf("handlers: load cookies of %s: %w", u.Hostname(), err)
+		return nil, nil, fmt.Errorf("fetch: load cookies of %s: %w", u.Hostname(), err)
 	}
 	for _, v := range stored {
 		from, line, ok := strings.Cut(v, "\n")
@@ -176,7 +176,7 @@ func (s *cookieStore) save(ctx context.Context, session string, set []setCookie)
 		s.forget(key)
 	}
 	if err != nil {
-		return fmt.Errorf("handlers: save cookies: %w", err)
+		return fmt.Errorf("fetch: save cookies: %w", err)
 	}
 	return nil
 }

@@ -49,3 +49,19 @@ func parseRetryAfter(v string, now time.Time) (time.Duration, bool) {
 	}
 	return 0, false
 }
+
+// retryableError is a fetch failure worth retrying, with the server's status and
+// Retry-After.
+type retryableError struct {
+	err        error
+	status     int
+	retryAfter string
+}
+
+// slowDown reports an answer that asks the whole host to slow down (429, 503).
+func (e *retryableError) slowDown() bool {
+	return e.status == http.StatusTooManyRequests || e.status == http.StatusServiceUnavailable
+}
+
+func (e *retryableError) Error() string { return e.err.Error() }
+func (e *retryableError) Unwrap() error { return e.err }

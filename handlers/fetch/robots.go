@@ -77,9 +77,9 @@ type robotsEntry struct {
 	until time.Time        // when an unavailable entry is looked up again
 }
 
-func newRobots(rdb redis.UniversalClient, layout frontier.Layout, client *http.Client, agent string, counters *streams.Counters, log *zap.Logger) *robots {
+func newRobots(rdb redis.UniversalClient, layout frontier.Layout, client *http.Client, agent string, retry time.Duration, counters *streams.Counters, log *zap.Logger) *robots {
 	return &robots{rdb: rdb, layout: layout, client: client, agent: agent, counters: counters, log: log,
-		retry: DefaultRobotsRetry, cache: map[string]robotsEntry{}}
+		retry: retry, cache: map[string]robotsEntry{}}
 }
 
 // robotsVerdict is the answer for one URL.
@@ -155,11 +155,11 @@ func (r *robots) load(ctx context.Context, origin string) (e robotsEntry, wait t
 		return r.entry(get.Val(), ttl.Val()), 0, time.Time{}, nil
 	}
 	if !errors.Is(err, redis.Nil) {
-		return robotsEntry{}, 0, time.Time{}, fmt.Errorf("handlers: read robots.txt of %s: %w", origin, err)
+		return robotsEntry{}, 0, time.Time{}, fmt.Errorf("fetch: read robots.txt of %s: %w", origin, err)
 	}
 	won, err := r.rdb.SetNX(ctx, keys.RobotsLock(origin), "1", robotsLockTTL).Result()
 	if err != nil {
-		return robotsEntry{}, 0, time.Time{}, fmt.Errorf("handlers: lock robots.txt of %s: %w", origin, err)
+		return robotsEntry{}, 0, time.Time{}, fmt.Errorf("fetch: lock robots.txt of %s: %w", origin, err)
 	}
 	if !won {
 		return robotsEntry{}, robotsWait, time.Time{}, nil
@@ -175,7 +175,7 @@ func (r *robots) load(ctx context.Context, origin string) (e robotsEntry, wait t
 		keep = r.retry
 	}
 	if err := r.rdb.Set(ctx, key, stored, keep).Err(); err != nil {
-		return robotsEntry{}, 0, time.Time{}, fmt.Errorf("handlers: store robots.txt of %s: %w", origin, err)
+		return robotsEntry{}, 0, time.Time{}, fmt.Errorf("fetch: store robots.txt of %s: %w", origin, err)
 	}
 	_ = r.rdb.Del(ctx, keys.RobotsLock(origin)).Err()
 	return r.entry(stored, keep), 0, fetched, nil

@@ -64,7 +64,7 @@ func (h *fetchHandler) retry(ctx context.Context, next *spiders.Request, at time
 	if err != nil {
 		return fmt.Errorf("%w: %w", streams.ErrPoison, err)
 	}
-	if err := h.delayed.Schedule(ctx, fetch.HostOf(next.URL), next.Priority, next.Depth, payload, at); err != nil {
+	if err := h.delayed.Schedule(ctx, spiders.HostKey(next.URL), next.Priority, next.Depth, payload, at); err != nil {
 		return err // not in Redis: the input is not acked and comes back
 	}
 	if h.counters != nil {

@@ -63,13 +63,13 @@ func OpenLayout(ctx context.Context, rdb redis.UniversalClient, sp *spiders.Spid
 	return l, nil
 }
 
-// requestHost returns the host of an encoded request.
+// requestHost returns the host key of an encoded request.
 func requestHost(payload []byte) (string, error) {
 	r, err := spiders.UnmarshalRequest(payload)
 	if err != nil {
 		return "", err
 	}
-	return fetch.HostOf(r.URL), nil
+	return spiders.HostKey(r.URL), nil
 }
 
 // CandidateFor encodes r for the frontier with its fingerprint (none for DontFilter).
@@ -93,5 +93,5 @@ func candidateWith(r *spiders.Request, fp []byte) (frontier.Candidate, error) {
 	if err != nil {
 		return frontier.Candidate{}, err
 	}
-	return frontier.Candidate{Fingerprint: fp, Payload: payload, Priority: r.Priority, Depth: r.Depth, Host: fetch.HostOf(r.URL)}, nil
+	return frontier.Candidate{Fingerprint: fp, Payload: payload, Priority: r.Priority, Depth: r.Depth, Host: spiders.HostKey(r.URL)}, nil
 }

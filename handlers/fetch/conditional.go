@@ -63,7 +63,7 @@ func (v *validators) apply(ctx context.Context, req *spiders.Request, hreq *http
 		return nil, nil
 	}
 	bucket := binary.BigEndian.Uint32(sum[:4]) % v.buckets
-	c := &conditional{key: v.layout.ForHost(HostOf(req.URL)).Validators(bucket), field: string(sum[4:12])}
+	c := &conditional{key: v.layout.ForHost(spiders.HostKey(req.URL)).Validators(bucket), field: string(sum[4:12])}
 	val, err := v.rdb.HGet(ctx, c.key, c.field).Result()
 	if errors.Is(err, redis.Nil) {
 		return c, nil

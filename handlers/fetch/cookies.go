@@ -91,9 +91,10 @@ func (s *cookieStore) jar(ctx context.Context, session string, u *url.URL) (http
 		return j, func(context.Context) error { return nil }, nil
 	}
 	j := &recordingJar{Jar: newJar()}
-	stored, err := s.load(ctx, s.key(session, u.Hostname()))
+	host := spiders.HostKeyName(spiders.HostKeyOf(u))
+	stored, err := s.load(ctx, s.key(session, host))
 	if err != nil {
-		return nil, nil, fmt.Errorf("fetch: load cookies of %s: %w", u.Hostname(), err)
+		return nil, nil, fmt.Errorf("fetch: load cookies of %s: %w", host, err)
 	}
 	for _, v := range stored {
 		from, line, ok := strings.Cut(v, "\n")
@@ -134,7 +135,7 @@ func (s *cookieStore) forget(key string) {
 	s.mu.Unlock()
 }
 
-// key is the Redis hash of session's cookies for host's site.
+// key is the Redis hash of session's cookies for host's site (host: a host key's name).
 func (s *cookieStore) key(session, host string) string {
 	site, err := publicsuffix.EffectiveTLDPlusOne(host)
 	if err != nil {
@@ -154,15 +155,16 @@ func (s *cookieStore) save(ctx context.Context, session string, set []setCookie)
 	pipe := s.rdb.Pipeline()
 	for _, sc := range set {
 		c := *sc.c
+		host := spiders.HostKeyName(spiders.HostKeyOf(sc.u))
 		domain := strings.ToLower(strings.TrimPrefix(c.Domain, "."))
 		if domain == "" {
-			domain = sc.u.Hostname()
+			domain = host
 		}
 		field := c.Name + "|" + domain + "|" + c.Path
 		if c.MaxAge > 0 { // stored as an absolute time: reloading must not extend it
 			c.Expires, c.MaxAge = now.Add(time.Duration(c.MaxAge)*time.Second), 0
 		}
-		key := s.key(session, sc.u.Hostname())
+		key := s.key(session, host)
 		changed = append(changed, key)
 		if c.MaxAge < 0 || !c.Expires.IsZero() && c.Expires.Before(now) {
 			pipe.HDel(ctx, key, field)

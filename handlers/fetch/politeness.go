@@ -26,13 +26,13 @@ func HostDefaults(s spiders.Settings) frontier.HostDefaults {
 }
 
 // limitRule returns the rule of the spider's first limit whose glob matches host
-// (NormalHost, its port ignored), nil when none does. A limit without a concurrency
+// (a spiders.HostKey; its port ignored), nil when none does. A limit without a concurrency
 // keeps the default concurrency.
 func limitRule(s spiders.Settings, host string) *frontier.HostRule {
 	if len(s.Limits) == 0 {
 		return nil
 	}
-	name := hostName(host)
+	name := spiders.HostKeyName(host)
 	for _, l := range s.Limits {
 		if ok, _ := path.Match(strings.ToLower(l.Domain), name); ok {
 			r := frontier.HostRule{Concurrency: max(s.PerHostConcurrency, 0), Delay: l.Delay}
@@ -61,30 +61,4 @@ func ruleOf(s spiders.Settings, host string) frontier.HostRule {
 		return *r
 	}
 	return HostDefaults(s).HostRule
-}
-
-// hostName is host without its port, lower-cased.
-func hostName(host string) string {
-	host = strings.ToLower(host)
-	if i := strings.LastIndexByte(host, ':'); i >= 0 && !strings.HasSuffix(host, "]") {
-		host = host[:i]
-	}
-	return strings.Trim(host, "[]")
-}
-
-// HostOf returns the host (name or name:port) of an absolute URL, without parsing all
-// of it; "" when it has none.
-func HostOf(raw string) string {
-	i := strings.Index(raw, "://")
-	if i < 0 {
-		return ""
-	}
-	rest := raw[i+3:]
-	if j := strings.IndexAny(rest, "/?#"); j >= 0 {
-		rest = rest[:j]
-	}
-	if j := strings.LastIndexByte(rest, '@'); j >= 0 {
-		rest = rest[j+1:]
-	}
-	return rest
 }

@@ -148,7 +148,7 @@ func proxyFailed(resp *http.Response, err error) bool {
 // address the proxy resolves and connects to, not this process: the target's host is
 // resolved here and refused if any address is one the guard refuses.
 func (g *netGuard) checkProxiedTarget(ctx context.Context, u *url.URL) error {
-	host := strings.TrimSuffix(strings.ToLower(u.Hostname()), ".")
+	host := spiders.HostKeyName(spiders.HostKeyOf(u))
 	if g.hosts[host] {
 		return nil
 	}

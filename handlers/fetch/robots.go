@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -19,6 +18,7 @@ import (
 	"github.com/temoto/robotstxt"
 	"go.uber.org/zap"
 
+	"github.com/streamcrawl/streamcrawl/spiders"
 	"github.com/streamcrawl/streamcrawl/streams"
 )
 
@@ -128,24 +128,17 @@ func (r *robots) check(ctx context.Context, u *url.URL) (robotsVerdict, error) {
 	return robotsVerdict{allowed: e.group.Test(path), delay: e.group.CrawlDelay, fetched: fetched}, nil
 }
 
-// originOf is u's scheme://host[:port], the host lower-cased and the scheme's default
-// port dropped: one robots.txt per origin, whatever way a URL writes it.
+// originOf is u's scheme and host key (spiders.HostKeyOf): one robots.txt per origin,
+// whatever way a URL writes it.
 func originOf(u *url.URL) string {
-	scheme, host := strings.ToLower(u.Scheme), strings.ToLower(u.Host)
-	if h, port, err := net.SplitHostPort(host); err == nil && (scheme == "http" && port == "80" || scheme == "https" && port == "443") {
-		host = h
-		if strings.Contains(h, ":") {
-			host = "[" + h + "]"
-		}
-	}
-	return scheme + "://" + host
+	return strings.ToLower(u.Scheme) + "://" + spiders.HostKeyOf(u)
 }
 
 // load returns the rules of origin from Redis, or fetches them if this process wins the
 // lock (with when the fetch started: it was a request to the host); otherwise it
 // returns how long to wait.
 func (r *robots) load(ctx context.Context, origin string) (e robotsEntry, wait time.Duration, fetched time.Time, err error) {
-	keys := r.layout.ForHost(HostOf(origin))
+	keys := r.layout.ForHost(spiders.HostKey(origin))
 	key := keys.Robots(origin)
 	pipe := r.rdb.Pipeline()
 	get := pipe.Get(ctx, key)

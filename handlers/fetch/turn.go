@@ -22,14 +22,14 @@ const robotsWait = 300 * time.Millisecond
 type turn struct {
 	f     *Fetcher
 	req   *spiders.Request
-	host  string // as in the URL; frontier.Hosts normalises it
+	host  string // spiders.HostKey of the request's URL
 	rule  frontier.HostRule
 	lease string // the requests stream ID the slot was leased for; "" when no slot
 }
 
 func (f *Fetcher) newTurn(req *spiders.Request, d Delivery) *turn {
-	host := HostOf(req.URL)
-	t := &turn{f: f, req: req, host: host, rule: ruleOf(f.settings, frontier.NormalHost(host))}
+	host := spiders.HostKey(req.URL)
+	t := &turn{f: f, req: req, host: host, rule: ruleOf(f.settings, host)}
 	if t.rule.Concurrency > 0 {
 		t.lease = d.ID
 	}

@@ -7,7 +7,6 @@ import (
 	"os"
 	"runtime"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/streamcrawl/streamcrawl/streams/frontier"
@@ -138,13 +137,6 @@ func (c *Config) setDefaults() {
 // stageOfStream names the stage whose group reads each kind of stream.
 var stageOfStream = map[string]string{"requests": streams.StageFetch, "responses": streams.StageParse, "items": streams.StageStore}
 
-// component is a long-running part of a run beside the router (dispatcher, delayed
-// mover, seed poller, backlog watch, trimmer, ...): it works until ctx ends and
-// returns nil then.
-type component interface {
-	Run(ctx context.Context) error
-}
-
 // run is what the stages of one Run share, and what they leave to start and to close.
 type run struct {
 	cfg      Config
@@ -177,28 +169,41 @@ type run struct {
 //     delayed set), then the publisher (flushing its batches), the parse stage's
 //     frontier and the counters (flushing their last counts);
 //  5. the sink is closed (flushed) last. The Redis client is the caller's.
+//
+// A background component that stops early with an error (the dispatcher, say) ends the
+// run the same way, and Run returns its error: a crawl never goes on without one.
 func Run(ctx context.Context, cfg Config) (err error) {
 	if cfg.Sink != nil {
 		defer closeSink(ctx, cfg.Sink, &err) // last, after everything that feeds it
 	}
+	r, err := newRun(ctx, cfg)
+	defer r.close()
+	if err != nil {
+		return err
+	}
+	return r.serve(ctx)
+}
+
+// newRun checks cfg and builds its run: what the stages share, then each stage. The
+// caller closes the run, also when newRun fails.
+func newRun(ctx context.Context, cfg Config) (*run, error) {
 	if cfg.Client == nil || cfg.Spider == nil {
-		return errors.New("handlers: run needs a redis client and a spider")
+		return &run{}, errors.New("handlers: run needs a redis client and a spider")
 	}
 	if len(cfg.Stages) == 0 {
-		return errors.New("handlers: no stage to run")
+		return &run{}, errors.New("handlers: no stage to run")
 	}
 	cfg.setDefaults()
 	r := &run{cfg: cfg, log: cfg.Logger.With(zap.String("crawl", cfg.Spider.Name), zap.String("consumer", cfg.Consumer))}
-	defer r.close()
 	if err := r.open(ctx); err != nil {
-		return err
+		return r, err
 	}
 	for _, stage := range cfg.Stages {
 		if err := r.addStage(ctx, stage); err != nil {
-			return err
+			return r, err
 		}
 	}
-	return r.serve(ctx)
+	return r, nil
 }
 
 // open reads the crawl's layout and makes what every stage shares: counters, the
@@ -247,19 +252,13 @@ func (r *run) serve(ctx context.Context) error {
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	w := &watcher{cfg: cfg, layout: r.layout, outage: r.outage, log: r.log, stop: cancel}
-	r.background = append(r.background, r.waits, &streams.Trimmer{Client: cfg.Client, Streams: trim, Interval: cfg.TrimInterval, Logger: r.log})
-	var background sync.WaitGroup
-	for _, c := range r.background {
-		background.Add(1)
-		go func() { defer background.Done(); _ = c.Run(runCtx) }() // nil when runCtx ends
-	}
-	watchDone := make(chan error, 1)
-	go func() { watchDone <- w.Run(runCtx) }()
+	r.background = append(r.background, r.waits, &streams.Trimmer{Client: cfg.Client, Streams: trim, Interval: cfg.TrimInterval, Logger: r.log}, w)
+	bg := &background{stop: cancel, log: r.log} // a component that stops early ends the run
+	bg.start(runCtx, r.background...)
 	r.log.Info("stages running", zap.Strings("stages", cfg.Stages))
 	err := r.router.Run(runCtx)
 	cancel()
-	background.Wait()
-	watchErr := <-watchDone
+	bgErr := bg.wait()
 	if err != nil {
 		return fmt.Errorf("handlers: %w", err)
 	}
@@ -267,7 +266,7 @@ func (r *run) serve(ctx context.Context) error {
 	tctx, tcancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	streams.TrimOnce(tctx, cfg.Client, trim, r.log)
 	tcancel()
-	return watchErr
+	return bgErr
 }
 
 // trimmed returns the streams this run trims (its stages' inputs) with their

@@ -33,7 +33,7 @@ func TestOneHostWhateverWayItsURLsWriteIt(t *testing.T) {
 		}
 		cands = append(cands, c)
 	}
-	f, err := handlers.NewFrontier(ctx, rdb, sp, -1, false, nil)
+	f, err := handlers.NewFrontier(ctx, rdb, sp)
 	if err != nil {
 		t.Fatal(err)
 	}

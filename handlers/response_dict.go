@@ -261,7 +261,7 @@ func ensureResponseDict(ctx context.Context, rdb redis.UniversalClient, k fronti
 }
 
 // ensureDict registers the dictionary the response in msg needs (see ensureResponseDict).
-func (p *Parse) ensureDict(msg *message.Message) error {
+func (p *parser) ensureDict(msg *message.Message) error {
 	if p.frontier == nil {
 		return nil
 	}

@@ -61,7 +61,7 @@ func (r *run) fetchStage(ctx context.Context, scfg streams.SubscriberConfig) err
 	if err != nil {
 		return err
 	}
-	seedFrontier, err := NewFrontier(ctx, cfg.Client, cfg.Spider, -1, cfg.CountUnread, log)
+	seedFrontier, err := newFrontier(ctx, cfg.Client, cfg.Spider, frontierUse{seeding: true, countUnread: cfg.CountUnread}, log)
 	if err != nil {
 		return err
 	}
@@ -118,41 +118,42 @@ func (r *run) fetchStage(ctx context.Context, scfg streams.SubscriberConfig) err
 func (r *run) parseStage(ctx context.Context, scfg streams.SubscriberConfig) error {
 	cfg := r.cfg
 	if r.fr == nil {
-		fr, err := NewFrontier(ctx, cfg.Client, cfg.Spider, 0, cfg.CountUnread, r.log)
+		fr, err := newFrontier(ctx, cfg.Client, cfg.Spider, frontierUse{countUnread: cfg.CountUnread}, r.log)
 		if err != nil {
 			return err
 		}
 		r.fr = fr
 	}
-	p, err := NewParse(ParseConfig{Spider: cfg.Spider, Frontier: r.fr, Counters: r.counters, Logger: r.log})
+	p, err := newParser(parserConfig{Spider: cfg.Spider, Frontier: r.fr, Counters: r.counters, Logger: r.log})
 	if err != nil {
 		return err
 	}
-	scfg.MaxInFlight = cfg.ParseConcurrency
-	sub, err := newStageSubscriber(scfg)
-	if err != nil {
-		return err
-	}
-	for i, k := range r.layout.Parts() {
-		r.router.AddConsumerHandler(handlerName(streams.StageParse, i, r.layout), k.Responses(), sub, p.HandleIn(i))
-	}
-	return nil
+	return r.consumeParts(streams.StageParse, scfg, cfg.ParseConcurrency, frontier.Keys.Responses, p.handleIn)
 }
 
 // storeStage reads items, runs the processors and writes them to the sink.
 func (r *run) storeStage(scfg streams.SubscriberConfig) error {
 	cfg := r.cfg
-	s, err := NewStore(cfg.Sink, cfg.Processors, r.counters)
+	s, err := newStorer(cfg.Sink, cfg.Processors, r.counters)
 	if err != nil {
 		return err
 	}
-	scfg.MaxInFlight = cfg.StoreConcurrency
+	return r.consumeParts(streams.StageStore, scfg, cfg.StoreConcurrency, frontier.Keys.Items,
+		func(int) message.NoPublishHandlerFunc { return s.handle })
+}
+
+// consumeParts adds a handler of stage per partition, reading the partition's stream
+// with one subscriber that holds maxInFlight messages at once; handler gives the
+// partition's handler.
+func (r *run) consumeParts(stage string, scfg streams.SubscriberConfig, maxInFlight int, stream func(frontier.Keys) string,
+	handler func(part int) message.NoPublishHandlerFunc) error {
+	scfg.MaxInFlight = maxInFlight
 	sub, err := newStageSubscriber(scfg)
 	if err != nil {
 		return err
 	}
 	for i, k := range r.layout.Parts() {
-		r.router.AddConsumerHandler(handlerName(streams.StageStore, i, r.layout), k.Items(), sub, s.Handle)
+		r.router.AddConsumerHandler(handlerName(stage, i, r.layout), stream(k), sub, handler(i))
 	}
 	return nil
 }

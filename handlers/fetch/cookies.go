@@ -10,16 +10,15 @@ import (
 	"sync"
 	"time"
 
-	"github.com/streamcrawl/streamcrawl/streams/frontier"
-
 	"github.com/redis/go-redis/v9"
 	"golang.org/x/net/publicsuffix"
 
 	"github.com/streamcrawl/streamcrawl/spiders"
+	"github.com/streamcrawl/streamcrawl/streams/frontier"
 )
 
-// DefaultCookieSession is the cookie session of requests without a cookiejar meta.
-const DefaultCookieSession = "default"
+// defaultCookieSession is the cookie session of requests without a cookiejar meta.
+const defaultCookieSession = "default"
 
 // cookieStore gives each fetch the cookies of its session. Shared (the default): the
 // crawl's jar is in Redis, one hash per session and site, so a cookie one fetch process
@@ -66,7 +65,7 @@ func sessionOf(req *spiders.Request) string {
 			return s
 		}
 	}
-	return DefaultCookieSession
+	return defaultCookieSession
 }
 
 func newJar() *cookiejar.Jar {

@@ -31,6 +31,7 @@ type Config struct {
 	// login lock. Client is required when the spider obeys robots.txt (the default);
 	// without it cookies are kept per process and revisits are not conditional.
 	Client redis.UniversalClient
+	// Layout is the crawl's layout in Client: where those keys are.
 	Layout frontier.Layout
 	// Scope is checked again on every redirect hop. Default nil: any http(s) target.
 	Scope *spiders.Scope
@@ -139,7 +140,7 @@ func New(cfg Config) (*Fetcher, error) {
 	s := cfg.Settings
 	budget := int64(s.BodyBudget)
 	if budget == 0 {
-		budget = DefaultBodyBudget()
+		budget = defaultBodyBudget()
 	}
 	sh := &shared{settings: s, scope: cfg.Scope, follows: cfg.FollowFilter, guard: newGuard(s), proxies: newProxyPool(s),
 		cookies: newCookieStore(s.Cookies, cfg.Client, cfg.Layout), budget: newBodyBudget(budget),
@@ -198,12 +199,14 @@ const (
 
 // Result is what became of one request (see Outcome).
 type Result struct {
+	// Outcome says what the stage does with the request.
 	Outcome Outcome
 	// Response is the fetched response (Publish). Its Body is valid until Release.
 	Response *spiders.Response
-	// Request is the request to fetch again, and At when (Retry).
+	// Request is the request to fetch again (Retry).
 	Request *spiders.Request
-	At      time.Time
+	// At is when Request is due (Retry).
+	At time.Time
 	// Reason says why nothing goes on (Drop).
 	Reason string
 	// Err is the dead letter's error (Dead).

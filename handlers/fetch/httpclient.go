@@ -74,17 +74,14 @@ func readBody(ctx context.Context, resp *http.Response, max int64, t *bodyTicket
 	var r io.Reader = resp.Body
 	switch enc := strings.ToLower(strings.TrimSpace(resp.Header.Get("Content-Encoding"))); enc {
 	case "", "identity":
-	case "gzip", "x-gzip":
-		zr, err := gzip.NewReader(resp.Body)
-		if err != nil {
-			return nil, false, fmt.Errorf("fetch: gzip body: %w", err)
+	case "gzip", "x-gzip", "deflate":
+		open := func(r io.Reader) (io.ReadCloser, error) { return gzip.NewReader(r) }
+		if enc == "deflate" {
+			open = zlib.NewReader
 		}
-		defer zr.Close()
-		r = zr
-	case "deflate":
-		zr, err := zlib.NewReader(resp.Body)
+		zr, err := open(resp.Body)
 		if err != nil {
-			return nil, false, fmt.Errorf("fetch: deflate body: %w", err)
+			return nil, false, fmt.Errorf("fetch: %s body: %w", enc, err)
 		}
 		defer zr.Close()
 		r = zr

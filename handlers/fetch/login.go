@@ -55,7 +55,7 @@ func (f *Fetcher) login(ctx context.Context, l *spiders.Login) error {
 	}
 	session := l.CookieJar
 	if session == "" {
-		session = DefaultCookieSession
+		session = defaultCookieSession
 	}
 	resp, err := f.http.do(ctx, hreq, session)
 	if err != nil {

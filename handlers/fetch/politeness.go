@@ -5,9 +5,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/streamcrawl/streamcrawl/streams/frontier"
-
 	"github.com/streamcrawl/streamcrawl/spiders"
+	"github.com/streamcrawl/streamcrawl/streams/frontier"
 )
 
 // leaseTTL is how long a host's slot stays taken when its fetcher dies: longer than any

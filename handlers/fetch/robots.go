@@ -12,20 +12,19 @@ import (
 	"sync"
 	"time"
 
-	"github.com/streamcrawl/streamcrawl/streams/frontier"
-
 	"github.com/redis/go-redis/v9"
 	"github.com/temoto/robotstxt"
 	"go.uber.org/zap"
 
 	"github.com/streamcrawl/streamcrawl/spiders"
 	"github.com/streamcrawl/streamcrawl/streams"
+	"github.com/streamcrawl/streamcrawl/streams/frontier"
 )
 
 // Robots policy.
 const (
-	// RobotsTTL is how long a host's robots.txt (or its 4xx answer) is kept in Redis.
-	RobotsTTL = 24 * time.Hour
+	// robotsTTL is how long a host's robots.txt (or its 4xx answer) is kept in Redis.
+	robotsTTL = 24 * time.Hour
 	// DefaultRobotsRetry is how long a robots.txt that answered 5xx, or could not be
 	// fetched, disallows the whole host before it is fetched again (RFC 9309 2.3.1.3-4).
 	DefaultRobotsRetry = time.Minute
@@ -163,7 +162,7 @@ func (r *robots) load(ctx context.Context, origin string) (e robotsEntry, wait t
 		_ = r.rdb.Del(ctx, keys.RobotsLock(origin)).Err()
 		return robotsEntry{}, robotsWait, time.Time{}, nil
 	}
-	keep := RobotsTTL
+	keep := robotsTTL
 	if unavailable(stored) {
 		keep = r.retry
 	}

@@ -194,6 +194,7 @@ func (s *Subscriber) Subscribe(ctx context.Context, topic string) (<-chan *messa
 	}
 	sub := newSubscription(ctx, s.cfg, topic, s.slots, s.log.With(zap.String("stream", topic)))
 	s.subs = append(s.subs, sub)
+	sub.readers.Add(2) // the read loop and the claimer (see run)
 	go sub.run()
 	return sub.out, nil
 }

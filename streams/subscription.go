@@ -59,8 +59,9 @@ func newSubscription(parent context.Context, cfg SubscriberConfig, stream string
 	return s
 }
 
+// run reads until the subscription closes. Its caller counts it and the claimer in
+// readers (two) before starting it, so that a Close racing the start waits for both.
 func (s *subscription) run() {
-	s.readers.Add(2)
 	go func() { defer s.readers.Done(); s.claimLoop() }()
 	go func() {
 		<-s.ctx.Done()
@@ -256,22 +257,27 @@ func (s *subscription) dispatch(m redis.XMessage, deliveries int) {
 }
 
 // handOut gives msg (holding a slot, counted in waiters, in inflight) to the handler.
+// The message's context ends with the handler's verdict (Ack or Nack), as Watermill's
+// subscribers do, or at the shutdown deadline.
 func (s *subscription) handOut(msg *message.Message, id string, deliveries int) {
-	msg.SetContext(s.hard)
+	ctx, done := context.WithCancel(s.hard)
+	msg.SetContext(ctx)
 	select {
 	case s.out <- msg:
-		go s.await(msg, id, deliveries)
+		go s.await(msg, id, deliveries, done)
 	case <-s.hard.Done():
 		// Never handed out: it stays pending for our restart or a reclaim.
+		done()
 		s.forget(id)
 		s.waiters.Done()
 		s.release()
 	}
 }
 
-// await waits for the handler's verdict on one message.
-func (s *subscription) await(msg *message.Message, id string, deliveries int) {
+// await waits for the handler's verdict on one message, then ends its context (done).
+func (s *subscription) await(msg *message.Message, id string, deliveries int, done context.CancelFunc) {
 	defer s.waiters.Done()
+	defer done()
 	select {
 	case <-msg.Acked():
 		if msg.Metadata.Get(metaHeld) != "" {

@@ -149,11 +149,17 @@ func (s *subscription) sweepConsumers() {
 		if c.Name == s.cfg.Consumer || c.Pending > 0 || c.Idle < 10*s.cfg.MinIdle {
 			continue
 		}
-		// XGROUP DELCONSUMER drops the consumer's pending entries, so check again
-		// atomically: delete only if it still holds none.
-		if err := delIdleConsumerScript.Run(ctx, s.rdb, []string{s.stream}, s.cfg.Group, c.Name).Err(); err == nil {
-			s.log.Info("removed idle consumer", zap.String("gone", c.Name), zap.Duration("idle", c.Idle))
-		}
+		s.removeIdleConsumer(ctx, c.Name, c.Idle)
+	}
+}
+
+// removeIdleConsumer deletes consumer name, which the caller saw idle for idle with
+// nothing pending. XGROUP DELCONSUMER drops the consumer's pending entries, so the
+// script checks again atomically and deletes it only if it still holds none.
+func (s *subscription) removeIdleConsumer(ctx context.Context, name string, idle time.Duration) {
+	removed, err := delIdleConsumerScript.Run(ctx, s.rdb, []string{s.stream}, s.cfg.Group, name).Int()
+	if err == nil && removed == 1 {
+		s.log.Info("removed idle consumer", zap.String("gone", name), zap.Duration("idle", idle))
 	}
 }
 

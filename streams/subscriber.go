@@ -194,7 +194,7 @@ func (s *Subscriber) Subscribe(ctx context.Context, topic string) (<-chan *messa
 	}
 	sub := newSubscription(ctx, s.cfg, topic, s.slots, s.log.With(zap.String("stream", topic)))
 	s.subs = append(s.subs, sub)
-	go sub.run()
+	sub.start()
 	return sub.out, nil
 }
 

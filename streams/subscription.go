@@ -59,8 +59,14 @@ func newSubscription(parent context.Context, cfg SubscriberConfig, stream string
 	return s
 }
 
-func (s *subscription) run() {
+// start starts the read loop and the claimer. Both are counted in readers before
+// either goroutine starts, so that a Close that comes at once waits for them.
+func (s *subscription) start() {
 	s.readers.Add(2)
+	go s.run()
+}
+
+func (s *subscription) run() {
 	go func() { defer s.readers.Done(); s.claimLoop() }()
 	go func() {
 		<-s.ctx.Done()

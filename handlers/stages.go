@@ -97,6 +97,7 @@ func (r *run) fetchStage(ctx context.Context, scfg streams.SubscriberConfig) err
 			responses = append(responses, k.Responses())
 		}
 		backlog := streams.NewBacklog(cfg.Client, responses, streams.StageParse, cfg.MaxBacklog)
+		backlog.CountUnread = cfg.CountUnread
 		scfg.Gate = backlog.Under
 		r.background = append(r.background, backlog)
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/streamcrawl/streamcrawl/streams/internal/rkit"
 	"github.com/streamcrawl/streamcrawl/streams/loop"
 )
 
@@ -20,6 +21,10 @@ type Backlog struct {
 	// Interval is how often Run looks. NewBacklog sets DefaultBacklogInterval; change
 	// it before Run.
 	Interval time.Duration
+	// CountUnread counts unread entries with XRANGE instead of trusting XINFO's lag;
+	// set it for the embedded Redis, whose lag is the whole stream's length (acked
+	// entries kept for retention included). Set it before Run.
+	CountUnread bool
 
 	rdb     redis.UniversalClient
 	streams []string
@@ -55,20 +60,33 @@ func (b *Backlog) Run(ctx context.Context) error {
 	})
 }
 
+// backlogScript counts what a group has not finished on one stream: its pending
+// entries plus its unread ones (those counted at most up to the bound).
+//
+// KEYS[1] -> stream
+// ARGV[1] -> group, ARGV[2] -> the most unread entries worth counting, ARGV[3] -> 'lag'
+// or 'range' (see rkit.LuaUnread)
+// Output: pending + unread; 0 when the stream or the group does not exist
+var backlogScript = redis.NewScript(rkit.LuaUnread + `
+for _, f in ipairs(groups_of(KEYS[1]) or {}) do
+  if f['name'] == ARGV[1] then
+    return tonumber(f['pending']) + unread_of(KEYS[1], f, tonumber(ARGV[2]), ARGV[3])
+  end
+end
+return 0
+`)
+
 // look sums the group's unread and pending entries over the streams; false when it
 // cannot tell.
 func (b *Backlog) look(ctx context.Context) (int64, bool) {
 	var n int64
+	mode := rkit.UnreadMode(b.CountUnread)
 	for _, stream := range b.streams {
-		groups, err := b.rdb.XInfoGroups(ctx, stream).Result()
+		m, err := backlogScript.Run(ctx, b.rdb, []string{stream}, b.group, b.max, mode).Int64()
 		if err != nil {
 			return 0, false
 		}
-		for _, g := range groups {
-			if g.Name == b.group {
-				n += g.Pending + max(g.Lag, 0)
-			}
-		}
+		n += m
 	}
 	return n, true
 }

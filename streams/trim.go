@@ -79,34 +79,18 @@ func formatBytes(n int64) string {
 // ARGV[3] -> retention count (0 = none), ARGV[4] -> oldest entries to drop for the byte
 // limit (-1: no byte limit)
 // Output: {entries removed, the MINID used or an empty string}
-var trimScript = redis.NewScript(`
-local function parse(id)
-  local ms, seq = string.match(id, '(%d+)-(%d+)')
-  return tonumber(ms), tonumber(seq)
-end
-local function less(a, b)
-  local am, as = parse(a)
-  local bm, bs = parse(b)
-  return am < bm or (am == bm and as < bs)
-end
-local function after(id)
-  local ms, seq = parse(id)
-  return string.format('%d-%d', ms, seq + 1)
-end
-if redis.call('EXISTS', KEYS[1]) == 0 then return {0, ''} end
-local groups = redis.call('XINFO', 'GROUPS', KEYS[1])
-if #groups == 0 then return {0, ''} end
+var trimScript = redis.NewScript(rkit.LuaIDs + rkit.LuaGroups + `
+local groups = groups_of(KEYS[1])
+if groups == nil or #groups == 0 then return {0, ''} end
 local minid = nil
-for _, g in ipairs(groups) do
-  local f = {}
-  for j = 1, #g, 2 do f[g[j]] = g[j + 1] end
+for _, f in ipairs(groups) do
   local keep
   if tonumber(f['pending']) > 0 then
     keep = redis.call('XPENDING', KEYS[1], f['name'])[2]
   else
-    keep = after(f['last-delivered-id'])
+    keep = id_after(f['last-delivered-id'])
   end
-  if minid == nil or less(keep, minid) then minid = keep end
+  if minid == nil or id_less(keep, minid) then minid = keep end
 end
 -- cut: entries below it are past retention (nil: nothing is retained)
 local cut = nil
@@ -117,17 +101,17 @@ if drop >= 0 then
   local bcut = '0-0'
   if drop > 0 then
     local r = redis.call('XRANGE', KEYS[1], '-', '+', 'COUNT', drop + 1)
-    if #r == drop + 1 then bcut = r[drop + 1][1] elseif #r > 0 then bcut = after(r[#r][1]) end
+    if #r == drop + 1 then bcut = r[drop + 1][1] elseif #r > 0 then bcut = id_after(r[#r][1]) end
   end
-  if cut == nil or less(cut, bcut) then cut = bcut end
+  if cut == nil or id_less(cut, bcut) then cut = bcut end
 end
 local count = tonumber(ARGV[3])
 if count > 0 then
   local last = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', count)
   if #last < count then return {0, ''} end
-  if cut == nil or less(last[count][1], cut) then cut = last[count][1] end
+  if cut == nil or id_less(last[count][1], cut) then cut = last[count][1] end
 end
-if cut ~= nil and less(cut, minid) then minid = cut end
+if cut ~= nil and id_less(cut, minid) then minid = cut end
 return {redis.call('XTRIM', KEYS[1], 'MINID', minid), minid}
 `)
 

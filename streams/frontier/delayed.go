@@ -84,7 +84,7 @@ func (d *Delayed) Schedule(ctx context.Context, host string, priority, depth int
 // ARGV[4..7] -> the hosts' defaults (S.conc, S.delay, S.ttl, S.quantum),
 // ARGV[8] -> message UUID prefix
 // Output: number moved
-var moveDueScript = redis.NewScript(nowLua + xaddLua + hostSchedLua + `
+var moveDueScript = redis.NewScript(rkit.LuaNow + rkit.LuaXAdd + hostSchedLua + `
 S.stream, S.seq, S.waiting, S.ready, S.sched, S.hosts, S.hq = KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8]
 S.conc, S.delay, S.ttl, S.quantum, S.idp = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7]), ARGV[8]
 local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, tonumber(ARGV[2]))

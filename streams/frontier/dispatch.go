@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/streamcrawl/streamcrawl/streams/internal/rkit"
 	"strconv"
 	"sync"
 	"time"
@@ -104,7 +105,7 @@ func NewDispatcher(cfg DispatcherConfig) (*Dispatcher, error) {
 // ARGV[5..8] -> the hosts' defaults (S.conc, S.delay, S.ttl, S.quantum),
 // ARGV[9] -> message UUID prefix, ARGV[10] -> most requests to move (maxHandOut)
 // Output: number of requests moved
-var dispatchScript = redis.NewScript(nowLua + xaddLua + unreadLua + hostSchedLua + `
+var dispatchScript = redis.NewScript(rkit.LuaNow + rkit.LuaXAdd + rkit.LuaUnread + hostSchedLua + `
 S.stream, S.waiting, S.seq, S.ready, S.sched, S.leases, S.hosts, S.hq = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8]
 S.conc, S.delay, S.ttl, S.quantum, S.idp = tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8]), ARGV[9]
 local now = now_ms()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/streamcrawl/streamcrawl/streams/internal/rkit"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -18,7 +19,7 @@ import (
 // Output: per stream {length, pending, unread(0/1), last ID}, then the number of
 // delayed requests, the number of requests waiting in host queues, and the sequence
 // counter (which every enqueue and hand-out moves)
-var progressScript = redis.NewScript(newerLua + groupsLua + `
+var progressScript = redis.NewScript(rkit.LuaIDs + rkit.LuaGroups + `
 local out = {}
 for i = 1, #ARGV do
   local len, pending, unread, lastid = 0, 0, 0, ''
@@ -34,7 +35,7 @@ for i = 1, #ARGV do
     end
     if #last > 0 then
       lastid = last[1][1]
-      if delivered == nil or newer(lastid, delivered) then unread = 1 end
+      if delivered == nil or id_less(delivered, lastid) then unread = 1 end
     end
   end
   out[#out + 1] = {len, pending, unread, lastid}

@@ -12,7 +12,7 @@ local function seen_add_arg(base, fp) return redis.call('SADD', base, fp) end
 `
 
 // emitBody (run as the Frontier's emit script, after the crawl's seen_add_arg from its
-// Deduper, nowLua, xaddLua, unreadLua and hostSchedLua) queues the new requests and
+// Deduper, rkit.LuaNow, rkit.LuaXAdd, rkit.LuaUnread and hostSchedLua) queues the new requests and
 // items of one partition found by one or more parsed pages, in one step: a new
 // fingerprint goes into the seen set and its request into its host's queue, and an
 // item whose key is new goes into the items stream with its key recorded, so a crash

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/streamcrawl/streamcrawl/streams/internal/rkit"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -116,7 +117,7 @@ func NewFrontier(cfg FrontierConfig) (*Frontier, error) {
 			f.fpArg = cfg.Dedup.rec.scriptArg
 		}
 	}
-	f.emit = redis.NewScript(seenAdd + nowLua + xaddLua + unreadLua + hostSchedLua + emitHeadLua + emitBody)
+	f.emit = redis.NewScript(seenAdd + rkit.LuaNow + rkit.LuaXAdd + rkit.LuaUnread + hostSchedLua + emitHeadLua + emitBody)
 	if cfg.SeenCache > 0 && cfg.Revisit == 0 { // revisited URLs must reach the script
 		f.seen = newSeenCache(cfg.SeenCache)
 	}

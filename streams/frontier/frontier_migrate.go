@@ -3,6 +3,7 @@ package frontier
 import (
 	"context"
 	"fmt"
+	"github.com/streamcrawl/streamcrawl/streams/internal/rkit"
 	"math"
 
 	"github.com/streamcrawl/streamcrawl/streams"
@@ -25,7 +26,7 @@ func (k Keys) LegacyFrontier() string { return k.key("frontier") }
 // ARGV[1..4] -> the hosts' defaults (S.conc, S.delay, S.ttl, S.quantum),
 // ARGV[5] -> 1 or -1 (order sign); then per request: member, host, band
 // Output: number moved
-var migrateScript = redis.NewScript(nowLua + xaddLua + hostSchedLua + `
+var migrateScript = redis.NewScript(rkit.LuaNow + rkit.LuaXAdd + hostSchedLua + `
 S.waiting, S.seq, S.ready, S.sched, S.hosts, S.hq = KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
 S.conc, S.delay, S.ttl, S.quantum = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
 local sign, n = tonumber(ARGV[5]), (#ARGV - 5) / 3

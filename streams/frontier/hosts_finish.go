@@ -118,7 +118,7 @@ const finishFields = 10
 // ARGV[9] -> most requests to move, then per turn 10 fields: host, lease, took, outcome,
 // Retry-After ms, autothrottle, requeue, band, sign, wait ms (see finish_one)
 // Output: each turn's next start (as finish_one), then the number of requests handed out
-var finishScript = redis.NewScript(nowLua + xaddLua + unreadLua + hostSchedLua + finishOneLua + `
+var finishScript = redis.NewScript(rkit.LuaNow + rkit.LuaXAdd + rkit.LuaUnread + hostSchedLua + finishOneLua + `
 S.hosts, S.ready, S.sched, S.leases, S.waiting, S.seq, S.hq, S.stream = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8]
 S.conc, S.delay, S.ttl, S.quantum, S.idp = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]), ARGV[5]
 local now = now_ms()

@@ -19,7 +19,7 @@ package frontier
 // sets the host's next start. So a fetcher never reads a request it may not fetch now.
 // No function scans all hosts: each reads a bounded range of a sorted set.
 //
-// Needs nowLua and xaddLua before it. The calling script fills S from its KEYS and
+// Needs rkit.LuaNow and rkit.LuaXAdd before it. The calling script fills S from its KEYS and
 // ARGV before calling anything:
 //
 //	S.hq      -> sc:{c}:hq: (prefix of the host queues)

@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/streamcrawl/streamcrawl/streams"
 	"github.com/streamcrawl/streamcrawl/streams/loop"
 
 	"github.com/streamcrawl/streamcrawl/streams/internal/rkit"
@@ -20,7 +19,7 @@ import (
 const DefaultDelayedInterval = 100 * time.Millisecond
 
 // Delayed is the crawl's set of requests waiting for a time (retries with backoff): a
-// ZSET scored by due time in Unix milliseconds whose members are encoded requests with
+// ZSET scored by due time in Unix milliseconds on the Redis clock, whose members are encoded requests with
 // their host and band. Due members go back to their host's queue in one Lua script,
 // so a crash never loses or doubles one, and a retried request obeys its host's
 // politeness like any other; every fetch process runs the mover and any number may run
@@ -36,7 +35,7 @@ type Delayed struct {
 	layout   Layout
 	order    Order
 	defaults HostDefaults
-	b        *rkit.Batcher
+	b        *rkit.Pipeline
 	now      func() time.Time
 }
 
@@ -54,45 +53,55 @@ func NewDelayed(rdb redis.UniversalClient, layout Layout, order Order, defaults 
 	}
 	defaults.setDefaults()
 	return &Delayed{Interval: DefaultDelayedInterval, rdb: rdb, layout: layout, order: order, defaults: defaults,
-		b: rkit.NewBatcher(rdb, 64, streams.DefaultPublishTimeout, streams.DefaultPublishLinger), now: time.Now}, nil
+		b: rkit.NewPipeline(rdb, 64, rkit.WriteTimeout, rkit.WriteLinger), now: time.Now}, nil
 }
 
 // Schedule adds an encoded request for host, of the given priority and depth, to go
-// back to its host's queue at due. The payload must be unique (it is a ZSET member):
-// encode the attempt number into it.
+// back to its host's queue at due (this machine's clock). The set is scored on the
+// Redis clock: the wait left until due is taken now and counted from Redis's time, so
+// fetchers whose clocks disagree still agree on when a retry is due. The payload must
+// be unique (it is a ZSET member): encode the attempt number into it.
 func (d *Delayed) Schedule(ctx context.Context, host string, priority, depth int, payload []byte, due time.Time) error {
 	host = NormalHost(host)
 	key := d.layout.ForHost(host).Delayed()
 	member := "\x01" + host + "\x01" + strconv.Itoa(d.order.band(priority, depth)) + "\x01" + string(payload)
-	_, err := d.b.Do(ctx, func(ctx context.Context, p redis.Pipeliner) redis.Cmder {
-		return p.ZAdd(ctx, key, redis.Z{Score: float64(due.UnixMilli()), Member: member})
-	})
+	wait := max(due.Sub(d.now()).Milliseconds(), 0)
+	c := &rkit.Call{Script: scheduleScript, Keys: []string{key}, Args: []any{wait, member}}
+	err := d.b.Do(ctx, c)
+	if err == nil {
+		err = c.Reply.Err()
+	}
 	if err != nil {
 		return fmt.Errorf("frontier: schedule retry: %w", err)
 	}
 	return nil
 }
 
+// scheduleScript adds a request to the delayed set, due a wait from now on the Redis
+// clock.
+//
+// KEYS[1] -> sc:{c}:delayed
+// ARGV[1] -> wait (ms), ARGV[2] -> member ("\1<host>\1<band>\1<payload>")
+// Output: 1 when the member is new
+var scheduleScript = redis.NewScript(rkit.LuaNow + `
+return redis.call('ZADD', KEYS[1], now_ms() + tonumber(ARGV[1]), ARGV[2])
+`)
+
 // moveDueScript moves due members of the delayed set back to their hosts' queues.
 // A member without a host (written by a version before host queues) goes straight to
 // the requests stream, as it did then.
 //
-// KEYS[1] -> sc:{c}:delayed, KEYS[2] -> sc:{c}:requests, KEYS[3] -> sc:{c}:seq,
-// KEYS[4] -> sc:{c}:waiting, KEYS[5] -> sc:{c}:ready, KEYS[6] -> sc:{c}:sched,
-// KEYS[7] -> sc:{c}:hosts, KEYS[8] -> sc:{c}:hq: (host queue prefix)
-// ARGV[1] -> now (Unix ms), ARGV[2] -> max to move, ARGV[3] -> 1 or -1 (order sign),
-// ARGV[4..7] -> the hosts' defaults (S.conc, S.delay, S.ttl, S.quantum),
-// ARGV[8] -> message UUID prefix
+// KEYS[1..8], ARGV[1..8] -> schedKeys, schedArgs (see hostSchedLua)
+// KEYS[9] -> sc:{c}:delayed
+// ARGV[9] -> max to move, ARGV[10] -> 1 or -1 (order sign)
 // Output: number moved
-var moveDueScript = redis.NewScript(rkit.LuaNow + rkit.LuaXAdd + hostSchedLua + `
-S.stream, S.seq, S.waiting, S.ready, S.sched, S.hosts, S.hq = KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8]
-S.conc, S.delay, S.ttl, S.quantum, S.idp = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7]), ARGV[8]
-local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, tonumber(ARGV[2]))
+var moveDueScript = schedScript("", `
+local due = redis.call('ZRANGEBYSCORE', KEYS[9], '-inf', now_ms(), 'LIMIT', 0, tonumber(ARGV[9]))
 if #due == 0 then return 0 end
 local seq = redis.call('INCRBY', S.seq, #due) - #due
-local sign = tonumber(ARGV[3])
+local sign = tonumber(ARGV[10])
 for i, m in ipairs(due) do
-  redis.call('ZREM', KEYS[1], m)
+  redis.call('ZREM', KEYS[9], m)
   local host, band, payload = string.match(m, '^\1([^\1]*)\1(-?%d+)\1(.*)$')
   if host then
     band = tonumber(band)
@@ -109,10 +118,8 @@ return #due
 // and returns how many.
 func (d *Delayed) MoveDue(ctx context.Context, part, max int) (int, error) {
 	k := d.layout.Part(part)
-	keys := []string{k.Delayed(), k.Requests(), k.Seq(), k.Waiting(), k.Ready(), k.Sched(), k.Hosts(), k.HostQueuePrefix()}
-	args := []any{strconv.FormatInt(d.now().UnixMilli(), 10), max, d.order.sign()}
-	args = append(args, d.defaults.args()...)
-	n, err := moveDueScript.Run(ctx, d.rdb, keys, append(args, d.layout.idPrefix(part))...).Int()
+	args := schedArgs(d.defaults, d.layout.idPrefix(part), 0, false, max, d.order.sign())
+	n, err := moveDueScript.Run(ctx, d.rdb, schedKeys(k, k.Delayed()), args...).Int()
 	if err != nil {
 		return 0, fmt.Errorf("frontier: move due requests: %w", err)
 	}
@@ -147,11 +154,13 @@ func (d *Delayed) moveAllDue(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// due reports, per partition, whether its delayed set holds a due request, with one
-// pipelined ZCOUNT: most rounds find none, and a ZCOUNT costs Redis a fraction of a
-// script call. A failed look counts as "holds some" (the script then reports).
+// due reports, per partition, whether its delayed set holds a request due within an
+// Interval, with one pipelined ZCOUNT: most rounds find none, and a ZCOUNT costs Redis
+// a fraction of a script call. The answer is only a hint (the script decides, on the
+// Redis clock; the look uses this machine's, an Interval ahead to allow for skew); a
+// failed look counts as "holds some" (the script then reports).
 func (d *Delayed) due(ctx context.Context) []bool {
-	now := strconv.FormatInt(d.now().UnixMilli(), 10)
+	now := strconv.FormatInt(d.now().Add(d.Interval).UnixMilli(), 10)
 	return d.layout.holding(ctx, d.rdb, func(p redis.Pipeliner, k Keys) *redis.IntCmd {
 		return p.ZCount(ctx, k.Delayed(), "-inf", now)
 	})

@@ -5,12 +5,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/streamcrawl/streamcrawl/streams/internal/rkit"
 	"strconv"
 	"sync"
 	"time"
 
-	"github.com/streamcrawl/streamcrawl/streams"
 	"github.com/streamcrawl/streamcrawl/streams/loop"
 
 	"github.com/redis/go-redis/v9"
@@ -97,25 +95,17 @@ func NewDispatcher(cfg DispatcherConfig) (*Dispatcher, error) {
 // Every step is bounded (at most 1,000 leases and hosts looked at, maxHandOut requests
 // moved), so one call never holds Redis up for long.
 //
-// KEYS[1] -> sc:{c}:requests, KEYS[2] -> sc:{c}:waiting, KEYS[3] -> sc:{c}:seq,
-// KEYS[4] -> sc:{c}:ready, KEYS[5] -> sc:{c}:sched, KEYS[6] -> sc:{c}:leases,
-// KEYS[7] -> sc:{c}:hosts, KEYS[8] -> sc:{c}:hq: (host queue prefix)
-// ARGV[1] -> the fetch group, ARGV[2] -> window, ARGV[3] -> 'lag' or 'range' (how to
-// count unread entries), ARGV[4] -> unused (kept so the numbers below stay),
-// ARGV[5..8] -> the hosts' defaults (S.conc, S.delay, S.ttl, S.quantum),
-// ARGV[9] -> message UUID prefix, ARGV[10] -> most requests to move (maxHandOut)
+// KEYS[1..8], ARGV[1..8] -> schedKeys, schedArgs (see hostSchedLua)
+// ARGV[9] -> most requests to move (maxHandOut)
 // Output: number of requests moved
-var dispatchScript = redis.NewScript(rkit.LuaNow + rkit.LuaXAdd + rkit.LuaUnread + hostSchedLua + `
-S.stream, S.waiting, S.seq, S.ready, S.sched, S.leases, S.hosts, S.hq = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8]
-S.conc, S.delay, S.ttl, S.quantum, S.idp = tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8]), ARGV[9]
+var dispatchScript = schedScript("", `
 local now = now_ms()
 expire_leases(now, 1000)
 promote(now, 1000)
 if redis.call('ZCARD', S.ready) == 0 then return 0 end
-local window = tonumber(ARGV[2])
-local room = math.min(window - unread(S.stream, ARGV[1], window, ARGV[3]), tonumber(ARGV[10]))
-if room <= 0 then return 0 end
-return hand_out(room, now)
+local r = room(tonumber(ARGV[9]))
+if r <= 0 then return 0 end
+return hand_out(r, now)
 `)
 
 // Dispatch runs one round over every partition and returns how many requests it moved.
@@ -198,19 +188,14 @@ func (d *Dispatcher) look(ctx context.Context) []partLook {
 
 // dispatchPart runs one round in partition part.
 func (d *Dispatcher) dispatchPart(ctx context.Context, part int) (int, error) {
-	mode := "lag"
-	if d.cfg.CountUnread {
-		mode = "range"
-	}
 	if d.beforeRun != nil { // set by tests only (export_test.go)
 		if err := d.beforeRun(d.cfg.Window); err != nil {
 			return 0, fmt.Errorf("frontier: dispatch: %w", err)
 		}
 	}
 	k := d.cfg.Layout.Part(part)
-	keys := []string{k.Requests(), k.Waiting(), k.Seq(), k.Ready(), k.Sched(), k.Leases(), k.Hosts(), k.HostQueuePrefix()}
-	args := append([]any{streams.StageFetch, d.cfg.Window, mode, "0"}, d.cfg.Hosts.args()...)
-	args = append(args, d.cfg.Layout.idPrefix(part), maxHandOut)
+	keys := schedKeys(k)
+	args := schedArgs(d.cfg.Hosts, d.cfg.Layout.idPrefix(part), d.cfg.Window, d.cfg.CountUnread, maxHandOut)
 	total := 0
 	for range 64 { // a window larger than maxHandOut fills in several calls
 		n, err := dispatchScript.Run(ctx, d.cfg.Client, keys, args...).Int()

@@ -56,7 +56,7 @@ type FrontierConfig struct {
 	// of the seen set. 0: a URL is seen forever.
 	Revisit time.Duration
 	// Linger is how long a page's emit waits for other pages' emits to share one script
-	// call (see emitQueue). Default DefaultEmitLinger; negative: no wait.
+	// call (see Frontier.flush). Default DefaultEmitLinger; negative: no wait.
 	Linger time.Duration
 	// Hosts is the crawl's default per-host politeness, which requests handed out by
 	// an emit obey. Its zero value: no limits.
@@ -71,7 +71,7 @@ type FrontierConfig struct {
 type Frontier struct {
 	rdb         redis.UniversalClient
 	layout      Layout
-	queue       *emitQueue
+	queue       *rkit.Group[*emitShare]
 	seen        *seenCache
 	order       Order
 	maxRequests int64
@@ -117,11 +117,12 @@ func NewFrontier(cfg FrontierConfig) (*Frontier, error) {
 			f.fpArg = cfg.Dedup.rec.scriptArg
 		}
 	}
-	f.emit = redis.NewScript(seenAdd + rkit.LuaNow + rkit.LuaXAdd + rkit.LuaUnread + hostSchedLua + emitHeadLua + emitBody)
+	f.emit = newEmitScript(seenAdd)
 	if cfg.SeenCache > 0 && cfg.Revisit == 0 { // revisited URLs must reach the script
 		f.seen = newSeenCache(cfg.SeenCache)
 	}
-	f.queue = newEmitQueue(f, cfg.Linger)
+	f.queue = rkit.NewGroup(rkit.GroupConfig[*emitShare]{Max: maxEmitArgs, Size: (*emitShare).args,
+		Linger: cfg.Linger, Timeout: rkit.WriteTimeout, Flush: f.flush})
 	return f, nil
 }
 
@@ -157,7 +158,7 @@ func (f *Frontier) Emit(ctx context.Context, cands []Candidate, items []ItemOut)
 // appends the items whose keys were not emitted before to the items stream of partition
 // part, the page's own, all at the same time. Requests known in process to be seen
 // are dropped before Redis. The rest goes to the emit queue, which runs one script
-// call per partition for the pages parsed at about the same time (see emitQueue); in
+// call per partition for the pages parsed at about the same time (see flush); in
 // each, dedup and enqueue are one step.
 func (f *Frontier) EmitFrom(ctx context.Context, part int, cands []Candidate, items []ItemOut) (Emitted, error) {
 	var e Emitted
@@ -209,14 +210,16 @@ func (f *Frontier) EmitFrom(ctx context.Context, part int, cands []Candidate, it
 	}
 	var err error
 	var queued []*emitShare
+	var waits []<-chan struct{}
 	for _, s := range shares {
-		if err = f.queue.submit(ctx, s); err != nil {
+		wait, serr := f.queue.Submit(ctx, s)
+		if err = serr; err != nil {
 			break
 		}
-		queued = append(queued, s)
+		queued, waits = append(queued, s), append(waits, wait)
 	}
-	for _, s := range queued {
-		<-s.done
+	for i, s := range queued {
+		<-waits[i]
 		if s.err != nil {
 			if err == nil {
 				err = s.err
@@ -248,23 +251,6 @@ func (f *Frontier) count(e *Emitted, s *emitShare) {
 			f.seen.add(s.fps[i]) // queued now or seen before: either way it is in the set
 		}
 	}
-}
-
-// reserve takes up to n of the crawl-wide max_pages budget.
-func (f *Frontier) reserve(ctx context.Context, n int) (int64, error) {
-	take, err := reserveScript.Run(ctx, f.rdb, []string{f.layout.Global().Stats()}, n, f.maxRequests).Int64()
-	if err != nil {
-		return 0, fmt.Errorf("frontier: reserve max_pages budget: %w", err)
-	}
-	return take, nil
-}
-
-// unreadMode says how the emit script counts the requests stream's unread entries.
-func (f *Frontier) unreadMode() string {
-	if f.countUnread {
-		return "range"
-	}
-	return "lag"
 }
 
 // EmitItems appends the items whose keys were not emitted before to the items stream of
@@ -299,4 +285,4 @@ func (f *Frontier) MarkSeeded(ctx context.Context, spider string) error {
 func (f *Frontier) Layout() Layout { return f.layout }
 
 // Close stops the frontier's batcher.
-func (f *Frontier) Close() { f.queue.close() }
+func (f *Frontier) Close() { f.queue.Close() }

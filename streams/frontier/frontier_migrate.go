@@ -3,7 +3,6 @@ package frontier
 import (
 	"context"
 	"fmt"
-	"github.com/streamcrawl/streamcrawl/streams/internal/rkit"
 	"math"
 
 	"github.com/streamcrawl/streamcrawl/streams"
@@ -20,22 +19,18 @@ func (k Keys) LegacyFrontier() string { return k.key("frontier") }
 // member still in the legacy ZSET goes to its host's queue with its band and is removed
 // there, in one step, so two processes migrating at once neither lose nor double one.
 //
-// KEYS[1] -> sc:{c}:frontier (legacy), KEYS[2] -> sc:{c}:waiting, KEYS[3] -> sc:{c}:seq,
-// KEYS[4] -> sc:{c}:ready, KEYS[5] -> sc:{c}:sched, KEYS[6] -> sc:{c}:hosts,
-// KEYS[7] -> sc:{c}:hq: (host queue prefix)
-// ARGV[1..4] -> the hosts' defaults (S.conc, S.delay, S.ttl, S.quantum),
-// ARGV[5] -> 1 or -1 (order sign); then per request: member, host, band
+// KEYS[1..8], ARGV[1..8] -> schedKeys, schedArgs (see hostSchedLua)
+// KEYS[9] -> sc:{c}:frontier (legacy)
+// ARGV[9] -> 1 or -1 (order sign); then per request: member, host, band
 // Output: number moved
-var migrateScript = redis.NewScript(rkit.LuaNow + rkit.LuaXAdd + hostSchedLua + `
-S.waiting, S.seq, S.ready, S.sched, S.hosts, S.hq = KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
-S.conc, S.delay, S.ttl, S.quantum = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
-local sign, n = tonumber(ARGV[5]), (#ARGV - 5) / 3
+var migrateScript = schedScript("", `
+local sign, n = tonumber(ARGV[9]), (#ARGV - 9) / 3
 local seq = redis.call('INCRBY', S.seq, n) - n
 local moved = 0
 for k = 1, n do
-  local i = 6 + 3 * (k - 1)
+  local i = 10 + 3 * (k - 1)
   local m, host, band = ARGV[i], ARGV[i + 1], tonumber(ARGV[i + 2])
-  if redis.call('ZREM', KEYS[1], m) == 1 then
+  if redis.call('ZREM', KEYS[9], m) == 1 then
     enqueue(host, queue_score(band, seq + k, sign), seq + k, m)
     wake(host, band)
     moved = moved + 1
@@ -56,7 +51,7 @@ func MigrateFrontier(ctx context.Context, rdb redis.UniversalClient, l Layout, d
 		order = OrderPriority
 	}
 	total := 0
-	for _, k := range l.Parts() {
+	for part, k := range l.Parts() {
 		for {
 			zs, err := rdb.ZRangeWithScores(ctx, k.LegacyFrontier(), 0, 499).Result()
 			if err != nil {
@@ -65,7 +60,7 @@ func MigrateFrontier(ctx context.Context, rdb redis.UniversalClient, l Layout, d
 			if len(zs) == 0 {
 				break
 			}
-			args := append(defaults.args(), order.sign())
+			args := schedArgs(defaults, l.idPrefix(part), 0, false, order.sign())
 			for _, z := range zs {
 				m, _ := z.Member.(string)
 				host, err := hostOf([]byte(m))
@@ -82,8 +77,7 @@ func MigrateFrontier(ctx context.Context, rdb redis.UniversalClient, l Layout, d
 				}
 				args = append(args, m, NormalHost(host), int64(band))
 			}
-			keys := []string{k.LegacyFrontier(), k.Waiting(), k.Seq(), k.Ready(), k.Sched(), k.Hosts(), k.HostQueuePrefix()}
-			n, err := migrateScript.Run(ctx, rdb, keys, args...).Int()
+			n, err := migrateScript.Run(ctx, rdb, schedKeys(k, k.LegacyFrontier()), args...).Int()
 			if err != nil {
 				return total, fmt.Errorf("frontier: migrate frontier: %w", err)
 			}

@@ -8,8 +8,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/streamcrawl/streamcrawl/streams"
-
 	"github.com/streamcrawl/streamcrawl/streams/internal/rkit"
 
 	"github.com/redis/go-redis/v9"
@@ -66,11 +64,6 @@ func (d *HostDefaults) setDefaults() {
 	d.Quantum = cmp.Or(d.Quantum, DefaultHostQuantum)
 }
 
-// args are the S.conc, S.delay, S.ttl and S.quantum of hostSchedLua.
-func (d HostDefaults) args() []any {
-	return []any{max(d.Concurrency, 0), max(d.Delay.Milliseconds(), 0), d.LeaseTTL.Milliseconds(), d.Quantum}
-}
-
 // Hosts is the fetchers' side of per-host politeness: the frontier hands a request of a
 // host with a concurrency limit out with a lease on one of its slots, and the fetcher
 // gives the slot back when the fetch is over, with what it learned of the host (how
@@ -81,8 +74,8 @@ type Hosts struct {
 	layout   Layout
 	defaults HostDefaults
 	order    Order
-	b        *rkit.Batcher
-	fin      *finisher
+	b        *rkit.Pipeline
+	fin      *rkit.Group[*finishJob]
 }
 
 // NewHosts returns the politeness state of the crawl (each host's in its partition).
@@ -95,8 +88,8 @@ func NewHosts(rdb redis.UniversalClient, layout Layout, defaults HostDefaults, o
 	}
 	defaults.setDefaults()
 	h := &Hosts{rdb: rdb, layout: layout, defaults: defaults, order: order,
-		b: rkit.NewBatcher(rdb, 64, streams.DefaultPublishTimeout, streams.DefaultPublishLinger)}
-	h.fin = newFinisher(h, 64, streams.DefaultPublishLinger)
+		b: rkit.NewPipeline(rdb, 64, rkit.WriteTimeout, rkit.WriteLinger)}
+	h.fin = rkit.NewGroup(rkit.GroupConfig[*finishJob]{Max: 64, Linger: rkit.WriteLinger, Timeout: rkit.WriteTimeout, Flush: h.finish})
 	return h, nil
 }
 
@@ -158,7 +151,11 @@ type Finish struct {
 func (h *Hosts) Finish(ctx context.Context, f Finish) (time.Time, error) {
 	host := NormalHost(f.Host)
 	j := &finishJob{part: h.layout.PartitionOf(host), host: host, f: f}
-	if err := h.fin.do(ctx, j); err != nil {
+	err := h.fin.Do(ctx, j)
+	if err == nil {
+		err = j.err
+	}
+	if err != nil {
 		return time.Time{}, fmt.Errorf("frontier: finish turn at host %s: %w", host, err)
 	}
 	if j.next == 0 {
@@ -172,12 +169,16 @@ func (h *Hosts) Finish(ctx context.Context, f Finish) (time.Time, error) {
 func (h *Hosts) SetCrawlDelay(ctx context.Context, host string, d time.Duration) error {
 	host = NormalHost(host)
 	key := h.layout.ForHost(host).Hosts()
-	_, err := h.b.Do(ctx, func(ctx context.Context, p redis.Pipeliner) redis.Cmder {
+	c := &rkit.Call{Add: func(ctx context.Context, p redis.Pipeliner) redis.Cmder {
 		if d <= 0 {
 			return p.HDel(ctx, key, host+":c")
 		}
 		return p.HSet(ctx, key, host+":c", d.Milliseconds())
-	})
+	}}
+	err := h.b.Do(ctx, c)
+	if err == nil {
+		err = c.Reply.Err()
+	}
 	if err != nil {
 		return fmt.Errorf("frontier: set crawl-delay of %s: %w", host, err)
 	}
@@ -186,7 +187,7 @@ func (h *Hosts) SetCrawlDelay(ctx context.Context, host string, d time.Duration)
 
 // Close stops the batchers after running what was queued.
 func (h *Hosts) Close() {
-	h.fin.close()
+	h.fin.Close()
 	h.b.Close()
 }
 
@@ -219,18 +220,17 @@ func DueHosts(ctx context.Context, rdb redis.UniversalClient, l Layout, now time
 func (h *Hosts) Leased(ctx context.Context, host, lease string) (bool, error) {
 	host = NormalHost(host)
 	key := h.layout.ForHost(host).Leases()
-	cmd, err := h.b.Do(ctx, func(ctx context.Context, p redis.Pipeliner) redis.Cmder {
+	c := &rkit.Call{Add: func(ctx context.Context, p redis.Pipeliner) redis.Cmder {
 		return p.ZScore(ctx, key, host+"|"+lease)
-	})
+	}}
+	err := h.b.Do(ctx, c)
+	if err == nil {
+		err = c.Reply.Err()
+	}
 	if rkit.ErrNil(err) {
 		return false, nil
 	}
 	if err != nil {
-		return false, fmt.Errorf("frontier: lease of %s: %w", host, err)
-	}
-	if err := cmd.Err(); rkit.ErrNil(err) {
-		return false, nil
-	} else if err != nil {
 		return false, fmt.Errorf("frontier: lease of %s: %w", host, err)
 	}
 	return true, nil

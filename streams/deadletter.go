@@ -6,33 +6,20 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/streamcrawl/streamcrawl/streams/internal/rkit"
 	"go.uber.org/zap"
 )
 
 // Fields a dead-letter entry carries besides the original entry's own fields.
 const (
-	DeadFieldStream     = "sc_stream"
-	DeadFieldID         = "sc_id"
-	DeadFieldStage      = "sc_stage"
-	DeadFieldError      = "sc_error"
-	DeadFieldDeliveries = "sc_deliveries"
-	DeadFieldConsumer   = "sc_consumer"
+	DeadFieldStream     = rkit.DeadStream
+	DeadFieldID         = rkit.DeadID
+	DeadFieldStage      = rkit.DeadStage
+	DeadFieldError      = rkit.DeadError
+	DeadFieldDeliveries = rkit.DeadDeliveries
+	DeadFieldConsumer   = rkit.DeadConsumer
 )
-
-// deadLetterLua defines dead(): copy an entry to the dead-letter stream with why it died,
-// then ack it. Scripts that can kill an entry start with it, so the move is atomic.
-const deadLetterLua = `
-local function dead(stream, deadstream, group, id, consumer, deliveries, err)
-  local fields = {'sc_stream', stream, 'sc_id', id, 'sc_stage', group, 'sc_error', err,
-                  'sc_deliveries', tostring(deliveries), 'sc_consumer', consumer}
-  local e = redis.call('XRANGE', stream, id, id)
-  if #e > 0 then
-    for _, v in ipairs(e[1][2]) do fields[#fields + 1] = v end
-  end
-  redis.call('XADD', deadstream, '*', unpack(fields))
-  redis.call('XACK', stream, group, id)
-end
-`
 
 // deadLetterScript moves one entry to dead letters and acks it.
 //
@@ -41,7 +28,7 @@ end
 // ARGV[1] -> group, ARGV[2] -> entry ID, ARGV[3] -> consumer, ARGV[4] -> deliveries,
 // ARGV[5] -> error
 // Output: 1
-var deadLetterScript = redis.NewScript(deadLetterLua + `
+var deadLetterScript = redis.NewScript(rkit.LuaDead + `
 dead(KEYS[1], KEYS[2], ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5])
 return 1
 `)

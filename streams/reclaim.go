@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/streamcrawl/streamcrawl/streams/internal/rkit"
 	"go.uber.org/zap"
 )
 
@@ -16,7 +18,7 @@ import (
 // ARGV[1] -> group, ARGV[2] -> consumer, ARGV[3] -> min idle (ms), ARGV[4] -> cursor,
 // ARGV[5] -> count, ARGV[6] -> max deliveries
 // Output: {next cursor, dead-lettered count, {id, deliveries, fields}...}
-var claimScript = redis.NewScript(deadLetterLua + `
+var claimScript = redis.NewScript(rkit.LuaDead + `
 local r = redis.call('XAUTOCLAIM', KEYS[1], ARGV[1], ARGV[2], ARGV[3], ARGV[4], 'COUNT', ARGV[5])
 local out = {r[1], 0}
 local maxd = tonumber(ARGV[6])

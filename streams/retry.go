@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/streamcrawl/streamcrawl/streams/internal/rkit"
 	"go.uber.org/zap"
 
 	"github.com/streamcrawl/streamcrawl/streams/loop"
@@ -20,7 +22,7 @@ import (
 // ARGV[5] -> last error
 // Output: {deliveries, fields} when claimed back (deliveries counts this one); {-1} when
 // dead-lettered; {0} when the entry is no longer ours (acked, deleted or taken over).
-var redeliverScript = redis.NewScript(deadLetterLua + `
+var redeliverScript = redis.NewScript(rkit.LuaDead + `
 local p = redis.call('XPENDING', KEYS[1], ARGV[1], ARGV[3], ARGV[3], 1)
 if #p == 0 or p[1][2] ~= ARGV[2] then return {0} end
 local n = tonumber(p[1][4])

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"strconv"
 
-	"github.com/streamcrawl/streamcrawl/streams"
-
 	"github.com/streamcrawl/streamcrawl/streams/internal/rkit"
 
 	"github.com/ThreeDotsLabs/watermill"
@@ -63,17 +61,17 @@ func parseDead(m redis.XMessage) DeadLetter {
 	for f, v := range m.Values {
 		s, _ := v.(string)
 		switch f {
-		case streams.DeadFieldStream:
+		case rkit.DeadStream:
 			d.Stream = s
-		case streams.DeadFieldID:
+		case rkit.DeadID:
 			d.EntryID = s
-		case streams.DeadFieldStage:
+		case rkit.DeadStage:
 			d.Stage = s
-		case streams.DeadFieldError:
+		case rkit.DeadError:
 			d.Error = s
-		case streams.DeadFieldDeliveries:
+		case rkit.DeadDeliveries:
 			d.Deliveries, _ = strconv.Atoi(s)
-		case streams.DeadFieldConsumer:
+		case rkit.DeadConsumer:
 			d.Consumer = s
 		default:
 			d.Fields[f] = s

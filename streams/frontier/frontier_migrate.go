@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/streamcrawl/streamcrawl/streams"
+	"github.com/streamcrawl/streamcrawl/streams/internal/rkit"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -91,9 +91,8 @@ func MigrateFrontier(ctx context.Context, rdb redis.UniversalClient, l Layout, d
 // letters, with cause, and out of the legacy frontier, in one transaction.
 func deadLegacy(ctx context.Context, rdb redis.UniversalClient, k Keys, member string, cause error) error {
 	_, err := rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		p.XAdd(ctx, &redis.XAddArgs{Stream: k.Dead(), Values: []any{
-			streams.DeadFieldStream, k.LegacyFrontier(), streams.DeadFieldStage, "frontier", streams.DeadFieldError, "frontier: legacy frontier entry: " + cause.Error(),
-			streams.DeadFieldDeliveries, "0", "_watermill_message_uuid", nextMessageID(), "metadata", "", "payload", member}})
+		d := rkit.Dead{Stream: k.LegacyFrontier(), Stage: "frontier", Error: "frontier: legacy frontier entry: " + cause.Error()}
+		p.XAdd(ctx, &redis.XAddArgs{Stream: k.Dead(), Values: d.Values("_watermill_message_uuid", nextMessageID(), "metadata", "", "payload", member)})
 		p.ZRem(ctx, k.LegacyFrontier(), member)
 		return nil
 	})

@@ -8,6 +8,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/streamcrawl/streamcrawl/streams/internal/rkit"
+	"github.com/streamcrawl/streamcrawl/streams/loop"
 	"go.uber.org/zap"
 )
 
@@ -36,8 +37,7 @@ return 1
 // deadLetter moves entry id to dead letters, retrying through a Redis outage until it
 // lands or the subscription's hard deadline passes (then the entry stays pending).
 func (s *subscription) deadLetter(id string, deliveries int, reason string) {
-	backoff := 100 * time.Millisecond
-	for {
+	for attempt := 1; ; attempt++ {
 		ctx, cancel := context.WithTimeout(s.hard, 5*time.Second)
 		err := deadLetterScript.Run(ctx, s.rdb, []string{s.stream, s.dead},
 			s.cfg.Group, id, s.cfg.Consumer, strconv.Itoa(deliveries), reason).Err()
@@ -47,9 +47,8 @@ func (s *subscription) deadLetter(id string, deliveries int, reason string) {
 			return
 		}
 		s.errLog.Warn("dead-letter failed; retrying", err, zap.String("id", id))
-		if !sleepCtx(s.hard, backoff) {
+		if !sleepCtx(s.hard, loop.Backoff(100*time.Millisecond, 2*time.Second, attempt)) {
 			return
 		}
-		backoff = min(backoff*2, 2*time.Second)
 	}
 }

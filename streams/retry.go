@@ -49,7 +49,7 @@ func (s *subscription) retry(id string, deliveries int, lastErr string) {
 	if !sleepCtx(s.ctx, wait) {
 		return // shutting down: stays pending for our restart or a reclaim
 	}
-	for {
+	for attempt := 1; ; attempt++ {
 		ctx, cancel := context.WithTimeout(s.ctx, 5*time.Second)
 		res, err := redeliverScript.Run(ctx, s.rdb, []string{s.stream, s.dead},
 			s.cfg.Group, s.cfg.Consumer, id, s.cfg.MaxDeliveries, lastErr).Slice()
@@ -59,7 +59,7 @@ func (s *subscription) retry(id string, deliveries int, lastErr string) {
 			return
 		}
 		s.errLog.Warn("redeliver failed; retrying", err, zap.String("id", id))
-		if !sleepCtx(s.ctx, time.Second) {
+		if !sleepCtx(s.ctx, loop.Backoff(time.Second, 5*time.Second, attempt)) {
 			return
 		}
 	}

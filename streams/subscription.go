@@ -3,7 +3,6 @@ package streams
 import (
 	"context"
 	"fmt"
-	"math/rand/v2"
 	"strconv"
 	"sync"
 	"time"
@@ -79,7 +78,7 @@ func (s *subscription) run() {
 
 // readOwnPending re-delivers entries this consumer holds from a previous life.
 func (s *subscription) readOwnPending() {
-	id := "0"
+	id, failures := "0", 0
 	for s.ctx.Err() == nil {
 		// Reads use the hard context: a read cancelled in flight could leave entries
 		// delivered to us with nobody to handle them.
@@ -91,9 +90,11 @@ func (s *subscription) readOwnPending() {
 			if s.ctx.Err() != nil {
 				return
 			}
-			s.readFailed(err)
+			failures++
+			s.readFailed(err, failures)
 			continue
 		}
+		failures = 0
 		if len(res) == 0 || len(res[0].Messages) == 0 {
 			return
 		}
@@ -135,6 +136,7 @@ func (s *subscription) deliveryCounts(msgs []redis.XMessage) map[string]int64 {
 // while its read blocks, so the claimer can dispatch meanwhile; a read entry waits for a
 // slot before it is handed out.
 func (s *subscription) readNew() {
+	failures := 0
 	for {
 		if s.cfg.Outage.Active() || (s.cfg.Gate != nil && !s.cfg.Gate()) {
 			if !sleepCtx(s.ctx, 100*time.Millisecond) {
@@ -173,7 +175,10 @@ func (s *subscription) readNew() {
 			if s.ctx.Err() != nil {
 				return
 			}
-			s.readFailed(err)
+			failures++
+			s.readFailed(err, failures)
+		} else {
+			failures = 0
 		}
 	}
 }
@@ -229,15 +234,16 @@ func (s *subscription) trickleWait() time.Duration {
 // free returns the number of free slots.
 func (s *subscription) free() int { return cap(s.slots) - len(s.slots) }
 
-// readFailed logs a read error at a bounded rate, repairs a missing group, and backs off.
-func (s *subscription) readFailed(err error) {
+// readFailed logs a read error at a bounded rate, repairs a missing group, and backs
+// off (failures counts the reads that failed in a row, this one included).
+func (s *subscription) readFailed(err error, failures int) {
 	s.errLog.Warn("read failed; retrying", err)
 	if IsNoGroup(err) {
 		if gerr := ensureGroup(s.ctx, s.rdb, s.stream, s.cfg.Group, s.cfg.StartID); gerr != nil {
 			s.errLog.Warn("recreate group failed", gerr)
 		}
 	}
-	sleepCtx(s.ctx, 200*time.Millisecond+rand.N(300*time.Millisecond))
+	sleepCtx(s.ctx, loop.Backoff(300*time.Millisecond, time.Second, failures))
 }
 
 // dispatch hands one entry (holding a slot) to the handler, or dead-letters it when it

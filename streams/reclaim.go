@@ -93,17 +93,11 @@ func (s *subscription) reclaim() {
 			}
 			id, _ := e[0].(string)
 			n, _ := e[1].(int64)
-			fields, err := pairsToMap(e[2])
-			if err != nil {
-				s.deadLetter(id, int(n), err.Error())
-				continue
-			}
-			if !s.acquire() {
-				return
-			}
 			s.log.Info("reclaimed idle entry", zap.String("id", id), zap.Int64("deliveries", n))
 			s.cfg.event("reclaimed", 1)
-			s.dispatch(redis.XMessage{ID: id, Values: fields}, int(n))
+			if !s.dispatchFields(id, e[2], int(n)) {
+				return
+			}
 		}
 		if next == "" || next == "0-0" {
 			return

@@ -75,15 +75,23 @@ func (s *subscription) redelivered(id string, res []any, lastErr string) {
 	case n == 0 || len(res) < 2:
 		return
 	}
-	fields, err := pairsToMap(res[1])
+	s.dispatchFields(id, res[1], int(n))
+}
+
+// dispatchFields hands out entry id, whose fields a script returned as a flat list
+// (deliveries: its delivery count), once a slot is free, or dead-letters it when they
+// cannot be read. It returns false when the subscription shuts down first.
+func (s *subscription) dispatchFields(id string, flat any, deliveries int) bool {
+	fields, err := pairsToMap(flat)
 	if err != nil {
-		s.deadLetter(id, int(n), err.Error())
-		return
+		s.deadLetter(id, deliveries, err.Error())
+		return true
 	}
 	if !s.acquire() {
-		return
+		return false
 	}
-	s.dispatch(redis.XMessage{ID: id, Values: fields}, int(n))
+	s.dispatch(redis.XMessage{ID: id, Values: fields}, deliveries)
+	return true
 }
 
 // pairsToMap turns a flat [field, value, ...] script reply into stream values.

@@ -19,12 +19,26 @@ var maxBackoffMs = strconv.FormatInt(MaxHostBackoff.Milliseconds(), 10)
 // request's start (or further for a back-off), a request is requeued when asked, and
 // the host is placed again.
 //
-// host, lease (requests stream ID; ” none), took (ms since the request started; -1: no
+// host, lease (requests stream ID; empty: none), took (ms since the request started; -1: no
 // request was made), outcome ('done', 'slow', 'none'), retry (Retry-After ms), auto ('1'
-// feeds AutoThrottle), requeue (request; ” none), band, sign (order), wait (least ms
+// feeds AutoThrottle), requeue (request; empty: none), band, sign (order), wait (least ms
 // before the next start), now (ms, Redis clock)
 // Output: the host's next start (ms, Redis clock; 0 when it may start now)
 var finishOneLua = `
+-- next_start puts host in the schedule at want when that is later than now (later
+-- than any time it has: it leaves the ready set), and returns its next start: want,
+-- its time in the schedule, or nil when it may start now.
+local function next_start(host, want, now)
+  if want > now then
+    redis.call('ZREM', S.ready, host)
+    redis.call('ZADD', S.sched, 'GT', want, host)
+    return want
+  end
+  local at = redis.call('ZSCORE', S.sched, host)
+  if at then return tonumber(at) end
+  return nil
+end
+
 local function finish_one(host, lease, took, outcome, retry, auto, requeue, band, sign, wait, now)
   if lease ~= '' and redis.call('ZREM', S.leases, host .. '|' .. lease) == 1 then free_slot(host) end
   if took >= 0 and auto == '1' then
@@ -48,14 +62,8 @@ local function finish_one(host, lease, took, outcome, retry, auto, requeue, band
     want = math.max(want, now + wait)
     queued = true
   end
-  if want > now then
-    -- Later than any time it has: the host leaves the ready set for the schedule.
-    redis.call('ZREM', S.ready, host)
-    redis.call('ZADD', S.sched, 'GT', want, host)
-    return want
-  end
-  local at = redis.call('ZSCORE', S.sched, host)
-  if at then return tonumber(at) end
+  local at = next_start(host, want, now)
+  if at then return at end
   if queued then
     wake(host, band)
   elseif not redis.call('ZSCORE', S.ready, host) then
@@ -81,14 +89,10 @@ local function finish_plain(host, leases, took, now)
   if level > 0 then
     if level <= #leases then redis.call('HDEL', S.hosts, host .. ':b') else redis.call('HINCRBY', S.hosts, host .. ':b', -#leases) end
   end
-  if delay > 0 and now - took + delay > now then
-    local want = now - took + delay
-    redis.call('ZREM', S.ready, host)
-    redis.call('ZADD', S.sched, 'GT', want, host)
-    return want
-  end
-  local at = redis.call('ZSCORE', S.sched, host)
-  if at then return tonumber(at) end
+  local want = 0
+  if delay > 0 then want = now - took + delay end
+  local at = next_start(host, want, now)
+  if at then return at end
   if not redis.call('ZSCORE', S.ready, host) then place(host, inflight, conc) end
   return 0
 end

@@ -91,31 +91,40 @@ func (g *Group[T]) Do(ctx context.Context, v T) error {
 func (g *Group[T]) run() {
 	defer close(g.done)
 	var next []entry[T] // an item that did not fit in the last batch
+	stopped := false    // closed: run what is queued, without lingering, then return
 	for {
 		var first entry[T]
-		if len(next) > 0 {
+		switch {
+		case len(next) > 0:
 			first = next[0]
-		} else {
+		case stopped:
+			select {
+			case first = <-g.in:
+			default:
+				return
+			}
+		default:
 			select {
 			case first = <-g.in:
 			case <-g.stop:
-				g.drain()
-				return
+				stopped = true
+				continue
 			}
 		}
 		var batch []entry[T]
-		batch, next = g.gather(first)
+		batch, next = g.gather(first, !stopped)
 		g.exec(batch)
 	}
 }
 
-// gather collects items after first until the linger passes or the batch is full. An
-// item that would overfill the batch is returned in next, to start the next batch.
-func (g *Group[T]) gather(first entry[T]) (batch []entry[T], next []entry[T]) {
+// gather collects items after first until the batch is full, nothing more is queued
+// or, when linger is set, the linger has passed. An item that would overfill the
+// batch is returned in next, to start the next batch.
+func (g *Group[T]) gather(first entry[T], linger bool) (batch []entry[T], next []entry[T]) {
 	batch = []entry[T]{first}
 	total := g.size(first.v)
 	var deadline <-chan time.Time
-	if g.linger > 0 {
+	if linger && g.linger > 0 {
 		t := time.NewTimer(g.linger)
 		defer t.Stop()
 		deadline = t.C
@@ -144,42 +153,6 @@ func (g *Group[T]) gather(first entry[T]) (batch []entry[T], next []entry[T]) {
 		batch = append(batch, e)
 	}
 	return batch, nil
-}
-
-// drain runs what was queued before the group closed, in batches, without lingering.
-func (g *Group[T]) drain() {
-	var next []entry[T]
-	for {
-		var first entry[T]
-		if len(next) > 0 {
-			first = next[0]
-		} else {
-			select {
-			case first = <-g.in:
-			default:
-				return
-			}
-		}
-		batch := []entry[T]{first}
-		total := g.size(first.v)
-		next = nil
-	fill:
-		for total < g.max {
-			select {
-			case e := <-g.in:
-				n := g.size(e.v)
-				if total+n > g.max {
-					next = []entry[T]{e}
-					break fill
-				}
-				total += n
-				batch = append(batch, e)
-			default:
-				break fill
-			}
-		}
-		g.exec(batch)
-	}
 }
 
 func (g *Group[T]) exec(batch []entry[T]) {

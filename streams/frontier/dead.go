@@ -99,7 +99,7 @@ return id
 // nil) under a new message UUID, and deletes it from the dead letters. The stage's group
 // then delivers it as a new entry.
 func Requeue(ctx context.Context, rdb redis.UniversalClient, k Keys, d DeadLetter, payload []byte) (string, error) {
-	if !k.owns(d.Stream) {
+	if !owns(k, d.Stream) {
 		return "", fmt.Errorf("frontier: dead letter %s names stream %q, not one of crawl %s", d.ID, d.Stream, k.Crawl())
 	}
 	p := d.Fields["payload"]
@@ -138,7 +138,7 @@ func PurgeDead(ctx context.Context, rdb redis.UniversalClient, k Keys, ids []str
 }
 
 // owns reports whether stream is one of the crawl's streams.
-func (k Keys) owns(stream string) bool {
+func owns(k Keys, stream string) bool {
 	for _, sg := range k.Streams() {
 		if sg.Stream == stream {
 			return true

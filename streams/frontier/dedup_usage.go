@@ -43,7 +43,7 @@ func (d *Deduper) Usage(ctx context.Context) (DedupUsage, error) {
 func (d *Deduper) usage(ctx context.Context) (DedupUsage, error) {
 	var u DedupUsage
 	var bloomN, bloomC int64
-	err := scanKeys(ctx, d.rdb, d.keys.seenPattern(), func(keys []string) error {
+	err := scanKeys(ctx, d.rdb, seenPattern(d.keys), func(keys []string) error {
 		p := d.rdb.Pipeline()
 		mem := make([]*redis.IntCmd, len(keys))
 		cnt := make([]*redis.IntCmd, len(keys))
@@ -99,7 +99,7 @@ func (d *Deduper) usage(ctx context.Context) (DedupUsage, error) {
 // deleted. It leaves the stored config in the meta hash (Reset deletes that).
 func DeleteSeen(ctx context.Context, rdb redis.UniversalClient, keys Keys) (int64, error) {
 	var n int64
-	err := scanKeys(ctx, rdb, keys.seenPattern(), func(batch []string) error {
+	err := scanKeys(ctx, rdb, seenPattern(keys), func(batch []string) error {
 		d, err := rdb.Unlink(ctx, batch...).Result()
 		n += d
 		return err
@@ -144,4 +144,20 @@ func anyInt(v any) int64 {
 		_, _ = fmt.Sscan(s, &n)
 	}
 	return n
+}
+
+// seenPattern matches every dedup key of the crawl (for SCAN), the legacy set included.
+func seenPattern(k Keys) string { return globEscape(k.Seen()) + "*" }
+
+// globEscape escapes the characters SCAN MATCH treats as special.
+func globEscape(s string) string {
+	out := make([]byte, 0, len(s))
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '*', '?', '[', ']', '\\':
+			out = append(out, '\\')
+		}
+		out = append(out, s[i])
+	}
+	return string(out)
 }

@@ -118,7 +118,7 @@ return #due
 // and returns how many.
 func (d *Delayed) MoveDue(ctx context.Context, part, max int) (int, error) {
 	k := d.layout.Part(part)
-	args := schedArgs(d.defaults, d.layout.idPrefix(part), 0, false, max, d.order.sign())
+	args := schedArgs(d.defaults, partIDPrefix(part), 0, false, max, d.order.sign())
 	n, err := moveDueScript.Run(ctx, d.rdb, schedKeys(k, k.Delayed()), args...).Int()
 	if err != nil {
 		return 0, fmt.Errorf("frontier: move due requests: %w", err)
@@ -161,7 +161,7 @@ func (d *Delayed) moveAllDue(ctx context.Context) error {
 // failed look counts as "holds some" (the script then reports).
 func (d *Delayed) due(ctx context.Context) []bool {
 	now := strconv.FormatInt(d.now().Add(d.Interval).UnixMilli(), 10)
-	return d.layout.holding(ctx, d.rdb, func(p redis.Pipeliner, k Keys) *redis.IntCmd {
+	return holding(ctx, d.rdb, d.layout, func(p redis.Pipeliner, k Keys) *redis.IntCmd {
 		return p.ZCount(ctx, k.Delayed(), "-inf", now)
 	})
 }

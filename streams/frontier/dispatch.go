@@ -195,7 +195,7 @@ func (d *Dispatcher) dispatchPart(ctx context.Context, part int) (int, error) {
 	}
 	k := d.cfg.Layout.Part(part)
 	keys := schedKeys(k)
-	args := schedArgs(d.cfg.Hosts, d.cfg.Layout.idPrefix(part), d.cfg.Window, d.cfg.CountUnread, maxHandOut)
+	args := schedArgs(d.cfg.Hosts, partIDPrefix(part), d.cfg.Window, d.cfg.CountUnread, maxHandOut)
 	total := 0
 	for range 64 { // a window larger than maxHandOut fills in several calls
 		n, err := dispatchScript.Run(ctx, d.cfg.Client, keys, args...).Int()

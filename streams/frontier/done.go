@@ -196,8 +196,8 @@ func readLayoutProgress(ctx context.Context, rdb redis.UniversalClient, l Layout
 		p.Frontier += pp.frontier
 		if i == 0 {
 			p.Stages = pp.stages
-			for j := range p.Stages {
-				p.Stages[j].Stream = l.summedName(p.Stages[j].Stream)
+			for j, sg := range l.Summed.Streams() {
+				p.Stages[j].Stream = sg.Stream
 			}
 			continue
 		}

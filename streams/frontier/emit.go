@@ -80,7 +80,7 @@ func (f *Frontier) flush(ctx context.Context, batch []*emitShare) {
 			c.budget = 1
 		}
 		a := make([]any, 0, emitHead+5*c.n+3*c.m)
-		a = append(a, schedArgs(f.hosts, f.layout.idPrefix(c.part), f.window, f.countUnread,
+		a = append(a, schedArgs(f.hosts, partIDPrefix(c.part), f.window, f.countUnread,
 			c.n, c.limit, f.order.sign(), f.revisit.Milliseconds(), c.budget, c.m)...)
 		for _, s := range c.shares {
 			a = append(a, s.reqs...)

@@ -10,11 +10,6 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// LegacyFrontier is the ZSET of waiting requests of crawls started before host queues
-// (one ZSET per partition, members the encoded requests, scored band × 1e9 ± order).
-// MigrateFrontier empties it into the host queues.
-func (k Keys) LegacyFrontier() string { return k.key("frontier") }
-
 // migrateScript moves requests of the legacy frontier into their hosts' queues: each
 // member still in the legacy ZSET goes to its host's queue with its band and is removed
 // there, in one step, so two processes migrating at once neither lose nor double one.
@@ -60,7 +55,7 @@ func MigrateFrontier(ctx context.Context, rdb redis.UniversalClient, l Layout, d
 			if len(zs) == 0 {
 				break
 			}
-			args := schedArgs(defaults, l.idPrefix(part), 0, false, order.sign())
+			args := schedArgs(defaults, partIDPrefix(part), 0, false, order.sign())
 			for _, z := range zs {
 				m, _ := z.Member.(string)
 				host, err := hostOf([]byte(m))

@@ -209,7 +209,7 @@ func settle(jobs []*finishJob, cmd *redis.Cmd) {
 func (h *Hosts) finishCall(part int, jobs []*finishJob) ([]string, []any) {
 	keys := schedKeys(h.layout.Part(part))
 	args := make([]any, 0, 9+finishFields*len(jobs))
-	args = append(args, schedArgs(h.defaults, h.layout.idPrefix(part), h.defaults.HandOutWindow, h.defaults.CountUnread, maxHandOut)...)
+	args = append(args, schedArgs(h.defaults, partIDPrefix(part), h.defaults.HandOutWindow, h.defaults.CountUnread, maxHandOut)...)
 	for _, j := range jobs {
 		f := j.f
 		took := int64(-1)

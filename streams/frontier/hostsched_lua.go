@@ -1,6 +1,9 @@
 package frontier
 
 import (
+	"context"
+	"strconv"
+
 	"github.com/redis/go-redis/v9"
 
 	"github.com/streamcrawl/streamcrawl/streams"
@@ -262,4 +265,27 @@ func schedKeys(k Keys, own ...string) []string {
 func schedArgs(d HostDefaults, idp string, window int, countUnread bool, own ...any) []any {
 	return append([]any{max(d.Concurrency, 0), max(d.Delay.Milliseconds(), 0), d.LeaseTTL.Milliseconds(), d.Quantum,
 		idp, streams.StageFetch, rkit.UnreadMode(countUnread), max(window, 0)}, own...)
+}
+
+// partIDPrefix is the prefix of the message UUIDs the frontier's scripts give to requests
+// of partition p (with the partition's sequence counter, unique in the crawl).
+func partIDPrefix(p int) string { return "sc-" + strconv.Itoa(p) + "-" }
+
+// holding runs count for every partition of l in one pipeline and reports, per
+// partition, whether it counted more than zero. A failed count reports true: the caller
+// then runs its script, which reports the error.
+func holding(ctx context.Context, rdb redis.UniversalClient, l Layout, count func(redis.Pipeliner, Keys) *redis.IntCmd) []bool {
+	parts := l.Parts()
+	cmds := make([]*redis.IntCmd, len(parts))
+	_, _ = rdb.Pipelined(ctx, func(p redis.Pipeliner) error { // errors are read per command
+		for i, k := range parts {
+			cmds[i] = count(p, k)
+		}
+		return nil
+	})
+	out := make([]bool, len(cmds))
+	for i, c := range cmds {
+		out[i] = c.Err() != nil || c.Val() > 0
+	}
+	return out
 }

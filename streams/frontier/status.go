@@ -104,9 +104,10 @@ func ReadStatus(ctx context.Context, rdb redis.UniversalClient, l Layout) (*Stat
 			st.Partitions = append(st.Partitions, ps)
 		}
 	}
-	meta, _ := rdb.HGetAll(ctx, l.Global().Meta()).Result() // best effort: retention is for people
+	meta, _ := rdb.HGetAll(ctx, l.Global().Meta()).Result()                            // best effort: retention is for people
+	summed := append(l.Summed.Streams(), streams.StreamGroup{Stream: l.Summed.Dead()}) // as readPartStatus lists them
 	for j := range st.Streams {
-		st.Streams[j].Name = l.summedName(st.Streams[j].Name)
+		st.Streams[j].Name = summed[j].Stream
 		for _, kind := range []string{"requests", "responses", "items"} {
 			if strings.HasSuffix(st.Streams[j].Name, ":"+kind) {
 				st.Streams[j].Retention = meta[streams.RetentionField(kind)]
@@ -293,7 +294,7 @@ func Reset(ctx context.Context, rdb redis.UniversalClient, l Layout) (int64, err
 	}
 	for _, k := range parts {
 		_ = add(k.All())
-		if err := scanKeys(ctx, rdb, k.key("*"), add); err != nil {
+		if err := scanKeys(ctx, rdb, k.Pattern(), add); err != nil {
 			return 0, fmt.Errorf("frontier: reset crawl %s: %w", l.Crawl(), err)
 		}
 	}

@@ -1,4 +1,4 @@
-package frontier
+package streams
 
 import (
 	"context"
@@ -24,6 +24,10 @@ const MaxPartitions = 1024
 // partitions over its masters. The crawl-wide keys (meta, counters) live under
 // {<crawl>}. A crawl keeps the P it started with (stored in its meta hash).
 type Layout struct {
+	// Summed names the keys of every partition at once, for figures summed over them:
+	// sc:{shop:*}:requests (the partition's own with one partition).
+	Summed Keys
+
 	crawl  string
 	global Keys
 	parts  []Keys
@@ -34,9 +38,10 @@ func NewLayout(crawl string, p int) Layout {
 	p = max(p, 1)
 	l := Layout{crawl: crawl, global: NewKeys(crawl), parts: make([]Keys, p)}
 	if p == 1 {
-		l.parts[0] = l.global
+		l.parts[0], l.Summed = l.global, l.global
 		return l
 	}
+	l.Summed = Keys{crawl: crawl, tag: crawl + ":*"}
 	for i := range l.parts {
 		l.parts[i] = Keys{crawl: crawl, tag: crawl + ":" + strconv.Itoa(i)}
 	}
@@ -69,7 +74,7 @@ func (l Layout) PartitionOf(host string) int {
 		return 0
 	}
 	h := fnv.New32a()
-	_, _ = h.Write([]byte(NormalHost(host)))
+	_, _ = h.Write([]byte(normalHost(host)))
 	x := h.Sum32()
 	x ^= x >> 16
 	x *= 0x85ebca6b
@@ -82,38 +87,11 @@ func (l Layout) PartitionOf(host string) int {
 // ForHost returns the keys of the partition of host.
 func (l Layout) ForHost(host string) Keys { return l.parts[l.PartitionOf(host)] }
 
-// holding runs count for every partition in one pipeline and reports, per partition,
-// whether it counted more than zero. A failed count reports true: the caller then runs
-// its script, which reports the error.
-func (l Layout) holding(ctx context.Context, rdb redis.UniversalClient, count func(redis.Pipeliner, Keys) *redis.IntCmd) []bool {
-	cmds := make([]*redis.IntCmd, len(l.parts))
-	_, _ = rdb.Pipelined(ctx, func(p redis.Pipeliner) error { // errors are read per command
-		for i, k := range l.parts {
-			cmds[i] = count(p, k)
-		}
-		return nil
-	})
-	out := make([]bool, len(cmds))
-	for i, c := range cmds {
-		out[i] = c.Err() != nil || c.Val() > 0
-	}
-	return out
-}
-
-// summedName names a key of partition 0 for all partitions at once, for figures summed
-// over them: sc:{shop:0}:requests -> sc:{shop:*}:requests (unchanged with one partition).
-func (l Layout) summedName(key string) string {
-	if len(l.parts) == 1 {
-		return key
-	}
-	return strings.Replace(key, "{"+l.parts[0].tag+"}", "{"+l.crawl+":*}", 1)
-}
-
-// NormalHost is the one name of a host ("name" or "name:port", as in a URL) that the
+// normalHost is the one name of a host ("name" or "name:port", as in a URL) that the
 // crawl uses everywhere: partition, host queue, schedule, leases, limit rules and
 // robots.txt cache. It lower-cases host and drops a port 80 or 443, so that
 // Shop.example:80 and shop.example are one host.
-func NormalHost(host string) string {
+func normalHost(host string) string {
 	host = strings.ToLower(host)
 	if h, port, err := net.SplitHostPort(host); err == nil && (port == "80" || port == "443") {
 		if strings.Contains(h, ":") {
@@ -176,10 +154,6 @@ func ReadLayout(ctx context.Context, rdb redis.UniversalClient, crawl string) (L
 	}
 	return NewLayout(crawl, n), nil
 }
-
-// idPrefix is the prefix of the message UUIDs the frontier's scripts give to requests
-// of partition p (with the partition's sequence counter, unique in the crawl).
-func (l Layout) idPrefix(p int) string { return "sc-" + strconv.Itoa(p) + "-" }
 
 // DeadOf returns the dead-letter stream of the partition a stream of the crawl belongs
 // to (sc:{tag}:requests -> sc:{tag}:dead).

@@ -1,6 +1,4 @@
-package frontier
-
-import "github.com/streamcrawl/streamcrawl/streams"
+package streams
 
 // Keys builds the Redis keys of one partition of a crawl (see Layout); all of them share
 // one hash tag, {<crawl>} for a crawl of one partition or the crawl-wide keys, and
@@ -101,6 +99,16 @@ func (k Keys) Stats() string { return k.key("stats") }
 // and 5xx); crawl-wide, in Layout.Global.
 func (k Keys) HostStats() string { return k.key("hoststats") }
 
+// Dicts is the hash of the crawl's response dictionaries: field "current" holds the ID
+// of the one to compress new responses with, field <id> each dictionary (zstd format).
+// In the global keys of a partitioned crawl.
+func (k Keys) Dicts() string { return k.key("dicts") }
+
+// LegacyFrontier is the ZSET of waiting requests of crawls started before host queues
+// (one ZSET per partition, members the encoded requests, scored band × 1e9 ± order);
+// frontier.MigrateFrontier empties it into the host queues.
+func (k Keys) LegacyFrontier() string { return k.key("frontier") }
+
 // Meta is a hash describing the crawl (spider name, when it was first seeded, its
 // dedup and partitions); crawl-wide, in Layout.Global.
 func (k Keys) Meta() string { return k.key("meta") }
@@ -108,9 +116,9 @@ func (k Keys) Meta() string { return k.key("meta") }
 // Input returns the stream a stage reads.
 func (k Keys) Input(stage string) string {
 	switch stage {
-	case streams.StageFetch:
+	case StageFetch:
 		return k.Requests()
-	case streams.StageParse:
+	case StageParse:
 		return k.Responses()
 	default:
 		return k.Items()
@@ -118,13 +126,17 @@ func (k Keys) Input(stage string) string {
 }
 
 // Streams returns the crawl's streams with the stage group that reads each.
-func (k Keys) Streams() []streams.StreamGroup {
-	return []streams.StreamGroup{
-		{Stream: k.Requests(), Group: streams.StageFetch},
-		{Stream: k.Responses(), Group: streams.StageParse},
-		{Stream: k.Items(), Group: streams.StageStore},
+func (k Keys) Streams() []StreamGroup {
+	return []StreamGroup{
+		{Stream: k.Requests(), Group: StageFetch},
+		{Stream: k.Responses(), Group: StageParse},
+		{Stream: k.Items(), Group: StageStore},
 	}
 }
+
+// Pattern matches every key of the partition (SCAN MATCH), host queues and robots.txt
+// included; for reset.
+func (k Keys) Pattern() string { return k.key("*") }
 
 // All returns the fixed keys of the partition (host queues and robots.txt aside), for reset.
 func (k Keys) All() []string {

@@ -1,4 +1,4 @@
-package frontier
+package streams
 
 import "strconv"
 
@@ -24,19 +24,3 @@ func (k Keys) SeenBloomPart(i, p int) string {
 
 // SeenBF is the RedisBloom filter used when the server has BF.ADD.
 func (k Keys) SeenBF() string { return k.Seen() + ":bf" }
-
-// seenPattern matches every dedup key of the crawl (for SCAN), the legacy set included.
-func (k Keys) seenPattern() string { return globEscape(k.Seen()) + "*" }
-
-// globEscape escapes the characters SCAN MATCH treats as special.
-func globEscape(s string) string {
-	out := make([]byte, 0, len(s))
-	for i := 0; i < len(s); i++ {
-		switch s[i] {
-		case '*', '?', '[', ']', '\\':
-			out = append(out, '\\')
-		}
-		out = append(out, s[i])
-	}
-	return string(out)
-}

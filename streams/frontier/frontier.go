@@ -5,8 +5,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/streamcrawl/streamcrawl/streams/internal/rkit"
 	"time"
+
+	"github.com/streamcrawl/streamcrawl/streams/dedup"
+	"github.com/streamcrawl/streamcrawl/streams/internal/rkit"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -49,8 +51,8 @@ type FrontierConfig struct {
 	Window int
 	// CountUnread: see DispatcherConfig.CountUnread.
 	CountUnread bool
-	// Dedup is the crawl's duplicate filter (OpenDeduper); nil means a plain set.
-	Dedup *Deduper
+	// Dedup is the crawl's duplicate filter (dedup.Open); nil means a plain set.
+	Dedup *dedup.Deduper
 	// Revisit lets a URL be queued again once it was last queued this long ago (crawls
 	// that run every day). Its fingerprints then live in a hash with their time instead
 	// of the seen set. 0: a URL is seen forever.
@@ -114,7 +116,7 @@ func NewFrontier(cfg FrontierConfig) (*Frontier, error) {
 	if cfg.Dedup != nil {
 		seenAdd = cfg.Dedup.LuaSeenAdd()
 		if cfg.Revisit == 0 { // revisited URLs' fingerprints go to the seenat hash as they are
-			f.fpArg = cfg.Dedup.rec.scriptArg
+			f.fpArg = cfg.Dedup.ScriptArg
 		}
 	}
 	f.emit = newEmitScript(seenAdd)

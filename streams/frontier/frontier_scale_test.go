@@ -42,7 +42,7 @@ func BenchmarkFrontierScale(b *testing.B) {
 				cands[i] = frontier.Candidate{Fingerprint: []byte(fmt.Sprintf("%s-%d", crawl, i)), Payload: payload(h, i),
 					Host: fmt.Sprintf("host%06d.example", h)}
 			}
-			m0 := usedMemory(b, rdb)
+			m0 := streamstest.UsedMemory(b, rdb)
 			rdb.ConfigSet(ctx, "slowlog-max-len", "1000000")
 			rdb.ConfigSet(ctx, "slowlog-log-slower-than", "0")
 			rdb.SlowLogReset(ctx)
@@ -54,10 +54,10 @@ func BenchmarkFrontierScale(b *testing.B) {
 			rdb.SlowLogReset(ctx)
 			b.Logf("%s: one host queue %d B, ready set %d B, used_memory +%d B", crawl,
 				rdb.MemoryUsage(ctx, k.HostQueue(fmt.Sprintf("host%06d.example", host(0))), 0).Val(),
-				rdb.MemoryUsage(ctx, k.Ready(), 0).Val(), usedMemory(b, rdb)-m0)
+				rdb.MemoryUsage(ctx, k.Ready(), 0).Val(), streamstest.UsedMemory(b, rdb)-m0)
 			// The dedup's set grows with the page too: count it out.
 			seen := rdb.MemoryUsage(ctx, k.Seen(), 0).Val()
-			return k, usedMemory(b, rdb) - m0 - seen, longest
+			return k, streamstest.UsedMemory(b, rdb) - m0 - seen, longest
 		}
 		_, oneHost, longestOne := page("onehost", func(int) int { return 0 })
 		k, manyHosts, longestMany := page("manyhosts", func(i int) int { return i })

@@ -2,7 +2,6 @@ package frontier
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"sort"
 	"strconv"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/streamcrawl/streamcrawl/streams"
 
+	"github.com/streamcrawl/streamcrawl/streams/dedup"
 	"github.com/streamcrawl/streamcrawl/streams/internal/rkit"
 
 	"github.com/redis/go-redis/v9"
@@ -294,7 +294,7 @@ func Reset(ctx context.Context, rdb redis.UniversalClient, l Layout) (int64, err
 	}
 	for _, k := range parts {
 		_ = add(k.All())
-		if err := scanKeys(ctx, rdb, k.Pattern(), add); err != nil {
+		if err := rkit.ScanKeys(ctx, rdb, k.Pattern(), add); err != nil {
 			return 0, fmt.Errorf("frontier: reset crawl %s: %w", l.Crawl(), err)
 		}
 	}
@@ -313,7 +313,7 @@ func Reset(ctx context.Context, rdb redis.UniversalClient, l Layout) (int64, err
 // crawl's stored dedup config (a plain set when it has none yet).
 func readSeen(ctx context.Context, rdb redis.UniversalClient, l Layout, st *Status) error {
 	k := l.Global()
-	raw, err := rdb.HGet(ctx, k.Meta(), "dedup").Result()
+	_, err := rdb.HGet(ctx, k.Meta(), "dedup").Result()
 	if rkit.ErrNil(err) {
 		st.Seen, err = rdb.SCard(ctx, k.Seen()).Result()
 		if err != nil {
@@ -325,11 +325,7 @@ func readSeen(ctx context.Context, rdb redis.UniversalClient, l Layout, st *Stat
 	if err != nil {
 		return fmt.Errorf("frontier: dedup config: %w", err)
 	}
-	var rec dedupRecord
-	if err := json.Unmarshal([]byte(raw), &rec); err != nil {
-		return fmt.Errorf("frontier: dedup config %q: %w", raw, err)
-	}
-	d, err := OpenLayoutDeduper(ctx, rdb, l, rec.DedupConfig, nil)
+	d, err := dedup.Open(ctx, rdb, l, dedup.Config{}, nil) // the stored config, which exists
 	if err != nil {
 		return err
 	}

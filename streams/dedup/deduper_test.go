@@ -1,4 +1,4 @@
-package frontier_test
+package dedup_test
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/streamcrawl/streamcrawl/streams"
+	"github.com/streamcrawl/streamcrawl/streams/dedup"
 	"github.com/streamcrawl/streamcrawl/streams/frontier"
 
 	"github.com/alicebob/miniredis/v2"
@@ -27,9 +29,9 @@ func fingerprints(namespace string, n int) [][]byte {
 	return out
 }
 
-func openDeduper(t *testing.T, rdb redis.UniversalClient, crawl string, cfg frontier.DedupConfig) *frontier.Deduper {
+func openDeduper(t *testing.T, rdb redis.UniversalClient, crawl string, cfg dedup.Config) *dedup.Deduper {
 	t.Helper()
-	d, err := frontier.OpenDeduper(context.Background(), rdb, frontier.NewKeys(crawl), cfg, nil)
+	d, err := dedup.Open(context.Background(), rdb, streams.NewLayout(crawl, 1), cfg, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,16 +51,16 @@ func count(bs []bool, want bool) int {
 func TestDedupConfigValidate(t *testing.T) {
 	tests := []struct {
 		name    string
-		cfg     frontier.DedupConfig
+		cfg     dedup.Config
 		wantErr string
 	}{
-		{"zero is exact with defaults", frontier.DedupConfig{}, ""},
-		{"bloom defaults", frontier.DedupConfig{Mode: frontier.DedupBloom}, ""},
-		{"set", frontier.DedupConfig{Mode: frontier.DedupSet}, ""},
-		{"unknown mode", frontier.DedupConfig{Mode: "cuckoo"}, "unknown dedup mode"},
-		{"negative capacity", frontier.DedupConfig{Capacity: -1}, "capacity"},
-		{"error rate 1", frontier.DedupConfig{Mode: frontier.DedupBloom, ErrorRate: 1}, "error rate"},
-		{"error rate ignored by exact", frontier.DedupConfig{ErrorRate: 7}, ""},
+		{"zero is exact with defaults", dedup.Config{}, ""},
+		{"bloom defaults", dedup.Config{Mode: dedup.Bloom}, ""},
+		{"set", dedup.Config{Mode: dedup.Set}, ""},
+		{"unknown mode", dedup.Config{Mode: "cuckoo"}, "unknown dedup mode"},
+		{"negative capacity", dedup.Config{Capacity: -1}, "capacity"},
+		{"error rate 1", dedup.Config{Mode: dedup.Bloom, ErrorRate: 1}, "error rate"},
+		{"error rate ignored by exact", dedup.Config{ErrorRate: 7}, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -68,8 +70,8 @@ func TestDedupConfigValidate(t *testing.T) {
 			}
 		})
 	}
-	for in, want := range map[string]frontier.DedupMode{"": frontier.DedupExact, "Bloom": frontier.DedupBloom, " set ": frontier.DedupSet} {
-		if got, err := frontier.ParseDedupMode(in); err != nil || got != want {
+	for in, want := range map[string]dedup.Mode{"": dedup.Exact, "Bloom": dedup.Bloom, " set ": dedup.Set} {
+		if got, err := dedup.ParseMode(in); err != nil || got != want {
 			t.Errorf("ParseDedupMode(%q) = %q, %v, want %q", in, got, err, want)
 		}
 	}
@@ -80,7 +82,7 @@ func TestDedupConfigValidate(t *testing.T) {
 func TestDedupExactIsExact(t *testing.T) {
 	srv := streamstest.Start(t)
 	ctx := context.Background()
-	d := openDeduper(t, srv.Client(), "exact", frontier.DedupConfig{Capacity: 100_000})
+	d := openDeduper(t, srv.Client(), "exact", dedup.Config{Capacity: 100_000})
 	old := fingerprints("old", 100_000)
 	got, err := d.Add(ctx, old)
 	if err != nil {
@@ -149,7 +151,7 @@ func equalBools(a, b []bool) bool {
 // bloomCheck inserts n distinct fingerprints, checks there is no false negative, and
 // returns the false-positive rate measured on probes never-inserted ones and how many
 // of the inserted were dropped as false positives.
-func bloomCheck(t *testing.T, d *frontier.Deduper, n, probes int) (rate float64, dropped int) {
+func bloomCheck(t *testing.T, d *dedup.Deduper, n, probes int) (rate float64, dropped int) {
 	t.Helper()
 	ctx := context.Background()
 	in := fingerprints("in", n)
@@ -175,7 +177,7 @@ func bloomCheck(t *testing.T, d *frontier.Deduper, n, probes int) (rate float64,
 func TestDedupBloomFalsePositiveRate(t *testing.T) {
 	srv := streamstest.Start(t)
 	const n = 200_000
-	d := openDeduper(t, srv.Client(), "bloom", frontier.DedupConfig{Mode: frontier.DedupBloom, Capacity: n, ErrorRate: 0.01})
+	d := openDeduper(t, srv.Client(), "bloom", dedup.Config{Mode: dedup.Bloom, Capacity: n, ErrorRate: 0.01})
 	rate, dropped := bloomCheck(t, d, n, n)
 	wantRate, wantDropped := d.ExpectedFalsePositives(n)
 	t.Logf("%s", d)
@@ -194,11 +196,11 @@ func TestDedupBloomGrowsPastCapacity(t *testing.T) {
 	srv := streamstest.Start(t)
 	rdb := srv.Client()
 	const capacity = 50_000
-	d := openDeduper(t, rdb, "grow", frontier.DedupConfig{Mode: frontier.DedupBloom, Capacity: capacity, ErrorRate: 0.01})
+	d := openDeduper(t, rdb, "grow", dedup.Config{Mode: dedup.Bloom, Capacity: capacity, ErrorRate: 0.01})
 	rate, dropped := bloomCheck(t, d, 3*capacity, 8*capacity) // expected 0.93%: 400k probes put 1% 5 sigma off
 	wantRate, wantDropped := d.ExpectedFalsePositives(3 * capacity)
 	t.Logf("false-positive rate %.3f%% (expected %.3f%%), dropped on insert %d (expected %.0f)", 100*rate, 100*wantRate, dropped, wantDropped)
-	state := rdb.HGetAll(context.Background(), frontier.NewKeys("grow").SeenBloom()).Val()
+	state := rdb.HGetAll(context.Background(), streams.NewKeys("grow").SeenBloom()).Val()
 	if state["n"] != "2" {
 		t.Fatalf("bloom state after 3x capacity = %v, want n=2 filters", state)
 	}
@@ -223,9 +225,9 @@ func TestDedupConfigStoredOnce(t *testing.T) {
 	srv := streamstest.Start(t)
 	rdb := srv.Client()
 	ctx := context.Background()
-	first := openDeduper(t, rdb, "c", frontier.DedupConfig{Capacity: 5000})
-	second := openDeduper(t, rdb, "c", frontier.DedupConfig{Mode: frontier.DedupBloom, Capacity: 7})
-	want := frontier.DedupConfig{Mode: frontier.DedupExact, Capacity: 5000}
+	first := openDeduper(t, rdb, "c", dedup.Config{Capacity: 5000})
+	second := openDeduper(t, rdb, "c", dedup.Config{Mode: dedup.Bloom, Capacity: 7})
+	want := dedup.Config{Mode: dedup.Exact, Capacity: 5000}
 	if got := second.Config(); got != want || first.Config() != want {
 		t.Fatalf("configs = %+v and %+v, want both %+v", first.Config(), second.Config(), want)
 	}
@@ -243,12 +245,12 @@ func TestDedupConfigStoredOnce(t *testing.T) {
 	if n := count(has, false); n != 0 {
 		t.Fatalf("second Deduper misses %d fingerprints the first added", n)
 	}
-	if rdb.HGet(ctx, frontier.NewKeys("c").Meta(), "dedup").Val() == "" {
+	if rdb.HGet(ctx, streams.NewKeys("c").Meta(), "dedup").Val() == "" {
 		t.Fatal("no dedup record in the crawl's meta hash")
 	}
 	// Another crawl on the same server has its own.
-	other := openDeduper(t, rdb, "d", frontier.DedupConfig{Mode: frontier.DedupBloom, Capacity: 7})
-	if other.Config().Mode != frontier.DedupBloom {
+	other := openDeduper(t, rdb, "d", dedup.Config{Mode: dedup.Bloom, Capacity: 7})
+	if other.Config().Mode != dedup.Bloom {
 		t.Fatalf("crawl d got %+v, want bloom", other.Config())
 	}
 }
@@ -259,13 +261,13 @@ func TestDedupKeepsLegacySet(t *testing.T) {
 	srv := streamstest.Start(t)
 	rdb := srv.Client()
 	ctx := context.Background()
-	k := frontier.NewKeys("legacy")
+	k := streams.NewKeys("legacy")
 	fps := fingerprints("x", 10)
 	for _, fp := range fps {
 		rdb.SAdd(ctx, k.Seen(), fp)
 	}
-	d := openDeduper(t, rdb, "legacy", frontier.DedupConfig{})
-	if d.Config().Mode != frontier.DedupSet {
+	d := openDeduper(t, rdb, "legacy", dedup.Config{})
+	if d.Config().Mode != dedup.Set {
 		t.Fatalf("mode = %q, want set", d.Config().Mode)
 	}
 	got, err := d.Add(ctx, append(fps[:2], fingerprints("y", 1)...))
@@ -284,12 +286,12 @@ func TestDedupBytesPerURL(t *testing.T) {
 	ctx := context.Background()
 	const n = 200_000
 	tests := []struct {
-		mode frontier.DedupMode
+		mode dedup.Mode
 		max  float64
 	}{
-		{frontier.DedupExact, 40},
-		{frontier.DedupBloom, 1.4},
-		{frontier.DedupSet, 100},
+		{dedup.Exact, 40},
+		{dedup.Bloom, 1.4},
+		{dedup.Set, 100},
 	}
 	fps := fingerprints("bytes", n)
 	for _, tt := range tests {
@@ -297,20 +299,20 @@ func TestDedupBytesPerURL(t *testing.T) {
 			rdb := streamstest.Start(t).Client() // a server of its own: nothing else moves used_memory
 			// Warm up a crawl with the same config (same scripts, client buffers) so that
 			// used_memory counts the dedup keys only.
-			cfg := frontier.DedupConfig{Mode: tt.mode, Capacity: n}
+			cfg := dedup.Config{Mode: tt.mode, Capacity: n}
 			warm := openDeduper(t, rdb, "warm-"+string(tt.mode), cfg)
 			if _, err := warm.Add(ctx, fingerprints("warm", 1000)); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := frontier.DeleteSeen(ctx, rdb, frontier.NewKeys("warm-"+string(tt.mode))); err != nil {
+			if _, err := dedup.Delete(ctx, rdb, streams.NewKeys("warm-"+string(tt.mode))); err != nil {
 				t.Fatal(err)
 			}
-			before := usedMemory(t, rdb)
+			before := streamstest.UsedMemory(t, rdb)
 			d := openDeduper(t, rdb, "bytes-"+string(tt.mode), cfg)
 			if _, err := d.Add(ctx, fps); err != nil {
 				t.Fatal(err)
 			}
-			delta := usedMemory(t, rdb) - before
+			delta := streamstest.UsedMemory(t, rdb) - before
 			u, err := d.Usage(ctx)
 			if err != nil {
 				t.Fatal(err)
@@ -321,10 +323,10 @@ func TestDedupBytesPerURL(t *testing.T) {
 			if perURL > tt.max {
 				t.Fatalf("%.2f bytes per URL, want at most %.1f", perURL, tt.max)
 			}
-			if tt.mode != frontier.DedupBloom && u.URLs != n {
+			if tt.mode != dedup.Bloom && u.URLs != n {
 				t.Fatalf("Usage().URLs = %d, want %d", u.URLs, n)
 			}
-			deleted, err := frontier.DeleteSeen(ctx, rdb, frontier.NewKeys("bytes-"+string(tt.mode)))
+			deleted, err := dedup.Delete(ctx, rdb, streams.NewKeys("bytes-"+string(tt.mode)))
 			if err != nil || deleted != u.Keys {
 				t.Fatalf("DeleteSeen = %d, %v, want %d keys", deleted, err, u.Keys)
 			}
@@ -335,26 +337,6 @@ func TestDedupBytesPerURL(t *testing.T) {
 	}
 }
 
-// usedMemory returns used_memory less client buffers (which Redis grows and shrinks on
-// its own schedule).
-func usedMemory(t testing.TB, rdb redis.UniversalClient) int64 {
-	t.Helper()
-	info, err := rdb.Info(context.Background(), "memory").Result()
-	if err != nil {
-		t.Fatal(err)
-	}
-	fields := map[string]int64{}
-	for _, line := range strings.Split(info, "\r\n") {
-		if k, v, ok := strings.Cut(line, ":"); ok {
-			fields[k], _ = strconv.ParseInt(v, 10, 64)
-		}
-	}
-	if fields["used_memory"] == 0 {
-		t.Fatal("no used_memory in INFO memory")
-	}
-	return fields["used_memory"] - fields["mem_clients_normal"]
-}
-
 // TestDedupOnEmbeddedRedis: single-machine mode runs on miniredis, which has Lua but no
 // BITFIELD, CONFIG or MEMORY: exact and set modes work there, bloom mode says why not.
 func TestDedupOnEmbeddedRedis(t *testing.T) {
@@ -363,8 +345,8 @@ func TestDedupOnEmbeddedRedis(t *testing.T) {
 	t.Cleanup(func() { _ = rdb.Close() })
 	ctx := context.Background()
 	fps := fingerprints("e", 500)
-	for _, mode := range []frontier.DedupMode{frontier.DedupExact, frontier.DedupSet} {
-		d := openDeduper(t, rdb, "embedded-"+string(mode), frontier.DedupConfig{Mode: mode, Capacity: 1000})
+	for _, mode := range []dedup.Mode{dedup.Exact, dedup.Set} {
+		d := openDeduper(t, rdb, "embedded-"+string(mode), dedup.Config{Mode: mode, Capacity: 1000})
 		got, err := d.Add(ctx, append(fps, fps[:100]...))
 		if err != nil {
 			t.Fatal(err)
@@ -376,7 +358,7 @@ func TestDedupOnEmbeddedRedis(t *testing.T) {
 			t.Fatalf("%s: Usage = %+v, %v, want 500 URLs", mode, u, err)
 		}
 	}
-	_, err := frontier.OpenDeduper(ctx, rdb, frontier.NewKeys("embedded-bloom"), frontier.DedupConfig{Mode: frontier.DedupBloom}, nil)
+	_, err := dedup.Open(ctx, rdb, streams.NewLayout("embedded-bloom", 1), dedup.Config{Mode: dedup.Bloom}, nil)
 	if err == nil || !strings.Contains(err.Error(), "BITFIELD_RO") || !strings.Contains(err.Error(), "exact") {
 		t.Fatalf("bloom on embedded Redis: err = %v, want one naming BITFIELD_RO and exact dedup", err)
 	}
@@ -388,8 +370,8 @@ func TestFrontierAndDeduperAgreeOnExactBuckets(t *testing.T) {
 	srv := streamstest.Start(t)
 	rdb := srv.Client()
 	ctx := context.Background()
-	k := frontier.NewKeys("agree")
-	d := openDeduper(t, rdb, "agree", frontier.DedupConfig{Capacity: 50_000})
+	k := streams.NewKeys("agree")
+	d := openDeduper(t, rdb, "agree", dedup.Config{Capacity: 50_000})
 	f, err := frontier.NewFrontier(frontier.FrontierConfig{Client: rdb, Keys: k, Dedup: d, SeenCache: -1})
 	if err != nil {
 		t.Fatal(err)

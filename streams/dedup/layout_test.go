@@ -1,4 +1,4 @@
-package frontier
+package dedup
 
 import (
 	"context"
@@ -9,10 +9,11 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/streamcrawl/streamcrawl/streams"
 	"github.com/streamcrawl/streamcrawl/streams/streamstest"
 )
 
-// TestDedupKeyNamesMatchLua: the keys the Lua snippets touch are the ones the Keys
+// TestDedupKeyNamesMatchLua: the keys the Lua snippets touch are the ones the streams.Keys
 // builders name (status, reset and cluster slot checks rely on them).
 func TestDedupKeyNamesMatchLua(t *testing.T) {
 	srv := streamstest.Start(t)
@@ -21,8 +22,8 @@ func TestDedupKeyNamesMatchLua(t *testing.T) {
 	fp := sha256.Sum256([]byte("x"))
 	odd := []byte("not 16 bytes")
 
-	k := NewKeys("exact")
-	d, err := OpenDeduper(ctx, rdb, k, DedupConfig{Capacity: 1_000_000}, nil)
+	k := streams.NewKeys("exact")
+	d, err := Open(ctx, rdb, streams.NewLayout(k.Crawl(), 1), Config{Capacity: 1_000_000}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,15 +43,15 @@ func TestDedupKeyNamesMatchLua(t *testing.T) {
 	}
 	rdb.FlushAll(ctx)
 
-	k = NewKeys("bloom")
-	d, err = OpenDeduper(ctx, rdb, k, DedupConfig{Mode: DedupBloom, Capacity: 10_000_000}, nil)
+	k = streams.NewKeys("bloom")
+	d, err = Open(ctx, rdb, streams.NewLayout(k.Crawl(), 1), Config{Mode: Bloom, Capacity: 10_000_000}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := d.Add(ctx, [][]byte{fp[:16]}); err != nil {
 		t.Fatal(err)
 	}
-	l := bloomLevels(10_000_000, DefaultDedupErrorRate)[0]
+	l := bloomLevels(10_000_000, DefaultErrorRate)[0]
 	want := map[string]bool{k.Meta(): true, k.SeenBloom(): true}
 	for p := 0; p < l.Parts; p++ {
 		want[k.SeenBloomPart(0, p)] = true
@@ -138,14 +139,14 @@ func TestDedupOneByOneMatchesBatch(t *testing.T) {
 		sum := sha256.Sum256([]byte("probe/" + strconv.Itoa(i)))
 		probes[i] = sum[:16]
 	}
-	for _, mode := range []DedupMode{DedupExact, DedupBloom, DedupSet} {
+	for _, mode := range []Mode{Exact, Bloom, Set} {
 		t.Run(string(mode), func(t *testing.T) {
-			cfg := DedupConfig{Mode: mode, Capacity: 2000} // bloom: filters of 2k, 4k, 8k
-			one, err := OpenDeduper(ctx, rdb, NewKeys("one-"+string(mode)), cfg, nil)
+			cfg := Config{Mode: mode, Capacity: 2000} // bloom: filters of 2k, 4k, 8k
+			one, err := Open(ctx, rdb, streams.NewLayout("one-"+string(mode), 1), cfg, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
-			all, err := OpenDeduper(ctx, rdb, NewKeys("all-"+string(mode)), cfg, nil)
+			all, err := Open(ctx, rdb, streams.NewLayout("all-"+string(mode), 1), cfg, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -179,7 +180,7 @@ func TestDedupOneByOneMatchesBatch(t *testing.T) {
 				}
 			}
 			keysOne := rdb.Keys(ctx, "sc:{one-"+string(mode)+"}:seen*").Val()
-			if mode == DedupBloom && len(keysOne) != 4 { // state + 3 filters of one part
+			if mode == Bloom && len(keysOne) != 4 { // state + 3 filters of one part
 				t.Fatalf("bloom keys %v, want the state and 3 filters", keysOne)
 			}
 			for _, k := range keysOne {

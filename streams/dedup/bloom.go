@@ -1,4 +1,4 @@
-package frontier
+package dedup
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/streamcrawl/streamcrawl/streams"
 )
 
 // Bloom dedup: a scalable Bloom filter (Almeida et al. 2007) on Redis bitmaps, driven by
@@ -82,7 +84,7 @@ func (l bloomLevel) fpAt(x float64) float64 {
 }
 
 // bloomLevels returns the filters of a chain for capacity and error rate. It must give
-// the same answer for the same input in every build of the same dedupVersion: running
+// the same answer for the same input in every build of the same version: running
 // crawls depend on it.
 func bloomLevels(capacity int64, errRate float64) []bloomLevel {
 	var out []bloomLevel
@@ -191,7 +193,7 @@ local function seen_has(base, fp) return redis.call('BF.EXISTS', base .. ':bf', 
 func hasBloomCommands(ctx context.Context, rdb redis.UniversalClient) (bool, error) {
 	res, err := rdb.Do(ctx, "COMMAND", "INFO", "BF.ADD").Slice()
 	if err != nil {
-		return false, fmt.Errorf("frontier: COMMAND INFO BF.ADD: %w", err)
+		return false, fmt.Errorf("dedup: COMMAND INFO BF.ADD: %w", err)
 	}
 	// Redis answers [nil] without the command, [[name, arity, ...]] with it. (miniredis
 	// answers every command's info whatever is asked: look at the name.)
@@ -208,13 +210,13 @@ func hasBloomCommands(ctx context.Context, rdb redis.UniversalClient) (bool, err
 
 // checkBitfield fails when the server lacks BITFIELD_RO (Redis before 6.2, and the
 // embedded miniredis), which the Lua Bloom filter needs.
-func checkBitfield(ctx context.Context, rdb redis.UniversalClient, keys Keys) error {
+func checkBitfield(ctx context.Context, rdb redis.UniversalClient, keys streams.Keys) error {
 	err := rdb.Do(ctx, "BITFIELD_RO", keys.SeenBloomPart(0, 0), "GET", "u1", "0").Err()
 	if err != nil && strings.Contains(strings.ToLower(err.Error()), "unknown command") {
-		return fmt.Errorf("frontier: bloom dedup needs BITFIELD_RO (Redis 6.2 or later), which this server lacks (the embedded Redis does): use exact dedup: %w", err)
+		return fmt.Errorf("dedup: bloom dedup needs BITFIELD_RO (Redis 6.2 or later), which this server lacks (the embedded Redis does): use exact dedup: %w", err)
 	}
 	if err != nil {
-		return fmt.Errorf("frontier: BITFIELD_RO: %w", err)
+		return fmt.Errorf("dedup: BITFIELD_RO: %w", err)
 	}
 	return nil
 }
@@ -223,10 +225,10 @@ func checkBitfield(ctx context.Context, rdb redis.UniversalClient, keys Keys) er
 // added filter half the rate of the one before, so the sum of the rates stays under
 // twice the first's: asking for half of ErrorRate keeps a crawl that outgrows its
 // capacity under ErrorRate, as the Lua filter does (for 1.44 more bits per URL).
-func reserveBloom(ctx context.Context, rdb redis.UniversalClient, keys Keys, cfg DedupConfig) error {
+func reserveBloom(ctx context.Context, rdb redis.UniversalClient, keys streams.Keys, cfg Config) error {
 	err := rdb.Do(ctx, "BF.RESERVE", keys.SeenBF(), cfg.ErrorRate/2, cfg.Capacity, "EXPANSION", 2).Err()
 	if err != nil && !strings.Contains(strings.ToLower(err.Error()), "exists") {
-		return fmt.Errorf("frontier: BF.RESERVE %s: %w", keys.SeenBF(), err)
+		return fmt.Errorf("dedup: BF.RESERVE %s: %w", keys.SeenBF(), err)
 	}
 	return nil
 }
@@ -236,7 +238,7 @@ func reserveBloom(ctx context.Context, rdb redis.UniversalClient, keys Keys, cfg
 // URLs that were dropped as false positives on the way. Zero outside bloom mode; for
 // RedisBloom it assumes Lua-mode sizing, so treat it as an estimate.
 func (d *Deduper) ExpectedFalsePositives(urls int64) (rate, dropped float64) {
-	if d.rec.Mode != DedupBloom {
+	if d.rec.Mode != Bloom {
 		return 0, 0
 	}
 	return bloomExpected(bloomLevels(d.rec.Capacity, d.rec.ErrorRate), urls)

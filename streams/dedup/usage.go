@@ -1,15 +1,17 @@
-package frontier
+package dedup
 
 import (
 	"context"
 	"fmt"
-	"sync"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/streamcrawl/streamcrawl/streams"
+	"github.com/streamcrawl/streamcrawl/streams/internal/rkit"
 )
 
-// DedupUsage is what a crawl's dedup holds in Redis.
-type DedupUsage struct {
+// Usage is what a crawl's dedup holds in Redis.
+type Usage struct {
 	// Keys is how many keys the dedup uses.
 	Keys int64
 	// Bytes is the sum of MEMORY USAGE of those keys (exact: SAMPLES 0); 0 when the
@@ -22,12 +24,12 @@ type DedupUsage struct {
 // Usage scans the crawl's dedup keys (every partition's) and sums their memory and
 // contents. It costs two commands per key (pipelined): exact mode has up to
 // 2^BucketBits keys per partition, so call it for status and benchmarks, not in a loop.
-func (d *Deduper) Usage(ctx context.Context) (DedupUsage, error) {
-	var sum DedupUsage
+func (d *Deduper) Usage(ctx context.Context) (Usage, error) {
+	var sum Usage
 	for i := range d.layout.N() {
 		u, err := d.Part(i).usage(ctx)
 		if err != nil {
-			return DedupUsage{}, err
+			return Usage{}, err
 		}
 		sum.Keys, sum.Bytes = sum.Keys+u.Keys, sum.Bytes+u.Bytes
 		if u.URLs < 0 || sum.URLs < 0 {
@@ -40,10 +42,10 @@ func (d *Deduper) Usage(ctx context.Context) (DedupUsage, error) {
 }
 
 // usage is Usage of the Deduper's partition.
-func (d *Deduper) usage(ctx context.Context) (DedupUsage, error) {
-	var u DedupUsage
+func (d *Deduper) usage(ctx context.Context) (Usage, error) {
+	var u Usage
 	var bloomN, bloomC int64
-	err := scanKeys(ctx, d.rdb, seenPattern(d.keys), func(keys []string) error {
+	err := rkit.ScanKeys(ctx, d.rdb, seenPattern(d.keys), func(keys []string) error {
 		p := d.rdb.Pipeline()
 		mem := make([]*redis.IntCmd, len(keys))
 		cnt := make([]*redis.IntCmd, len(keys))
@@ -53,7 +55,7 @@ func (d *Deduper) usage(ctx context.Context) (DedupUsage, error) {
 			switch {
 			case k == d.keys.Seen():
 				cnt[i] = p.SCard(ctx, k)
-			case d.rec.Mode == DedupExact:
+			case d.rec.Mode == Exact:
 				cnt[i] = p.HLen(ctx, k)
 			case k == d.keys.SeenBloom():
 				state = p.HMGet(ctx, k, "n", "c")
@@ -80,12 +82,12 @@ func (d *Deduper) usage(ctx context.Context) (DedupUsage, error) {
 		return nil
 	})
 	if err != nil {
-		return DedupUsage{}, fmt.Errorf("frontier: dedup usage of crawl %s: %w", d.keys.Crawl(), err)
+		return Usage{}, fmt.Errorf("dedup: dedup usage of crawl %s: %w", d.keys.Crawl(), err)
 	}
 	switch {
-	case d.rec.Mode == DedupBloom && d.rec.Native:
+	case d.rec.Mode == Bloom && d.rec.Native:
 		u.URLs = -1
-	case d.rec.Mode == DedupBloom:
+	case d.rec.Mode == Bloom:
 		levels := bloomLevels(d.rec.Capacity, d.rec.ErrorRate)
 		for i := int64(0); i+1 < bloomN && int(i) < len(levels); i++ {
 			u.URLs += levels[i].Cap
@@ -95,47 +97,19 @@ func (d *Deduper) usage(ctx context.Context) (DedupUsage, error) {
 	return u, nil
 }
 
-// DeleteSeen deletes every dedup key of the crawl (any mode) and returns how many it
+// Delete deletes every dedup key of the crawl (any mode) and returns how many it
 // deleted. It leaves the stored config in the meta hash (Reset deletes that).
-func DeleteSeen(ctx context.Context, rdb redis.UniversalClient, keys Keys) (int64, error) {
+func Delete(ctx context.Context, rdb redis.UniversalClient, keys streams.Keys) (int64, error) {
 	var n int64
-	err := scanKeys(ctx, rdb, seenPattern(keys), func(batch []string) error {
+	err := rkit.ScanKeys(ctx, rdb, seenPattern(keys), func(batch []string) error {
 		d, err := rdb.Unlink(ctx, batch...).Result()
 		n += d
 		return err
 	})
 	if err != nil {
-		return n, fmt.Errorf("frontier: delete seen keys of crawl %s: %w", keys.Crawl(), err)
+		return n, fmt.Errorf("dedup: delete seen keys of crawl %s: %w", keys.Crawl(), err)
 	}
 	return n, nil
-}
-
-// scanKeys calls fn with the keys matching pattern, in batches, on every primary.
-func scanKeys(ctx context.Context, rdb redis.UniversalClient, pattern string, fn func([]string) error) error {
-	scan := func(ctx context.Context, c redis.UniversalClient) error {
-		var cursor uint64
-		for {
-			keys, next, err := c.Scan(ctx, cursor, pattern, 1000).Result()
-			if err != nil {
-				return err
-			}
-			if len(keys) > 0 {
-				if err := fn(keys); err != nil {
-					return err
-				}
-			}
-			if cursor = next; cursor == 0 {
-				return nil
-			}
-		}
-	}
-	if cc, ok := rdb.(*redis.ClusterClient); ok {
-		var mu sync.Mutex // ForEachMaster runs the primaries at once; fn is not safe for that
-		locked := fn
-		fn = func(keys []string) error { mu.Lock(); defer mu.Unlock(); return locked(keys) }
-		return cc.ForEachMaster(ctx, func(ctx context.Context, c *redis.Client) error { return scan(ctx, c) })
-	}
-	return scan(ctx, rdb)
 }
 
 func anyInt(v any) int64 {
@@ -147,7 +121,7 @@ func anyInt(v any) int64 {
 }
 
 // seenPattern matches every dedup key of the crawl (for SCAN), the legacy set included.
-func seenPattern(k Keys) string { return globEscape(k.Seen()) + "*" }
+func seenPattern(k streams.Keys) string { return globEscape(k.Seen()) + "*" }
 
 // globEscape escapes the characters SCAN MATCH treats as special.
 func globEscape(s string) string {

@@ -1,4 +1,4 @@
-package frontier
+package dedup
 
 import (
 	"context"
@@ -9,49 +9,51 @@ import (
 
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/zap"
+
+	"github.com/streamcrawl/streamcrawl/streams"
 )
 
-// DedupMode is how a crawl remembers the request fingerprints it has queued.
-type DedupMode string
+// Mode is how a crawl remembers the request fingerprints it has queued.
+type Mode string
 
 const (
-	// DedupExact keeps every fingerprint, bucketed into small hashes that Redis stores
+	// Exact keeps every fingerprint, bucketed into small hashes that Redis stores
 	// in its compact listpack encoding (about 22 bytes per URL). Never drops a new URL.
-	DedupExact DedupMode = "exact"
-	// DedupBloom keeps a scalable Bloom filter (about 1.3 bytes per URL at 1%). A false
-	// positive drops a URL that was never crawled: see DedupConfig.ErrorRate.
-	DedupBloom DedupMode = "bloom"
-	// DedupSet is one Redis set of fingerprints (SADD), as streamcrawl did before the
+	Exact Mode = "exact"
+	// Bloom keeps a scalable Bloom filter (about 1.3 bytes per URL at 1%). A false
+	// positive drops a URL that was never crawled: see Config.ErrorRate.
+	Bloom Mode = "bloom"
+	// Set is one Redis set of fingerprints (SADD), as streamcrawl did before the
 	// other modes (64 to 75 bytes per URL). A crawl whose seen set predates the dedup
 	// setting keeps using it.
-	DedupSet DedupMode = "set"
+	Set Mode = "set"
 )
 
 // Dedup defaults.
 const (
-	DefaultDedupMode      = DedupExact
-	DefaultDedupCapacity  = 10_000_000
-	DefaultDedupErrorRate = 0.01
+	defaultMode      = Exact
+	DefaultCapacity  = 10_000_000
+	DefaultErrorRate = 0.01
 )
 
-// ParseDedupMode parses a mode name ("" is the default, exact).
-func ParseDedupMode(s string) (DedupMode, error) {
-	switch m := DedupMode(strings.ToLower(strings.TrimSpace(s))); m {
+// ParseMode parses a mode name ("" is the default, exact).
+func ParseMode(s string) (Mode, error) {
+	switch m := Mode(strings.ToLower(strings.TrimSpace(s))); m {
 	case "":
-		return DefaultDedupMode, nil
-	case DedupExact, DedupBloom, DedupSet:
+		return defaultMode, nil
+	case Exact, Bloom, Set:
 		return m, nil
 	default:
-		return "", fmt.Errorf("frontier: unknown dedup mode %q: want exact, bloom or set", s)
+		return "", fmt.Errorf("dedup: unknown mode %q: want exact, bloom or set", s)
 	}
 }
 
-// DedupConfig says how a crawl deduplicates requests. It is fixed for the crawl's life:
+// Config says how a crawl deduplicates requests. It is fixed for the crawl's life:
 // the first process to open the crawl's dedup stores it in the crawl's meta hash and
-// every later process uses the stored one (see OpenDeduper).
-type DedupConfig struct {
+// every later process uses the stored one (see Open).
+type Config struct {
 	// Mode is exact, bloom or set. Default exact.
-	Mode DedupMode `json:"mode"`
+	Mode Mode `json:"mode"`
 	// Capacity is how many distinct URLs the crawl is planned for. Exact mode sizes its
 	// buckets for it (at 5 to 8 times it they outgrow Redis's compact encoding: still
 	// exact, at the plain set's 74 bytes per URL; at a tenth of it the per-bucket cost
@@ -65,59 +67,59 @@ type DedupConfig struct {
 	ErrorRate float64 `json:"error_rate,omitempty"`
 }
 
-func (c *DedupConfig) setDefaults() {
+func (c *Config) setDefaults() {
 	if c.Mode == "" {
-		c.Mode = DefaultDedupMode
+		c.Mode = defaultMode
 	}
 	if c.Capacity == 0 {
-		c.Capacity = DefaultDedupCapacity
+		c.Capacity = DefaultCapacity
 	}
-	if c.ErrorRate == 0 && c.Mode == DedupBloom {
-		c.ErrorRate = DefaultDedupErrorRate
+	if c.ErrorRate == 0 && c.Mode == Bloom {
+		c.ErrorRate = DefaultErrorRate
 	}
-	if c.Mode != DedupBloom {
+	if c.Mode != Bloom {
 		c.ErrorRate = 0
 	}
 }
 
 // Validate reports a config that cannot work; zero fields are defaults.
-func (c DedupConfig) Validate() error {
+func (c Config) Validate() error {
 	c.setDefaults()
-	if _, err := ParseDedupMode(string(c.Mode)); err != nil {
+	if _, err := ParseMode(string(c.Mode)); err != nil {
 		return err
 	}
 	if c.Capacity < 1 || c.Capacity > 1<<40 {
-		return fmt.Errorf("frontier: dedup capacity %d out of range [1, 2^40]", c.Capacity)
+		return fmt.Errorf("dedup: dedup capacity %d out of range [1, 2^40]", c.Capacity)
 	}
-	if c.Mode == DedupBloom && !(c.ErrorRate >= 1e-9 && c.ErrorRate <= 0.5) {
-		return fmt.Errorf("frontier: dedup error rate %g out of range [1e-9, 0.5]", c.ErrorRate)
+	if c.Mode == Bloom && !(c.ErrorRate >= 1e-9 && c.ErrorRate <= 0.5) {
+		return fmt.Errorf("dedup: dedup error rate %g out of range [1e-9, 0.5]", c.ErrorRate)
 	}
 	return nil
 }
 
-// dedupRecord is a crawl's dedup setup as stored in the meta hash field "dedup": the
+// record is a crawl's dedup setup as stored in the meta hash field "dedup": the
 // config plus what was derived from the server when it was first stored.
-type dedupRecord struct {
+type record struct {
 	V int `json:"v"`
-	DedupConfig
+	Config
 	// BucketBits: exact mode keeps fingerprints in 2^BucketBits hashes.
 	BucketBits int `json:"bucket_bits,omitempty"`
 	// Native: bloom mode uses the server's BF.* commands (RedisBloom, Redis 8).
 	Native bool `json:"native,omitempty"`
 }
 
-// dedupVersion changes when a stored record would be read differently (bucket or
+// version changes when a stored record would be read differently (bucket or
 // filter layout); a crawl stored by another version is refused.
-const dedupVersion = 1
+const version = 1
 
 // luaSeenAdd returns the Lua snippet of the record: see Deduper.LuaSeenAdd.
-func (r dedupRecord) luaSeenAdd() string {
+func (r record) luaSeenAdd() string {
 	switch {
-	case r.Mode == DedupExact:
+	case r.Mode == Exact:
 		return luaExact(r.BucketBits) + luaEach + luaExactArg
-	case r.Mode == DedupBloom && r.Native:
+	case r.Mode == Bloom && r.Native:
 		return luaBloomNative + luaEach + luaPlainArg
-	case r.Mode == DedupBloom:
+	case r.Mode == Bloom:
 		return luaBloom(bloomLevels(r.Capacity, r.ErrorRate)) + luaPlainArg
 	default:
 		return luaSet + luaEach + luaPlainArg
@@ -125,8 +127,8 @@ func (r dedupRecord) luaSeenAdd() string {
 }
 
 // scriptArg returns fingerprint fp as seen_add_arg takes it (see luaExactArg).
-func (r dedupRecord) scriptArg(fp []byte) string {
-	if r.Mode == DedupExact {
+func (r record) scriptArg(fp []byte) string {
+	if r.Mode == Exact {
 		return exactArg(fp, r.BucketBits)
 	}
 	return string(fp)
@@ -164,16 +166,16 @@ local function seen_has(base, fp) return redis.call('SISMEMBER', base, fp) end
 // concurrent use and across processes, every change being one Lua script.
 type Deduper struct {
 	rdb    redis.UniversalClient
-	layout Layout
-	keys   Keys // the partition Add and Has work on (see Part)
-	stored DedupConfig
-	rec    dedupRecord // the stored record as one partition uses it (capacity / P)
+	layout streams.Layout
+	keys   streams.Keys // the partition Add and Has work on (see Part)
+	stored Config
+	rec    record // the stored record as one partition uses it (capacity / P)
 	lua    string
 	add    *redis.Script
 	has    *redis.Script
 }
 
-// dedupInitScript stores the crawl's dedup record unless one is there, and returns the
+// initScript stores the crawl's dedup record unless one is there, and returns the
 // stored one. A crawl whose seen key is already a set (it predates dedup records) is
 // recorded as set mode, so it keeps what it has seen.
 //
@@ -182,7 +184,7 @@ type Deduper struct {
 // ARGV[1] -> record to store (JSON)
 // ARGV[2] -> record to store when KEYS[2] is a set
 // Output: the stored record
-var dedupInitScript = redis.NewScript(`
+var initScript = redis.NewScript(`
 local cur = redis.call('HGET', KEYS[1], 'dedup')
 if cur then return cur end
 cur = ARGV[1]
@@ -191,36 +193,31 @@ redis.call('HSET', KEYS[1], 'dedup', cur)
 return cur
 `)
 
-// OpenDeduper returns the crawl's Deduper. The first call for a crawl stores cfg (with
-// what it derives from the server: bucket count, whether BF.ADD exists) in the crawl's
-// meta hash; later calls, from any process, use the stored config whatever cfg says,
+// Open returns the crawl's Deduper. The first call for a crawl stores cfg (with what
+// it derives from the server: bucket count, whether BF.ADD exists) in the crawl's meta
+// hash; later calls, from any process, use the stored config whatever cfg says,
 // logging a warning when they differ, because changing the dedup of a running crawl
-// would forget what it has seen. Reset the crawl to change it. log may be nil.
-func OpenDeduper(ctx context.Context, rdb redis.UniversalClient, keys Keys, cfg DedupConfig, log *zap.Logger) (*Deduper, error) {
-	return OpenLayoutDeduper(ctx, rdb, NewLayout(keys.Crawl(), 1), cfg, log)
-}
-
-// OpenLayoutDeduper is OpenDeduper for a crawl of any number of partitions: each
-// partition has its own filter or buckets, sized for Capacity/P URLs, in its own slot.
-// The config is stored crawl-wide.
-func OpenLayoutDeduper(ctx context.Context, rdb redis.UniversalClient, layout Layout, cfg DedupConfig, log *zap.Logger) (*Deduper, error) {
+// would forget what it has seen. Reset the crawl to change it. log may be nil. Each
+// partition of the layout has its own filter or buckets, sized for Capacity/P URLs, in
+// its own slot; the config is stored crawl-wide.
+func Open(ctx context.Context, rdb redis.UniversalClient, layout streams.Layout, cfg Config, log *zap.Logger) (*Deduper, error) {
 	if rdb == nil {
-		return nil, errors.New("frontier: deduper needs a redis client")
+		return nil, errors.New("dedup: deduper needs a redis client")
 	}
 	keys := layout.Global()
 	if keys.Crawl() == "" {
-		return nil, errors.New("frontier: deduper needs a crawl name")
+		return nil, errors.New("dedup: deduper needs a crawl name")
 	}
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	cfg.setDefaults()
-	want := dedupRecord{V: dedupVersion, DedupConfig: cfg}
+	want := record{V: version, Config: cfg}
 	native := false
 	switch cfg.Mode {
-	case DedupExact:
+	case Exact:
 		want.BucketBits = exactBucketBits(perPartition(cfg.Capacity, layout.N()), listpackEntries(ctx, rdb))
-	case DedupBloom:
+	case Bloom:
 		var err error
 		if native, err = hasBloomCommands(ctx, rdb); err != nil {
 			return nil, err
@@ -228,39 +225,39 @@ func OpenLayoutDeduper(ctx context.Context, rdb redis.UniversalClient, layout La
 		want.Native = native
 	}
 	wantJSON, _ := json.Marshal(want)
-	legacyJSON, _ := json.Marshal(dedupRecord{V: dedupVersion, DedupConfig: DedupConfig{Mode: DedupSet}})
-	got, err := dedupInitScript.Run(ctx, rdb, []string{keys.Meta(), keys.Seen()}, wantJSON, legacyJSON).Text()
+	legacyJSON, _ := json.Marshal(record{V: version, Config: Config{Mode: Set}})
+	got, err := initScript.Run(ctx, rdb, []string{keys.Meta(), keys.Seen()}, wantJSON, legacyJSON).Text()
 	if err != nil {
-		return nil, fmt.Errorf("frontier: store dedup config of crawl %s: %w", keys.Crawl(), err)
+		return nil, fmt.Errorf("dedup: store dedup config of crawl %s: %w", keys.Crawl(), err)
 	}
-	var rec dedupRecord
+	var rec record
 	if err := json.Unmarshal([]byte(got), &rec); err != nil {
-		return nil, fmt.Errorf("frontier: dedup config of crawl %s is unreadable (%q): %w", keys.Crawl(), got, err)
+		return nil, fmt.Errorf("dedup: dedup config of crawl %s is unreadable (%q): %w", keys.Crawl(), got, err)
 	}
-	if rec.V != dedupVersion {
-		return nil, fmt.Errorf("frontier: dedup config of crawl %s has version %d, this build reads %d", keys.Crawl(), rec.V, dedupVersion)
+	if rec.V != version {
+		return nil, fmt.Errorf("dedup: dedup config of crawl %s has version %d, this build reads %d", keys.Crawl(), rec.V, version)
 	}
-	if rec.DedupConfig != cfg && log != nil {
+	if rec.Config != cfg && log != nil {
 		log.Warn("crawl keeps the dedup it started with; reset the crawl to change it",
-			zap.String("crawl", keys.Crawl()), zap.Any("stored", rec.DedupConfig), zap.Any("asked", cfg))
+			zap.String("crawl", keys.Crawl()), zap.Any("stored", rec.Config), zap.Any("asked", cfg))
 	}
-	if rec.Mode == DedupBloom && rec.Native {
+	if rec.Mode == Bloom && rec.Native {
 		if rec.Mode != cfg.Mode { // stored by another process: check this server still has BF.*
 			if native, err = hasBloomCommands(ctx, rdb); err != nil {
 				return nil, err
 			}
 		}
 		if !native {
-			return nil, fmt.Errorf("frontier: crawl %s keeps its seen URLs in a RedisBloom filter but the server has no BF.ADD", keys.Crawl())
+			return nil, fmt.Errorf("dedup: crawl %s keeps its seen URLs in a RedisBloom filter but the server has no BF.ADD", keys.Crawl())
 		}
 	}
-	stored := rec.DedupConfig
+	stored := rec.Config
 	rec.Capacity = perPartition(rec.Capacity, layout.N())
 	for _, k := range layout.Parts() {
 		switch {
-		case rec.Mode == DedupBloom && rec.Native:
-			err = reserveBloom(ctx, rdb, k, rec.DedupConfig)
-		case rec.Mode == DedupBloom:
+		case rec.Mode == Bloom && rec.Native:
+			err = reserveBloom(ctx, rdb, k, rec.Config)
+		case rec.Mode == Bloom:
 			err = checkBitfield(ctx, rdb, k)
 		}
 		if err != nil {
@@ -274,7 +271,7 @@ func OpenLayoutDeduper(ctx context.Context, rdb redis.UniversalClient, layout La
 }
 
 // Config returns the crawl's dedup config (the stored one).
-func (d *Deduper) Config() DedupConfig { return d.stored }
+func (d *Deduper) Config() Config { return d.stored }
 
 // Part returns the Deduper working on partition i (Add and Has; Usage covers them all).
 func (d *Deduper) Part(i int) *Deduper {
@@ -291,11 +288,11 @@ func perPartition(capacity int64, p int) int64 {
 // String describes the layout, for logs and benchmarks.
 func (d *Deduper) String() string {
 	switch {
-	case d.rec.Mode == DedupExact:
+	case d.rec.Mode == Exact:
 		return describeExact(d.rec.Capacity, d.rec.BucketBits)
-	case d.rec.Mode == DedupBloom && d.rec.Native:
+	case d.rec.Mode == Bloom && d.rec.Native:
 		return fmt.Sprintf("bloom (RedisBloom BF.*): capacity %d, error rate %g (first filter %g), expansion 2", d.rec.Capacity, d.rec.ErrorRate, d.rec.ErrorRate/2)
-	case d.rec.Mode == DedupBloom:
+	case d.rec.Mode == Bloom:
 		return describeBloom(bloomLevels(d.rec.Capacity, d.rec.ErrorRate))
 	default:
 		return "set: one Redis set of fingerprints"
@@ -310,7 +307,7 @@ func (d *Deduper) String() string {
 //	local function seen_has(base, fp)      -- 1 if fp was recorded, else 0 (reads only)
 //	local function seen_has_all(base, fps) -- the same for an array
 //
-// and helper locals whose names start with sd_. base is Keys.Seen() of the crawl
+// and helper locals whose names start with sd_. base is streams.Keys.Seen() of the crawl
 // (sc:{c}:seen), passed to the script as a KEYS entry; every key the functions touch
 // is base or base followed by ":..." (the builders of keys_dedup.go), so it has the
 // crawl's hash tag and lies in the slot of base. fp is a request fingerprint: a
@@ -327,6 +324,11 @@ func (d *Deduper) String() string {
 // fingerprints should collect them and call it once. In the other modes they cost the
 // same.
 func (d *Deduper) LuaSeenAdd() string { return d.lua }
+
+// ScriptArg returns fingerprint fp as the seen_add_arg of LuaSeenAdd takes it (in
+// exact mode split into its bucket and field ahead, so the script does no arithmetic
+// per fingerprint): seen_add_arg(base, ScriptArg(fp)) is seen_add(base, fp).
+func (d *Deduper) ScriptArg(fp []byte) string { return d.rec.scriptArg(fp) }
 
 // Add records fps and reports, for each, whether it was new. A fingerprint repeated in
 // fps is new at most once. In bloom mode a new fingerprint is reported as seen with
@@ -359,19 +361,19 @@ const seenHasBody = `
 return seen_has_all(KEYS[1], ARGV)
 `
 
-// dedupScriptBatch is how many fingerprints one script run takes, so that a long Add
+// scriptBatch is how many fingerprints one script run takes, so that a long Add
 // does not hold Redis for long (about 1 ms per 1,000).
-const dedupScriptBatch = 1000
+const scriptBatch = 1000
 
 func (d *Deduper) run(ctx context.Context, s *redis.Script, ro bool, fps [][]byte) ([]bool, error) {
 	out := make([]bool, 0, len(fps))
 	keys := []string{d.keys.Seen()}
 	for len(fps) > 0 {
-		n := min(len(fps), dedupScriptBatch)
+		n := min(len(fps), scriptBatch)
 		args := make([]any, n)
 		for i, fp := range fps[:n] {
 			if len(fp) == 0 {
-				return nil, errors.New("frontier: empty fingerprint")
+				return nil, errors.New("dedup: empty fingerprint")
 			}
 			args[i] = fp
 		}
@@ -386,7 +388,7 @@ func (d *Deduper) run(ctx context.Context, s *redis.Script, ro bool, fps [][]byt
 			err = fmt.Errorf("%d replies for %d fingerprints", len(res), n)
 		}
 		if err != nil {
-			return nil, fmt.Errorf("frontier: dedup %d fingerprints: %w", n, err)
+			return nil, fmt.Errorf("dedup: dedup %d fingerprints: %w", n, err)
 		}
 		for _, r := range res {
 			out = append(out, r == 1)

@@ -1,4 +1,4 @@
-package frontier
+package dedup
 
 import (
 	"fmt"
@@ -40,7 +40,7 @@ local function sd_key(base, i, p)
 end
 local function sd_grow(base)
   local l = sd_levels[sd_n + 1]
-  if not l then error('streams: bloom filter has grown past its last filter') end
+  if not l then error('dedup: bloom filter has grown past its last filter') end
   for p = 0, l[2] - 1 do
     redis.call('SETBIT', sd_key(base, sd_n, p), l[3] - 1, 0)
   end

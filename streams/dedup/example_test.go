@@ -1,4 +1,4 @@
-package frontier_test
+package dedup_test
 
 import (
 	"context"
@@ -7,7 +7,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/streamcrawl/streamcrawl/streams"
-	"github.com/streamcrawl/streamcrawl/streams/frontier"
+	"github.com/streamcrawl/streamcrawl/streams/dedup"
 )
 
 // The Deduper of a crawl: Add from Go, or the same logic spliced into a script that
@@ -21,8 +21,8 @@ func ExampleDeduper() {
 		return
 	}
 	defer rdb.Close()
-	keys := frontier.NewKeys("shop")
-	d, err := frontier.OpenDeduper(ctx, rdb, keys, frontier.DedupConfig{Mode: frontier.DedupExact}, nil) // bloom needs a real Redis (BITFIELD_RO)
+	keys := streams.NewKeys("shop")
+	d, err := dedup.Open(ctx, rdb, streams.NewLayout(keys.Crawl(), 1), dedup.Config{Mode: dedup.Exact}, nil) // bloom needs a real Redis (BITFIELD_RO)
 	if err != nil {
 		fmt.Println(err)
 		return

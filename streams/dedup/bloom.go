@@ -182,7 +182,7 @@ func sdsFill(alloc int64) int64 {
 }
 
 // luaBloomNative is the bloom-mode snippet for servers with RedisBloom (BF.*, also
-// built into Redis 8): the filter is reserved by OpenDeduper (reserveBloom). Not
+// built into Redis 8): the filter is reserved by Open (reserveBloom). Not
 // exercised by the tests: Redis 7.0 without the module has no BF.*.
 const luaBloomNative = `
 local function seen_add(base, fp) return redis.call('BF.ADD', base .. ':bf', fp) end

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/streamcrawl/streamcrawl/streams/loop"
 )
 
 // DefaultCountersInterval is how often Counters sends its increments.
@@ -16,20 +18,28 @@ const DefaultCountersInterval = time.Second
 // Redis nothing per page. Increments not yet sent when a process is killed are lost:
 // the stats are for people, the crawl's correctness never depends on them.
 type Counters struct {
-	rdb  redis.UniversalClient
-	key  string
-	mu   sync.Mutex
-	m    map[string]int64
-	stop chan struct{}
-	done chan struct{}
-	once sync.Once
-	obs  func(field string, n int64)
+	rdb    redis.UniversalClient
+	key    string
+	mu     sync.Mutex
+	m      map[string]int64
+	obs    func(field string, n int64)
+	cancel context.CancelFunc
+	done   chan struct{}
 }
 
-// NewCounters returns counters for stats hash key, flushed every interval.
+// NewCounters returns counters for stats hash key, flushed every interval (0:
+// DefaultCountersInterval) until Close.
 func NewCounters(rdb redis.UniversalClient, key string, interval time.Duration) *Counters {
-	c := &Counters{rdb: rdb, key: key, m: map[string]int64{}, stop: make(chan struct{}), done: make(chan struct{})}
-	go c.run(interval)
+	if interval <= 0 {
+		interval = DefaultCountersInterval
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	c := &Counters{rdb: rdb, key: key, m: map[string]int64{}, cancel: cancel, done: make(chan struct{})}
+	go func() {
+		defer close(c.done)
+		_ = loop.Every(ctx, interval, loop.Config{}, func(context.Context) error { c.flush(); return nil })
+		c.flush() // what is left at Close
+	}()
 	return c
 }
 
@@ -50,21 +60,6 @@ func (c *Counters) Observe(fn func(field string, n int64)) {
 	c.mu.Lock()
 	c.obs = fn
 	c.mu.Unlock()
-}
-
-func (c *Counters) run(interval time.Duration) {
-	defer close(c.done)
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-t.C:
-			c.flush()
-		case <-c.stop:
-			c.flush()
-			return
-		}
-	}
 }
 
 func (c *Counters) flush() {
@@ -93,6 +88,6 @@ func (c *Counters) flush() {
 
 // Close sends what is left and stops.
 func (c *Counters) Close() {
-	c.once.Do(func() { close(c.stop) })
+	c.cancel()
 	<-c.done
 }

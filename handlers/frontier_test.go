@@ -327,7 +327,7 @@ func TestServerSeesPriorityOrder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.Emit(ctx, cands, nil); err != nil {
+	if _, err := f.Emit(ctx, 0, cands, nil); err != nil {
 		t.Fatal(err)
 	}
 	f.Close()

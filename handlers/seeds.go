@@ -113,12 +113,12 @@ func (p *seedPoller) poll(ctx context.Context) error {
 		}
 		cands = append(cands, c)
 	}
-	e, err := p.frontier.Emit(ctx, cands, nil)
+	e, err := p.frontier.Emit(ctx, 0, cands, nil)
 	if err != nil {
 		return err
 	}
 	countEmitted(p.counters, e)
-	if err := p.frontier.MarkSeeded(ctx, p.spider.Name); err != nil {
+	if err := p.frontier.MarkSeeded(ctx); err != nil {
 		return err
 	}
 	p.counters.Add("seeds_taken", int64(len(batch)))

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/streamcrawl/streamcrawl/streams/frontier"
+	"github.com/streamcrawl/streamcrawl/streams/inspect"
 
 	"github.com/redis/go-redis/v9"
 
@@ -48,7 +49,7 @@ func TestConnectClusterAndItsErrors(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	nodes, err := frontier.ReadNodes(ctx, c.UniversalClient.(*redis.ClusterClient), l)
+	nodes, err := inspect.ReadNodes(ctx, c.UniversalClient.(*redis.ClusterClient), l)
 	if err != nil || len(nodes) != 3 {
 		t.Fatalf("nodes %+v, %v", nodes, err)
 	}

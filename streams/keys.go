@@ -134,6 +134,19 @@ func (k Keys) Streams() []StreamGroup {
 	}
 }
 
+// Seeds is where running services take start URLs from (crawl-wide, the same in every
+// partition's Keys): LPUSH a URL or a JSON request ({"url": ..., "meta": {...},
+// "priority": N, ...}) to it, the scrapy-redis habit, SADD them when their order does
+// not matter, or ZADD them with a score (taken highest score first, like scrapy-redis
+// with REDIS_START_URLS_AS_ZSET). A key of any other type is an error that stops the
+// crawl with a message rather than hang it. It has no hash tag of its own, so
+// `LPUSH shop:start_urls URL` works as scrapy-redis users type it; SeedsProcessing
+// shares its slot.
+func (k Keys) Seeds() string { return k.crawl + ":start_urls" }
+
+// SeedsProcessing holds seeds taken from Seeds until they are in the frontier.
+func (k Keys) SeedsProcessing() string { return "{" + k.crawl + ":start_urls}:processing" }
+
 // Pattern matches every key of the partition (SCAN MATCH), host queues and robots.txt
 // included; for reset.
 func (k Keys) Pattern() string { return k.key("*") }

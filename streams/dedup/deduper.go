@@ -44,7 +44,7 @@ func ParseMode(s string) (Mode, error) {
 	case Exact, Bloom, Set:
 		return m, nil
 	default:
-		return "", fmt.Errorf("dedup: unknown mode %q: want exact, bloom or set", s)
+		return "", fmt.Errorf("dedup: unknown dedup mode %q: want exact, bloom or set", s)
 	}
 }
 

@@ -372,7 +372,7 @@ func TestFrontierAndDeduperAgreeOnExactBuckets(t *testing.T) {
 	ctx := context.Background()
 	k := streams.NewKeys("agree")
 	d := openDeduper(t, rdb, "agree", dedup.Config{Capacity: 50_000})
-	f, err := frontier.NewFrontier(frontier.FrontierConfig{Client: rdb, Keys: k, Dedup: d, SeenCache: -1})
+	f, err := frontier.New(frontier.Config{Client: rdb, Layout: streams.NewLayout(k.Crawl(), 1), Dedup: d, SeenCache: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -383,7 +383,7 @@ func TestFrontierAndDeduperAgreeOnExactBuckets(t *testing.T) {
 	for i, fp := range viaFrontier {
 		cands = append(cands, frontier.Candidate{Fingerprint: fp, Payload: []byte("r" + strconv.Itoa(i))})
 	}
-	if n, err := f.Enqueue(ctx, cands); err != nil || n != len(cands) {
+	if n, err := enqueueAll(ctx, f, cands); err != nil || n != len(cands) {
 		t.Fatalf("queued %d, %v; want %d", n, err, len(cands))
 	}
 	if got, err := d.Has(ctx, viaFrontier); err != nil || count(got, true) != len(viaFrontier) {
@@ -396,8 +396,14 @@ func TestFrontierAndDeduperAgreeOnExactBuckets(t *testing.T) {
 	for i, fp := range append(viaDeduper, viaFrontier...) {
 		cands = append(cands, frontier.Candidate{Fingerprint: fp, Payload: []byte("again" + strconv.Itoa(i))})
 	}
-	e, err := f.Emit(ctx, cands, nil)
+	e, err := f.Emit(ctx, 0, cands, nil)
 	if err != nil || e.Requests != 0 || e.DuplicateRequests != len(cands) {
 		t.Fatalf("re-emit of %d known fingerprints: %+v, %v; want all duplicates", len(cands), e, err)
 	}
+}
+
+// enqueueAll queues cands (Emit without items) and returns how many it queued.
+func enqueueAll(ctx context.Context, f *frontier.Frontier, cands []frontier.Candidate) (int, error) {
+	e, err := f.Emit(ctx, 0, cands, nil)
+	return e.Requests, err
 }

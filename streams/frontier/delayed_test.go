@@ -16,8 +16,8 @@ func TestDelayedRetriesAreDueOnTheRedisClock(t *testing.T) {
 	rdb := streamstest.Start(t).Client()
 	ctx := context.Background()
 	layout := frontier.NewLayout("clock", 1)
-	open := func(skew time.Duration) *frontier.Delayed {
-		d, err := frontier.NewDelayed(rdb, layout, "", frontier.HostDefaults{})
+	open := func(skew time.Duration) *frontier.Frontier {
+		d, err := frontier.New(frontier.Config{Client: rdb, Layout: layout})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -29,10 +29,10 @@ func TestDelayedRetriesAreDueOnTheRedisClock(t *testing.T) {
 	queued := func() int64 { return rdb.HLen(ctx, layout.Part(0).Waiting()).Val() }
 
 	// 200 ms from now on the clock of the fetcher that schedules it.
-	if err := ahead.Schedule(ctx, "a.example", 0, 0, []byte("a"), time.Now().Add(time.Hour+200*time.Millisecond)); err != nil {
+	if err := ahead.Retry(ctx, "a.example", 0, 0, []byte("a"), time.Now().Add(time.Hour+200*time.Millisecond)); err != nil {
 		t.Fatal(err)
 	}
-	if err := behind.Schedule(ctx, "b.example", 0, 0, []byte("b"), time.Now().Add(-time.Hour+5*time.Second)); err != nil {
+	if err := behind.Retry(ctx, "b.example", 0, 0, []byte("b"), time.Now().Add(-time.Hour+5*time.Second)); err != nil {
 		t.Fatal(err)
 	}
 	if n, err := mover.MoveDue(ctx, 0, 100); err != nil || n != 0 {

@@ -8,22 +8,151 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
-	"time"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/streamcrawl/streamcrawl/streams/internal/rkit"
 )
 
-// One emit, in one file: a page's requests and items are split into shares, one per
-// partition (EmitFrom, in frontier.go); the frontier's group commit gathers the shares
-// of pages parsed at about the same time and flush runs them as one call of the emit
-// script per partition, composed here from the crawl's dedup snippet, the shared Lua
-// and the host scheduler's functions.
+// One emit, in one file: Emit splits a page's requests and items into shares, one per
+// partition; the frontier's group commit gathers the shares of pages parsed at about
+// the same time, and flush runs them as one call of the emit script per partition,
+// composed here (newEmitScript) from the crawl's dedup snippet, the shared Lua and the
+// host scheduler's functions (hostsched_lua.go).
 
-// DefaultEmitLinger is how long the first page's emit waits for other pages' emits to
-// share its script call (see FrontierConfig.Linger).
-const DefaultEmitLinger = 10 * time.Millisecond
+// Candidate is a request offered to the frontier.
+type Candidate struct {
+	// Fingerprint identifies the request (see spiders.Fingerprint). Empty means "do not
+	// filter": the request is queued even if seen (retries, recrawls).
+	Fingerprint []byte
+	// Payload is the encoded request (spiders.MarshalRequest).
+	Payload []byte
+	// Priority and Depth of the request place it in the frontier (see Config.Order).
+	Priority, Depth int
+	// Host is the key of the request URL's host (spiders.HostKey); it picks the
+	// partition and the host queue.
+	Host string
+}
+
+// ItemOut is an item a page yields, offered to Emit.
+type ItemOut struct {
+	// Key is the item's key fingerprint; an item whose key was emitted before is
+	// dropped. Empty means "do not filter".
+	Key []byte
+	// Payload is the encoded item (spiders.MarshalItem).
+	Payload []byte
+}
+
+// Emitted says what Emit queued.
+type Emitted struct {
+	// Requests were queued; DuplicateRequests were seen before.
+	Requests, DuplicateRequests int
+	// Items were added to the items stream; DuplicateItems had a key emitted before.
+	Items, DuplicateItems int
+	// OverLimit counts requests dropped because the crawl reached max_pages.
+	OverLimit int
+}
+
+// Emit queues the requests not seen before, each in the partition of its host, and
+// appends the items whose keys were not emitted before to the items stream of partition
+// part (the page's own; 0 in a crawl of one partition), all at the same time. Requests
+// known in process to be seen are dropped before Redis. The rest goes to the emit
+// queue, which runs one script call per partition for the pages parsed at about the
+// same time (see flush); in each, dedup and enqueue are one step, and an item's key is
+// recorded in the step that appends it (two pages yielding the same item at the same
+// moment add it once; items without a key are always added).
+func (f *Frontier) Emit(ctx context.Context, part int, cands []Candidate, items []ItemOut) (Emitted, error) {
+	var e Emitted
+	var shares []*emitShare
+	// share returns the share of partition p that the next request goes in: a page's
+	// requests of one partition go in chunks of at most maxEmitChunk, each its own
+	// script call, so a page with a huge number of links never blocks Redis for long.
+	share := func(p int) *emitShare {
+		for i := len(shares) - 1; i >= 0; i-- {
+			if s := shares[i]; s.part == p {
+				if s.nreqs() < maxEmitChunk {
+					return s
+				}
+				break
+			}
+		}
+		s := &emitShare{part: p}
+		shares = append(shares, s)
+		return s
+	}
+	for _, c := range cands {
+		if len(c.Fingerprint) > 0 && f.seen != nil && f.seen.has(c.Fingerprint) {
+			e.DuplicateRequests++
+			continue
+		}
+		host := normalHost(c.Host)
+		p := 0
+		if f.layout.N() > 1 {
+			p = f.layout.PartitionOf(host)
+		}
+		s := share(p)
+		var fp, rule string
+		if len(c.Fingerprint) > 0 {
+			fp = f.fpArg(c.Fingerprint)
+		}
+		if f.cfg.Rules != nil {
+			if r := f.cfg.Rules(host); r != nil {
+				rule = r.arg()
+			}
+		}
+		s.reqs = append(s.reqs, fp, f.order.band(c.Priority, c.Depth), string(c.Payload), host, rule)
+		s.fps = append(s.fps, c.Fingerprint)
+	}
+	if len(items) > 0 {
+		s := share(part)
+		for _, it := range items {
+			s.items = append(s.items, string(it.Key), string(it.Payload), nextMessageID())
+		}
+	}
+	var err error
+	var queued []*emitShare
+	var waits []<-chan struct{}
+	for _, s := range shares {
+		wait, serr := f.queue.Submit(ctx, s)
+		if err = serr; err != nil {
+			break
+		}
+		queued, waits = append(queued, s), append(waits, wait)
+	}
+	for i, s := range queued {
+		<-waits[i]
+		if s.err != nil {
+			if err == nil {
+				err = s.err
+			}
+			continue
+		}
+		f.count(&e, s)
+	}
+	return e, err
+}
+
+// count adds a share's outcomes to e and remembers its seen fingerprints.
+func (f *Frontier) count(e *Emitted, s *emitShare) {
+	for i := 0; i < len(s.out); i++ {
+		isReq, c := i < s.nreqs(), s.out[i]
+		switch {
+		case isReq && c == 'q':
+			e.Requests++
+		case isReq && c == 'o':
+			e.OverLimit++
+		case isReq:
+			e.DuplicateRequests++
+		case c == 'a':
+			e.Items++
+		default:
+			e.DuplicateItems++
+		}
+		if isReq && c != 'o' && f.seen != nil && len(s.fps[i]) > 0 {
+			f.seen.add(s.fps[i]) // queued now or seen before: either way it is in the set
+		}
+	}
+}
 
 // maxEmitArgs bounds the script arguments one coalesced call gathers (a single share
 // with more goes alone).
@@ -72,7 +201,7 @@ func (f *Frontier) flush(ctx context.Context, batch []*emitShare) {
 	}
 	var run []*rkit.Call
 	for _, c := range calls {
-		c.limit = f.maxRequests
+		c.limit = f.cfg.MaxRequests
 		if c.limit > 0 && f.layout.N() > 1 && c.n > 0 {
 			if c.limit, c.err = f.reserve(ctx, c.n); c.err != nil {
 				continue
@@ -80,8 +209,12 @@ func (f *Frontier) flush(ctx context.Context, batch []*emitShare) {
 			c.budget = 1
 		}
 		a := make([]any, 0, emitHead+5*c.n+3*c.m)
-		a = append(a, schedArgs(f.hosts, partIDPrefix(c.part), f.window, f.countUnread,
-			c.n, c.limit, f.order.sign(), f.revisit.Milliseconds(), c.budget, c.m)...)
+		window := 0
+		if f.cfg.EmitHandsOut {
+			window = f.cfg.Window
+		}
+		a = append(a, schedArgs(f.hosts, partIDPrefix(c.part), window, f.cfg.CountUnread,
+			c.n, c.limit, f.order.sign(), f.cfg.Revisit.Milliseconds(), c.budget, c.m)...)
 		for _, s := range c.shares {
 			a = append(a, s.reqs...)
 		}
@@ -97,7 +230,7 @@ func (f *Frontier) flush(ctx context.Context, batch []*emitShare) {
 		if c.err == nil {
 			c.err = c.call.Reply.Err()
 		}
-		f.finish(ctx, c)
+		f.finishEmit(ctx, c)
 	}
 }
 
@@ -112,8 +245,8 @@ type partCall struct {
 	err    error
 }
 
-// finish hands c's outcomes to its shares and gives back an unspent max_pages budget.
-func (f *Frontier) finish(ctx context.Context, c *partCall) {
+// finishEmit hands c's outcomes to its shares and gives back an unspent max_pages budget.
+func (f *Frontier) finishEmit(ctx context.Context, c *partCall) {
 	defer func() {
 		if c.err != nil {
 			for _, s := range c.shares {
@@ -146,7 +279,7 @@ func (f *Frontier) finish(ctx context.Context, c *partCall) {
 
 // reserve takes up to n of the crawl-wide max_pages budget.
 func (f *Frontier) reserve(ctx context.Context, n int) (int64, error) {
-	take, err := reserveScript.Run(ctx, f.rdb, []string{f.layout.Global().Stats()}, n, f.maxRequests).Int64()
+	take, err := reserveScript.Run(ctx, f.rdb, []string{f.layout.Global().Stats()}, n, f.cfg.MaxRequests).Int64()
 	if err != nil {
 		return 0, fmt.Errorf("frontier: reserve max_pages budget: %w", err)
 	}

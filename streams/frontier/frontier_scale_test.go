@@ -25,13 +25,13 @@ func BenchmarkFrontierScale(b *testing.B) {
 		srv := streamstest.Start(b)
 		rdb := srv.Client()
 		ctx := context.Background()
-		hosts := frontier.HostDefaults{HostRule: frontier.HostRule{Concurrency: 1, Delay: time.Second}}
+		hosts := frontier.HostRule{Concurrency: 1, Delay: time.Second}
 		payload := func(h, i int) []byte {
 			return []byte(fmt.Sprintf(`{"v":1,"url":"http://host%06d.example/p/%d","cb":"parse","depth":1}`, h, i))
 		}
 		page := func(crawl string, host func(i int) int) (frontier.Keys, int64, time.Duration) {
-			k := frontier.NewKeys(crawl)
-			f, err := frontier.NewFrontier(frontier.FrontierConfig{Client: rdb, Keys: k, SeenCache: -1, Hosts: hosts})
+			k := streams.NewKeys(crawl)
+			f, err := frontier.New(frontier.Config{Client: rdb, Layout: streams.NewLayout(k.Crawl(), 1), SeenCache: -1, Hosts: hosts})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -46,7 +46,7 @@ func BenchmarkFrontierScale(b *testing.B) {
 			rdb.ConfigSet(ctx, "slowlog-max-len", "1000000")
 			rdb.ConfigSet(ctx, "slowlog-log-slower-than", "0")
 			rdb.SlowLogReset(ctx)
-			if q, err := f.Enqueue(ctx, cands); err != nil || q != n {
+			if q, err := enqueue(ctx, f, cands); err != nil || q != n {
 				b.Fatalf("queued %d, %v", q, err)
 			}
 			longest := longestCall(b, rdb)
@@ -64,7 +64,7 @@ func BenchmarkFrontierScale(b *testing.B) {
 		if err := rdb.XGroupCreateMkStream(ctx, k.Requests(), streams.StageFetch, "$").Err(); err != nil {
 			b.Fatal(err)
 		}
-		d, _ := frontier.NewDispatcher(frontier.DispatcherConfig{Client: rdb, Keys: k, Window: 1000, Hosts: hosts})
+		d, _ := frontier.New(frontier.Config{Client: rdb, Layout: streams.NewLayout(k.Crawl(), 1), Window: 1000, Hosts: hosts})
 		cpu0 := srv.UsedCPU()
 		rdb.ConfigSet(ctx, "slowlog-log-slower-than", "0")
 		rdb.SlowLogReset(ctx)

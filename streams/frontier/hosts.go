@@ -1,29 +1,21 @@
 package frontier
 
 import (
-	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"strconv"
 	"time"
 
-	"github.com/streamcrawl/streamcrawl/streams/internal/rkit"
-
 	"github.com/redis/go-redis/v9"
+
+	"github.com/streamcrawl/streamcrawl/streams/internal/rkit"
 )
 
-// Defaults of HostDefaults.
-const (
-	// DefaultLeaseTTL is how long a host's slot stays taken when its fetcher died
-	// without giving it back.
-	DefaultLeaseTTL = 60 * time.Second
-	// DefaultHostQuantum is the most requests of one host without limits handed out per
-	// turn, so hosts of one band take turns even when one has a huge backlog.
-	DefaultHostQuantum = 16
-	// MaxHostBackoff bounds how long a host is pushed back after repeated 429/503.
-	MaxHostBackoff = 10 * time.Minute
-)
+// The fetchers' side of per-host politeness: the frontier hands a request of a host
+// with a concurrency limit out with a lease on one of its slots, and the fetcher gives
+// the slot back when the fetch is over (Finish), with what it learned of the host (how
+// long it took, whether it asked to slow down). The scripts are in hostsched_lua.go and
+// hosts_finish.go.
 
 // HostRule is the politeness of one host.
 type HostRule struct {
@@ -38,59 +30,12 @@ func (r HostRule) arg() string {
 	return strconv.Itoa(max(r.Concurrency, 0)) + " " + strconv.FormatInt(max(r.Delay.Milliseconds(), 0), 10)
 }
 
-// HostDefaults is the politeness of every host without a rule of its own, and how the
-// frontier enforces it.
-type HostDefaults struct {
-	// Rule applies to every host without a limit rule of its own.
+// hostDefaults is the politeness of every host without a rule of its own, as the
+// scripts take it (see schedArgs).
+type hostDefaults struct {
 	HostRule
-	// LeaseTTL bounds how long a slot stays taken if its fetcher dies without giving it
-	// back; set it above the download timeout. Default DefaultLeaseTTL.
-	LeaseTTL time.Duration
-	// Quantum is the most requests of one host handed out per turn. Default
-	// DefaultHostQuantum.
-	Quantum int
-	// HandOutWindow, above 0, lets Hosts.Finish hand requests of ready hosts out to the
-	// requests stream in the same script call that gives a slot back, keeping the
-	// stream's unread backlog within it (the dispatcher's window): a freed slot is used
-	// at once instead of at the dispatcher's next round. 0: only the dispatcher hands out.
-	HandOutWindow int
-	// CountUnread counts unread requests with XRANGE instead of trusting XINFO's lag
-	// (see DispatcherConfig.CountUnread); used with HandOutWindow.
-	CountUnread bool
-}
-
-func (d *HostDefaults) setDefaults() {
-	d.LeaseTTL = cmp.Or(d.LeaseTTL, DefaultLeaseTTL)
-	d.Quantum = cmp.Or(d.Quantum, DefaultHostQuantum)
-}
-
-// Hosts is the fetchers' side of per-host politeness: the frontier hands a request of a
-// host with a concurrency limit out with a lease on one of its slots, and the fetcher
-// gives the slot back when the fetch is over, with what it learned of the host (how
-// long it took, whether it asked to slow down). State lives in Redis, timed by the
-// Redis clock, so N fetchers are as polite as one.
-type Hosts struct {
-	rdb      redis.UniversalClient
-	layout   Layout
-	defaults HostDefaults
-	order    Order
-	b        *rkit.Pipeline
-	fin      *rkit.Group[*finishJob]
-}
-
-// NewHosts returns the politeness state of the crawl (each host's in its partition).
-func NewHosts(rdb redis.UniversalClient, layout Layout, defaults HostDefaults, order Order) (*Hosts, error) {
-	if rdb == nil {
-		return nil, errors.New("frontier: hosts needs a redis client")
-	}
-	if order == "" {
-		order = OrderPriority
-	}
-	defaults.setDefaults()
-	h := &Hosts{rdb: rdb, layout: layout, defaults: defaults, order: order,
-		b: rkit.NewPipeline(rdb, 64, rkit.WriteTimeout, rkit.WriteLinger)}
-	h.fin = rkit.NewGroup(rkit.GroupConfig[*finishJob]{Max: 64, Linger: rkit.WriteLinger, Timeout: rkit.WriteTimeout, Flush: h.finish})
-	return h, nil
+	leaseTTL time.Duration
+	quantum  int
 }
 
 // Outcome is how a fetch of a host ended, for its schedule.
@@ -120,7 +65,7 @@ func (o Outcome) arg() string {
 
 // Finish says how a fetcher's turn at a host ended.
 type Finish struct {
-	// Host is the request's host (as in its URL; normalised here).
+	// Host is the key of the request's host (spiders.HostKey).
 	Host string
 	// Lease is the requests stream ID of the request the slot was leased for; empty
 	// when the host has no concurrency limit.
@@ -131,7 +76,7 @@ type Finish struct {
 	Started time.Time
 	// Outcome of the fetch.
 	Outcome Outcome
-	// RetryAfter is the server's Retry-After with SlowDown.
+	// RetryAfter is the server's Retry-After with SlowDown (at most 10 minutes count).
 	RetryAfter time.Duration
 	// Autothrottle feeds the request's duration to the host's AutoThrottle latency
 	// (shared by every fetcher), which raises its delay.
@@ -148,10 +93,11 @@ type Finish struct {
 // Finish ends a fetcher's turn at a host (see Finish) and returns when the host may
 // start its next request (zero: now). Calls of many fetchers share one script call (see
 // finishScript).
-func (h *Hosts) Finish(ctx context.Context, f Finish) (time.Time, error) {
-	host := NormalHost(f.Host)
-	j := &finishJob{part: h.layout.PartitionOf(host), host: host, f: f}
-	err := h.fin.Do(ctx, j)
+func (f *Frontier) Finish(ctx context.Context, fin Finish) (time.Time, error) {
+	host := normalHost(fin.Host)
+	fin.RetryAfter = min(fin.RetryAfter, maxHostBackoff)
+	j := &finishJob{part: f.layout.PartitionOf(host), host: host, f: fin}
+	err := f.fin.Do(ctx, j)
 	if err == nil {
 		err = j.err
 	}
@@ -166,16 +112,16 @@ func (h *Hosts) Finish(ctx context.Context, f Finish) (time.Time, error) {
 
 // SetCrawlDelay records host's robots.txt Crawl-delay, which raises its delay for every
 // fetcher (0 removes it).
-func (h *Hosts) SetCrawlDelay(ctx context.Context, host string, d time.Duration) error {
-	host = NormalHost(host)
-	key := h.layout.ForHost(host).Hosts()
+func (f *Frontier) SetCrawlDelay(ctx context.Context, host string, d time.Duration) error {
+	host = normalHost(host)
+	key := f.layout.ForHost(host).Hosts()
 	c := &rkit.Call{Add: func(ctx context.Context, p redis.Pipeliner) redis.Cmder {
 		if d <= 0 {
 			return p.HDel(ctx, key, host+":c")
 		}
 		return p.HSet(ctx, key, host+":c", d.Milliseconds())
 	}}
-	err := h.b.Do(ctx, c)
+	err := f.pipe.Do(ctx, c)
 	if err == nil {
 		err = c.Reply.Err()
 	}
@@ -185,45 +131,17 @@ func (h *Hosts) SetCrawlDelay(ctx context.Context, host string, d time.Duration)
 	return nil
 }
 
-// Close stops the batchers after running what was queued.
-func (h *Hosts) Close() {
-	h.fin.Close()
-	h.b.Close()
-}
-
-// DueHosts returns how many hosts of the crawl may start a request by now: ready, or
-// scheduled no later than now (by this machine's clock).
-func DueHosts(ctx context.Context, rdb redis.UniversalClient, l Layout, now time.Time) (int64, error) {
-	parts := l.Parts()
-	cmds := make([][2]*redis.IntCmd, len(parts))
-	at := strconv.FormatInt(now.UnixMilli(), 10)
-	_, err := rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		for i, k := range parts {
-			cmds[i] = [2]*redis.IntCmd{p.ZCard(ctx, k.Ready()), p.ZCount(ctx, k.Sched(), "-inf", at)}
-		}
-		return nil
-	})
-	if err != nil {
-		return 0, fmt.Errorf("frontier: due hosts: %w", err)
-	}
-	var n int64
-	for _, c := range cmds {
-		n += c[0].Val() + c[1].Val()
-	}
-	return n, nil
-}
-
 // Leased reports whether the request with stream ID lease still holds a slot of host.
 // A request delivered again after its fetcher died may have lost it (the dead fetcher
 // gave it back before its ack went out, or the lease expired): it must not be fetched
 // without one.
-func (h *Hosts) Leased(ctx context.Context, host, lease string) (bool, error) {
-	host = NormalHost(host)
-	key := h.layout.ForHost(host).Leases()
+func (f *Frontier) Leased(ctx context.Context, host, lease string) (bool, error) {
+	host = normalHost(host)
+	key := f.layout.ForHost(host).Leases()
 	c := &rkit.Call{Add: func(ctx context.Context, p redis.Pipeliner) redis.Cmder {
 		return p.ZScore(ctx, key, host+"|"+lease)
 	}}
-	err := h.b.Do(ctx, c)
+	err := f.pipe.Do(ctx, c)
 	if err == nil {
 		err = c.Reply.Err()
 	}

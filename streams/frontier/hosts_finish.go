@@ -11,8 +11,8 @@ import (
 	"github.com/streamcrawl/streamcrawl/streams/internal/rkit"
 )
 
-// maxBackoffMs is MaxHostBackoff for the scripts.
-var maxBackoffMs = strconv.FormatInt(MaxHostBackoff.Milliseconds(), 10)
+// maxBackoffMs is maxHostBackoff for the scripts.
+var maxBackoffMs = strconv.FormatInt(maxHostBackoff.Milliseconds(), 10)
 
 // finishOneLua (after hostSchedLua) defines finish_one(): one fetcher's turn at a host
 // ends: its slot comes back, the host's next start moves to its delay after the
@@ -166,10 +166,10 @@ type finishJob struct {
 	err  error
 }
 
-// finish runs a batch of Finish calls of many fetchers (gathered by the group commit
-// of Hosts, waiting up to WriteLinger for company as the other writers do): one
+// finishTurns runs a batch of Finish calls of many fetchers (gathered by the group commit
+// of the Frontier, waiting up to WriteLinger for company as the other writers do): one
 // script call per partition, all in one pipeline.
-func (h *Hosts) finish(ctx context.Context, batch []*finishJob) {
+func (f *Frontier) finishTurns(ctx context.Context, batch []*finishJob) {
 	byPart := map[int][]*finishJob{}
 	var parts []int
 	for _, j := range batch {
@@ -180,10 +180,10 @@ func (h *Hosts) finish(ctx context.Context, batch []*finishJob) {
 	}
 	calls := make([]*rkit.Call, len(parts))
 	for i, p := range parts {
-		keys, args := h.finishCall(p, byPart[p])
+		keys, args := f.finishCall(p, byPart[p])
 		calls[i] = &rkit.Call{Script: finishScript, Keys: keys, Args: args}
 	}
-	rkit.Exec(ctx, h.rdb, calls)
+	rkit.Exec(ctx, f.rdb, calls)
 	for i, p := range parts {
 		settle(byPart[p], calls[i].Reply.(*redis.Cmd))
 	}
@@ -206,22 +206,26 @@ func settle(jobs []*finishJob, cmd *redis.Cmd) {
 
 // finishCall returns the keys and arguments of finishScript for jobs of partition part.
 // The time since each request started is taken now, when the call leaves for Redis.
-func (h *Hosts) finishCall(part int, jobs []*finishJob) ([]string, []any) {
-	keys := schedKeys(h.layout.Part(part))
+func (f *Frontier) finishCall(part int, jobs []*finishJob) ([]string, []any) {
+	keys := schedKeys(f.layout.Part(part))
+	window := 0
+	if f.cfg.FinishHandsOut {
+		window = f.cfg.Window
+	}
 	args := make([]any, 0, 9+finishFields*len(jobs))
-	args = append(args, schedArgs(h.defaults, partIDPrefix(part), h.defaults.HandOutWindow, h.defaults.CountUnread, maxHandOut)...)
+	args = append(args, schedArgs(f.hosts, partIDPrefix(part), window, f.cfg.CountUnread, maxHandOut)...)
 	for _, j := range jobs {
-		f := j.f
+		fin := j.f
 		took := int64(-1)
-		if f.Outcome != NotStarted {
-			took = max(time.Since(f.Started).Milliseconds(), 0)
+		if fin.Outcome != NotStarted {
+			took = max(time.Since(fin.Started).Milliseconds(), 0)
 		}
 		auto := 0
-		if f.Autothrottle {
+		if fin.Autothrottle {
 			auto = 1
 		}
-		args = append(args, j.host, f.Lease, took, f.Outcome.arg(), max(f.RetryAfter.Milliseconds(), 0), auto,
-			string(f.Requeue), h.order.band(f.Priority, f.Depth), h.order.sign(), max(f.Wait.Milliseconds(), 0))
+		args = append(args, j.host, fin.Lease, took, fin.Outcome.arg(), max(fin.RetryAfter.Milliseconds(), 0), auto,
+			string(fin.Requeue), f.order.band(fin.Priority, fin.Depth), f.order.sign(), max(fin.Wait.Milliseconds(), 0))
 	}
 	return keys, args
 }

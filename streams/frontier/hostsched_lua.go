@@ -262,8 +262,8 @@ func schedKeys(k Keys, own ...string) []string {
 // schedArgs returns ARGV[1..8] of a host scheduler script (see hostSchedLua): the
 // hosts' defaults, the message UUID prefix idp, and the hand-out window (0: none) with
 // how to count unread requests; then the script's own arguments.
-func schedArgs(d HostDefaults, idp string, window int, countUnread bool, own ...any) []any {
-	return append([]any{max(d.Concurrency, 0), max(d.Delay.Milliseconds(), 0), d.LeaseTTL.Milliseconds(), d.Quantum,
+func schedArgs(d hostDefaults, idp string, window int, countUnread bool, own ...any) []any {
+	return append([]any{max(d.Concurrency, 0), max(d.Delay.Milliseconds(), 0), d.leaseTTL.Milliseconds(), d.quantum,
 		idp, streams.StageFetch, rkit.UnreadMode(countUnread), max(window, 0)}, own...)
 }
 

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/streamcrawl/streamcrawl/streams/frontier"
+	"github.com/streamcrawl/streamcrawl/streams/inspect"
 
 	"github.com/redis/go-redis/v9"
 
@@ -28,7 +29,7 @@ func TestPartitionedFrontierQueuesEachRequestInItsHostsPartition(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, err := frontier.NewFrontier(frontier.FrontierConfig{Client: rdb, Layout: l, Dedup: d, SeenCache: -1})
+	f, err := frontier.New(frontier.Config{Client: rdb, Layout: l, Dedup: d, SeenCache: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,7 +41,7 @@ func TestPartitionedFrontierQueuesEachRequestInItsHostsPartition(t *testing.T) {
 		cands = append(cands, hostCand(i, h))
 		hostOf[fmt.Sprintf("req-%d", i)] = h
 	}
-	e, err := f.EmitFrom(ctx, 1, append(cands, cands[:10]...), []frontier.ItemOut{{Key: []byte("k1"), Payload: []byte("item")}})
+	e, err := f.Emit(ctx, 1, append(cands, cands[:10]...), []frontier.ItemOut{{Key: []byte("k1"), Payload: []byte("item")}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +79,7 @@ func TestPartitionedFrontierQueuesEachRequestInItsHostsPartition(t *testing.T) {
 	if err != nil || u.URLs != 60 {
 		t.Fatalf("dedup holds %d URLs over the partitions, want 60 (%v)", u.URLs, err)
 	}
-	again, err := f.Enqueue(ctx, cands)
+	again, err := enqueue(ctx, f, cands)
 	if err != nil || again != 0 {
 		t.Fatalf("re-enqueue queued %d, want 0 (%v)", again, err)
 	}
@@ -88,7 +89,7 @@ func TestPartitionedMaxPagesIsCrawlWide(t *testing.T) {
 	rdb := streamstest.Start(t).Client()
 	ctx := context.Background()
 	l := frontier.NewLayout("capped", 4)
-	f, err := frontier.NewFrontier(frontier.FrontierConfig{Client: rdb, Layout: l, MaxRequests: 25, SeenCache: -1})
+	f, err := frontier.New(frontier.Config{Client: rdb, Layout: l, MaxRequests: 25, SeenCache: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +101,7 @@ func TestPartitionedMaxPagesIsCrawlWide(t *testing.T) {
 			n := round*10 + i
 			cs = append(cs, hostCand(n, fmt.Sprintf("h%d.test", n%7)))
 		}
-		e, err := f.Emit(ctx, cs, nil)
+		e, err := f.Emit(ctx, 0, cs, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -121,22 +122,22 @@ func TestPartitionedProgressSeesWorkInAnyPartition(t *testing.T) {
 	ctx := context.Background()
 	l := frontier.NewLayout("prog", 3)
 	rdb.HSet(ctx, l.Global().Meta(), "seeded_at", "now")
-	p, err := frontier.ReadProgress(ctx, rdb, l)
+	p, err := inspect.ReadProgress(ctx, rdb, l)
 	if err != nil || !p.Done() {
 		t.Fatalf("empty crawl: done %v, %+v, %v", p.Done(), p, err)
 	}
-	f, _ := frontier.NewFrontier(frontier.FrontierConfig{Client: rdb, Layout: l, SeenCache: -1})
+	f, _ := frontier.New(frontier.Config{Client: rdb, Layout: l, SeenCache: -1})
 	defer f.Close()
 	c := hostCand(1, "only.test")
-	if _, err := f.Enqueue(ctx, []frontier.Candidate{c}); err != nil {
+	if _, err := enqueue(ctx, f, []frontier.Candidate{c}); err != nil {
 		t.Fatal(err)
 	}
 	part := l.PartitionOf("only.test")
-	if p, err = frontier.ReadProgress(ctx, rdb, l); err != nil || p.Done() || p.Frontier != 1 {
+	if p, err = inspect.ReadProgress(ctx, rdb, l); err != nil || p.Done() || p.Frontier != 1 {
 		t.Fatalf("one request in partition %d: done %v, frontier %d, %v", part, p.Done(), p.Frontier, err)
 	}
 	// Dispatch it, read it in the fetch group: pending, not done.
-	d, _ := frontier.NewDispatcher(frontier.DispatcherConfig{Client: rdb, Layout: l, Window: 10})
+	d, _ := frontier.New(frontier.Config{Client: rdb, Layout: l, Window: 10})
 	if n, err := d.Dispatch(ctx); err != nil || n != 1 {
 		t.Fatalf("dispatched %d, %v", n, err)
 	}
@@ -146,11 +147,11 @@ func TestPartitionedProgressSeesWorkInAnyPartition(t *testing.T) {
 	if err != nil || len(res[0].Messages) != 1 {
 		t.Fatalf("read: %v", err)
 	}
-	if p, _ = frontier.ReadProgress(ctx, rdb, l); p.Done() || p.Stages[0].Pending != 1 {
+	if p, _ = inspect.ReadProgress(ctx, rdb, l); p.Done() || p.Stages[0].Pending != 1 {
 		t.Fatalf("one pending fetch: done %v, %+v", p.Done(), p.Stages)
 	}
 	rdb.XAck(ctx, k.Requests(), streams.StageFetch, res[0].Messages[0].ID)
-	if p, _ = frontier.ReadProgress(ctx, rdb, l); !p.Done() {
+	if p, _ = inspect.ReadProgress(ctx, rdb, l); !p.Done() {
 		t.Fatalf("all acked: not done: %+v", p)
 	}
 }

@@ -6,7 +6,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/streamcrawl/streamcrawl/streams"
 	"github.com/streamcrawl/streamcrawl/streams/frontier"
+	"github.com/streamcrawl/streamcrawl/streams/inspect"
 
 	"github.com/redis/go-redis/v9"
 
@@ -20,17 +22,18 @@ func TestSortedSetSeedsAreTakenHighestScoreFirst(t *testing.T) {
 		zmember(5, "http://a.test/mid")).Err(); err != nil {
 		t.Fatal(err)
 	}
-	s := frontier.NewSeeds(rdb, "zs")
+	f, err := frontier.New(frontier.Config{Client: rdb, Layout: streams.NewLayout("zs", 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
 	var got []string
 	for range 3 {
-		batch, err := s.Take(ctx, 1)
+		_, _, err := f.TakeSeeds(ctx, 1, func(raw string) (*frontier.Candidate, error) {
+			got = append(got, raw)
+			return nil, nil
+		})
 		if err != nil {
-			t.Fatal(err)
-		}
-		for _, sd := range batch {
-			got = append(got, sd.Raw)
-		}
-		if err := s.Done(ctx, batch); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -45,7 +48,12 @@ func TestSeedKeyOfAnotherTypeIsAnError(t *testing.T) {
 	if err := rdb.HSet(ctx, frontier.SeedKey("hs"), "url", "http://a.test/").Err(); err != nil {
 		t.Fatal(err)
 	}
-	_, err := frontier.NewSeeds(rdb, "hs").Take(ctx, 10)
+	f, err := frontier.New(frontier.Config{Client: rdb, Layout: streams.NewLayout("hs", 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	_, _, err = f.TakeSeeds(ctx, 10, nil)
 	var ke *frontier.SeedKeyError
 	if !errors.As(err, &ke) || ke.Type != "hash" || !errors.Is(err, frontier.ErrSeedKeyType) {
 		t.Fatalf("Take: %v, want a SeedKeyError for a hash", err)
@@ -54,7 +62,7 @@ func TestSeedKeyOfAnotherTypeIsAnError(t *testing.T) {
 		!strings.Contains(err.Error(), "hs:start_urls is a hash") {
 		t.Fatalf("CheckSeedKey: %v", err)
 	}
-	st, err := frontier.ReadStatus(ctx, rdb, frontier.NewLayout("hs", 1))
+	st, err := inspect.ReadStatus(ctx, rdb, frontier.NewLayout("hs", 1))
 	if err != nil {
 		t.Fatal(err)
 	}

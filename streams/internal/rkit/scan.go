@@ -34,4 +34,3 @@ func ScanKeys(ctx context.Context, rdb redis.UniversalClient, pattern string, fn
 	}
 	return scan(ctx, rdb)
 }
-

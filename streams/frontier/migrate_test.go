@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/streamcrawl/streamcrawl/streams"
 	"github.com/streamcrawl/streamcrawl/streams/frontier"
 
 	"github.com/redis/go-redis/v9"
@@ -17,7 +18,7 @@ import (
 func TestAFrontierFromBeforeHostQueuesIsMigratedWithNothingLost(t *testing.T) {
 	rdb := streamstest.Start(t).Client()
 	ctx := context.Background()
-	k := frontier.NewKeys("legacy")
+	k := streams.NewKeys("legacy")
 	// As the version before host queues left it: band × 1e9 + sequence.
 	legacy := []redis.Z{
 		{Score: 0*1e9 + 1, Member: "a.test|first"},
@@ -36,7 +37,7 @@ func TestAFrontierFromBeforeHostQueuesIsMigratedWithNothingLost(t *testing.T) {
 		return h, nil
 	}
 	l := frontier.NewLayout("legacy", 1)
-	n, err := frontier.MigrateFrontier(ctx, rdb, l, frontier.HostDefaults{}, "", hostOf)
+	n, err := frontier.Migrate(ctx, frontier.Config{Client: rdb, Layout: l}, hostOf)
 	if err != nil || n != 3 {
 		t.Fatalf("migrated %d, %v; want 3", n, err)
 	}
@@ -50,10 +51,10 @@ func TestAFrontierFromBeforeHostQueuesIsMigratedWithNothingLost(t *testing.T) {
 	if len(dead) != 1 || dead[0].Values["payload"] != "not a request" {
 		t.Fatalf("dead letters %v, want the unreadable entry", dead)
 	}
-	if n, err := frontier.MigrateFrontier(ctx, rdb, l, frontier.HostDefaults{}, "", hostOf); err != nil || n != 0 {
+	if n, err := frontier.Migrate(ctx, frontier.Config{Client: rdb, Layout: l}, hostOf); err != nil || n != 0 {
 		t.Fatalf("second migration moved %d, %v; want 0", n, err)
 	}
-	d, _ := frontier.NewDispatcher(frontier.DispatcherConfig{Client: rdb, Keys: k, Window: 10})
+	d, _ := frontier.New(frontier.Config{Client: rdb, Layout: streams.NewLayout(k.Crawl(), 1), Window: 10})
 	if n, err := d.Dispatch(ctx); err != nil || n != 3 {
 		t.Fatalf("dispatched %d, %v; want 3", n, err)
 	}

@@ -1,10 +1,11 @@
-package frontier
+package inspect
 
 import (
 	"context"
 	"errors"
 	"fmt"
 
+	"github.com/streamcrawl/streamcrawl/streams"
 	"github.com/streamcrawl/streamcrawl/streams/internal/rkit"
 
 	"github.com/redis/go-redis/v9"
@@ -105,7 +106,7 @@ type partProgress struct {
 }
 
 // readPartProgress takes an atomic snapshot of partition k.
-func readPartProgress(ctx context.Context, rdb redis.UniversalClient, k Keys) (partProgress, error) {
+func readPartProgress(ctx context.Context, rdb redis.UniversalClient, k streams.Keys) (partProgress, error) {
 	sg := k.Streams()
 	keys := make([]string, 0, len(sg)+3)
 	args := make([]any, 0, len(sg))
@@ -116,10 +117,10 @@ func readPartProgress(ctx context.Context, rdb redis.UniversalClient, k Keys) (p
 	keys = append(keys, k.Delayed(), k.Waiting(), k.Seq())
 	res, err := progressScript.Run(ctx, rdb, keys, args...).Slice()
 	if err != nil {
-		return partProgress{}, fmt.Errorf("frontier: read progress: %w", err)
+		return partProgress{}, fmt.Errorf("inspect: read progress: %w", err)
 	}
 	if len(res) != len(sg)+3 {
-		return partProgress{}, fmt.Errorf("frontier: read progress: %d replies", len(res))
+		return partProgress{}, fmt.Errorf("inspect: read progress: %d replies", len(res))
 	}
 	var p partProgress
 	for i, s := range sg {
@@ -148,12 +149,12 @@ func readPartProgress(ctx context.Context, rdb redis.UniversalClient, k Keys) (p
 // so it is read twice, partition by partition; it counts as idle only when both looks
 // find every partition idle and no partition moved in between (same last stream IDs and
 // sequence counter). Runtime seeds are read before and after.
-func ReadProgress(ctx context.Context, rdb redis.UniversalClient, l Layout) (Progress, error) {
+func ReadProgress(ctx context.Context, rdb redis.UniversalClient, l streams.Layout) (Progress, error) {
 	var p Progress
 	// Whether the crawl was seeded is read with the seeds, before the snapshot: seeded_at
 	// is set only after the seeds are in the frontier, and never cleared.
 	seeds, seeded, err := readSeedsSeeded(ctx, rdb, l)
-	if errors.Is(err, ErrSeedKeyType) {
+	if errors.Is(err, rkit.ErrSeedKeyType) {
 		p.SeedError, p.seedErr, err = err.Error(), err, nil
 	}
 	if err != nil {
@@ -173,7 +174,7 @@ func ReadProgress(ctx context.Context, rdb redis.UniversalClient, l Layout) (Pro
 	if err != nil {
 		return Progress{}, err
 	}
-	if seeds, err = readSeeds(ctx, rdb, l.Crawl()); errors.Is(err, ErrSeedKeyType) {
+	if seeds, err = readSeeds(ctx, rdb, l.Crawl()); errors.Is(err, rkit.ErrSeedKeyType) {
 		again.SeedError, again.seedErr = err.Error(), err
 	} else if err != nil {
 		return Progress{}, err
@@ -185,7 +186,7 @@ func ReadProgress(ctx context.Context, rdb redis.UniversalClient, l Layout) (Pro
 
 // readLayoutProgress fills p with the sum over the partitions of l and returns the
 // partitions' activity marks.
-func readLayoutProgress(ctx context.Context, rdb redis.UniversalClient, l Layout, p *Progress) (string, error) {
+func readLayoutProgress(ctx context.Context, rdb redis.UniversalClient, l streams.Layout, p *Progress) (string, error) {
 	var marks string
 	for i, k := range l.Parts() {
 		pp, err := readPartProgress(ctx, rdb, k)
@@ -213,40 +214,13 @@ func readLayoutProgress(ctx context.Context, rdb redis.UniversalClient, l Layout
 
 // readSeeds returns how many of the runtime seed keys of crawl exist.
 func readSeeds(ctx context.Context, rdb redis.UniversalClient, crawl string) (int64, error) {
-	n, _, err := readSeedsMeta(ctx, rdb, crawl, "")
+	k := streams.NewKeys(crawl)
+	n, _, err := rkit.ReadSeeds(ctx, rdb, k.Seeds(), k.SeedsProcessing(), "")
 	return n, err
 }
 
 // readSeedsSeeded is readSeeds plus whether the crawl of l was seeded, in one round trip.
-func readSeedsSeeded(ctx context.Context, rdb redis.UniversalClient, l Layout) (int64, bool, error) {
-	return readSeedsMeta(ctx, rdb, l.Crawl(), l.Global().Meta())
-}
-
-// readSeedsMeta counts the runtime seed keys of crawl that exist and, when meta is set,
-// reads whether meta records the crawl as seeded, in one pipeline. One EXISTS per key:
-// in a cluster, EXISTS of several keys needs them in one slot (the seed keys share one,
-// but a proxy may not know).
-func readSeedsMeta(ctx context.Context, rdb redis.UniversalClient, crawl, meta string) (int64, bool, error) {
-	var seedType *redis.StatusCmd
-	var processing *redis.IntCmd
-	var seeded *redis.BoolCmd
-	_, err := rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		seedType = p.Type(ctx, SeedKey(crawl))
-		processing = p.Exists(ctx, SeedProcessingKey(crawl))
-		if meta != "" {
-			seeded = p.HExists(ctx, meta, "seeded_at")
-		}
-		return nil
-	})
-	if err != nil {
-		return 0, false, fmt.Errorf("frontier: read seeds: %w", err)
-	}
-	n := processing.Val()
-	switch t := seedType.Val(); {
-	case !seedKeyTypes[t]:
-		return n, seeded != nil && seeded.Val(), &SeedKeyError{Key: SeedKey(crawl), Type: t}
-	case t != "none":
-		n++
-	}
-	return n, seeded != nil && seeded.Val(), nil
+func readSeedsSeeded(ctx context.Context, rdb redis.UniversalClient, l streams.Layout) (int64, bool, error) {
+	k := l.Global()
+	return rkit.ReadSeeds(ctx, rdb, k.Seeds(), k.SeedsProcessing(), k.Meta())
 }

@@ -34,17 +34,19 @@ end
 return moved
 `)
 
-// MigrateFrontier moves the requests waiting in the legacy frontier ZSET of every
-// partition (a crawl started by a version before host queues) into their hosts' queues,
-// in chunks, and returns how many it moved. hostOf returns the host of an encoded
-// request; a request it cannot read goes to the partition's dead letters. Safe to run
-// from several processes at once, and a no-op (one ZRANGE per partition) once done.
-func MigrateFrontier(ctx context.Context, rdb redis.UniversalClient, l Layout, defaults HostDefaults, order Order,
-	hostOf func(payload []byte) (string, error)) (int, error) {
-	defaults.setDefaults()
-	if order == "" {
-		order = OrderPriority
+// Migrate moves the requests waiting in the legacy frontier ZSET of every partition (a
+// crawl started by a version before host queues) into their hosts' queues, in chunks,
+// and returns how many it moved. cfg gives the crawl (Client, Layout) and its order and
+// host defaults; hostOf returns the host key of an encoded request, and a request it
+// cannot read goes to the partition's dead letters. Safe to run from several processes
+// at once, and a no-op (one ZRANGE per partition) once done.
+func Migrate(ctx context.Context, cfg Config, hostOf func(payload []byte) (string, error)) (int, error) {
+	cfg.setDefaults()
+	if err := cfg.validate(); err != nil {
+		return 0, err
 	}
+	rdb, l, order := cfg.Client, cfg.Layout, order(cfg.Order)
+	defaults := hostDefaults{HostRule: cfg.Hosts, leaseTTL: cfg.LeaseTTL, quantum: cfg.Quantum}
 	total := 0
 	for part, k := range l.Parts() {
 		for {
@@ -70,7 +72,7 @@ func MigrateFrontier(ctx context.Context, rdb redis.UniversalClient, l Layout, d
 				if order.sign() < 0 {
 					band = math.Ceil(z.Score / 1e9)
 				}
-				args = append(args, m, NormalHost(host), int64(band))
+				args = append(args, m, normalHost(host), int64(band))
 			}
 			n, err := migrateScript.Run(ctx, rdb, schedKeys(k, k.LegacyFrontier()), args...).Int()
 			if err != nil {

@@ -1,10 +1,11 @@
-package frontier
+package inspect
 
 import (
 	"context"
 	"fmt"
 	"strconv"
 
+	"github.com/streamcrawl/streamcrawl/streams"
 	"github.com/streamcrawl/streamcrawl/streams/internal/rkit"
 
 	"github.com/ThreeDotsLabs/watermill"
@@ -28,10 +29,10 @@ type DeadLetter struct {
 }
 
 // ListDead returns up to count dead letters from start (an entry ID, "-" for the first).
-func ListDead(ctx context.Context, rdb redis.UniversalClient, k Keys, start string, count int64) ([]DeadLetter, error) {
+func ListDead(ctx context.Context, rdb redis.UniversalClient, k streams.Keys, start string, count int64) ([]DeadLetter, error) {
 	msgs, err := rdb.XRangeN(ctx, k.Dead(), start, "+", count).Result()
 	if err != nil {
-		return nil, fmt.Errorf("frontier: list dead letters: %w", err)
+		return nil, fmt.Errorf("inspect: list dead letters: %w", err)
 	}
 	out := make([]DeadLetter, 0, len(msgs))
 	for _, m := range msgs {
@@ -41,15 +42,15 @@ func ListDead(ctx context.Context, rdb redis.UniversalClient, k Keys, start stri
 }
 
 // GetDead returns the dead letters with the given IDs; missing ones are an error.
-func GetDead(ctx context.Context, rdb redis.UniversalClient, k Keys, ids []string) ([]DeadLetter, error) {
+func GetDead(ctx context.Context, rdb redis.UniversalClient, k streams.Keys, ids []string) ([]DeadLetter, error) {
 	out := make([]DeadLetter, 0, len(ids))
 	for _, id := range ids {
 		msgs, err := rdb.XRange(ctx, k.Dead(), id, id).Result()
 		if err != nil {
-			return nil, fmt.Errorf("frontier: dead letter %s: %w", id, err)
+			return nil, fmt.Errorf("inspect: dead letter %s: %w", id, err)
 		}
 		if len(msgs) == 0 {
-			return nil, fmt.Errorf("frontier: no dead letter %s", id)
+			return nil, fmt.Errorf("inspect: no dead letter %s", id)
 		}
 		out = append(out, parseDead(msgs[0]))
 	}
@@ -98,9 +99,9 @@ return id
 // Requeue puts dead letter d back on its stream with payload (the original payload when
 // nil) under a new message UUID, and deletes it from the dead letters. The stage's group
 // then delivers it as a new entry.
-func Requeue(ctx context.Context, rdb redis.UniversalClient, k Keys, d DeadLetter, payload []byte) (string, error) {
+func Requeue(ctx context.Context, rdb redis.UniversalClient, k streams.Keys, d DeadLetter, payload []byte) (string, error) {
 	if !owns(k, d.Stream) {
-		return "", fmt.Errorf("frontier: dead letter %s names stream %q, not one of crawl %s", d.ID, d.Stream, k.Crawl())
+		return "", fmt.Errorf("inspect: dead letter %s names stream %q, not one of crawl %s", d.ID, d.Stream, k.Crawl())
 	}
 	p := d.Fields["payload"]
 	if payload != nil {
@@ -110,35 +111,35 @@ func Requeue(ctx context.Context, rdb redis.UniversalClient, k Keys, d DeadLette
 	id, err := requeueScript.Run(ctx, rdb, []string{d.Stream, k.Dead()}, args...).Text()
 	if err != nil {
 		if rkit.ErrNil(err) {
-			return "", fmt.Errorf("frontier: dead letter %s is gone", d.ID)
+			return "", fmt.Errorf("inspect: dead letter %s is gone", d.ID)
 		}
-		return "", fmt.Errorf("frontier: requeue dead letter %s: %w", d.ID, err)
+		return "", fmt.Errorf("inspect: requeue dead letter %s: %w", d.ID, err)
 	}
 	return id, nil
 }
 
 // PurgeDead deletes the given dead letters, or all of them when ids is empty. It returns
 // how many it deleted.
-func PurgeDead(ctx context.Context, rdb redis.UniversalClient, k Keys, ids []string) (int64, error) {
+func PurgeDead(ctx context.Context, rdb redis.UniversalClient, k streams.Keys, ids []string) (int64, error) {
 	if len(ids) == 0 {
 		n, err := rdb.XLen(ctx, k.Dead()).Result()
 		if err != nil {
-			return 0, fmt.Errorf("frontier: purge dead letters: %w", err)
+			return 0, fmt.Errorf("inspect: purge dead letters: %w", err)
 		}
 		if err := rdb.Del(ctx, k.Dead()).Err(); err != nil {
-			return 0, fmt.Errorf("frontier: purge dead letters: %w", err)
+			return 0, fmt.Errorf("inspect: purge dead letters: %w", err)
 		}
 		return n, nil
 	}
 	n, err := rdb.XDel(ctx, k.Dead(), ids...).Result()
 	if err != nil {
-		return 0, fmt.Errorf("frontier: purge dead letters: %w", err)
+		return 0, fmt.Errorf("inspect: purge dead letters: %w", err)
 	}
 	return n, nil
 }
 
 // owns reports whether stream is one of the crawl's streams.
-func owns(k Keys, stream string) bool {
+func owns(k streams.Keys, stream string) bool {
 	for _, sg := range k.Streams() {
 		if sg.Stream == stream {
 			return true

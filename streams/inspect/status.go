@@ -1,4 +1,4 @@
-package frontier
+package inspect
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/streamcrawl/streamcrawl/streams"
 
@@ -90,7 +91,7 @@ type PartitionStatus struct {
 }
 
 // ReadStatus collects the crawl's status.
-func ReadStatus(ctx context.Context, rdb redis.UniversalClient, l Layout) (*Status, error) {
+func ReadStatus(ctx context.Context, rdb redis.UniversalClient, l streams.Layout) (*Status, error) {
 	st := &Status{Crawl: l.Crawl(), Stats: map[string]int64{}, Memory: map[string]int64{}}
 	for i, k := range l.Parts() {
 		ps, err := readPartStatus(ctx, rdb, k, st)
@@ -120,7 +121,7 @@ func ReadStatus(ctx context.Context, rdb redis.UniversalClient, l Layout) (*Stat
 	st.Memory["dedup"] += st.SeenBytes
 	stats, err := rdb.HGetAll(ctx, l.Global().Stats()).Result()
 	if err != nil {
-		return nil, fmt.Errorf("frontier: stats: %w", err)
+		return nil, fmt.Errorf("inspect: stats: %w", err)
 	}
 	for f, v := range stats {
 		st.Stats[f], _ = strconv.ParseInt(v, 10, 64)
@@ -143,7 +144,7 @@ func ReadStatus(ctx context.Context, rdb redis.UniversalClient, l Layout) (*Stat
 
 // ReadNodes returns the keys and memory of each master of a Redis Cluster, and which
 // of the crawl's partitions it serves, sorted by address.
-func ReadNodes(ctx context.Context, cc *redis.ClusterClient, l Layout) ([]NodeStatus, error) {
+func ReadNodes(ctx context.Context, cc *redis.ClusterClient, l streams.Layout) ([]NodeStatus, error) {
 	var mu sync.Mutex
 	var nodes []NodeStatus
 	err := cc.ForEachMaster(ctx, func(ctx context.Context, c *redis.Client) error {
@@ -163,13 +164,13 @@ func ReadNodes(ctx context.Context, cc *redis.ClusterClient, l Layout) ([]NodeSt
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("frontier: cluster nodes: %w", err)
+		return nil, fmt.Errorf("inspect: cluster nodes: %w", err)
 	}
 	sort.Slice(nodes, func(i, j int) bool { return nodes[i].Addr < nodes[j].Addr })
 	for i, k := range l.Parts() {
 		c, err := cc.MasterForKey(ctx, k.Requests())
 		if err != nil {
-			return nil, fmt.Errorf("frontier: master of partition %d: %w", i, err)
+			return nil, fmt.Errorf("inspect: master of partition %d: %w", i, err)
 		}
 		for j := range nodes {
 			if nodes[j].Addr == c.Options().Addr {
@@ -181,21 +182,21 @@ func ReadNodes(ctx context.Context, cc *redis.ClusterClient, l Layout) ([]NodeSt
 }
 
 // readPartStatus adds partition k's streams and memory to st and returns its row.
-func readPartStatus(ctx context.Context, rdb redis.UniversalClient, k Keys, st *Status) (PartitionStatus, error) {
+func readPartStatus(ctx context.Context, rdb redis.UniversalClient, k streams.Keys, st *Status) (PartitionStatus, error) {
 	ps := PartitionStatus{Tag: k.Tag()}
 	first := len(st.Streams) == 0
 	for si, sg := range append(k.Streams(), streams.StreamGroup{Stream: k.Dead()}) {
 		ss := StreamStatus{Name: sg.Stream}
 		n, err := rdb.XLen(ctx, sg.Stream).Result()
 		if err != nil {
-			return ps, fmt.Errorf("frontier: status of %s: %w", sg.Stream, err)
+			return ps, fmt.Errorf("inspect: status of %s: %w", sg.Stream, err)
 		}
 		ss.Length = n
 		ss.Bytes, _ = rdb.MemoryUsage(ctx, sg.Stream, 0).Result() // exact: what byte retention trims by
 		if n > 0 || sg.Group != "" {
 			groups, err := rdb.XInfoGroups(ctx, sg.Stream).Result()
 			if err != nil && !rkit.IsNoSuchKey(err) {
-				return ps, fmt.Errorf("frontier: groups of %s: %w", sg.Stream, err)
+				return ps, fmt.Errorf("inspect: groups of %s: %w", sg.Stream, err)
 			}
 			for _, g := range groups {
 				ss.Groups = append(ss.Groups, GroupStatus{Name: g.Name, Pending: g.Pending, Lag: g.Lag,
@@ -236,13 +237,13 @@ func readPartStatus(ctx context.Context, rdb redis.UniversalClient, k Keys, st *
 	}
 	var err error
 	if ps.Frontier, err = rdb.HLen(ctx, k.Waiting()).Result(); err != nil {
-		return ps, fmt.Errorf("frontier: frontier size: %w", err)
+		return ps, fmt.Errorf("inspect: frontier size: %w", err)
 	}
 	if ps.HostsReady, err = rdb.ZCard(ctx, k.Ready()).Result(); err != nil {
-		return ps, fmt.Errorf("frontier: ready hosts: %w", err)
+		return ps, fmt.Errorf("inspect: ready hosts: %w", err)
 	}
 	if ps.HostsScheduled, err = rdb.ZCard(ctx, k.Sched()).Result(); err != nil {
-		return ps, fmt.Errorf("frontier: scheduled hosts: %w", err)
+		return ps, fmt.Errorf("inspect: scheduled hosts: %w", err)
 	}
 	return ps, nil
 }
@@ -273,57 +274,21 @@ func mergeStream(a, b StreamStatus) StreamStatus {
 	return a
 }
 
-// Reset deletes every key of the crawl, in every partition (the per-host politeness and
-// robots.txt keys included) and its runtime seeds. Stop the crawl's processes first:
-// they keep in-process caches of what Redis had.
-func Reset(ctx context.Context, rdb redis.UniversalClient, l Layout) (int64, error) {
-	keys := []string{SeedKey(l.Crawl()), SeedProcessingKey(l.Crawl())}
-	seen := map[string]bool{}
-	add := func(batch []string) error {
-		for _, key := range batch {
-			if !seen[key] {
-				seen[key] = true
-				keys = append(keys, key)
-			}
-		}
-		return nil
-	}
-	parts := l.Parts()
-	if l.N() > 1 {
-		parts = append([]Keys{l.Global()}, parts...)
-	}
-	for _, k := range parts {
-		_ = add(k.All())
-		if err := rkit.ScanKeys(ctx, rdb, k.Pattern(), add); err != nil {
-			return 0, fmt.Errorf("frontier: reset crawl %s: %w", l.Crawl(), err)
-		}
-	}
-	var n int64
-	for _, key := range keys { // one by one: they live in several slots
-		d, err := rdb.Del(ctx, key).Result()
-		if err != nil {
-			return n, fmt.Errorf("frontier: reset crawl %s: %w", l.Crawl(), err)
-		}
-		n += d
-	}
-	return n, nil
-}
-
 // readSeen fills in how many URLs the crawl's dedup holds and its memory, through the
 // crawl's stored dedup config (a plain set when it has none yet).
-func readSeen(ctx context.Context, rdb redis.UniversalClient, l Layout, st *Status) error {
+func readSeen(ctx context.Context, rdb redis.UniversalClient, l streams.Layout, st *Status) error {
 	k := l.Global()
 	_, err := rdb.HGet(ctx, k.Meta(), "dedup").Result()
 	if rkit.ErrNil(err) {
 		st.Seen, err = rdb.SCard(ctx, k.Seen()).Result()
 		if err != nil {
-			return fmt.Errorf("frontier: seen count: %w", err)
+			return fmt.Errorf("inspect: seen count: %w", err)
 		}
 		st.SeenBytes, _ = rdb.MemoryUsage(ctx, k.Seen()).Result()
 		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("frontier: dedup config: %w", err)
+		return fmt.Errorf("inspect: dedup config: %w", err)
 	}
 	d, err := dedup.Open(ctx, rdb, l, dedup.Config{}, nil) // the stored config, which exists
 	if err != nil {
@@ -335,4 +300,26 @@ func readSeen(ctx context.Context, rdb redis.UniversalClient, l Layout, st *Stat
 	}
 	st.Seen, st.SeenBytes = u.URLs, u.Bytes
 	return nil
+}
+
+// DueHosts returns how many hosts of the crawl may start a request by now: ready, or
+// scheduled no later than now (by this machine's clock).
+func DueHosts(ctx context.Context, rdb redis.UniversalClient, l streams.Layout, now time.Time) (int64, error) {
+	parts := l.Parts()
+	cmds := make([][2]*redis.IntCmd, len(parts))
+	at := strconv.FormatInt(now.UnixMilli(), 10)
+	_, err := rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, k := range parts {
+			cmds[i] = [2]*redis.IntCmd{p.ZCard(ctx, k.Ready()), p.ZCount(ctx, k.Sched(), "-inf", at)}
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("inspect: due hosts: %w", err)
+	}
+	var n int64
+	for _, c := range cmds {
+		n += c[0].Val() + c[1].Val()
+	}
+	return n, nil
 }

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -181,11 +182,7 @@ func (s *CSV) Columns() []string {
 func (s *CSV) DroppedFields() map[string]int64 {
 	s.dropMu.Lock()
 	defer s.dropMu.Unlock()
-	out := make(map[string]int64, len(s.dropped))
-	for k, v := range s.dropped {
-		out[k] = v
-	}
-	return out
+	return maps.Clone(s.dropped)
 }
 
 // Store appends it unless an item with the same key is in the file.

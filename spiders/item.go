@@ -3,7 +3,8 @@ package spiders
 import (
 	"encoding/json"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"time"
 )
 
@@ -80,14 +81,7 @@ func (it *Item) Record() map[string]any {
 }
 
 // FieldNames returns the item's field names, sorted.
-func (it *Item) FieldNames() []string {
-	names := make([]string, 0, len(it.Fields))
-	for k := range it.Fields {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	return names
-}
+func (it *Item) FieldNames() []string { return slices.Sorted(maps.Keys(it.Fields)) }
 
 // MarshalItem encodes it in the versioned wire format.
 func MarshalItem(it *Item) ([]byte, error) {
@@ -97,11 +91,8 @@ func MarshalItem(it *Item) ([]byte, error) {
 // UnmarshalItem decodes an item written by MarshalItem.
 func UnmarshalItem(b []byte) (*Item, error) {
 	w := itemWire{Item: &Item{}}
-	if err := json.Unmarshal(b, &w); err != nil {
-		return nil, fmt.Errorf("spiders: decode item: %w", err)
-	}
-	if w.V != ItemVersion {
-		return nil, fmt.Errorf("spiders: item version %d not supported (want %d)", w.V, ItemVersion)
+	if err := decodeVersioned(b, &w, &w.V, ItemVersion, "item"); err != nil {
+		return nil, err
 	}
 	if w.Type == "" {
 		return nil, fmt.Errorf("spiders: item has no type")

@@ -108,14 +108,24 @@ func MarshalRequest(r *Request) ([]byte, error) {
 // requests without a valid URL are errors.
 func UnmarshalRequest(b []byte) (*Request, error) {
 	w := requestWire{Request: &Request{}}
-	if err := json.Unmarshal(b, &w); err != nil {
-		return nil, fmt.Errorf("spiders: decode request: %w", err)
-	}
-	if w.V != RequestVersion {
-		return nil, fmt.Errorf("spiders: request version %d not supported (want %d)", w.V, RequestVersion)
+	if err := decodeVersioned(b, &w, &w.V, RequestVersion, "request"); err != nil {
+		return nil, err
 	}
 	if err := w.Request.Validate(); err != nil {
 		return nil, err
 	}
 	return w.Request, nil
+}
+
+// decodeVersioned decodes the JSON b into w, a wire struct whose version field the
+// decode sets in v, and checks that the version is want; what names the kind of value
+// ("item", "request") in errors.
+func decodeVersioned(b []byte, w any, v *int, want int, what string) error {
+	if err := json.Unmarshal(b, w); err != nil {
+		return fmt.Errorf("spiders: decode %s: %w", what, err)
+	}
+	if *v != want {
+		return fmt.Errorf("spiders: %s version %d not supported (want %d)", what, *v, want)
+	}
+	return nil
 }

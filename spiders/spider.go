@@ -3,8 +3,9 @@ package spiders
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net/url"
-	"sort"
+	"slices"
 	"strings"
 )
 
@@ -97,14 +98,7 @@ func (s *Spider) HasCallback(name string) bool {
 	return ok
 }
 
-func (s *Spider) callbackNames() []string {
-	names := make([]string, 0, len(s.Callbacks))
-	for n := range s.Callbacks {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
-}
+func (s *Spider) callbackNames() []string { return slices.Sorted(maps.Keys(s.Callbacks)) }
 
 // Built-in callbacks of the parse stage for sitemap crawling.
 const (

@@ -200,99 +200,75 @@ func (p *yamlParser) spider(data []byte) (*Spider, error) {
 }
 
 func (p *yamlParser) startURLs(n *yaml.Node, key string) ([]string, error) {
-	items, err := p.list(n, key)
-	if err != nil {
-		return nil, err
-	}
-	if len(items) == 0 {
-		return nil, p.errorf(n, key, "want at least one url")
-	}
-	urls := make([]string, 0, len(items))
-	for i, it := range items {
-		k := index(key, i)
+	urls, err := listOf(p, n, key, func(it *yaml.Node, k string) (string, error) {
 		s, err := p.str(it, k)
 		if err != nil {
-			return nil, err
+			return "", err
 		}
 		if _, err := NewRequest(s, DefaultCallback); err != nil {
-			return nil, p.wrap(it, k, err)
+			return "", p.wrap(it, k, err)
 		}
-		urls = append(urls, s)
+		return s, nil
+	})
+	if err == nil && len(urls) == 0 {
+		return nil, p.errorf(n, key, "want at least one url")
 	}
-	return urls, nil
+	return urls, err
 }
 
 func (p *yamlParser) domains(n *yaml.Node, key string) ([]string, error) {
-	items, err := p.list(n, key)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]string, 0, len(items))
-	for i, it := range items {
-		k := index(key, i)
+	return listOf(p, n, key, func(it *yaml.Node, k string) (string, error) {
 		s, err := p.str(it, k)
 		if err != nil {
-			return nil, err
+			return "", err
 		}
 		if _, err := normalizeDomain(s); err != nil {
-			return nil, p.wrap(it, k, err)
+			return "", p.wrap(it, k, err)
 		}
-		out = append(out, strings.TrimSpace(s))
-	}
-	return out, nil
+		return strings.TrimSpace(s), nil
+	})
 }
 
 func (p *yamlParser) followRules(n *yaml.Node, key string) ([]followRule, error) {
-	items, err := p.list(n, key)
+	return listOf(p, n, key, p.followRule)
+}
+
+func (p *yamlParser) followRule(it *yaml.Node, k string) (followRule, error) {
+	r := followRule{}
+	pairs, err := p.mapping(it, k)
 	if err != nil {
-		return nil, err
+		return r, err
 	}
-	rules := make([]followRule, 0, len(items))
-	for i, it := range items {
-		k := index(key, i)
-		pairs, err := p.mapping(it, k)
-		if err != nil {
-			return nil, err
-		}
-		links := "a[href]"
-		linksNode := it
-		r := followRule{}
-		for _, kv := range pairs {
-			kk := k + "." + kv.key
-			switch kv.key {
-			case "links":
-				if links, err = p.str(kv.value, kk); err != nil {
-					return nil, err
-				}
-				linksNode = kv.value
-			case "allow":
-				if r.allow, err = p.regexps(kv.value, kk); err != nil {
-					return nil, err
-				}
-			case "deny":
-				if r.deny, err = p.regexps(kv.value, kk); err != nil {
-					return nil, err
-				}
-			default:
-				return nil, p.unknownKey(kv, k)
+	links := "a[href]"
+	linksNode := it
+	for _, kv := range pairs {
+		kk := k + "." + kv.key
+		switch kv.key {
+		case "links":
+			if links, err = p.str(kv.value, kk); err != nil {
+				return r, err
 			}
+			linksNode = kv.value
+		case "allow":
+			if r.allow, err = p.regexps(kv.value, kk); err != nil {
+				return r, err
+			}
+		case "deny":
+			if r.deny, err = p.regexps(kv.value, kk); err != nil {
+				return r, err
+			}
+		default:
+			return r, p.unknownKey(kv, k)
 		}
-		if r.links, err = compileSelector(links); err != nil {
-			return nil, p.wrap(linksNode, k+".links", err)
-		}
-		rules = append(rules, r)
 	}
-	return rules, nil
+	if r.links, err = compileSelector(links); err != nil {
+		return r, p.wrap(linksNode, k+".links", err)
+	}
+	return r, nil
 }
 
 func (p *yamlParser) regexps(n *yaml.Node, key string) ([]*regexp.Regexp, error) {
-	items, err := p.list(n, key)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]*regexp.Regexp, 0, len(items))
-	for i, it := range items {
-		k := index(key, i)
+	return listOf(p, n, key, func(it *yaml.Node, k string) (*regexp.Regexp, error) {
 		s, err := p.str(it, k)
 		if err != nil {
 			return nil, err
@@ -301,25 +277,12 @@ func (p *yamlParser) regexps(n *yaml.Node, key string) ([]*regexp.Regexp, error)
 		if err != nil {
 			return nil, p.errorf(it, k, "invalid regex %q: %w", s, err)
 		}
-		out = append(out, re)
-	}
-	return out, nil
+		return re, nil
+	})
 }
 
 func (p *yamlParser) itemRules(n *yaml.Node, key string) ([]itemRule, error) {
-	items, err := p.list(n, key)
-	if err != nil {
-		return nil, err
-	}
-	rules := make([]itemRule, 0, len(items))
-	for i, it := range items {
-		r, err := p.itemRule(it, index(key, i))
-		if err != nil {
-			return nil, err
-		}
-		rules = append(rules, r)
-	}
-	return rules, nil
+	return listOf(p, n, key, p.itemRule)
 }
 
 func (p *yamlParser) itemRule(n *yaml.Node, key string) (itemRule, error) {

@@ -120,6 +120,24 @@ func (p *yamlParser) list(n *yaml.Node, key string) ([]*yaml.Node, error) {
 	return out, nil
 }
 
+// listOf parses each element of the list n (at key) with elem, which gets the element
+// and its key ("key[i]"), and returns the results in order.
+func listOf[T any](p *yamlParser, n *yaml.Node, key string, elem func(it *yaml.Node, k string) (T, error)) ([]T, error) {
+	items, err := p.list(n, key)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]T, 0, len(items))
+	for i, it := range items {
+		v, err := elem(it, index(key, i))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
 // str returns a scalar as a string; numbers are taken as written, booleans and null are
 // errors.
 func (p *yamlParser) str(n *yaml.Node, key string) (string, error) {
@@ -136,17 +154,5 @@ func (p *yamlParser) str(n *yaml.Node, key string) (string, error) {
 
 // strs returns a list of strings.
 func (p *yamlParser) strs(n *yaml.Node, key string) ([]string, error) {
-	items, err := p.list(n, key)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]string, 0, len(items))
-	for i, it := range items {
-		s, err := p.str(it, index(key, i))
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, s)
-	}
-	return out, nil
+	return listOf(p, n, key, p.str)
 }

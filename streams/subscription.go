@@ -65,6 +65,8 @@ func (s *subscription) start() {
 	go s.run()
 }
 
+// run reads until the subscription closes (counted in readers by start, with the
+// claimer it starts).
 func (s *subscription) run() {
 	go func() { defer s.readers.Done(); s.claimLoop() }()
 	go func() {
@@ -268,22 +270,27 @@ func (s *subscription) dispatch(m redis.XMessage, deliveries int) {
 }
 
 // handOut gives msg (holding a slot, counted in waiters, in inflight) to the handler.
+// The message's context ends with the handler's verdict (Ack or Nack), as Watermill's
+// subscribers do, or at the shutdown deadline.
 func (s *subscription) handOut(msg *message.Message, id string, deliveries int) {
-	msg.SetContext(s.hard)
+	ctx, done := context.WithCancel(s.hard)
+	msg.SetContext(ctx)
 	select {
 	case s.out <- msg:
-		go s.await(msg, id, deliveries)
+		go s.await(msg, id, deliveries, done)
 	case <-s.hard.Done():
 		// Never handed out: it stays pending for our restart or a reclaim.
+		done()
 		s.forget(id)
 		s.waiters.Done()
 		s.release()
 	}
 }
 
-// await waits for the handler's verdict on one message.
-func (s *subscription) await(msg *message.Message, id string, deliveries int) {
+// await waits for the handler's verdict on one message, then ends its context (done).
+func (s *subscription) await(msg *message.Message, id string, deliveries int, done context.CancelFunc) {
 	defer s.waiters.Done()
+	defer done()
 	select {
 	case <-msg.Acked():
 		if msg.Metadata.Get(metaHeld) != "" {

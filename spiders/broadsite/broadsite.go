@@ -89,6 +89,31 @@ func (w *Web) StartURLs() []string {
 	return out
 }
 
+// SpiderYAML returns the YAML spider of a polite broad crawl of the web, called broad:
+// every host's home page as a start URL, links followed, one "page" item (its title) per
+// page, one request at a time per host and delay between two to a host.
+func (w *Web) SpiderYAML(delay time.Duration) string {
+	var b strings.Builder
+	b.WriteString("name: broad\nstart_urls:\n")
+	for _, s := range w.StartURLs() {
+		fmt.Fprintf(&b, "  - %s\n", s)
+	}
+	fmt.Fprintf(&b, `follow:
+  - links: "a[href]"
+items:
+  - type: page
+    fields:
+      title: "title::text"
+settings:
+  concurrency: 64
+  per_host_concurrency: 1
+  per_host_delay: %s
+  allow_networks: [127.0.0.0/8]
+  capacity: 1000000
+`, delay)
+	return b.String()
+}
+
 // Bases returns every host's base URL (http://127.0.X.Y:port).
 func (w *Web) Bases() []string {
 	out := make([]string, len(w.hosts))

@@ -129,34 +129,12 @@ func newCatalog(pages int) *catalog {
 	}
 	r := &sitekit.Rand{State: 42}
 	for i := 0; i < nParagraphs; i++ {
-		c.paragraphs = append(c.paragraphs, sentences(r, 4+r.Intn(3)))
+		c.paragraphs = append(c.paragraphs, r.Sentences(words, 4+r.Intn(3), 8, 16))
 	}
 	for i := 0; i < nReviews; i++ {
-		c.reviews = append(c.reviews, sentences(r, 2))
+		c.reviews = append(c.reviews, r.Sentences(words, 2, 8, 16))
 	}
 	return c
-}
-
-// sentences returns n generated sentences; words are plain ASCII so no escaping is needed.
-func sentences(r *sitekit.Rand, n int) string {
-	var b strings.Builder
-	for s := 0; s < n; s++ {
-		if s > 0 {
-			b.WriteByte(' ')
-		}
-		m := 8 + r.Intn(9)
-		for w := 0; w < m; w++ {
-			word := words[r.Intn(len(words))]
-			if w == 0 {
-				word = strings.ToUpper(word[:1]) + word[1:]
-			} else {
-				b.WriteByte(' ')
-			}
-			b.WriteString(word)
-		}
-		b.WriteByte('.')
-	}
-	return b.String()
 }
 
 // category returns the index of the category product id belongs to.

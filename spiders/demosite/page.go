@@ -1,37 +1,18 @@
 package demosite
 
-import (
-	"strconv"
+import "github.com/streamcrawl/streamcrawl/spiders/internal/sitekit"
 
-	"github.com/streamcrawl/streamcrawl/spiders/internal/sitekit"
-)
-
-// page appends one HTML page to a byte slice; origin ("http://host:port") is written
-// wherever the page needs an absolute link.
-type page struct {
-	b      []byte
-	origin string
-}
-
-func (p *page) s(parts ...string) {
-	for _, s := range parts {
-		p.b = append(p.b, s...)
-	}
-}
-
-func (p *page) i(n int) { p.b = strconv.AppendInt(p.b, int64(n), 10) }
-
-// o writes the origin.
-func (p *page) o() { p.b = append(p.b, p.origin...) }
+// page is the answer being written (see sitekit.Page).
+type page = sitekit.Page
 
 // productHref writes a link target for product id in the given form: 0 root-relative,
 // 1 absolute.
-func (p *page) productHref(id, form int) {
+func productHref(p *page, id, form int) {
 	if form == 1 {
-		p.o()
+		p.O()
 	}
-	p.s("/p/")
-	p.i(id)
+	p.S("/p/")
+	p.I(id)
 }
 
 const css = `<style>
@@ -61,39 +42,39 @@ main{max-width:1120px;margin:0 auto;padding:24px 32px}
 // head writes the document head and the site header and nav bar. canonical is a path
 // or "" for none.
 func (s *Site) head(p *page, title, description, canonical string) {
-	p.s("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>", title,
+	p.S("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>", title,
 		" | Streamcrawl Demo Shop</title>\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<meta name=\"description\" content=\"",
 		description, "\">\n")
 	if canonical != "" {
-		p.s(`<link rel="canonical" href="`)
-		p.o()
-		p.s(canonical, "\">\n")
+		p.S(`<link rel="canonical" href="`)
+		p.O()
+		p.S(canonical, "\">\n")
 	}
-	p.s(`<link rel="stylesheet" href="/static/shop.css">`, "\n", css,
+	p.S(`<link rel="stylesheet" href="/static/shop.css">`, "\n", css,
 		"</head>\n<body id=\"top\">\n<header class=\"site-header\">\n<a class=\"logo\" href=\"")
-	p.o()
-	p.s("/\">Demo Shop</a>\n<form class=\"search\" action=\"/search\" method=\"get\"><input type=\"search\" name=\"q\" placeholder=\"Search products\"></form>\n</header>\n",
+	p.O()
+	p.S("/\">Demo Shop</a>\n<form class=\"search\" action=\"/search\" method=\"get\"><input type=\"search\" name=\"q\" placeholder=\"Search products\"></form>\n</header>\n",
 		"<nav class=\"main-nav\" aria-label=\"Categories\">\n<ul>\n<li><a href=\"/\">Home</a></li>\n")
 	for _, c := range s.cat.cats {
-		p.s(`<li><a href="/c/`, c.slug, `">`, c.name, "</a></li>\n")
+		p.S(`<li><a href="/c/`, c.slug, `">`, c.name, "</a></li>\n")
 	}
-	p.s("</ul>\n</nav>\n<main>\n")
+	p.S("</ul>\n</nav>\n<main>\n")
 }
 
 // foot closes main and writes the footer, which has offsite, mailto and fragment links.
 func (s *Site) foot(p *page) {
-	p.s("</main>\n<footer class=\"site-footer\">\n<div class=\"cols\">\n<div><h3>Shop</h3><ul>\n<li><a href=\"")
-	p.o()
-	p.s("/\">Home</a></li>\n")
+	p.S("</main>\n<footer class=\"site-footer\">\n<div class=\"cols\">\n<div><h3>Shop</h3><ul>\n<li><a href=\"")
+	p.O()
+	p.S("/\">Home</a></li>\n")
 	for i, c := range s.cat.cats {
 		if i == 4 {
 			break
 		}
-		p.s(`<li><a href="`)
-		p.o()
-		p.s(`/c/`, c.slug, `">`, c.name, "</a></li>\n")
+		p.S(`<li><a href="`)
+		p.O()
+		p.S(`/c/`, c.slug, `">`, c.name, "</a></li>\n")
 	}
-	p.s("</ul></div>\n",
+	p.S("</ul></div>\n",
 		"<div><h3>Company</h3><ul>\n",
 		"<li><a href=\"http://example.com/about\">About us</a></li>\n",
 		"<li><a href=\"https://example.com/careers?ref=demo-shop\">Careers</a></li>\n",
@@ -116,14 +97,14 @@ func (s *Site) foot(p *page) {
 // root-relative and one absolute).
 func (s *Site) card(p *page, id int) {
 	c := s.cat
-	p.s(`<li class="card"><a href="/p/`)
-	p.i(id)
-	p.s(`"><img src="/img/`)
-	p.i(id)
-	p.s(`.png" alt="`, c.escNames[id], `" width="200" height="200" loading="lazy"></a>`, "\n", `<a class="card-title" href="`)
-	p.productHref(id, 1)
-	p.s(`">`, c.escNames[id], `</a> <span class="card-price">`, c.prices[id], `</span>`, "\n", `<span class="card-rating" aria-label="Customer rating">`,
+	p.S(`<li class="card"><a href="/p/`)
+	p.I(id)
+	p.S(`"><img src="/img/`)
+	p.I(id)
+	p.S(`.png" alt="`, c.escNames[id], `" width="200" height="200" loading="lazy"></a>`, "\n", `<a class="card-title" href="`)
+	productHref(p, id, 1)
+	p.S(`">`, c.escNames[id], `</a> <span class="card-price">`, c.prices[id], `</span>`, "\n", `<span class="card-rating" aria-label="Customer rating">`,
 		stars[sitekit.Pick(id, 30, len(stars))], `</span> <span class="card-ship">Ships in `)
-	p.i(1 + sitekit.Pick(id, 23, 5))
-	p.s(" days</span></li>\n")
+	p.I(1 + sitekit.Pick(id, 23, 5))
+	p.S(" days</span></li>\n")
 }

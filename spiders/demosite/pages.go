@@ -8,22 +8,22 @@ import "github.com/streamcrawl/streamcrawl/spiders/internal/sitekit"
 func (s *Site) home(p *page) {
 	c := s.cat
 	s.head(p, "Home", "Furniture, kitchen and garden goods from the Streamcrawl demo shop.", "/")
-	p.s("<section class=\"hero\"><h1>Welcome to the Demo Shop</h1><p>Everything on this site is generated, deterministic and safe to crawl.</p></section>\n",
+	p.S("<section class=\"hero\"><h1>Welcome to the Demo Shop</h1><p>Everything on this site is generated, deterministic and safe to crawl.</p></section>\n",
 		"<h2>Shop by category</h2>\n<ul class=\"grid categories\">\n")
 	for _, cat := range c.cats {
-		p.s(`<li class="card"><a href="/c/`, cat.slug, `"><img src="/static/`, cat.slug, `.jpg" alt=""></a> <a class="card-title" href="c/`,
+		p.S(`<li class="card"><a href="/c/`, cat.slug, `"><img src="/static/`, cat.slug, `.jpg" alt=""></a> <a class="card-title" href="c/`,
 			cat.slug, `">`, cat.name, "</a></li>\n")
 	}
-	p.s("</ul>\n<h2>Featured</h2>\n<ul class=\"grid featured\">\n")
+	p.S("</ul>\n<h2>Featured</h2>\n<ul class=\"grid featured\">\n")
 	for id := 1; id <= min(featured, c.nProducts); id++ {
-		p.s(`<li class="card"><a class="card-title" href="/p/`)
-		p.i(id)
+		p.S(`<li class="card"><a class="card-title" href="/p/`)
+		p.I(id)
 		if id <= 4 {
-			p.s(`?utm_source=home&amp;utm_medium=banner`)
+			p.S(`?utm_source=home&amp;utm_medium=banner`)
 		}
-		p.s(`">`, c.escNames[id], `</a> <span class="card-price">`, c.prices[id], "</span></li>\n")
+		p.S(`">`, c.escNames[id], `</a> <span class="card-price">`, c.prices[id], "</span></li>\n")
 	}
-	p.s("</ul>\n<section class=\"notices\">\n",
+	p.S("</ul>\n<section class=\"notices\">\n",
 		"<p>Looking for the <a href=\"/p/999999\">Vintage Brass Lamp</a>? It has been discontinued.</p>\n",
 		"<p>Developers: our catalogue is also available as a <a href=\"/feed.json\">JSON feed</a>.</p>\n",
 		"<p class=\"staff\"><a href=\"/private/x\">Staff area</a></p>\n",
@@ -46,27 +46,27 @@ func (s *Site) category(p *page, k, n int) {
 		title += " - page " + itoa(n)
 	}
 	s.head(p, title, "Browse "+cat.name+" products at the Streamcrawl demo shop.", canonical)
-	p.s("<ol class=\"breadcrumbs\"><li><a href=\"/\">Home</a></li><li><a href=\"/c/", cat.slug, `">`, cat.name, "</a></li></ol>\n<h1>", cat.name, "</h1>\n")
+	p.S("<ol class=\"breadcrumbs\"><li><a href=\"/\">Home</a></li><li><a href=\"/c/", cat.slug, `">`, cat.name, "</a></li></ol>\n<h1>", cat.name, "</h1>\n")
 	if n == 1 {
-		p.s(`<p class="promo"><a href="/missing/`, cat.slug, `-gift-guide">Read our `, cat.name, " gift guide</a></p>\n")
+		p.S(`<p class="promo"><a href="/missing/`, cat.slug, `-gift-guide">Read our `, cat.name, " gift guide</a></p>\n")
 		if k < 3 {
-			p.s(`<p class="promo"><a href="/flaky/`)
-			p.i(k + 1)
-			p.s("\">Today's deals (beta)</a></p>\n")
+			p.S(`<p class="promo"><a href="/flaky/`)
+			p.I(k + 1)
+			p.S("\">Today's deals (beta)</a></p>\n")
 		}
 	}
-	p.s("<ul class=\"grid products\">\n")
+	p.S("<ul class=\"grid products\">\n")
 	for i := (n - 1) * perPage; i < min(n*perPage, c.inCategory(k)); i++ {
 		s.card(p, c.nthInCategory(k, i))
 	}
-	p.s("</ul>\n<ul class=\"pagination\">\n")
+	p.S("</ul>\n<ul class=\"pagination\">\n")
 	link := func(m int, label string) {
-		p.s(`<li><a href="/c/`, cat.slug)
+		p.S(`<li><a href="/c/`, cat.slug)
 		if m > 1 {
-			p.s("?page=")
-			p.i(m)
+			p.S("?page=")
+			p.I(m)
 		}
-		p.s(`">`, label, "</a></li>\n")
+		p.S(`">`, label, "</a></li>\n")
 	}
 	if n > 1 {
 		link(n-1, "&laquo; Previous")
@@ -74,9 +74,9 @@ func (s *Site) category(p *page, k, n int) {
 	}
 	for m := max(1, n-2); m <= min(pages, n+2); m++ {
 		if m == n {
-			p.s("<li><span>")
-			p.i(m)
-			p.s("</span></li>\n")
+			p.S("<li><span>")
+			p.I(m)
+			p.S("</span></li>\n")
 			continue
 		}
 		link(m, itoa(m))
@@ -85,7 +85,7 @@ func (s *Site) category(p *page, k, n int) {
 		link(pages, "Last")
 		link(n+1, "Next &raquo;")
 	}
-	p.s("</ul>\n")
+	p.S("</ul>\n")
 	s.foot(p)
 }
 
@@ -98,55 +98,55 @@ func (s *Site) product(p *page, id int) {
 	cat := c.cats[k]
 	name := c.escNames[id]
 	s.head(p, name, name+" - "+cat.name+" at the Streamcrawl demo shop.", c.productURLs[id])
-	p.s("<ol class=\"breadcrumbs\"><li><a href=\"/\">Home</a></li><li><a href=\"../c/", cat.slug, `">`, cat.name, "</a></li><li>", name, "</li></ol>\n",
+	p.S("<ol class=\"breadcrumbs\"><li><a href=\"/\">Home</a></li><li><a href=\"../c/", cat.slug, `">`, cat.name, "</a></li><li>", name, "</li></ol>\n",
 		"<div class=\"product\">\n<div class=\"gallery\"><img src=\"/img/")
-	p.i(id)
-	p.s(`.png" alt="`, name, `" width="400" height="400">`)
+	p.I(id)
+	p.S(`.png" alt="`, name, `" width="400" height="400">`)
 	if id%imageEvery == 1 {
-		p.s(` <a class="zoom" href="/img/`)
-		p.i(id)
-		p.s(`.png">View full-size image</a>`)
+		p.S(` <a class="zoom" href="/img/`)
+		p.I(id)
+		p.S(`.png">View full-size image</a>`)
 	}
-	p.s("</div>\n<div class=\"details\">\n<h1 class=\"product-name\">", name, "</h1>\n<p class=\"pricing\"><span class=\"price\">", c.prices[id],
+	p.S("</div>\n<div class=\"details\">\n<h1 class=\"product-name\">", name, "</h1>\n<p class=\"pricing\"><span class=\"price\">", c.prices[id],
 		"</span><span class=\"stock\">In stock</span></p>\n<p class=\"meta\">Item number: <span class=\"sku\">", c.skus[id],
 		"</span> &middot; <a href=\"#reviews\">Read reviews</a></p>\n<div class=\"description\">\n")
 	for j := 0; j < descParas; j++ {
-		p.s("<p>", c.paragraphs[sitekit.Pick(id, 10+j, len(c.paragraphs))], "</p>\n")
+		p.S("<p>", c.paragraphs[sitekit.Pick(id, 10+j, len(c.paragraphs))], "</p>\n")
 	}
-	p.s("</div>\n<table class=\"specs\">\n<tr><th>Material</th><td>", materials[sitekit.Pick(id, 2, len(materials))],
+	p.S("</div>\n<table class=\"specs\">\n<tr><th>Material</th><td>", materials[sitekit.Pick(id, 2, len(materials))],
 		"</td></tr>\n<tr><th>Width</th><td>")
-	p.i(10 + sitekit.Pick(id, 20, 90))
-	p.s(" cm</td></tr>\n<tr><th>Height</th><td>")
-	p.i(5 + sitekit.Pick(id, 21, 120))
-	p.s(" cm</td></tr>\n<tr><th>Weight</th><td>")
-	p.i(1 + sitekit.Pick(id, 22, 25))
-	p.s(" kg</td></tr>\n<tr><th>Warranty</th><td>2 years</td></tr>\n<tr><th>Care</th><td>Wipe with a dry cloth</td></tr>\n</table>\n",
+	p.I(10 + sitekit.Pick(id, 20, 90))
+	p.S(" cm</td></tr>\n<tr><th>Height</th><td>")
+	p.I(5 + sitekit.Pick(id, 21, 120))
+	p.S(" cm</td></tr>\n<tr><th>Weight</th><td>")
+	p.I(1 + sitekit.Pick(id, 22, 25))
+	p.S(" kg</td></tr>\n<tr><th>Warranty</th><td>2 years</td></tr>\n<tr><th>Care</th><td>Wipe with a dry cloth</td></tr>\n</table>\n",
 		"<p><a href=\"/c/", cat.slug, `">Back to `, cat.name, "</a></p>\n</div>\n</div>\n<section id=\"reviews\">\n<h2>Reviews</h2>\n")
 	for j := 0; j < 4; j++ {
-		p.s(`<div class="review"><p class="stars">`, stars[sitekit.Pick(id, 30+j, len(stars))], `</p><p>`, c.reviews[sitekit.Pick(id, 40+j, len(c.reviews))],
+		p.S(`<div class="review"><p class="stars">`, stars[sitekit.Pick(id, 30+j, len(stars))], `</p><p>`, c.reviews[sitekit.Pick(id, 40+j, len(c.reviews))],
 			`</p><p class="by">`, reviewers[sitekit.Pick(id, 50+j, len(reviewers))], "</p></div>\n")
 	}
-	p.s("</section>\n<section class=\"related\">\n<h2>You may also like</h2>\n<ul class=\"grid\">\n")
+	p.S("</section>\n<section class=\"related\">\n<h2>You may also like</h2>\n<ul class=\"grid\">\n")
 	for j, r := range c.related(id) {
-		p.s(`<li class="card"><a href="`)
+		p.S(`<li class="card"><a href="`)
 		switch {
 		case j == 0 && r%trackingEvery == trackingRem:
-			p.s("/p/")
-			p.i(r)
-			p.s("?utm_source=related")
+			p.S("/p/")
+			p.I(r)
+			p.S("?utm_source=related")
 		case j == 0:
-			p.i(r) // relative to /p/<id>
+			p.I(r) // relative to /p/<id>
 		case j == 1:
-			p.productHref(r, 1)
+			productHref(p, r, 1)
 		case j == 2:
-			p.productHref(r, 0)
+			productHref(p, r, 0)
 		default:
-			p.productHref(r, 0)
-			p.s("#reviews")
+			productHref(p, r, 0)
+			p.S("#reviews")
 		}
-		p.s(`">`, c.escNames[r], `</a> <span class="related-price">`, c.prices[r], "</span></li>\n")
+		p.S(`">`, c.escNames[r], `</a> <span class="related-price">`, c.prices[r], "</span></li>\n")
 	}
-	p.s("</ul>\n</section>\n")
+	p.S("</ul>\n</section>\n")
 	s.foot(p)
 }
 
@@ -155,13 +155,13 @@ var stars = []string{"&#9733;&#9733;&#9733;&#9733;&#9733;", "&#9733;&#9733;&#973
 // private writes a page under /private/ (disallowed by robots.txt).
 func (s *Site) private(p *page, title string) {
 	s.head(p, title, "Staff only.", "")
-	p.s("<h1>", title, "</h1>\n<p>This area is disallowed by robots.txt; polite crawlers never see it.</p>\n",
+	p.S("<h1>", title, "</h1>\n<p>This area is disallowed by robots.txt; polite crawlers never see it.</p>\n",
 		"<p><a href=\"/private/offers\">Staff offers</a></p>\n")
 	s.foot(p)
 }
 
 // errorPage writes the small body of a 404 or 500 answer; it links only the home page.
 func errorPage(p *page, status string) {
-	p.s("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>", status,
+	p.S("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>", status,
 		"</title></head>\n<body><h1>", status, "</h1><p><a href=\"/\">Back to the shop</a></p></body></html>\n")
 }

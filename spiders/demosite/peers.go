@@ -72,16 +72,16 @@ func (s *Site) peerLinks(p *page) {
 	}
 	open := false
 	for _, pr := range *peers {
-		if pr.origin == p.origin {
+		if pr.origin == p.Origin {
 			continue
 		}
 		if !open {
-			p.s("<section class=\"peers\">\n<h2>Partner shops</h2>\n<ul>\n")
+			p.S("<section class=\"peers\">\n<h2>Partner shops</h2>\n<ul>\n")
 			open = true
 		}
-		p.s(pr.li)
+		p.S(pr.li)
 	}
 	if open {
-		p.s("</ul>\n</section>\n")
+		p.S("</ul>\n</section>\n")
 	}
 }

@@ -48,7 +48,7 @@ const robotsTxt = "User-agent: *\nDisallow: /private/\n"
 // render appends the answer to path?query to b and returns it with its status and
 // content type. It is the single source of every byte the site serves.
 func (s *Site) render(b []byte, origin, path, query string) ([]byte, int, string) {
-	p := &page{b: b, origin: origin}
+	p := &page{B: b, Origin: origin}
 	switch {
 	case path == "/":
 		s.home(p)
@@ -78,14 +78,14 @@ func (s *Site) render(b []byte, origin, path, query string) ([]byte, int, string
 		if !ok || id > s.cat.nProducts {
 			return notFound(p)
 		}
-		return append(p.b, pixel...), http.StatusOK, ctPNG
+		return append(p.B, pixel...), http.StatusOK, ctPNG
 	case strings.HasPrefix(path, "/flaky/"):
 		n, ok := sitekit.Number(path[len("/flaky/"):])
 		if !ok || n > min(3, len(s.cat.cats)) {
 			return notFound(p)
 		}
 		errorPage(p, "500 Internal Server Error")
-		return p.b, http.StatusInternalServerError, ctHTML
+		return p.B, http.StatusInternalServerError, ctHTML
 	case path == "/private/x":
 		s.private(p, "Staff area")
 	case path == "/private/offers":
@@ -93,31 +93,31 @@ func (s *Site) render(b []byte, origin, path, query string) ([]byte, int, string
 	case path == "/feed.json":
 		return s.feed(p), http.StatusOK, ctJSON
 	case path == "/robots.txt":
-		return append(p.b, robotsTxt...), http.StatusOK, ctText
+		return append(p.B, robotsTxt...), http.StatusOK, ctText
 	default:
 		return notFound(p)
 	}
-	return p.b, http.StatusOK, ctHTML
+	return p.B, http.StatusOK, ctHTML
 }
 
 func notFound(p *page) ([]byte, int, string) {
 	errorPage(p, "404 Not Found")
-	return p.b, http.StatusNotFound, ctHTML
+	return p.B, http.StatusNotFound, ctHTML
 }
 
 // feed writes a JSON list of the first 20 products with absolute URLs.
 func (s *Site) feed(p *page) []byte {
-	p.s(`{"products":[`)
+	p.S(`{"products":[`)
 	for id := 1; id <= min(20, s.cat.nProducts); id++ {
 		if id > 1 {
-			p.s(",")
+			p.S(",")
 		}
-		p.b = strconv.AppendQuote(append(p.b, `{"url":`...), p.origin+s.cat.productURLs[id])
-		p.b = strconv.AppendQuote(append(p.b, `,"name":`...), s.cat.names[id])
-		p.s(`,"price":"`, s.cat.prices[id], `","sku":"`, s.cat.skus[id], `"}`)
+		p.B = strconv.AppendQuote(append(p.B, `{"url":`...), p.Origin+s.cat.productURLs[id])
+		p.B = strconv.AppendQuote(append(p.B, `,"name":`...), s.cat.names[id])
+		p.S(`,"price":"`, s.cat.prices[id], `","sku":"`, s.cat.skus[id], `"}`)
 	}
-	p.s("]}\n")
-	return p.b
+	p.S("]}\n")
+	return p.B
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }

@@ -48,7 +48,7 @@ func (s *Site) KindOf(pathQuery string) Kind { return Kind(s.truth.KindOf(pathQu
 // 404s, 500s and non-HTML resources; with obeyRobots it leaves out /private/. Only 200
 // HTML pages are followed. /robots.txt is not linked and so not included.
 func (s *Site) Reachable(obeyRobots bool) []string {
-	return append([]string(nil), s.truth.Truth(obeyRobots).URLs...)
+	return s.truth.Reachable(obeyRobots)
 }
 
 // ReachableKind returns, sorted, the reachable path?query that answer with kind k.
@@ -57,14 +57,7 @@ func (s *Site) ReachableKind(obeyRobots bool, k Kind) []string {
 }
 
 // Products returns every reachable product, by ID.
-func (s *Site) Products() []Product {
-	ids := s.truth.Truth(true).IDs
-	out := make([]Product, 0, len(ids))
-	for _, id := range ids {
-		out = append(out, s.cat.product(id))
-	}
-	return out
-}
+func (s *Site) Products() []Product { return sitekit.Items(s.truth, s.cat.product) }
 
 // ExpectedItems returns the fields a correct crawl of the site served at baseURL
 // (e.g. "http://127.0.0.1:8080/") stores with the spider of SpiderYAML: one item per

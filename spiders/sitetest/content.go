@@ -163,7 +163,7 @@ func build(n int) *content {
 	}
 	r := &sitekit.Rand{State: 7}
 	for i := 0; i < nParas; i++ {
-		c.paras = append(c.paras, sentences(r, 3+r.Intn(4)))
+		c.paras = append(c.paras, r.Sentences(words, 3+r.Intn(4), 7, 16))
 	}
 	return c
 }
@@ -191,28 +191,6 @@ func slug(s string) string {
 		} else {
 			dash = true
 		}
-	}
-	return b.String()
-}
-
-// sentences returns n generated sentences of plain ASCII words.
-func sentences(r *sitekit.Rand, n int) string {
-	var b strings.Builder
-	for s := 0; s < n; s++ {
-		if s > 0 {
-			b.WriteByte(' ')
-		}
-		m := 7 + r.Intn(10)
-		for w := 0; w < m; w++ {
-			word := words[r.Intn(len(words))]
-			if w == 0 {
-				word = strings.ToUpper(word[:1]) + word[1:]
-			} else {
-				b.WriteByte(' ')
-			}
-			b.WriteString(word)
-		}
-		b.WriteByte('.')
 	}
 	return b.String()
 }

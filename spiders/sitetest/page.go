@@ -1,24 +1,13 @@
 package sitetest
 
-import "strconv"
+import (
+	"strconv"
 
-// page appends one HTML page to a byte slice; origin ("http://host:port") is written
-// wherever the page needs an absolute link.
-type page struct {
-	b      []byte
-	origin string
-}
+	"github.com/streamcrawl/streamcrawl/spiders/internal/sitekit"
+)
 
-func (p *page) s(parts ...string) {
-	for _, s := range parts {
-		p.b = append(p.b, s...)
-	}
-}
-
-func (p *page) i(n int) { p.b = strconv.AppendInt(p.b, int64(n), 10) }
-
-// o writes the origin.
-func (p *page) o() { p.b = append(p.b, p.origin...) }
+// page is the answer being written (see sitekit.Page).
+type page = sitekit.Page
 
 func itoa(n int) string { return strconv.Itoa(n) }
 
@@ -37,31 +26,31 @@ aside{font:14px system-ui,sans-serif}aside ul{list-style:none;padding:0}footer{b
 
 // head writes the document head, masthead and section nav, and opens the main column.
 func (s *Site) head(p *page, title, canonical string) {
-	p.s("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>", title, " &mdash; The Test Gazette</title>\n")
+	p.S("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>", title, " &mdash; The Test Gazette</title>\n")
 	if canonical != "" {
-		p.s(`<link rel="canonical" href="`)
-		p.o()
-		p.s(canonical, "\">\n")
+		p.S(`<link rel="canonical" href="`)
+		p.O()
+		p.S(canonical, "\">\n")
 	}
-	p.s(`<link rel="alternate" type="application/rss+xml" href="/feed.xml">`, "\n", css, "</head>\n<body>\n<header class=\"masthead\"><a class=\"name\" href=\"")
-	p.o()
-	p.s("/\">The Test Gazette</a></header>\n<nav class=\"sections\"><ul>\n<li><a href=\"/\">Front page</a></li>\n<li><a href=\"",
+	p.S(`<link rel="alternate" type="application/rss+xml" href="/feed.xml">`, "\n", css, "</head>\n<body>\n<header class=\"masthead\"><a class=\"name\" href=\"")
+	p.O()
+	p.S("/\">The Test Gazette</a></header>\n<nav class=\"sections\"><ul>\n<li><a href=\"/\">Front page</a></li>\n<li><a href=\"",
 		s.c.archivePath(s.c.months-1), "\">Latest</a></li>\n")
 	for _, t := range tags[:6] {
-		p.s(`<li><a href="/tag/`, t, `">`, t, "</a></li>\n")
+		p.S(`<li><a href="/tag/`, t, `">`, t, "</a></li>\n")
 	}
-	p.s("<li><a href=\"/about\">About</a></li>\n</ul></nav>\n<div class=\"wrap\">\n<main>\n")
+	p.S("<li><a href=\"/about\">About</a></li>\n</ul></nav>\n<div class=\"wrap\">\n<main>\n")
 }
 
 // foot closes the main column and writes the sidebar and footer.
 func (s *Site) foot(p *page) {
-	p.s("</main>\n<aside>\n<h3>Authors</h3>\n<ul>\n")
+	p.S("</main>\n<aside>\n<h3>Authors</h3>\n<ul>\n")
 	for i, a := range authors {
-		p.s(`<li><a href="/author/`, a.slug, `">`, authorHTML[i], "</a></li>\n")
+		p.S(`<li><a href="/author/`, a.slug, `">`, authorHTML[i], "</a></li>\n")
 	}
-	p.s("</ul>\n</aside>\n</div>\n<footer>\n<p><a href=\"#\">Top</a> &middot; <a href=\"")
-	p.o()
-	p.s("/about\">About</a> &middot; <a href=\"mailto:letters@example.com\">Letters</a> &middot; ",
+	p.S("</ul>\n</aside>\n</div>\n<footer>\n<p><a href=\"#\">Top</a> &middot; <a href=\"")
+	p.O()
+	p.S("/about\">About</a> &middot; <a href=\"mailto:letters@example.com\">Letters</a> &middot; ",
 		"<a href=\"https://example.net/syndication\">Syndication</a> &middot; <a href=\"http://www.example.org/press?from=gazette\">Press</a></p>\n",
 		"<p>The Test Gazette is generated for crawler tests. None of it is news.</p>\n</footer>\n</body>\n</html>\n")
 }
@@ -69,20 +58,20 @@ func (s *Site) foot(p *page) {
 // teaser writes a list entry for article id: its title linked, author and date.
 func (s *Site) teaser(p *page, id int) {
 	c := s.c
-	p.s(`<li class="teaser"><a href="`, c.urls[id], `">`, c.titles[id], `</a> <span class="when">`, c.dates[id],
+	p.S(`<li class="teaser"><a href="`, c.urls[id], `">`, c.titles[id], `</a> <span class="when">`, c.dates[id],
 		`</span> by <a href="/author/`, authors[c.author[id]].slug, `">`, authorHTML[c.author[id]], "</a></li>\n")
 }
 
 // pager writes links to the pages around page n of a listing at base with pages pages.
 func pager(p *page, base string, n, pages int) {
-	p.s("<ul class=\"pager\">\n")
+	p.S("<ul class=\"pager\">\n")
 	link := func(m int, label string) {
-		p.s(`<li><a href="`, base)
+		p.S(`<li><a href="`, base)
 		if m > 1 {
-			p.s("?page=")
-			p.i(m)
+			p.S("?page=")
+			p.I(m)
 		}
-		p.s(`">`, label, "</a></li>\n")
+		p.S(`">`, label, "</a></li>\n")
 	}
 	if n > 1 {
 		link(n-1, "Newer")
@@ -96,5 +85,5 @@ func pager(p *page, base string, n, pages int) {
 		link(n+1, "Older")
 		link(pages, "Oldest")
 	}
-	p.s("</ul>\n")
+	p.S("</ul>\n")
 }

@@ -20,22 +20,22 @@ var authorHTML = func() []string {
 func (s *Site) home(p *page) {
 	c := s.c
 	s.head(p, "Front page", "/")
-	p.s("<h1>Latest</h1>\n<ul class=\"teasers\">\n")
+	p.S("<h1>Latest</h1>\n<ul class=\"teasers\">\n")
 	for id := c.n; id > max(0, c.n-latest); id-- {
 		s.teaser(p, id)
 	}
-	p.s("</ul>\n<h2>Archive</h2>\n<ul class=\"months\">\n")
+	p.S("</ul>\n<h2>Archive</h2>\n<ul class=\"months\">\n")
 	for m := c.months - 1; m >= 0; m-- {
 		y, mo := c.yearMonth(m)
-		p.s(`<li><a href="`, c.archivePath(m)[1:], `">`, monthNames[mo-1], " ")
-		p.i(y)
-		p.s("</a></li>\n")
+		p.S(`<li><a href="`, c.archivePath(m)[1:], `">`, monthNames[mo-1], " ")
+		p.I(y)
+		p.S("</a></li>\n")
 	}
-	p.s("</ul>\n<h2>Tags</h2>\n<p class=\"tags\">\n")
+	p.S("</ul>\n<h2>Tags</h2>\n<p class=\"tags\">\n")
 	for _, t := range tags {
-		p.s(`<a href="/tag/`, t, `">`, t, "</a>\n")
+		p.S(`<a href="/tag/`, t, `">`, t, "</a>\n")
 	}
-	p.s("</p>\n<p>Subscribe to the <a href=\"/feed.xml\">RSS feed</a>. The post <a href=\"/article/removed-post\">Why we removed a post</a> is gone.</p>\n",
+	p.S("</p>\n<p>Subscribe to the <a href=\"/feed.xml\">RSS feed</a>. The post <a href=\"/article/removed-post\">Why we removed a post</a> is gone.</p>\n",
 		"<p class=\"staff\"><a href=\"/drafts/upcoming\">Upcoming drafts</a></p>\n")
 	s.foot(p)
 }
@@ -50,41 +50,41 @@ func (s *Site) article(p *page, id int) {
 	c := s.c
 	a := c.author[id]
 	s.head(p, c.titles[id], c.urls[id])
-	p.s("<p class=\"crumbs\"><a href=\"../", c.archivePath(c.month[id])[1:], "\">Archive</a></p>\n<article>\n<h1>", c.titles[id],
+	p.S("<p class=\"crumbs\"><a href=\"../", c.archivePath(c.month[id])[1:], "\">Archive</a></p>\n<article>\n<h1>", c.titles[id],
 		"</h1>\n<p class=\"byline\">By <a rel=\"author\" class=\"author\" href=\"/author/", authors[a].slug, `">`, authorHTML[a],
 		"</a> on <time datetime=\"", c.dates[id], `">`, c.dates[id], "</time> &middot; <a href=\"#comments\">Comments</a></p>\n")
 	for j := 0; j < bodyParas; j++ {
-		p.s("<p>", c.paras[sitekit.Pick(id, 10+j, len(c.paras))], "</p>\n")
+		p.S("<p>", c.paras[sitekit.Pick(id, 10+j, len(c.paras))], "</p>\n")
 	}
-	p.s("<p class=\"tags\">")
+	p.S("<p class=\"tags\">")
 	for _, t := range c.tagsOf[id] {
-		p.s(`<a href="/tag/`, tags[t], `">`, tags[t], "</a> ")
+		p.S(`<a href="/tag/`, tags[t], `">`, tags[t], "</a> ")
 	}
-	p.s("</p>\n</article>\n<nav class=\"chain\">\n")
+	p.S("</p>\n</article>\n<nav class=\"chain\">\n")
 	if id > 1 {
-		p.s(`<a rel="prev" href="`, c.urls[id-1], "\">Previous article</a>\n")
+		p.S(`<a rel="prev" href="`, c.urls[id-1], "\">Previous article</a>\n")
 	}
 	if id < c.n {
-		p.s(`<a rel="next" href="`)
-		p.o()
-		p.s(c.urls[id+1], "\">Next article</a>\n")
+		p.S(`<a rel="next" href="`)
+		p.O()
+		p.S(c.urls[id+1], "\">Next article</a>\n")
 	}
-	p.s("</nav>\n<section id=\"comments\"><h2>Comments</h2><p>Comments are closed.</p></section>\n<p class=\"more\">More: ")
+	p.S("</nav>\n<section id=\"comments\"><h2>Comments</h2><p>Comments are closed.</p></section>\n<p class=\"more\">More: ")
 	t1, t2 := tags[c.tagsOf[id][0]], tags[c.tagsOf[id][1]]
 	searchLink(p, t1, "date", sitekit.Pick(id, 8, 2) == 0)
 	searchLink(p, t2, "title", sitekit.Pick(id, 9, 2) == 0)
-	p.s("</p>\n")
+	p.S("</p>\n")
 	s.foot(p)
 }
 
 // searchLink links /search for tag t sorted by sort, with q first or sort first.
 func searchLink(p *page, t, sort string, qFirst bool) {
 	if qFirst {
-		p.s(`<a href="/search?q=`, t, `&amp;sort=`, sort, `">`)
+		p.S(`<a href="/search?q=`, t, `&amp;sort=`, sort, `">`)
 	} else {
-		p.s(`<a href="/search?sort=`, sort, `&amp;q=`, t, `">`)
+		p.S(`<a href="/search?sort=`, sort, `&amp;q=`, t, `">`)
 	}
-	p.s(t, " by ", sort, "</a> ")
+	p.S(t, " by ", sort, "</a> ")
 }
 
 // listing writes page n of a paged list of articles (archive, author or tag), newest first.
@@ -96,15 +96,15 @@ func (s *Site) listing(p *page, title, base string, ids []int, n int, extra func
 		title += " (page " + itoa(n) + ")"
 	}
 	s.head(p, title, canonical)
-	p.s("<h1>", title, "</h1>\n")
+	p.S("<h1>", title, "</h1>\n")
 	if extra != nil {
 		extra(p)
 	}
-	p.s("<ul class=\"teasers\">\n")
+	p.S("<ul class=\"teasers\">\n")
 	for i := (n - 1) * perPage; i < min(n*perPage, len(ids)); i++ {
 		s.teaser(p, ids[len(ids)-1-i])
 	}
-	p.s("</ul>\n")
+	p.S("</ul>\n")
 	pager(p, base, n, pages)
 	s.foot(p)
 }
@@ -117,36 +117,36 @@ func (s *Site) search(p *page, t int, by string) {
 		top = c.byDate[t]
 	}
 	s.head(p, "Search: "+tags[t], "/search?q="+tags[t]+"&amp;sort="+by)
-	p.s("<h1>Results for ", tags[t], "</h1>\n<p>Sort by ")
+	p.S("<h1>Results for ", tags[t], "</h1>\n<p>Sort by ")
 	other := "title"
 	if by == "title" {
 		other = "date"
 	}
 	searchLink(p, tags[t], other, by == "date")
-	p.s("</p>\n<ul class=\"teasers\">\n")
+	p.S("</p>\n<ul class=\"teasers\">\n")
 	for _, id := range top {
 		s.teaser(p, id)
 	}
-	p.s("</ul>\n")
+	p.S("</ul>\n")
 	s.foot(p)
 }
 
 // about writes the static about page.
 func (s *Site) about(p *page) {
 	s.head(p, "About", "/about")
-	p.s("<h1>About</h1>\n<p>The Test Gazette is a deterministic site for crawler tests.</p>\n")
+	p.S("<h1>About</h1>\n<p>The Test Gazette is a deterministic site for crawler tests.</p>\n")
 	s.foot(p)
 }
 
 // draft writes the page under /drafts/ (disallowed by robots.txt).
 func (s *Site) draft(p *page) {
 	s.head(p, "Upcoming drafts", "")
-	p.s("<h1>Upcoming drafts</h1>\n<p>Disallowed by robots.txt.</p>\n")
+	p.S("<h1>Upcoming drafts</h1>\n<p>Disallowed by robots.txt.</p>\n")
 	s.foot(p)
 }
 
 // errorPage writes the small body of a 404 or 500 answer; it links only the home page.
 func errorPage(p *page, status string) {
-	p.s("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>", status,
+	p.S("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>", status,
 		"</title></head>\n<body><h1>", status, "</h1><p><a href=\"/\">Front page</a></p></body></html>\n")
 }

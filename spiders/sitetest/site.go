@@ -47,7 +47,7 @@ const robotsTxt = "User-agent: *\nDisallow: /drafts/\n"
 // content type. The order of query parameters does not matter. It is the single
 // source of every byte the site serves.
 func (s *Site) render(b []byte, origin, path, query string) ([]byte, int, string) {
-	p := &page{b: b, origin: origin}
+	p := &page{B: b, Origin: origin}
 	c := s.c
 	pageNo := 1
 	if v := sitekit.QueryValue(query, "page"); v != "" {
@@ -62,7 +62,7 @@ func (s *Site) render(b []byte, origin, path, query string) ([]byte, int, string
 			return notFound(p)
 		}
 		s.listing(p, title, base, ids, pageNo, extra)
-		return p.b, http.StatusOK, ctHTML
+		return p.B, http.StatusOK, ctHTML
 	}
 	switch {
 	case path == "/":
@@ -97,15 +97,15 @@ func (s *Site) render(b []byte, origin, path, query string) ([]byte, int, string
 			if pageNo != 1 {
 				return
 			}
-			p.s("<p>Search ")
+			p.S("<p>Search ")
 			searchLink(p, tags[t], "date", true)
 			searchLink(p, tags[t], "title", false)
 			if t < 2 {
-				p.s(`<a href="/broken/`)
-				p.i(t + 1)
-				p.s(`">Most read (beta)</a>`)
+				p.S(`<a href="/broken/`)
+				p.I(t + 1)
+				p.S(`">Most read (beta)</a>`)
 			}
-			p.s("</p>\n")
+			p.S("</p>\n")
 		})
 	case path == "/search":
 		t, ok := s.tags[sitekit.QueryValue(query, "q")]
@@ -119,17 +119,17 @@ func (s *Site) render(b []byte, origin, path, query string) ([]byte, int, string
 			return notFound(p)
 		}
 		errorPage(p, "500 Internal Server Error")
-		return p.b, http.StatusInternalServerError, ctHTML
+		return p.B, http.StatusInternalServerError, ctHTML
 	case path == "/drafts/upcoming":
 		s.draft(p)
 	case path == "/feed.xml":
 		return s.feed(p), http.StatusOK, ctRSS
 	case path == "/robots.txt":
-		return append(p.b, robotsTxt...), http.StatusOK, ctText
+		return append(p.B, robotsTxt...), http.StatusOK, ctText
 	default:
 		return notFound(p)
 	}
-	return p.b, http.StatusOK, ctHTML
+	return p.B, http.StatusOK, ctHTML
 }
 
 // monthOf parses "<yyyy>/<mm>" into a month index of the archive.
@@ -148,22 +148,22 @@ func (s *Site) monthOf(ym string) (int, bool) {
 
 func notFound(p *page) ([]byte, int, string) {
 	errorPage(p, "404 Not Found")
-	return p.b, http.StatusNotFound, ctHTML
+	return p.B, http.StatusNotFound, ctHTML
 }
 
 // feed writes an RSS feed of the latest 20 articles.
 func (s *Site) feed(p *page) []byte {
 	c := s.c
-	p.s("<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<rss version=\"2.0\"><channel><title>The Test Gazette</title><link>")
-	p.o()
-	p.s("/</link>\n")
+	p.S("<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<rss version=\"2.0\"><channel><title>The Test Gazette</title><link>")
+	p.O()
+	p.S("/</link>\n")
 	for id := c.n; id > max(0, c.n-20); id-- {
-		p.s("<item><title>", c.titles[id], "</title><link>")
-		p.o()
-		p.s(c.urls[id], "</link><pubDate>", c.dates[id], "</pubDate></item>\n")
+		p.S("<item><title>", c.titles[id], "</title><link>")
+		p.O()
+		p.S(c.urls[id], "</link><pubDate>", c.dates[id], "</pubDate></item>\n")
 	}
-	p.s("</channel></rss>\n")
-	return p.b
+	p.S("</channel></rss>\n")
+	return p.B
 }
 
 // Canonical returns path?query with the query's parameters sorted (as raw key=value

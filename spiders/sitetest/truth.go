@@ -45,7 +45,7 @@ func (s *Site) KindOf(pathQuery string) Kind { return Kind(s.truth.KindOf(pathQu
 // with obeyRobots it leaves out /drafts/. Only 200 HTML pages are followed.
 // /robots.txt is not linked and so not included.
 func (s *Site) Reachable(obeyRobots bool) []string {
-	return append([]string(nil), s.truth.Truth(obeyRobots).URLs...)
+	return s.truth.Reachable(obeyRobots)
 }
 
 // ReachableKind returns, sorted, the reachable canonical path?query that answer with kind k.
@@ -54,14 +54,7 @@ func (s *Site) ReachableKind(obeyRobots bool, k Kind) []string {
 }
 
 // Articles returns every reachable article, by ID.
-func (s *Site) Articles() []Article {
-	ids := s.truth.Truth(true).IDs
-	out := make([]Article, 0, len(ids))
-	for _, id := range ids {
-		out = append(out, s.c.article(id))
-	}
-	return out
-}
+func (s *Site) Articles() []Article { return sitekit.Items(s.truth, s.c.article) }
 
 // ExpectedItems returns the fields a correct crawl of the site served at baseURL
 // (e.g. "http://127.0.0.1:8080/") stores with the spider of SpiderYAML: one item per

@@ -3,6 +3,7 @@ package webtest
 import (
 	"bytes"
 	"fmt"
+	"maps"
 	"net/http"
 	"sort"
 	"strings"
@@ -106,11 +107,7 @@ func (s *Site) Pages() []Page {
 func (s *Site) Hits() map[string]int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := make(map[string]int, len(s.hits))
-	for k, v := range s.hits {
-		out[k] = v
-	}
-	return out
+	return maps.Clone(s.hits)
 }
 
 // ServeHTTP serves the site.

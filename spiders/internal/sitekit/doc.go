@@ -1,8 +1,9 @@
 // Package sitekit holds what the generated test sites (spiders/demosite and
-// spiders/sitetest) share: the href scanner and resolver, the request counter, the
-// deterministic number helpers, HTTP serving of a render function, the YAML spider
-// template and the ground-truth crawler that learns what a site links by crawling its
-// own rendered pages in process.
+// spiders/sitetest) share: the page writer (Page), the href scanner and resolver, the
+// request counter, the deterministic number and text helpers (Rand.Sentences), HTTP
+// serving of a render function, the YAML spider template and the ground-truth crawler
+// that learns what a site links by crawling its own rendered pages in process (Items:
+// the items it reached, in ID order).
 //
 // A site is described by a RenderFunc, the single source of every byte it serves;
 // Serve answers HTTP requests with it and a Crawler walks it from / to compute the URLs

@@ -1,5 +1,7 @@
 package sitekit
 
+import "strings"
+
 // Mix is the splitmix64 finaliser: a cheap, well-spread hash that never changes between
 // Go releases (unlike math/rand streams), so the sites stay byte-identical.
 func Mix(x uint64) uint64 {
@@ -22,4 +24,28 @@ type Rand struct{ State uint64 }
 func (r *Rand) Intn(n int) int {
 	r.State++
 	return int(Mix(r.State) % uint64(n))
+}
+
+// Sentences returns n generated sentences of shortest to longest words (at random) from
+// words, each capitalised and ended by a period. With plain ASCII words the text needs
+// no escaping in HTML.
+func (r *Rand) Sentences(words []string, n, shortest, longest int) string {
+	var b strings.Builder
+	for s := 0; s < n; s++ {
+		if s > 0 {
+			b.WriteByte(' ')
+		}
+		m := shortest + r.Intn(longest-shortest+1)
+		for w := 0; w < m; w++ {
+			word := words[r.Intn(len(words))]
+			if w == 0 {
+				word = strings.ToUpper(word[:1]) + word[1:]
+			} else {
+				b.WriteByte(' ')
+			}
+			b.WriteString(word)
+		}
+		b.WriteByte('.')
+	}
+	return b.String()
 }

@@ -87,6 +87,21 @@ func (c *Crawler) Truth(obeyRobots bool) *Truth {
 	return t
 }
 
+// Reachable returns a copy of Truth(obeyRobots).URLs: every path?query reached, sorted.
+func (c *Crawler) Reachable(obeyRobots bool) []string {
+	return append([]string(nil), c.Truth(obeyRobots).URLs...)
+}
+
+// Items returns item(id) for the ID of every item page reached (robots.txt obeyed), by ID.
+func Items[T any](c *Crawler, item func(id int) T) []T {
+	ids := c.Truth(true).IDs
+	out := make([]T, 0, len(ids))
+	for _, id := range ids {
+		out = append(out, item(id))
+	}
+	return out
+}
+
 // crawl is a breadth-first crawl of the site from /, in process, over Render.
 func (c *Crawler) crawl(obeyRobots bool) *Truth {
 	origin := c.origin()

@@ -1,0 +1,104 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"text/tabwriter"
+
+	"github.com/streamcrawl/streamcrawl/streams/frontier"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/spf13/cobra"
+
+	"github.com/streamcrawl/streamcrawl/handlers"
+	"github.com/streamcrawl/streamcrawl/streams"
+)
+
+func (a *App) deadCommand() *cobra.Command {
+	var crawl string
+	var ids []string
+	var asJSON bool
+	var limit int64
+	cmd := &cobra.Command{
+		Use:   "dead list|retry|purge --redis URL --crawl NAME [--id ID...]",
+		Short: "Show, re-queue or clear a crawl's dead letters",
+		Long: `Entries that failed their stage too often (or could not be decoded, or whose fetch ran
+out of retries) end in the crawl's dead-letter stream with the stage, the last error and
+the delivery count.
+
+  dead list    show them (--json for everything, including the original entry)
+  dead retry   put them back on their stream (all, or --id ID...); a request starts
+               its retries afresh
+  dead purge   delete them (all, or --id ID...)`,
+		Args:      cobra.ExactArgs(1),
+		ValidArgs: []string{"list", "retry", "purge"},
+		RunE: a.onCrawl(&crawl, func(ctx context.Context, rdb *streams.Client, layout frontier.Layout, args []string) error {
+			switch args[0] {
+			case "list":
+				return a.deadList(ctx, rdb, layout, limit, asJSON)
+			case "retry":
+				return a.deadRetry(ctx, rdb, layout, ids)
+			case "purge":
+				var n int64
+				for _, k := range layout.Parts() {
+					m, err := frontier.PurgeDead(ctx, rdb, k, ids)
+					if err != nil {
+						return err
+					}
+					n += m
+				}
+				fmt.Fprintf(a.Stdout, "purged %d dead letters of crawl %s\n", n, crawl)
+				return nil
+			}
+			return fmt.Errorf("unknown action %q: want list, retry or purge", args[0])
+		}),
+	}
+	a.crawlFlags(cmd, &crawl)
+	cmd.Flags().StringSliceVar(&ids, "id", nil, "dead-letter IDs (default: all)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "list as JSON")
+	cmd.Flags().Int64Var(&limit, "limit", 1000, "list at most this many")
+	return cmd
+}
+
+func (a *App) deadList(ctx context.Context, rdb redis.UniversalClient, l frontier.Layout, limit int64, asJSON bool) error {
+	var dead []frontier.DeadLetter
+	for _, k := range l.Parts() {
+		d, err := frontier.ListDead(ctx, rdb, k, "-", limit-int64(len(dead)))
+		if err != nil {
+			return err
+		}
+		if dead = append(dead, d...); int64(len(dead)) >= limit {
+			break
+		}
+	}
+	if asJSON {
+		return a.printJSON(dead)
+	}
+	tw := tabwriter.NewWriter(a.Stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tSTAGE\tDELIVERIES\tURL\tERROR")
+	for _, d := range dead {
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", d.ID, d.Stage, d.Deliveries, deadURL(d), d.Error)
+	}
+	return tw.Flush()
+}
+
+// deadURL digs the page URL out of a dead letter's payload, for people.
+func deadURL(d frontier.DeadLetter) string {
+	var p struct {
+		URL string `json:"url"`
+	}
+	if json.Unmarshal([]byte(d.Fields["payload"]), &p) == nil {
+		return p.URL
+	}
+	return "-"
+}
+
+func (a *App) deadRetry(ctx context.Context, rdb redis.UniversalClient, l frontier.Layout, ids []string) error {
+	n, err := handlers.RetryDead(ctx, rdb, l, ids)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(a.Stdout, "re-queued %d dead letters of crawl %s\n", n, l.Crawl())
+	return nil
+}

@@ -1,0 +1,50 @@
+package cli
+
+import (
+	"github.com/spf13/cobra"
+
+	"github.com/streamcrawl/streamcrawl/handlers/metrics"
+)
+
+// DefaultExporterAddr is where `streamcrawl exporter` serves unless --metrics-addr says.
+const DefaultExporterAddr = "127.0.0.1:9101"
+
+func (a *App) exporterCommand() *cobra.Command {
+	var crawls []string
+	var addr string
+	cmd := &cobra.Command{
+		Use:   "exporter --redis URL --crawl NAME [--crawl NAME...] [--metrics-addr ADDR]",
+		Short: "Serve Prometheus metrics of whole crawls (streams, groups, frontier, dead letters) read from Redis",
+		Long: `exporter serves the figures of whole crawls, read from Redis at each scrape: stream
+length and bytes, per group pending, lag and consumers, frontier size, delayed and queued
+requests, dead letters, seen URLs, items stored, the crawl's shared counters and Redis
+memory. Run one per deployment; the workers' own --metrics-addr serve per-process figures.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx := cmd.Context()
+			if len(crawls) == 0 {
+				crawls = []string{""}
+			}
+			for _, c := range crawls {
+				if err := checkCrawl(c); err != nil {
+					return err
+				}
+			}
+			rdb, err := a.Connect(ctx, true)
+			if err != nil {
+				return err
+			}
+			defer rdb.Close()
+			coll := metrics.NewCrawlCollector(ctx, rdb, metrics.Crawls(crawls...), a.Log)
+			if _, err := a.serveMetrics(ctx, addr, rdb, "", nil, coll); err != nil {
+				return err
+			}
+			<-ctx.Done()
+			return nil
+		},
+	}
+	a.RedisFlags(cmd, false)
+	cmd.Flags().StringSliceVar(&crawls, "crawl", nil, "crawl (spider) name; repeat or separate by commas for several (required)")
+	cmd.Flags().StringVar(&addr, "metrics-addr", DefaultExporterAddr, "address to serve /metrics, /healthz and /readyz on")
+	return cmd
+}

@@ -1,0 +1,154 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"text/tabwriter"
+	"time"
+
+	"github.com/streamcrawl/streamcrawl/streams/frontier"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/spf13/cobra"
+
+	"github.com/streamcrawl/streamcrawl/streams"
+)
+
+func (a *App) statusCommand() *cobra.Command {
+	var crawl string
+	var asJSON, watch bool
+	var every time.Duration
+	cmd := &cobra.Command{
+		Use:   "status --redis URL --crawl NAME [--json | --watch [--interval D]]",
+		Short: "Show a crawl's streams, groups, frontier, seen URLs, items and dead letters",
+		RunE: a.onCrawl(&crawl, func(ctx context.Context, rdb *streams.Client, layout frontier.Layout, _ []string) error {
+			st, err := frontier.ReadStatus(ctx, rdb, layout)
+			if err != nil {
+				return err
+			}
+			if !crawlExists(st) {
+				return fmt.Errorf("no crawl %q in Redis at %s (check --crawl and --redis; a crawl exists once it is seeded or a stage has run)", crawl, rdb.Addr)
+			}
+			if watch {
+				return a.watchStatus(ctx, rdb, layout, every)
+			}
+			if asJSON {
+				return a.printJSON(st)
+			}
+			printStatus(a.Stdout, st)
+			return nil
+		}),
+	}
+	a.crawlFlags(cmd, &crawl)
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	cmd.Flags().BoolVar(&watch, "watch", false, "refresh until interrupted: in place on a terminal (rates over the last 10 s, consumers alive and pending per stage, frontier, ETA, dead letters, Redis memory), one line per refresh otherwise")
+	cmd.Flags().DurationVar(&every, "interval", 2*time.Second, "refresh interval of --watch")
+	return cmd
+}
+
+// crawlExists says whether a status read found anything of the crawl in Redis.
+func crawlExists(st *frontier.Status) bool {
+	if len(st.Stats) > 0 || st.Seen > 0 || st.Frontier > 0 || st.Delayed > 0 || st.DeadLetters > 0 {
+		return true
+	}
+	for _, s := range st.Streams {
+		if s.Length > 0 || len(s.Groups) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// watchStatus shows the crawl's live view every interval until ctx ends.
+func (a *App) watchStatus(ctx context.Context, rdb redis.UniversalClient, l frontier.Layout, every time.Duration) error {
+	if every <= 0 {
+		return fmt.Errorf("--interval must be positive, got %s", every)
+	}
+	f, ok := a.Stdout.(*os.File)
+	tty := ok && isTerminal(f)
+	var r rates
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		v, err := readWatchView(ctx, rdb, l, &r)
+		switch {
+		case ctx.Err() != nil:
+			return nil
+		case err != nil:
+			fmt.Fprintf(a.Stdout, "%s cannot read the crawl's status: %v\n", time.Now().Format("15:04:05"), err)
+		case tty:
+			var b bytes.Buffer
+			b.WriteString("\x1b[H\x1b[2J") // home, clear screen: one write per refresh
+			v.print(&b, every)
+			_, _ = a.Stdout.Write(b.Bytes())
+		default:
+			fmt.Fprintln(a.Stdout, v.line())
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+	}
+}
+
+func printStatus(w io.Writer, st *frontier.Status) {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "crawl\t%s\tdone=%v\n", st.Crawl, st.Done)
+	if st.SeedError != "" {
+		fmt.Fprintf(tw, "ERROR\t%s\n", st.SeedError)
+	}
+	fmt.Fprintf(tw, "frontier\t%d\trequests waiting in their hosts' queues\n", st.Frontier)
+	fmt.Fprintf(tw, "hosts\t%d ready, %d scheduled\tready: may start a request now; scheduled: waiting for their delay or back-off\n",
+		st.HostsReady, st.HostsScheduled)
+	fmt.Fprintf(tw, "queued\t%d\trequests in the stream, not yet read by a fetcher\n", st.Queued)
+	fmt.Fprintf(tw, "delayed\t%d\trequests waiting for a retry time\n", st.Delayed)
+	fmt.Fprintf(tw, "seen\t%d\turls (%d bytes in Redis)\n", st.Seen, st.SeenBytes)
+	fmt.Fprintf(tw, "items stored\t%d\n", st.ItemsStored)
+	fmt.Fprintf(tw, "dead letters\t%d\n", st.DeadLetters)
+	fmt.Fprintf(tw, "memory\tstreams %s, items %s, frontier %s, dedup %s\n", mib(st.Memory["streams"]),
+		mib(st.Memory["items"]), mib(st.Memory["frontier"]), mib(st.Memory["dedup"]))
+	fmt.Fprintln(tw, "\nSTREAM\tLENGTH\tBYTES\tGROUP\tPENDING\tLAG\tCONSUMERS\tRETENTION")
+	for _, s := range st.Streams {
+		ret := s.Retention
+		if ret == "" {
+			ret = "-"
+		}
+		if len(s.Groups) == 0 {
+			fmt.Fprintf(tw, "%s\t%d\t%d\t-\t\t\t\t%s\n", s.Name, s.Length, s.Bytes, ret)
+		}
+		for _, g := range s.Groups {
+			fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%d\t%d\t%d\t%s\n", s.Name, s.Length, s.Bytes, g.Name, g.Pending, g.Lag, g.Consumers, ret)
+		}
+	}
+	if len(st.Partitions) > 0 {
+		fmt.Fprintln(tw, "\nPARTITION\tREQUESTS\tRESPONSES\tITEMS\tFRONTIER\tBYTES")
+		for _, p := range st.Partitions {
+			fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\n", p.Tag, p.Requests, p.Responses, p.Items, p.Frontier, p.Bytes)
+		}
+	}
+	if len(st.Nodes) > 0 {
+		fmt.Fprintln(tw, "\nMASTER\tKEYS\tUSED MEMORY\tPARTITIONS")
+		for _, n := range st.Nodes {
+			fmt.Fprintf(tw, "%s\t%d\t%s\t%v\n", n.Addr, n.Keys, mib(n.UsedMemory), n.Partitions)
+		}
+	}
+	if len(st.Stats) > 0 {
+		fmt.Fprintln(tw, "\nCOUNTER\tVALUE")
+		names := make([]string, 0, len(st.Stats))
+		for k := range st.Stats {
+			names = append(names, k)
+		}
+		sort.Strings(names)
+		for _, k := range names {
+			fmt.Fprintf(tw, "%s\t%d\n", k, st.Stats[k])
+		}
+	}
+	_ = tw.Flush()
+}
+
+func mib(n int64) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }

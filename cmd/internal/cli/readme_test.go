@@ -1,0 +1,93 @@
+package cli
+
+import (
+	"flag"
+	"fmt"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/streamcrawl/streamcrawl/cmd/internal/clitest"
+)
+
+// updateReadme rewrites the generated tables of README.md:
+//
+//	go test ./cmd/internal/cli -run TestREADMETables -update-readme
+var updateReadme = flag.Bool("update-readme", false, "rewrite README.md's generated tables from the commands")
+
+const readmePath = "../../../README.md"
+
+// runCommands are the commands that run stages; their flags make one table.
+var runCommands = []string{"crawl", "demo", "fetch", "parse", "store", "process"}
+
+// TestREADMETables checks that README.md's tables of commands and of flags are what the
+// commands say (their Use, Short, flags, defaults and usage), so they cannot drift.
+func TestREADMETables(t *testing.T) {
+	root := (&App{}).rootCommand()
+	clitest.CheckGenerated(t, readmePath, map[string]string{"commands": clitest.CommandsTable(root), "run-flags": runFlagsTable(root)},
+		*updateReadme, "go test ./cmd/internal/cli -run TestREADMETables -update-readme")
+}
+
+// runFlagsTable lists the flags of the commands that run stages, with their defaults
+// and which of those commands have them.
+func runFlagsTable(root *cobra.Command) string {
+	type row struct {
+		f    *pflag.Flag
+		cmds []string
+		defs map[string]string // command -> default, where it differs from f's
+	}
+	rows := map[string]*row{}
+	for _, name := range runCommands {
+		c, _, err := root.Find([]string{name})
+		if err != nil || c.Name() != name {
+			panic("no command " + name)
+		}
+		c.Flags().VisitAll(func(f *pflag.Flag) {
+			r := rows[f.Name]
+			if r == nil {
+				r = &row{f: f, defs: map[string]string{}}
+				rows[f.Name] = r
+			}
+			r.cmds = append(r.cmds, name)
+			if f.DefValue != r.f.DefValue {
+				r.defs[name] = f.DefValue
+			}
+		})
+	}
+	names := make([]string, 0, len(rows))
+	for n := range rows {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	var b strings.Builder
+	b.WriteString("| flag | default | commands | meaning |\n|---|---|---|---|\n")
+	for _, n := range names {
+		r := rows[n]
+		kind, usage := pflag.UnquoteUsage(r.f)
+		flagText := "--" + n
+		if kind != "" {
+			flagText += " " + kind
+		}
+		def := r.f.DefValue
+		if def == "[]" || (def == "false" && kind == "") {
+			def = ""
+		}
+		if def != "" {
+			def = "`" + clitest.Cell(def) + "`"
+		}
+		for _, c := range r.cmds {
+			if d, ok := r.defs[c]; ok {
+				def += fmt.Sprintf(" (%s: `%s`)", c, clitest.Cell(d))
+			}
+		}
+		cmds := strings.Join(r.cmds, ", ")
+		if len(r.cmds) == len(runCommands) {
+			cmds = "all"
+		}
+		fmt.Fprintf(&b, "| `%s` | %s | %s | %s |\n", clitest.Cell(flagText), def, cmds, clitest.Cell(usage))
+	}
+	return b.String()
+}

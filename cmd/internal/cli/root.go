@@ -1,0 +1,241 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/streamcrawl/streamcrawl/streams/frontier"
+
+	"github.com/spf13/cobra"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+
+	"github.com/streamcrawl/streamcrawl/spiders"
+	"github.com/streamcrawl/streamcrawl/streams"
+)
+
+// App holds a command line's global flags and what they open: the state every command
+// of streamcrawl and of streamcrawl-bench shares.
+type App struct {
+	// Stdout and Stderr are where the commands write their output and their logs.
+	Stdout, Stderr io.Writer
+	// RedisURL is --redis; empty: $REDIS_URL, else (where allowed) an embedded Redis.
+	RedisURL string
+	// Log is the logger that --log-level and --log-format set up before a command runs.
+	Log *zap.Logger
+
+	poolSize      int
+	partitions    int // of the loaded spider, when one is
+	logLevel      string
+	logFormat     string
+	progress      bool          // crawl and demo show a progress line
+	progressEvery time.Duration // its refresh interval; 0: by terminal or not
+	term          *termWriter   // stderr when it is a terminal, else nil
+}
+
+// New returns an App that writes to stdout and stderr.
+func New(stdout, stderr io.Writer) *App { return &App{Stdout: stdout, Stderr: stderr} }
+
+// Run runs the streamcrawl command line args and returns the exit code.
+func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	a := New(stdout, stderr)
+	return a.Execute(ctx, a.rootCommand(), args)
+}
+
+// Execute runs root with args and returns the exit code: 0, the code of an exit error,
+// or 1 after printing the error to Stderr after root's name.
+func (a *App) Execute(ctx context.Context, root *cobra.Command, args []string) int {
+	root.SetArgs(args)
+	root.SetOut(a.Stdout)
+	root.SetErr(a.Stderr)
+	err := root.ExecuteContext(ctx)
+	if a.Log != nil {
+		_ = a.Log.Sync()
+	}
+	if err != nil {
+		fmt.Fprintf(a.Stderr, "%s: %v\n", root.Name(), err)
+		var ee exitError
+		if errors.As(err, &ee) {
+			return int(ee)
+		}
+		return 1
+	}
+	return 0
+}
+
+// exitError is an error that carries its exit code.
+type exitError int
+
+func (e exitError) Error() string { return fmt.Sprintf("exit status %d", int(e)) }
+
+// rootCommand is streamcrawl's command tree: what an operator runs. The benchmark and
+// chaos tooling is the other command, streamcrawl-bench.
+func (a *App) rootCommand() *cobra.Command {
+	root := a.NewRoot("streamcrawl", "A distributed web crawler on Redis Streams",
+		`streamcrawl crawls and scrapes web sites with many workers sharing one crawl through
+Redis Streams: requests, responses and items flow between the fetch, parse and store
+stages in consumer groups, and nothing is acked before its output is in Redis.
+
+Start with 'streamcrawl demo'.`)
+	root.AddCommand(a.crawlCommand(), a.stageCommand("fetch"), a.stageCommand("parse"), a.stageCommand("store"),
+		a.seedCommand(), a.statusCommand(), a.resetCommand(), a.deadCommand(), a.replayCommand(), a.processCommand(),
+		a.archiveCommand(), a.groupsCommand(), a.demoSiteCommand(), a.demoCommand(), a.exporterCommand(), a.dashboardCommand())
+	return root
+}
+
+// NewRoot returns a root command called use with the global flags (--log-level,
+// --log-format), which set up Log before any of its commands runs.
+func (a *App) NewRoot(use, short, long string) *cobra.Command {
+	root := &cobra.Command{
+		Use:           use,
+		Short:         short,
+		Long:          long,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			return a.setupLogger()
+		},
+	}
+	pf := root.PersistentFlags()
+	pf.StringVar(&a.logLevel, "log-level", "info", "log level: debug, info, warn, error")
+	pf.StringVar(&a.logFormat, "log-format", "console", "log format: console or json")
+	return root
+}
+
+// WorkerCommands are the commands a benchmark starts as child processes of its own
+// binary (fetch, parse, store, demo-site), hidden from its help: the same code as
+// streamcrawl's, so its figures are streamcrawl's.
+func (a *App) WorkerCommands() []*cobra.Command {
+	cmds := []*cobra.Command{a.stageCommand(streams.StageFetch), a.stageCommand(streams.StageParse),
+		a.stageCommand(streams.StageStore), a.demoSiteCommand()}
+	for _, c := range cmds {
+		c.Hidden = true
+	}
+	return cmds
+}
+
+// RedisFlags adds --redis and --redis-pool-size to cmd; embeddedOK says the command
+// runs on an embedded Redis when neither --redis nor $REDIS_URL is given.
+func (a *App) RedisFlags(cmd *cobra.Command, embeddedOK bool) {
+	help := "Redis URL: redis://[user:pass@]host:port[/db][?pool_size=N&dial_timeout=5s...] or rediss:// (default $REDIS_URL)"
+	if embeddedOK {
+		help += "; without it an embedded in-process Redis is used"
+	}
+	cmd.Flags().StringVar(&a.RedisURL, "redis", "", help)
+	cmd.Flags().IntVar(&a.poolSize, "redis-pool-size", 0, fmt.Sprintf("Redis connections this process holds at most (default %d)", streams.DefaultPoolSize))
+}
+
+// Connect opens Redis from --redis or $REDIS_URL (without either, an embedded Redis
+// unless required says an URL is needed).
+func (a *App) Connect(ctx context.Context, required bool) (*streams.Client, error) {
+	return a.connectOpts(ctx, required, false)
+}
+
+// connectCrawl checks a crawl name given with --crawl and connects (--redis required).
+func (a *App) connectCrawl(ctx context.Context, crawl string) (*streams.Client, error) {
+	if err := checkCrawl(crawl); err != nil {
+		return nil, err
+	}
+	return a.Connect(ctx, true)
+}
+
+// openCrawl is connectCrawl that also reads the crawl's stored layout.
+func (a *App) openCrawl(ctx context.Context, crawl string) (*streams.Client, frontier.Layout, error) {
+	rdb, err := a.connectCrawl(ctx, crawl)
+	if err != nil {
+		return nil, frontier.Layout{}, err
+	}
+	layout, err := frontier.ReadLayout(ctx, rdb, crawl)
+	if err != nil {
+		_ = rdb.Close()
+		return nil, frontier.Layout{}, err
+	}
+	return rdb, layout, nil
+}
+
+// connectWorker is connect for commands that run stages: it also warns about server
+// settings that can lose crawl state.
+func (a *App) connectWorker(ctx context.Context, required bool) (*streams.Client, error) {
+	return a.connectOpts(ctx, required, true)
+}
+
+func (a *App) connectOpts(ctx context.Context, required, check bool) (*streams.Client, error) {
+	url := a.RedisURL
+	if url == "" {
+		url = os.Getenv("REDIS_URL")
+	}
+	if url == "" && required {
+		return nil, errors.New("no Redis: pass --redis redis://host:port or set REDIS_URL")
+	}
+	c, err := streams.Connect(ctx, streams.ClientOptions{URL: url, PoolSize: a.poolSize, Partitions: a.partitions,
+		CheckSettings: check, Logger: a.Log})
+	if err != nil {
+		return nil, err
+	}
+	if c.Embedded != nil {
+		a.Log.Info("using embedded Redis (single machine, nothing persisted)", zap.String("addr", c.Addr))
+	}
+	return c, nil
+}
+
+// loadSpider loads a YAML spider and logs its warnings.
+func (a *App) loadSpider(path string) (*spiders.Spider, error) {
+	if path == "" {
+		return nil, errNoSpider
+	}
+	sp, warnings, err := spiders.LoadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	for _, w := range warnings {
+		a.Log.Warn(w)
+	}
+	a.partitions = sp.Settings.Partitions // sizes the connection pool
+	return sp, nil
+}
+
+func (a *App) setupLogger() error {
+	var level zapcore.Level
+	if err := level.Set(a.logLevel); err != nil {
+		return fmt.Errorf("bad --log-level %q: %w", a.logLevel, err)
+	}
+	var cfg zap.Config
+	switch strings.ToLower(a.logFormat) {
+	case "json":
+		cfg = zap.NewProductionConfig()
+	case "console":
+		cfg = zap.NewDevelopmentConfig()
+		cfg.Development = false
+		cfg.DisableStacktrace = true
+		cfg.EncoderConfig.EncodeLevel = zapcore.CapitalColorLevelEncoder
+		if f, ok := a.Stderr.(*os.File); !ok || !isTerminal(f) {
+			cfg.EncoderConfig.EncodeLevel = zapcore.CapitalLevelEncoder
+		}
+	default:
+		return fmt.Errorf("bad --log-format %q: want console or json", a.logFormat)
+	}
+	cfg.Level = zap.NewAtomicLevelAt(level)
+	cfg.OutputPaths = []string{"stderr"}
+	cfg.Sampling = nil
+	enc := zapcore.NewConsoleEncoder(cfg.EncoderConfig)
+	if a.logFormat == "json" {
+		enc = zapcore.NewJSONEncoder(cfg.EncoderConfig)
+	}
+	out := a.Stderr
+	if f, ok := a.Stderr.(*os.File); ok && isTerminal(f) {
+		a.term = &termWriter{w: a.Stderr}
+		out = a.term
+	}
+	a.Log = zap.New(zapcore.NewCore(enc, zapcore.AddSync(out), cfg.Level))
+	return nil
+}
+
+func isTerminal(f *os.File) bool {
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}

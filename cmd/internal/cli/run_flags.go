@@ -1,0 +1,130 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"time"
+
+	"github.com/ThreeDotsLabs/watermill/message"
+	"go.uber.org/zap"
+
+	"github.com/spf13/cobra"
+
+	"github.com/streamcrawl/streamcrawl/handlers"
+	"github.com/streamcrawl/streamcrawl/processors"
+	"github.com/streamcrawl/streamcrawl/streams"
+)
+
+// RunFlags are the flags of every command that runs stages.
+type RunFlags struct {
+	// Out is --out: where the store stage writes items (default <spider name>.jsonl).
+	Out string
+	// UntilDone is --until-done: stop once the whole crawl is done.
+	UntilDone bool
+
+	consumer        string
+	shutdownTimeout time.Duration
+	maxDeliveries   int
+	retryBackoff    time.Duration
+	minIdle         time.Duration
+	claimInterval   time.Duration
+	retain          [3]time.Duration // requests, responses, items
+	retainSet       func(name string) bool
+	trimInterval    time.Duration
+	maxBacklog      int64
+	metricsAddr     string
+}
+
+// AddMetrics adds --metrics-addr to a command that serves metrics.
+func (f *RunFlags) AddMetrics(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&f.metricsAddr, "metrics-addr", "", metricsAddrHelp)
+}
+
+// Add adds the flags of a command that runs stages to cmd; withOut adds --out.
+func (f *RunFlags) Add(cmd *cobra.Command, withOut bool) {
+	fl := cmd.Flags()
+	fl.StringVar(&f.consumer, "consumer", "", "this process's consumer name in the stage groups; keep it stable per process slot so a restart re-reads its own pending entries (default host-pid)")
+	if withOut {
+		fl.StringVar(&f.Out, "out", "", "where the store stage writes items: FILE.jsonl (default <spider name>.jsonl), FILE.csv, postgres://user:pass@host/db?table=items, or \"stream\" to keep them in the items stream only")
+	}
+	fl.DurationVar(&f.shutdownTimeout, "shutdown-timeout", streams.DefaultShutdownTimeout, "on SIGINT/SIGTERM, how long in-flight work may take to finish")
+	fl.IntVar(&f.maxDeliveries, "max-deliveries", streams.DefaultMaxDeliveries, "deliveries of an entry before it goes to dead letters")
+	fl.DurationVar(&f.retryBackoff, "retry-backoff", streams.DefaultRetryBackoff, "wait before the first retry of a failed fetch or the redelivery of a failed entry, doubled each time")
+	fl.DurationVar(&f.minIdle, "min-idle", streams.DefaultMinIdle, "how long an entry sits with a silent consumer before another takes it over")
+	fl.DurationVar(&f.claimInterval, "claim-interval", streams.DefaultClaimInterval, "how often idle entries of dead consumers are looked for")
+	fl.DurationVar(&f.retain[0], "retain-requests", streams.DefaultRetainRequests, "how long the requests stream keeps entries every group has acked (overrides the spider's settings.retention.requests)")
+	fl.DurationVar(&f.retain[1], "retain-responses", streams.DefaultRetainResponses, "how long the responses stream keeps acked entries, for re-parsing (overrides settings.retention.responses; default: until parsed)")
+	fl.DurationVar(&f.retain[2], "retain-items", streams.DefaultRetainItems, "how long the items stream keeps acked entries, for new sinks and post-processors (overrides settings.retention.items; default 24h up to 16MB)")
+	f.retainSet = func(name string) bool { return fl.Changed(name) }
+	fl.DurationVar(&f.trimInterval, "trim-interval", streams.DefaultTrimInterval, "how often acked entries past retention are trimmed")
+	fl.Int64Var(&f.maxBacklog, "max-backlog", handlers.DefaultMaxBacklog, "fetchers pause while this many responses wait for the parse stage (-1: no bound)")
+}
+
+func (f *RunFlags) subscriber() streams.SubscriberConfig {
+	return streams.SubscriberConfig{
+		ShutdownTimeout: f.shutdownTimeout, MaxDeliveries: f.maxDeliveries, RetryBackoff: f.retryBackoff,
+		MinIdle: f.minIdle, ClaimInterval: f.claimInterval,
+	}
+}
+
+// openSink opens the sink for --out: a .jsonl file (default <name>.jsonl), a .csv
+// file, or a postgres:// URL.
+func (f *RunFlags) openSink(ctx context.Context, name string, log *zap.Logger) (processors.Sink, string, error) {
+	out := f.Out
+	if out == "" {
+		out = name + ".jsonl"
+	}
+	s, err := processors.Open(ctx, out, log)
+	if err != nil {
+		return nil, "", err
+	}
+	return s, redactOut(out), nil
+}
+
+// redactOut hides a password in a postgres:// URL for messages.
+func redactOut(out string) string {
+	if u, err := url.Parse(out); err == nil && u.User != nil {
+		if _, ok := u.User.Password(); ok {
+			u.User = url.UserPassword(u.User.Username(), "***")
+			return u.String()
+		}
+	}
+	return out
+}
+
+func (f *RunFlags) config(a *App, stages []string) (handlers.Config, error) {
+	cfg := handlers.Config{Stages: stages, Consumer: f.consumer, UntilDone: f.UntilDone,
+		RetryBase: f.retryBackoff, MaxBacklog: f.maxBacklog, Subscriber: f.subscriber(), Logger: a.Log, TrimInterval: f.trimInterval,
+		Retain: map[string]streams.Retention{}}
+	// A --retain-* flag given replaces the spider's retention of that stream (age only,
+	// no byte limit); the others keep what the spider says.
+	for i, st := range []string{streams.StageFetch, streams.StageParse, streams.StageStore} {
+		if name := "retain-" + [...]string{"requests", "responses", "items"}[i]; f.retainSet != nil && f.retainSet(name) {
+			cfg.Retain[st] = streams.Retention{Age: f.retain[i]}
+		}
+	}
+	return cfg, installFault(&cfg)
+}
+
+// installFault sets a test fault hook on cfg; it does nothing outside test builds
+// (fault_test.go sets it there).
+var installFault = func(*handlers.Config) error { return nil }
+
+// beforeAckOf returns the test fault hook (installFault) of a component that is not a
+// stage (the archiver, a post-processor), called name there; nil outside tests.
+func beforeAckOf(name string) (func(*message.Message), error) {
+	var hc handlers.Config
+	if err := installFault(&hc); err != nil || hc.BeforeAck == nil {
+		return nil, err
+	}
+	return func(m *message.Message) { hc.BeforeAck(name, m) }, nil
+}
+
+func validStage(s string) error {
+	switch s {
+	case streams.StageFetch, streams.StageParse, streams.StageStore:
+		return nil
+	}
+	return fmt.Errorf("unknown stage %q", s)
+}

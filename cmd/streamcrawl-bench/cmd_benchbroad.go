@@ -1,0 +1,129 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/streamcrawl/streamcrawl/streams/frontier"
+
+	"github.com/spf13/cobra"
+
+	"github.com/streamcrawl/streamcrawl/spiders/broadsite"
+)
+
+// broadOptions configure a broad-crawl benchmark.
+type broadOptions struct {
+	Hosts, Pages int
+	Latency      time.Duration
+	Delay        time.Duration
+	Tolerance    time.Duration
+	Fetchers     int
+	Timeout      time.Duration
+	RedisURL     string
+	Dir          string
+}
+
+// broadResult is a broad-crawl benchmark's outcome.
+type broadResult struct {
+	broadsite.Report
+	Took        time.Duration
+	RedisCPU    float64 // seconds
+	RedisCmds   float64
+	Stored      int64
+	RobotsTurns int64
+}
+
+func (a *app) benchBroadCommand() *cobra.Command {
+	opt := broadOptions{}
+	cmd := &cobra.Command{
+		Use:   "bench-broad [--hosts N] [--pages N] [--delay D]",
+		Short: "Crawl many polite hosts on loopback with worker processes and report the span against the politeness limit",
+		Long: `bench-broad serves a broad web on loopback (--hosts hosts, each on its own 127.0.X.Y
+address, --pages pages each, every answer after --latency, a robots.txt that is obeyed),
+crawls it with per_host_concurrency 1 and per_host_delay --delay using --fetchers fetch
+processes and one parse and one store process on a real Redis, and reports what the
+hosts saw: the span of the crawl against the least the delay allows ((pages−1)×delay,
+the busiest host's), gaps between two requests to a host shorter than the delay (robots.txt
+included), the most requests in flight at one host, pages fetched twice or never, and
+Redis CPU and commands per page.
+
+Without --redis it starts a throw-away redis-server from PATH.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx := cmd.Context()
+			var done func()
+			var err error
+			if opt.RedisURL, opt.Dir, done, err = a.benchEnv(ctx, "bench-broad", false); err != nil {
+				return err
+			}
+			defer done()
+			res, err := runBroad(ctx, opt, a.Stderr)
+			if err != nil {
+				return err
+			}
+			printBroad(a.Stdout, opt, res)
+			return nil
+		},
+	}
+	a.RedisFlags(cmd, false)
+	cmd.Flags().IntVar(&opt.Hosts, "hosts", 300, "hosts (one loopback address each)")
+	cmd.Flags().IntVar(&opt.Pages, "pages", 40, "pages per host, home page included")
+	cmd.Flags().DurationVar(&opt.Latency, "latency", 20*time.Millisecond, "how long each page takes to answer")
+	cmd.Flags().DurationVar(&opt.Delay, "delay", 500*time.Millisecond, "per_host_delay of the spider")
+	cmd.Flags().DurationVar(&opt.Tolerance, "tolerance", 10*time.Millisecond, "a gap counts as short below delay minus this")
+	cmd.Flags().IntVar(&opt.Fetchers, "fetchers", 2, "fetch processes")
+	cmd.Flags().DurationVar(&opt.Timeout, "timeout", 10*time.Minute, "give up after this long")
+	return cmd
+}
+
+// runBroad runs the benchmark (see benchBroadCommand).
+func runBroad(ctx context.Context, opt broadOptions, log io.Writer) (*broadResult, error) {
+	ctx, cancel := context.WithTimeout(ctx, opt.Timeout)
+	defer cancel()
+	web, err := broadsite.Start(broadsite.Config{Hosts: opt.Hosts, Pages: opt.Pages, Latency: opt.Latency,
+		Robots: "User-agent: *\nDisallow: /private/\n"})
+	if err != nil {
+		return nil, err
+	}
+	defer web.Close()
+	w, err := startWorkers(ctx, opt.RedisURL, opt.Dir, "broad", web.SpiderYAML(opt.Delay), opt.Fetchers, "", "warn")
+	if err != nil {
+		return nil, err
+	}
+	defer w.c.Close()
+	failed := w.wait()
+	took := time.Since(w.start)
+	if len(failed) > 0 {
+		return nil, fmt.Errorf("bench-broad: workers failed (logs in %s): %v", opt.Dir, failed)
+	}
+	redisCPU, redisCmds := w.redisCost(ctx)
+	l, err := frontier.ReadLayout(ctx, w.c, w.sp.Name)
+	if err != nil {
+		return nil, err
+	}
+	st, err := frontier.ReadStatus(ctx, w.c, l)
+	if err != nil {
+		return nil, err
+	}
+	res := &broadResult{Report: web.Report(opt.Delay, opt.Tolerance), Took: took, RedisCPU: redisCPU,
+		RedisCmds: redisCmds, Stored: st.ItemsStored, RobotsTurns: st.Stats["robots_turns"]}
+	return res, nil
+}
+
+func printBroad(w io.Writer, opt broadOptions, r *broadResult) {
+	pages := float64(max(r.Pages, 1))
+	fmt.Fprintf(w, "streamcrawl bench-broad: %d hosts x %d pages, latency %s, per-host delay %s, 1 per host, %d fetch processes\n",
+		opt.Hosts, opt.Pages, opt.Latency, opt.Delay, opt.Fetchers)
+	fmt.Fprintf(w, "  pages fetched                 %d of %d (%d twice, %d never), %d items stored\n",
+		r.Pages, opt.Hosts*opt.Pages, r.Duplicates, r.Missing, r.Stored)
+	fmt.Fprintf(w, "  span / limit                  %.2f s / %.2f s = %.2f\n", r.Span.Seconds(), r.Limit.Seconds(), r.Span.Seconds()/r.Limit.Seconds())
+	fmt.Fprintf(w, "  wall time (seed to done)      %.2f s\n", r.Took.Seconds())
+	fmt.Fprintf(w, "  gaps below delay - %s     %d of %d (smallest %s, median %s)\n", opt.Tolerance, r.ShortGaps, r.Gaps,
+		r.MinGap.Round(time.Millisecond), r.MedianGap.Round(time.Millisecond))
+	fmt.Fprintf(w, "  most in flight at one host    %d\n", r.MaxInFlight)
+	fmt.Fprintf(w, "  requests (robots.txt incl.)   %d (robots.txt fetches that used a host's turn: %d)\n", r.Requests, r.RobotsTurns)
+	fmt.Fprintf(w, "  Redis CPU per page            %.0f µs\n", r.RedisCPU/pages*1e6)
+	fmt.Fprintf(w, "  Redis commands per page       %.1f\n", r.RedisCmds/pages)
+}

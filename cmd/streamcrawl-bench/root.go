@@ -1,0 +1,33 @@
+package main
+
+import (
+	"context"
+	"io"
+
+	"github.com/spf13/cobra"
+
+	"github.com/streamcrawl/streamcrawl/cmd/internal/cli"
+)
+
+// app is the command line's state: streamcrawl's (global flags, Redis, logger).
+type app struct{ *cli.App }
+
+// Run runs the streamcrawl-bench command line args and returns the exit code.
+func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	a := &app{cli.New(stdout, stderr)}
+	return a.Execute(ctx, a.rootCommand(), args)
+}
+
+// rootCommand is streamcrawl-bench's command tree: the tooling, and the worker commands
+// (hidden) that it runs as its own children.
+func (a *app) rootCommand() *cobra.Command {
+	root := a.NewRoot("streamcrawl-bench", "Benchmarks and chaos runs of streamcrawl",
+		`streamcrawl-bench measures streamcrawl and tries to break it: bench, bench-scale and
+bench-broad crawl loopback sites and print pages/s, CPU, memory and Redis cost per page;
+bench-dedup pushes URLs through dedup alone; chaos kills worker processes mid-crawl and
+checks that nothing was lost. Worker processes are children of this binary, which runs
+streamcrawl's own fetch, parse, store and demo-site commands for them.`)
+	root.AddCommand(a.benchCommand(), a.benchScaleCommand(), a.benchBroadCommand(), a.benchDedupCommand(), a.chaosCommand())
+	root.AddCommand(a.WorkerCommands()...)
+	return root
+}

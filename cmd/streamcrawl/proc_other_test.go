@@ -1,8 +1,0 @@
-//go:build !linux
-
-package main
-
-import "syscall"
-
-// procAttr is nil where Pdeathsig does not exist: workers are killed by test cleanups.
-func procAttr() *syscall.SysProcAttr { return nil }

@@ -57,17 +57,6 @@ func (c *Client) Close() error {
 	return err
 }
 
-// QuietRedisLog stops go-redis from printing its own messages (dial failures, pool
-// notices) to stderr, for the whole program: go-redis has one global logger. A program
-// whose components log failures themselves, rate-limited, through zap (as every
-// streams component does) calls it once in main; a library never does.
-func QuietRedisLog() { redis.SetLogger(quietRedis{}) }
-
-// quietRedis is a go-redis logger that drops every message.
-type quietRedis struct{}
-
-func (quietRedis) Printf(context.Context, string, ...any) {}
-
 // Connect opens a client, checks that the server answers, and warns (through the
 // logger) when the server's settings could lose crawl state.
 func Connect(ctx context.Context, o ClientOptions) (*Client, error) {

@@ -16,22 +16,32 @@ import (
 	"go.uber.org/zap"
 )
 
-// Defaults of SubscriberConfig.
+// DefaultBatchSize is the COUNT of each XREADGROUP of a Subscriber.
+const DefaultBatchSize = 64
+
+// Defaults of SubscriberConfig (see SubscriberDefaults).
 const (
-	DefaultBatchSize       = 64
-	DefaultMaxInFlight     = 64
-	DefaultBlockTime       = 2 * time.Second
-	DefaultReadLinger      = 20 * time.Millisecond
-	DefaultAckBatch        = 256
-	DefaultAckInterval     = 50 * time.Millisecond
-	DefaultMaxDeliveries   = 5
-	DefaultRetryBackoff    = time.Second
-	DefaultMaxRetryBackoff = time.Minute
-	DefaultMinIdle         = 30 * time.Second
-	DefaultClaimInterval   = 5 * time.Second
-	DefaultClaimBatch      = 100
-	DefaultShutdownTimeout = 20 * time.Second
+	defaultMaxInFlight     = 64
+	defaultBlockTime       = 2 * time.Second
+	defaultReadLinger      = 20 * time.Millisecond
+	defaultAckBatch        = 256
+	defaultAckInterval     = 50 * time.Millisecond
+	defaultMaxDeliveries   = 5
+	defaultRetryBackoff    = time.Second
+	defaultMaxRetryBackoff = time.Minute
+	defaultMinIdle         = 30 * time.Second
+	defaultClaimInterval   = 5 * time.Second
+	defaultClaimBatch      = 100
+	defaultShutdownTimeout = 20 * time.Second
 )
+
+// SubscriberDefaults returns the settings a zero SubscriberConfig gets (for flags and
+// messages that show them).
+func SubscriberDefaults() SubscriberConfig {
+	var c SubscriberConfig
+	c.setDefaults()
+	return c
+}
 
 // SubscriberConfig configures a Subscriber.
 type SubscriberConfig struct {
@@ -116,18 +126,18 @@ func (c *SubscriberConfig) setDefaults() {
 		c.StartID = "0"
 	}
 	c.BatchSize = cmp.Or(c.BatchSize, DefaultBatchSize)
-	c.MaxInFlight = cmp.Or(c.MaxInFlight, DefaultMaxInFlight)
-	c.BlockTime = cmp.Or(c.BlockTime, DefaultBlockTime)
-	c.ReadLinger = cmp.Or(c.ReadLinger, DefaultReadLinger)
-	c.AckBatch = cmp.Or(c.AckBatch, DefaultAckBatch)
-	c.AckInterval = cmp.Or(c.AckInterval, DefaultAckInterval)
-	c.MaxDeliveries = cmp.Or(c.MaxDeliveries, DefaultMaxDeliveries)
-	c.RetryBackoff = cmp.Or(c.RetryBackoff, DefaultRetryBackoff)
-	c.MaxRetryBackoff = cmp.Or(c.MaxRetryBackoff, DefaultMaxRetryBackoff)
-	c.MinIdle = cmp.Or(c.MinIdle, DefaultMinIdle)
-	c.ClaimInterval = cmp.Or(c.ClaimInterval, DefaultClaimInterval)
-	c.ClaimBatch = cmp.Or(c.ClaimBatch, DefaultClaimBatch)
-	c.ShutdownTimeout = cmp.Or(c.ShutdownTimeout, DefaultShutdownTimeout)
+	c.MaxInFlight = cmp.Or(c.MaxInFlight, defaultMaxInFlight)
+	c.BlockTime = cmp.Or(c.BlockTime, defaultBlockTime)
+	c.ReadLinger = cmp.Or(c.ReadLinger, defaultReadLinger)
+	c.AckBatch = cmp.Or(c.AckBatch, defaultAckBatch)
+	c.AckInterval = cmp.Or(c.AckInterval, defaultAckInterval)
+	c.MaxDeliveries = cmp.Or(c.MaxDeliveries, defaultMaxDeliveries)
+	c.RetryBackoff = cmp.Or(c.RetryBackoff, defaultRetryBackoff)
+	c.MaxRetryBackoff = cmp.Or(c.MaxRetryBackoff, defaultMaxRetryBackoff)
+	c.MinIdle = cmp.Or(c.MinIdle, defaultMinIdle)
+	c.ClaimInterval = cmp.Or(c.ClaimInterval, defaultClaimInterval)
+	c.ClaimBatch = cmp.Or(c.ClaimBatch, defaultClaimBatch)
+	c.ShutdownTimeout = cmp.Or(c.ShutdownTimeout, defaultShutdownTimeout)
 	if c.Logger == nil {
 		c.Logger = zap.NewNop()
 	}

@@ -15,15 +15,15 @@ import (
 	"go.uber.org/zap"
 )
 
-// Default retention (what stays after every group has acked it, for replay) and trim
-// interval. Responses and requests go once acked: bodies leave Redis once parsed.
+// DefaultTrimInterval is how often a Trimmer trims every stream.
+const DefaultTrimInterval = time.Second
+
 const (
-	DefaultRetainRequests     = 0
-	DefaultRetainResponses    = 0
-	DefaultRetainItems        = 24 * time.Hour
-	DefaultRetainItemsBytes   = 16 << 20
-	DefaultTrimInterval       = time.Second
-	DefaultBytesTrimChunk     = 256
+	// bytesTrimChunk is how many of the oldest acked entries one script removes for a
+	// byte limit (one short script each, so Redis never stalls).
+	bytesTrimChunk = 256
+	// bytesRetentionMinInterval is how often streams with a byte limit are trimmed at
+	// least.
 	bytesRetentionMinInterval = 250 * time.Millisecond
 )
 
@@ -118,7 +118,7 @@ return {redis.call('XTRIM', KEYS[1], 'MINID', minid), minid}
 // Trim removes the entries of stream that every group has acked and that are past
 // retention. It returns how many it removed. A byte limit is enforced from the
 // stream's MEMORY USAGE and its mean entry size, removing the oldest acked entries in
-// chunks of DefaultBytesTrimChunk (one short script each, so Redis never stalls); a
+// chunks of bytesTrimChunk (one short script each, so Redis never stalls); a
 // server without MEMORY USAGE (the embedded one) keeps everything the age allows.
 func Trim(ctx context.Context, rdb redis.UniversalClient, stream string, r Retention, now time.Time) (int64, error) {
 	total, err := trimChunk(ctx, rdb, stream, r, now, -1)
@@ -133,7 +133,7 @@ func Trim(ctx context.Context, rdb redis.UniversalClient, stream string, r Reten
 			return total, nil // no MEMORY USAGE (embedded Redis): the age alone decides
 		}
 		for drop > 0 {
-			chunk := min(drop, DefaultBytesTrimChunk)
+			chunk := min(drop, bytesTrimChunk)
 			n, err := trimChunk(ctx, rdb, stream, r, now, chunk)
 			total += n
 			if err != nil {

@@ -153,7 +153,7 @@ func ReadNodes(ctx context.Context, cc *redis.ClusterClient, l streams.Layout) (
 		if n.Keys, err = c.DBSize(ctx).Result(); err != nil {
 			return err
 		}
-		info, err := streams.InfoNumbers(ctx, c, "memory")
+		info, err := InfoNumbers(ctx, c, "memory")
 		if err != nil {
 			return err
 		}

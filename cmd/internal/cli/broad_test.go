@@ -6,8 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/streamcrawl/streamcrawl/streams/frontier"
-
 	"github.com/streamcrawl/streamcrawl/handlers"
 	"github.com/streamcrawl/streamcrawl/spiders"
 	"github.com/streamcrawl/streamcrawl/spiders/broadsite"
@@ -47,7 +45,7 @@ func TestFetcherKilledHoldingHostSlotsLosesNothing(t *testing.T) {
 	}
 	victim := stage("fetch", "fetch-1")
 	others := []*proc{stage("fetch", "fetch-2"), stage("parse", "parse-1"), stage("store", "store-1", "--out", out)}
-	k := frontier.NewKeys(sp.Name)
+	k := streams.NewKeys(sp.Name)
 	held := int64(0)
 	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
 		p, err := rdb.XPending(ctx, k.Requests(), streams.StageFetch).Result()

@@ -8,11 +8,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/streamcrawl/streamcrawl/streams/frontier"
-
 	"github.com/redis/go-redis/v9"
 
 	"github.com/streamcrawl/streamcrawl/streams"
+	"github.com/streamcrawl/streamcrawl/streams/inspect"
 )
 
 // Progress refresh intervals: on a terminal the line is redrawn in place; elsewhere a
@@ -29,14 +28,14 @@ type progress struct {
 	w     io.Writer
 	term  *termWriter // on a terminal: the line is redrawn in place
 	rdb   redis.UniversalClient
-	l     frontier.Layout
+	l     streams.Layout
 	r     rates
 	start time.Time
 }
 
 // startProgress shows progress on a.Stderr until the returned stop is called; stop
 // clears the line on a terminal.
-func (a *App) startProgress(ctx context.Context, rdb redis.UniversalClient, l frontier.Layout) (stop func()) {
+func (a *App) startProgress(ctx context.Context, rdb redis.UniversalClient, l streams.Layout) (stop func()) {
 	p := &progress{w: a.Stderr, term: a.term, rdb: rdb, l: l, start: time.Now()}
 	every := a.progressEvery
 	switch {
@@ -77,7 +76,7 @@ func (p *progress) show(ctx context.Context) {
 	if err != nil {
 		return
 	}
-	pr, err := frontier.ReadProgress(ctx, p.rdb, p.l)
+	pr, err := inspect.ReadProgress(ctx, p.rdb, p.l)
 	if err != nil {
 		return
 	}

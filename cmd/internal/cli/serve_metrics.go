@@ -6,8 +6,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/streamcrawl/streamcrawl/streams/frontier"
-
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 
@@ -51,7 +49,7 @@ func (a *App) serveMetrics(ctx context.Context, addr string, rdb redis.Universal
 // streams (they are created when the stages start).
 func groupsReady(rdb redis.UniversalClient, crawl string, stages ...string) metrics.ReadyFunc {
 	return func(ctx context.Context) error {
-		l, err := frontier.ReadLayout(ctx, rdb, crawl)
+		l, err := streams.ReadLayout(ctx, rdb, crawl)
 		if err != nil {
 			return err
 		}

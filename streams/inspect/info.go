@@ -1,4 +1,4 @@
-package streams
+package inspect
 
 import (
 	"context"
@@ -15,7 +15,7 @@ import (
 func InfoNumbers(ctx context.Context, c redis.Cmdable, sections ...string) (map[string]float64, error) {
 	info, err := c.InfoMap(ctx, sections...).Result()
 	if err != nil {
-		return nil, fmt.Errorf("streams: info: %w", err)
+		return nil, fmt.Errorf("inspect: info: %w", err)
 	}
 	out := map[string]float64{}
 	for _, fields := range info {

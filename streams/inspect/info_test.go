@@ -1,10 +1,10 @@
-package streams_test
+package inspect_test
 
 import (
 	"context"
 	"testing"
 
-	"github.com/streamcrawl/streamcrawl/streams"
+	"github.com/streamcrawl/streamcrawl/streams/inspect"
 	"github.com/streamcrawl/streamcrawl/streams/streamstest"
 )
 
@@ -15,7 +15,7 @@ func TestInfoNumbers(t *testing.T) {
 	if err := rdb.Set(ctx, "k", "some value", 0).Err(); err != nil {
 		t.Fatal(err)
 	}
-	info, err := streams.InfoNumbers(ctx, rdb, "memory", "stats")
+	info, err := inspect.InfoNumbers(ctx, rdb, "memory", "stats")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -29,7 +29,7 @@ func TestInfoNumbers(t *testing.T) {
 		t.Errorf("UsedCPU = %v, want the server's CPU seconds", cpu)
 	}
 	srv.Kill()
-	if _, err := streams.InfoNumbers(ctx, rdb, "memory"); err == nil {
+	if _, err := inspect.InfoNumbers(ctx, rdb, "memory"); err == nil {
 		t.Error("INFO of a stopped server: no error")
 	}
 }

@@ -11,14 +11,14 @@ import (
 	"github.com/streamcrawl/streamcrawl/streams/loop"
 )
 
-// DefaultBacklogInterval is how often a Backlog looks at its group.
-const DefaultBacklogInterval = 100 * time.Millisecond
+// defaultBacklogInterval is how often a Backlog looks at its group.
+const defaultBacklogInterval = 100 * time.Millisecond
 
 // Backlog watches how many entries a group has not finished (unread plus pending) and
 // tells whether it is under a bound; a Subscriber's Gate uses it so that fetchers slow
 // down when the parse stage falls behind, which bounds the responses stream's memory.
 type Backlog struct {
-	// Interval is how often Run looks. NewBacklog sets DefaultBacklogInterval; change
+	// Interval is how often Run looks. NewBacklog sets defaultBacklogInterval; change
 	// it before Run.
 	Interval time.Duration
 	// CountUnread counts unread entries with XRANGE instead of trusting XINFO's lag;
@@ -37,7 +37,7 @@ type Backlog struct {
 // NewBacklog returns a watcher of group on streams (one per partition; the backlog is
 // their sum) with bound max (> 0).
 func NewBacklog(rdb redis.UniversalClient, streams []string, group string, max int64) *Backlog {
-	b := &Backlog{Interval: DefaultBacklogInterval, rdb: rdb, streams: streams, group: group, max: max}
+	b := &Backlog{Interval: defaultBacklogInterval, rdb: rdb, streams: streams, group: group, max: max}
 	b.under.Store(true)
 	return b
 }

@@ -161,8 +161,8 @@ func redactURL(raw string) string {
 	return raw[:scheme+3] + "***" + raw[at:]
 }
 
-// IsNoGroup reports a NOGROUP error (the stream or its group was deleted under us).
-func IsNoGroup(err error) bool {
+// isNoGroup reports a NOGROUP error (the stream or its group was deleted under us).
+func isNoGroup(err error) bool {
 	return err != nil && strings.HasPrefix(err.Error(), "NOGROUP")
 }
 

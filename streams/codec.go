@@ -14,8 +14,8 @@ const (
 	MetaStreamID = "sc_stream_id"
 	// MetaDeliveries is how many times the entry has been delivered, this time included.
 	MetaDeliveries = "sc_deliveries"
-	// MetaError carries a handler's error to the Subscriber (see RecordError).
-	MetaError = "sc_error"
+	// metaError carries a handler's error to the Subscriber (see RecordError).
+	metaError = "sc_error"
 )
 
 // wire is watermill-redisstream's format: our streams stay readable by any Watermill
@@ -49,12 +49,12 @@ func decode(values map[string]any) (msg *message.Message, err error) {
 // dead-letter entry if msg ends up there.
 func RecordError(msg *message.Message, err error) {
 	if err != nil {
-		msg.Metadata.Set(MetaError, err.Error())
+		msg.Metadata.Set(metaError, err.Error())
 	}
 }
 
-// MetaPoison marks a message whose failure no retry can fix (see MarkPoison).
-const MetaPoison = "sc_poison"
+// metaPoison marks a message whose failure no retry can fix (see MarkPoison).
+const metaPoison = "sc_poison"
 
 // ErrPoison wraps errors that no retry can fix: a message that cannot be decoded, a URL
 // that cannot be fetched. The router middleware marks such messages, and the Subscriber
@@ -64,5 +64,5 @@ var ErrPoison = errors.New("poison")
 // MarkPoison records err on msg and marks it for dead letters without retries.
 func MarkPoison(msg *message.Message, err error) {
 	RecordError(msg, err)
-	msg.Metadata.Set(MetaPoison, "1")
+	msg.Metadata.Set(metaPoison, "1")
 }

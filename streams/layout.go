@@ -14,8 +14,8 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// MaxPartitions bounds a crawl's partitions.
-const MaxPartitions = 1024
+// maxPartitions bounds a crawl's partitions.
+const maxPartitions = 1024
 
 // Layout is where a crawl's keys live. A crawl has P partitions; each has its own
 // frontier, streams, dedup, delayed set and politeness state under the hash tag
@@ -123,15 +123,15 @@ func OpenLayout(ctx context.Context, rdb redis.UniversalClient, crawl string, wa
 	if crawl == "" {
 		return Layout{}, false, errors.New("frontier: layout needs a crawl name")
 	}
-	if want < 1 || want > MaxPartitions {
-		return Layout{}, false, fmt.Errorf("frontier: partitions must be 1 to %d, got %d", MaxPartitions, want)
+	if want < 1 || want > maxPartitions {
+		return Layout{}, false, fmt.Errorf("frontier: partitions must be 1 to %d, got %d", maxPartitions, want)
 	}
 	n, err := openLayoutScript.Run(ctx, rdb, []string{NewKeys(crawl).Meta()}, want).Int()
 	if err != nil {
 		return Layout{}, false, fmt.Errorf("frontier: store partitions of crawl %s: %w", crawl, err)
 	}
-	if n < 1 || n > MaxPartitions {
-		return Layout{}, false, fmt.Errorf("frontier: crawl %s has %d partitions stored, want 1 to %d", crawl, n, MaxPartitions)
+	if n < 1 || n > maxPartitions {
+		return Layout{}, false, fmt.Errorf("frontier: crawl %s has %d partitions stored, want 1 to %d", crawl, n, maxPartitions)
 	}
 	return NewLayout(crawl, n), n != want, nil
 }
@@ -149,8 +149,8 @@ func ReadLayout(ctx context.Context, rdb redis.UniversalClient, crawl string) (L
 	if err != nil {
 		return Layout{}, fmt.Errorf("frontier: read partitions of crawl %s: %w", crawl, err)
 	}
-	if n < 1 || n > MaxPartitions {
-		return Layout{}, fmt.Errorf("frontier: crawl %s has %d partitions stored, want 1 to %d", crawl, n, MaxPartitions)
+	if n < 1 || n > maxPartitions {
+		return Layout{}, fmt.Errorf("frontier: crawl %s has %d partitions stored, want 1 to %d", crawl, n, maxPartitions)
 	}
 	return NewLayout(crawl, n), nil
 }

@@ -12,9 +12,9 @@ import (
 	"github.com/streamcrawl/streamcrawl/streams/loop"
 )
 
-// MetaOutage marks a message whose handler failed because Redis refused a write for a
+// metaOutage marks a message whose handler failed because Redis refused a write for a
 // reason that is not about the message (see MarkOutage).
-const MetaOutage = "sc_outage"
+const metaOutage = "sc_outage"
 
 // ErrWriteRefused wraps errors of a Redis server that refuses writes for a reason that is
 // not about the message: out of memory under noeviction, a read-only replica, a failing
@@ -64,7 +64,7 @@ func IsWriteRefused(err error) bool {
 // take writes.
 func MarkOutage(msg *message.Message, err error) {
 	RecordError(msg, err)
-	msg.Metadata.Set(MetaOutage, "1")
+	msg.Metadata.Set(metaOutage, "1")
 }
 
 // Outage tracks whether Redis refuses this process's writes. Every stage of a process

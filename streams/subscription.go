@@ -240,7 +240,7 @@ func (s *subscription) free() int { return cap(s.slots) - len(s.slots) }
 // off (failures counts the reads that failed in a row, this one included).
 func (s *subscription) readFailed(err error, failures int) {
 	s.errLog.Warn("read failed; retrying", err)
-	if IsNoGroup(err) {
+	if isNoGroup(err) {
 		if gerr := ensureGroup(s.ctx, s.rdb, s.stream, s.cfg.Group, s.cfg.StartID); gerr != nil {
 			s.errLog.Warn("recreate group failed", gerr)
 		}
@@ -303,22 +303,22 @@ func (s *subscription) await(msg *message.Message, id string, deliveries int, do
 		s.forget(id)
 		s.release()
 	case <-msg.Nacked():
-		if msg.Metadata.Get(MetaOutage) != "" {
+		if msg.Metadata.Get(metaOutage) != "" {
 			s.waiters.Add(1)
 			go s.hold(msg, id, deliveries)
 			return
 		}
 		s.forget(id)
-		if msg.Metadata.Get(MetaPoison) != "" {
+		if msg.Metadata.Get(metaPoison) != "" {
 			s.log.Warn("poison message moved to dead letters", zap.String("id", id),
-				zap.String("error", msg.Metadata.Get(MetaError)))
-			s.deadLetter(id, deliveries, msg.Metadata.Get(MetaError))
+				zap.String("error", msg.Metadata.Get(metaError)))
+			s.deadLetter(id, deliveries, msg.Metadata.Get(metaError))
 			s.release()
 			return
 		}
 		s.release()
 		s.waiters.Add(1)
-		go s.retry(id, deliveries, msg.Metadata.Get(MetaError))
+		go s.retry(id, deliveries, msg.Metadata.Get(metaError))
 	case <-s.hard.Done():
 		// Shutdown deadline: left pending for our restart or a reclaim.
 		s.forget(id)

@@ -115,12 +115,12 @@ if cut ~= nil and id_less(cut, minid) then minid = cut end
 return {redis.call('XTRIM', KEYS[1], 'MINID', minid), minid}
 `)
 
-// Trim removes the entries of stream that every group has acked and that are past
+// trim removes the entries of stream that every group has acked and that are past
 // retention. It returns how many it removed. A byte limit is enforced from the
 // stream's MEMORY USAGE and its mean entry size, removing the oldest acked entries in
 // chunks of bytesTrimChunk (one short script each, so Redis never stalls); a
 // server without MEMORY USAGE (the embedded one) keeps everything the age allows.
-func Trim(ctx context.Context, rdb redis.UniversalClient, stream string, r Retention, now time.Time) (int64, error) {
+func trim(ctx context.Context, rdb redis.UniversalClient, stream string, r Retention, now time.Time) (int64, error) {
 	total, err := trimChunk(ctx, rdb, stream, r, now, -1)
 	if err != nil || r.MaxBytes <= 0 {
 		return total, err
@@ -240,7 +240,7 @@ func trimAll(ctx context.Context, rdb redis.UniversalClient, streams map[string]
 		if bytesOnly && r.MaxBytes == 0 {
 			continue
 		}
-		n, err := Trim(ctx, rdb, stream, r, time.Now())
+		n, err := trim(ctx, rdb, stream, r, time.Now())
 		if err != nil {
 			if ctx.Err() == nil {
 				errLog.Warn("trim failed", err, zap.String("stream", stream))
@@ -253,10 +253,6 @@ func trimAll(ctx context.Context, rdb redis.UniversalClient, streams map[string]
 	}
 }
 
-// RetentionField is the field of the crawl's meta hash that records the retention a
-// stream kind ("requests", "responses", "items") is trimmed with, for status.
-func RetentionField(kind string) string { return "retention:" + kind }
-
 // RecordRetention records, in the crawl's meta hash (meta), the retention each stream
 // kind is trimmed with (the last process started says). Status shows it.
 func RecordRetention(ctx context.Context, rdb redis.UniversalClient, meta string, byKind map[string]Retention) error {
@@ -265,7 +261,7 @@ func RecordRetention(ctx context.Context, rdb redis.UniversalClient, meta string
 	}
 	vals := make([]any, 0, 2*len(byKind))
 	for kind, r := range byKind {
-		vals = append(vals, RetentionField(kind), r.String())
+		vals = append(vals, rkit.RetentionField(kind), r.String())
 	}
 	if err := rdb.HSet(ctx, meta, vals...).Err(); err != nil {
 		return fmt.Errorf("streams: record retention: %w", err)
@@ -273,9 +269,9 @@ func RecordRetention(ctx context.Context, rdb redis.UniversalClient, meta string
 	return nil
 }
 
-// ParseRetention reads what Retention.String writes ("until acked", "max_age=10m0s
+// parseRetention reads what Retention.String writes ("until acked", "max_age=10m0s
 // max_bytes=64MB min_count=5").
-func ParseRetention(s string) (Retention, error) {
+func parseRetention(s string) (Retention, error) {
 	var r Retention
 	s = strings.TrimSpace(s)
 	if s == "" || s == "until acked" {
@@ -322,12 +318,12 @@ func parseBytes(v string) (int64, error) {
 // RecordedRetention returns the retention the crawl's stage processes recorded for a
 // stream kind in its meta hash (RecordRetention); "until acked" when none did.
 func RecordedRetention(ctx context.Context, rdb redis.UniversalClient, meta, kind string) (Retention, error) {
-	v, err := rdb.HGet(ctx, meta, RetentionField(kind)).Result()
+	v, err := rdb.HGet(ctx, meta, rkit.RetentionField(kind)).Result()
 	if rkit.ErrNil(err) {
 		return Retention{}, nil
 	}
 	if err != nil {
 		return Retention{}, fmt.Errorf("streams: read retention: %w", err)
 	}
-	return ParseRetention(v)
+	return parseRetention(v)
 }

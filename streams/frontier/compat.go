@@ -23,8 +23,6 @@ type Keys = streams.Keys
 // Layout is streams.Layout.
 type Layout = streams.Layout
 
-// MaxPartitions is streams.MaxPartitions.
-const MaxPartitions = streams.MaxPartitions
 
 // NewKeys is streams.NewKeys.
 func NewKeys(crawl string) Keys { return streams.NewKeys(crawl) }

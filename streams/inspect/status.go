@@ -111,7 +111,7 @@ func ReadStatus(ctx context.Context, rdb redis.UniversalClient, l streams.Layout
 		st.Streams[j].Name = summed[j].Stream
 		for _, kind := range []string{"requests", "responses", "items"} {
 			if strings.HasSuffix(st.Streams[j].Name, ":"+kind) {
-				st.Streams[j].Retention = meta[streams.RetentionField(kind)]
+				st.Streams[j].Retention = meta[rkit.RetentionField(kind)]
 			}
 		}
 	}

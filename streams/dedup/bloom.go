@@ -37,7 +37,7 @@ import (
 // bytes 13-16 modulo the part count; bit j = (h1 + j*h2') mod m with h2' = h2 mod m
 // made odd (double hashing, Kirsch and Mitzenmacher).
 //
-// State: hash SeenBloom with n (filters made) and c (URLs added to the newest). The
+// State: hash bloomKey with n (filters made) and c (URLs added to the newest). The
 // next filter is made by the first URL added after the newest is full, so a crawl of
 // exactly Capacity URLs never pays for a second filter.
 //
@@ -211,7 +211,7 @@ func hasBloomCommands(ctx context.Context, rdb redis.UniversalClient) (bool, err
 // checkBitfield fails when the server lacks BITFIELD_RO (Redis before 6.2, and the
 // embedded miniredis), which the Lua Bloom filter needs.
 func checkBitfield(ctx context.Context, rdb redis.UniversalClient, keys streams.Keys) error {
-	err := rdb.Do(ctx, "BITFIELD_RO", keys.SeenBloomPart(0, 0), "GET", "u1", "0").Err()
+	err := rdb.Do(ctx, "BITFIELD_RO", bloomPartKey(keys, 0, 0), "GET", "u1", "0").Err()
 	if err != nil && strings.Contains(strings.ToLower(err.Error()), "unknown command") {
 		return fmt.Errorf("dedup: bloom dedup needs BITFIELD_RO (Redis 6.2 or later), which this server lacks (the embedded Redis does): use exact dedup: %w", err)
 	}
@@ -226,9 +226,9 @@ func checkBitfield(ctx context.Context, rdb redis.UniversalClient, keys streams.
 // twice the first's: asking for half of ErrorRate keeps a crawl that outgrows its
 // capacity under ErrorRate, as the Lua filter does (for 1.44 more bits per URL).
 func reserveBloom(ctx context.Context, rdb redis.UniversalClient, keys streams.Keys, cfg Config) error {
-	err := rdb.Do(ctx, "BF.RESERVE", keys.SeenBF(), cfg.ErrorRate/2, cfg.Capacity, "EXPANSION", 2).Err()
+	err := rdb.Do(ctx, "BF.RESERVE", bfKey(keys), cfg.ErrorRate/2, cfg.Capacity, "EXPANSION", 2).Err()
 	if err != nil && !strings.Contains(strings.ToLower(err.Error()), "exists") {
-		return fmt.Errorf("dedup: BF.RESERVE %s: %w", keys.SeenBF(), err)
+		return fmt.Errorf("dedup: BF.RESERVE %s: %w", bfKey(keys), err)
 	}
 	return nil
 }

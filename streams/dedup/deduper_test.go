@@ -200,7 +200,7 @@ func TestDedupBloomGrowsPastCapacity(t *testing.T) {
 	rate, dropped := bloomCheck(t, d, 3*capacity, 8*capacity) // expected 0.93%: 400k probes put 1% 5 sigma off
 	wantRate, wantDropped := d.ExpectedFalsePositives(3 * capacity)
 	t.Logf("false-positive rate %.3f%% (expected %.3f%%), dropped on insert %d (expected %.0f)", 100*rate, 100*wantRate, dropped, wantDropped)
-	state := rdb.HGetAll(context.Background(), streams.NewKeys("grow").SeenBloom()).Val()
+	state := rdb.HGetAll(context.Background(), dedup.BloomKey(streams.NewKeys("grow"))).Val()
 	if state["n"] != "2" {
 		t.Fatalf("bloom state after 3x capacity = %v, want n=2 filters", state)
 	}

@@ -38,7 +38,7 @@ import (
 //
 // The listpack also needs hash-max-listpack-value (default 64) at 16 or more.
 //
-// Fingerprints that are not 16 bytes go to one hash of their own (SeenOther), whole.
+// Fingerprints that are not 16 bytes go to one hash of their own (otherKey), whole.
 
 // exactMaxBits bounds the bucket count (2^24 keys is already far past any listpack gain).
 const exactMaxBits = 24

@@ -31,12 +31,12 @@ func TestDedupKeyNamesMatchLua(t *testing.T) {
 		t.Fatal(err)
 	}
 	bits := d.rec.BucketBits
-	bucket := k.SeenBucket(exactBucket(fp[:16], bits))
+	bucket := bucketKey(k, exactBucket(fp[:16], bits))
 	if !rdb.HExists(ctx, bucket, string(fp[bits/8:16])).Val() {
 		t.Fatalf("fingerprint not in %s (bucket bits %d); keys: %v", bucket, bits, rdb.Keys(ctx, "*").Val())
 	}
-	if !rdb.HExists(ctx, k.SeenOther(), string(odd)).Val() {
-		t.Fatalf("odd fingerprint not in %s", k.SeenOther())
+	if !rdb.HExists(ctx, otherKey(k), string(odd)).Val() {
+		t.Fatalf("odd fingerprint not in %s", otherKey(k))
 	}
 	if n := rdb.DBSize(ctx).Val(); n != 3 { // meta, bucket, other
 		t.Fatalf("%d keys, want 3: %v", n, rdb.Keys(ctx, "*").Val())
@@ -52,11 +52,11 @@ func TestDedupKeyNamesMatchLua(t *testing.T) {
 		t.Fatal(err)
 	}
 	l := bloomLevels(10_000_000, DefaultErrorRate)[0]
-	want := map[string]bool{k.Meta(): true, k.SeenBloom(): true}
+	want := map[string]bool{k.Meta(): true, bloomKey(k): true}
 	for p := 0; p < l.Parts; p++ {
-		want[k.SeenBloomPart(0, p)] = true
-		if n := rdb.StrLen(ctx, k.SeenBloomPart(0, p)).Val(); n != l.Bytes {
-			t.Fatalf("%s is %d bytes, want %d", k.SeenBloomPart(0, p), n, l.Bytes)
+		want[bloomPartKey(k, 0, p)] = true
+		if n := rdb.StrLen(ctx, bloomPartKey(k, 0, p)).Val(); n != l.Bytes {
+			t.Fatalf("%s is %d bytes, want %d", bloomPartKey(k, 0, p), n, l.Bytes)
 		}
 	}
 	keys := rdb.Keys(ctx, "*").Val()
@@ -68,7 +68,7 @@ func TestDedupKeyNamesMatchLua(t *testing.T) {
 	if len(keys) != len(want) {
 		t.Fatalf("keys %v, want %v", keys, want)
 	}
-	if got := rdb.HGetAll(ctx, k.SeenBloom()).Val(); got["n"] != "1" || got["c"] != "1" {
+	if got := rdb.HGetAll(ctx, bloomKey(k)).Val(); got["n"] != "1" || got["c"] != "1" {
 		t.Fatalf("bloom state %v, want n=1 c=1", got)
 	}
 }

@@ -57,7 +57,7 @@ func (d *Deduper) usage(ctx context.Context) (Usage, error) {
 				cnt[i] = p.SCard(ctx, k)
 			case d.rec.Mode == Exact:
 				cnt[i] = p.HLen(ctx, k)
-			case k == d.keys.SeenBloom():
+			case k == bloomKey(d.keys):
 				state = p.HMGet(ctx, k, "n", "c")
 			}
 		}
@@ -118,20 +118,4 @@ func anyInt(v any) int64 {
 		_, _ = fmt.Sscan(s, &n)
 	}
 	return n
-}
-
-// seenPattern matches every dedup key of the crawl (for SCAN), the legacy set included.
-func seenPattern(k streams.Keys) string { return globEscape(k.Seen()) + "*" }
-
-// globEscape escapes the characters SCAN MATCH treats as special.
-func globEscape(s string) string {
-	out := make([]byte, 0, len(s))
-	for i := 0; i < len(s); i++ {
-		switch s[i] {
-		case '*', '?', '[', ']', '\\':
-			out = append(out, '\\')
-		}
-		out = append(out, s[i])
-	}
-	return string(out)
 }

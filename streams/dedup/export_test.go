@@ -1,0 +1,4 @@
+package dedup
+
+// BloomKey is bloomKey, for the external tests.
+var BloomKey = bloomKey

@@ -23,7 +23,6 @@ type Keys = streams.Keys
 // Layout is streams.Layout.
 type Layout = streams.Layout
 
-
 // NewKeys is streams.NewKeys.
 func NewKeys(crawl string) Keys { return streams.NewKeys(crawl) }
 

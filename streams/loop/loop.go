@@ -24,10 +24,6 @@ func (s stopError) Error() string {
 	return s.err.Error()
 }
 
-// Task is one round of periodic work. An error is logged (rate-limited) and the task
-// runs again on the next tick.
-type Task func(ctx context.Context) error
-
 // Config says how a periodic task is run and its failures logged.
 type Config struct {
 	// Log receives failures; nil means no-op.
@@ -42,8 +38,9 @@ type Config struct {
 }
 
 // Every runs task every interval until ctx ends, then returns nil. A round that fails
-// while ctx is live is logged through cfg and the loop goes on.
-func Every(ctx context.Context, interval time.Duration, cfg Config, task Task) error {
+// while ctx is live is logged through cfg (rate-limited) and the task runs again on
+// the next tick.
+func Every(ctx context.Context, interval time.Duration, cfg Config, task func(ctx context.Context) error) error {
 	return Paced(ctx, interval, cfg, func(ctx context.Context) (time.Duration, error) {
 		return interval, task(ctx)
 	})

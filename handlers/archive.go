@@ -6,8 +6,6 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/streamcrawl/streamcrawl/streams/frontier"
-
 	"github.com/ThreeDotsLabs/watermill/message"
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/zap"
@@ -16,6 +14,7 @@ import (
 	"github.com/streamcrawl/streamcrawl/processors/warcs3"
 	"github.com/streamcrawl/streamcrawl/spiders"
 	"github.com/streamcrawl/streamcrawl/streams"
+	"github.com/streamcrawl/streamcrawl/streams/frontier"
 )
 
 // DefaultArchiveGroup is the consumer group of archivers on the responses streams.
@@ -25,8 +24,10 @@ const DefaultArchiveGroup = "archive"
 // streams that writes every response to WARC files in Dir. Archivers in one group share
 // the work; each writes its own files (named after its consumer).
 type ArchiveConfig struct {
+	// Client is the Redis client; Archive does not close it.
 	Client redis.UniversalClient
-	Crawl  string
+	// Crawl names the crawl.
+	Crawl string
 	// Dir receives the .warc.gz files; an archiver restarted on the same Dir writes no
 	// page twice. With Upload, Dir is a spool of files not yet uploaded.
 	Dir string
@@ -43,10 +44,13 @@ type ArchiveConfig struct {
 	// UserAgent is written in the request records. Default the spiders'.
 	UserAgent string
 	// UntilDone returns once the crawl is done and the group has archived every response.
-	UntilDone  bool
-	Consumer   string
+	UntilDone bool
+	// Consumer names this process in the group. Default host-pid.
+	Consumer string
+	// Subscriber tunes the group's subscriber (its Client, Group and Consumer are set).
 	Subscriber streams.SubscriberConfig
-	Logger     *zap.Logger
+	// Logger; nil means no-op.
+	Logger *zap.Logger
 	// BeforeAck is the test fault hook (see streams.SubscriberConfig.BeforeAck).
 	BeforeAck func(msg *message.Message)
 }
@@ -87,7 +91,7 @@ func Archive(ctx context.Context, cfg ArchiveConfig) error {
 	closed := false
 	defer func() {
 		if !closed {
-			w.close(ctx)
+			w.Close(ctx)
 		}
 	}()
 	log.Info("archive open", zap.String("dir", cfg.Dir), zap.Int("pages", w.Len()))
@@ -117,17 +121,7 @@ func Archive(ctx context.Context, cfg ArchiveConfig) error {
 	var until func(ctx context.Context) (bool, error)
 	if cfg.UntilDone {
 		until = func(ctx context.Context) (bool, error) {
-			p, err := frontier.ReadProgress(ctx, cfg.Client, layout)
-			if err != nil || !p.Done() {
-				return false, err
-			}
-			for _, stream := range responses {
-				st, err := streams.ReadGroupState(ctx, cfg.Client, stream, cfg.Group)
-				if err != nil || !st.Exists || st.Pending > 0 || st.Unread() {
-					return false, err
-				}
-			}
-			return true, nil
+			return groupDone(ctx, cfg.Client, layout, cfg.Group, responses)
 		}
 	}
 	// The archiver trims the responses it acked, with the retention the crawl recorded:
@@ -140,25 +134,12 @@ func Archive(ctx context.Context, cfg ArchiveConfig) error {
 	for _, s := range responses {
 		trim[s] = retention
 	}
-	runCtx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	trimmed, uploaded := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(trimmed)
-		_ = (&streams.Trimmer{Client: cfg.Client, Streams: trim, Logger: log}).Run(runCtx) // nil when runCtx ends
-	}()
-	go func() {
-		defer close(uploaded)
-		w.run(runCtx)
-	}()
-	err = RunGroup(ctx, GroupConfig{Client: cfg.Client, Streams: responses, Group: cfg.Group, StartID: "0",
+	err = runGroup(ctx, groupConfig{Client: cfg.Client, Streams: responses, Group: cfg.Group, StartID: "0",
 		Consumer: base.Consumer, Handle: handle, Until: until, Subscriber: cfg.Subscriber,
-		Logger: log, BeforeAck: cfg.BeforeAck, PollInterval: 250 * time.Millisecond})
-	cancel()
-	<-trimmed
-	<-uploaded
+		Logger: log, BeforeAck: cfg.BeforeAck, PollInterval: 250 * time.Millisecond,
+		Background: []component{&streams.Trimmer{Client: cfg.Client, Streams: trim, Logger: log}, w}})
 	closed = true
-	if cerr := w.close(ctx); err == nil && cerr != nil {
+	if cerr := w.Close(ctx); err == nil && cerr != nil {
 		err = fmt.Errorf("handlers: archive: %w", cerr)
 	}
 	tctx, tcancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)

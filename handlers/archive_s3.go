@@ -51,16 +51,17 @@ func openArchiveWriter(ctx context.Context, cfg ArchiveConfig, prefix string, lo
 	return aw, nil
 }
 
-// run uploads closed files until ctx ends (no-op without a bucket).
-func (aw *archiveWriter) run(ctx context.Context) {
+// Run uploads closed files until ctx ends (no-op without a bucket), then returns nil.
+func (aw *archiveWriter) Run(ctx context.Context) error {
 	if aw.spool != nil {
 		aw.spool.Run(ctx)
 	}
+	return nil
 }
 
-// close closes the writer and uploads what is left in the spool, within
+// Close closes the writer and uploads what is left in the spool, within
 // archiveUploadTimeout even if ctx is done.
-func (aw *archiveWriter) close(ctx context.Context) error {
+func (aw *archiveWriter) Close(ctx context.Context) error {
 	defer aw.unlock()
 	err := aw.Writer.Close()
 	if aw.spool == nil {

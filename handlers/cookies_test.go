@@ -8,10 +8,9 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/streamcrawl/streamcrawl/streams/frontier"
-
-	"github.com/streamcrawl/streamcrawl/handlers"
+	"github.com/streamcrawl/streamcrawl/handlers/fetch"
 	"github.com/streamcrawl/streamcrawl/spiders"
+	"github.com/streamcrawl/streamcrawl/streams/frontier"
 	"github.com/streamcrawl/streamcrawl/streams/streamstest"
 )
 
@@ -90,21 +89,18 @@ func TestLoginThenMembersPagesAcrossTwoFetchProcesses(t *testing.T) {
 	// A fetch process of its own, which never logs in, reads the shared jar.
 	ctx := context.Background()
 	layout := frontier.NewLayout("members", 1)
-	delayed, err := frontier.NewDelayed(srv.Client(), layout, "", frontier.HostDefaults{})
-	if err != nil {
-		t.Fatal(err)
-	}
 	hosts, err := frontier.NewHosts(srv.Client(), layout, frontier.HostDefaults{}, "")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer hosts.Close()
-	f, err := handlers.NewFetch(handlers.FetchConfig{Settings: sp.Settings, Delayed: delayed, Hosts: hosts,
-		Client: srv.Client(), Layout: layout})
+	f, err := fetch.New(fetch.Config{Settings: sp.Settings, Hosts: hosts, Client: srv.Client(), Layout: layout})
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := f.Fetch(ctx, &spiders.Request{URL: base + "/members/99"})
+	r, err := f.Do(ctx, &spiders.Request{URL: base + "/members/99"}, fetch.Delivery{})
+	defer r.Release()
+	res := r.Response
 	if err != nil || res == nil || !strings.Contains(string(res.Body), "hello alice") {
 		t.Fatalf("fresh fetcher: %v %v; want the members page", res, err)
 	}

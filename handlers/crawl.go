@@ -52,7 +52,7 @@ type Options struct {
 	// the function it returns is called when they have stopped. The command line shows
 	// its progress line with it.
 	Started func(ctx context.Context, rdb *streams.Client, l frontier.Layout) (stop func())
-	// Tuning holds the finer settings of Run (consumer name, concurrency, retention,
+	// Tuning holds the finer settings of the run (consumer name, concurrency, retention,
 	// subscriber, metrics, ...). Its Client, Spider, Stages, Sink, Processors,
 	// UntilDone and Logger are set from the fields above.
 	Tuning Config
@@ -70,8 +70,8 @@ var AllStages = []string{streams.StageFetch, streams.StageParse, streams.StageSt
 
 // Crawl runs sp with the stages opts names until the crawl is done or ctx ends, then
 // returns the crawl's status as Redis holds it. It connects to Redis (or starts an
-// embedded one), opens the sink, seeds the start URLs and runs the stages with Run;
-// everything it opened is closed when it returns, in the order Run documents and then
+// embedded one), opens the sink, seeds the start URLs and runs the stages; everything it
+// opened is closed when it returns, in the order runStages documents and then
 // the Redis client last.
 //
 // A ctx that ends is not an error: the in-flight work is finished and acked, and the
@@ -90,7 +90,7 @@ func Crawl(ctx context.Context, sp *spiders.Spider, opts Options) (st *frontier.
 			bad = fmt.Errorf("handlers: unknown stage %q (want fetch, parse or store)", s)
 		}
 	}
-	// Crawl owns opts.Sink whatever happens: closed here unless handed to Run, which
+	// Crawl owns opts.Sink whatever happens: closed here unless handed to the run, which
 	// closes it.
 	owned := opts.Sink
 	defer func() {
@@ -138,9 +138,9 @@ func Crawl(ctx context.Context, sp *spiders.Spider, opts Options) (st *frontier.
 		}
 	}
 	if cfg.Sink != nil {
-		owned = nil // Run closes it
+		owned = nil // the run closes it
 	}
-	if err := Run(ctx, cfg); err != nil {
+	if err := runStages(ctx, cfg); err != nil {
 		return nil, err
 	}
 	// The run's ctx may have ended: the status is read all the same.
@@ -191,6 +191,9 @@ func prepare(ctx context.Context, c *streams.Client, sp *spiders.Spider, opts Op
 	}
 	return nil
 }
+
+// sinkCloseTimeout bounds the flush of a sink when a run stops.
+const sinkCloseTimeout = 10 * time.Second
 
 // closeSink closes s under a bounded context that survives ctx, keeping the first error.
 func closeSink(ctx context.Context, s processors.Sink, err *error) {

@@ -4,11 +4,10 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/streamcrawl/streamcrawl/streams/frontier"
-
 	"github.com/redis/go-redis/v9"
 
 	"github.com/streamcrawl/streamcrawl/spiders"
+	"github.com/streamcrawl/streamcrawl/streams/frontier"
 )
 
 // RetryDead puts dead letters of the crawl back on the streams they came from: the

@@ -1,22 +1,42 @@
-// Package handlers runs crawls: the three stages as Watermill handlers, the runner that
-// wires them to Redis Streams, and the entry point that does all of it in one call.
+// Package handlers runs crawls: the entry point that does all of it in one call, the
+// three stages as Watermill handlers, and the wiring of stages to Redis Streams.
+// Turning a request into a response is package fetch's.
 //
-//   - Crawl (crawl.go): run a spider with all stages or some, on a Redis URL or an
-//     embedded Redis, with a sink, until the crawl is done or ctx ends; returns the
-//     crawl's Status. The streamcrawl commands crawl, demo, fetch, parse and store use it.
-//   - Run (runner.go, stages.go): the stages one process runs, from a Config. A stage
-//     constructor per stage (fetch, parse, store) adds its handlers and its background
-//     components (dispatcher, delayed mover, seed poller, backlog watch); every
-//     component has Run(ctx) error, and Run's doc states the shutdown order.
-//   - The stages: Fetch (requests to responses: politeness, robots.txt, retries,
-//     redirects, proxies, cookies, conditional requests), Parse (responses to items and
-//     new requests through the frontier), Store (items to a processors.Sink).
-//   - Seed and the seed poller (start URLs, and seeds pushed while services run),
-//     Replay (re-parse stored responses or re-deliver items in a new group), Process
-//     (post-processors in a group of their own), Archive (responses to WARC files).
+// Crawl runs a spider with all stages or some, on a Redis URL or an embedded Redis,
+// with a sink, until the crawl is done or ctx ends, and returns the crawl's Status;
+// Options (and Config, its Tuning) is the one configuration of a run. The streamcrawl
+// commands crawl, demo, fetch, parse and store use it. Seed, Replay, ReplayWARC,
+// Process, Archive and RetryDead are the other runs and steps a user starts.
+//
+// Each behaviour lives in one file:
+//
+//	crawl.go        Crawl and Options: connect, open the sink, seed, run, read the status
+//	runner.go       Config and one process's run: open, serve, the shutdown order
+//	stages.go       each stage wired to its streams, with its background components
+//	background.go   the components beside a router; one that stops ends the run
+//	fetchstage.go   the fetch stage: a request message, fetch.Fetcher.Do, a response message
+//	parse.go        the parse stage: spider callbacks, links and items through the frontier
+//	sitemap.go      the built-in sitemap callbacks
+//	store.go        the store stage: processors, then the sink
+//	response_dict.go  the responses' compression dictionary: trained, published, loaded
+//	frontier.go     the crawl's frontier and layout from the spider; requests as candidates
+//	seed.go         Seed: start URLs through the frontier
+//	seeds.go        runtime seeds pushed while services run
+//	watch.go        the progress watch: logs progress, ends a run once the crawl is done
+//	done.go         "done" for a group of its own (archiver, post-processor, replay)
+//	group.go        a handler in a consumer group of its own, until done
+//	process.go      post-processors in a group of their own
+//	replay.go       re-parse stored responses or re-deliver items in a new group
+//	replay_warc.go  re-parse the pages of WARC files
+//	archive.go      responses to WARC files; archive_s3.go: their upload to a bucket
+//	deadretry.go    dead letters back on their streams
+//	middleware.go   handler failures recorded on the message, logged at a bounded rate
+//	waitlog.go      what had to wait (retries, slow hosts, robots.txt), summed at INFO
+//	wmlog.go        Watermill's logger on zap
 //
 // Every handler returns only after its output is in Redis (or, for store, in the sink);
 // the router then acks the input. An error or a panic nacks it: the subscriber retries it
 // with backoff and, after the stage's delivery limit, moves it to dead letters with the
-// error.
+// error. Every long-running component has Run(ctx) error and returns nil when ctx ends;
+// what a run opened is closed in the order runStages documents, each Close bounded.
 package handlers

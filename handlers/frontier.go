@@ -2,25 +2,33 @@ package handlers
 
 import (
 	"context"
-	"strings"
-
-	"github.com/streamcrawl/streamcrawl/streams/frontier"
 
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/zap"
 
+	"github.com/streamcrawl/streamcrawl/handlers/fetch"
 	"github.com/streamcrawl/streamcrawl/spiders"
+	"github.com/streamcrawl/streamcrawl/streams/frontier"
 )
 
-// NewFrontier returns the crawl's frontier as the spider's settings configure it
+// frontierUse says what a frontier from newFrontier serves.
+type frontierUse struct {
+	// seeding: it queues seeds only (Seed, the seed poller), URLs new or few, so it
+	// keeps no in-process cache of seen URLs.
+	seeding bool
+	// countUnread: its hand-outs count unread requests with XRANGE rather than trust
+	// XINFO's lag, which the embedded Redis reports wrongly (see
+	// frontier.DispatcherConfig).
+	countUnread bool
+}
+
+// newFrontier returns the crawl's frontier as the spider's settings configure it
 // (order, max_pages, frontier_window, revisit_after, and the dedup: exact, bloom or set,
-// with capacity and error_rate; a crawl keeps the dedup it started with). seenCache < 0
-// disables the in-process seen cache; countUnread is for the embedded Redis (see
-// frontier.DispatcherConfig).
-func NewFrontier(ctx context.Context, rdb redis.UniversalClient, sp *spiders.Spider, seenCache int, countUnread bool, log *zap.Logger) (*frontier.Frontier, error) {
+// with capacity and error_rate; a crawl keeps the dedup it started with), for use.
+func newFrontier(ctx context.Context, rdb redis.UniversalClient, sp *spiders.Spider, use frontierUse, log *zap.Logger) (*frontier.Frontier, error) {
 	s := sp.Settings
 	s.SetDefaults()
-	layout, err := OpenLayout(ctx, rdb, sp, log)
+	layout, err := openLayout(ctx, rdb, sp, log)
 	if err != nil {
 		return nil, err
 	}
@@ -32,16 +40,21 @@ func NewFrontier(ctx context.Context, rdb redis.UniversalClient, sp *spiders.Spi
 	if err != nil {
 		return nil, err
 	}
+	seenCache := 0 // the frontier's default
+	if use.seeding {
+		seenCache = -1 // none
+	}
 	return frontier.NewFrontier(frontier.FrontierConfig{
 		Client: rdb, Layout: layout, SeenCache: seenCache, Dedup: d,
-		Order: frontier.Order(s.Order), MaxRequests: s.MaxPages, Window: s.FrontierWindow, CountUnread: countUnread,
-		Revisit: s.RevisitAfter, Hosts: hostDefaults(s), Rules: hostRules(s),
+		Order: frontier.Order(s.Order), MaxRequests: s.MaxPages, Window: s.FrontierWindow, CountUnread: use.countUnread,
+		Revisit: s.RevisitAfter, Hosts: fetch.HostDefaults(s), Rules: fetch.HostRules(s),
 	})
 }
 
-// OpenLayout returns the crawl's layout: the partitions stored for it, or the spider's
-// partitions setting for a new crawl (with a warning when they differ).
-func OpenLayout(ctx context.Context, rdb redis.UniversalClient, sp *spiders.Spider, log *zap.Logger) (frontier.Layout, error) {
+// openLayout returns the crawl's layout: the partitions stored for it, or the spider's
+// partitions setting for a new crawl (with a warning when they differ). A frontier from
+// before host queues is moved into them.
+func openLayout(ctx context.Context, rdb redis.UniversalClient, sp *spiders.Spider, log *zap.Logger) (frontier.Layout, error) {
 	want := max(sp.Settings.Partitions, 1)
 	l, differs, err := frontier.OpenLayout(ctx, rdb, sp.Name, want)
 	if err != nil {
@@ -53,7 +66,7 @@ func OpenLayout(ctx context.Context, rdb redis.UniversalClient, sp *spiders.Spid
 	}
 	s := sp.Settings
 	s.SetDefaults()
-	n, err := frontier.MigrateFrontier(ctx, rdb, l, hostDefaults(s), frontier.Order(s.Order), requestHost)
+	n, err := frontier.MigrateFrontier(ctx, rdb, l, fetch.HostDefaults(s), frontier.Order(s.Order), requestHost)
 	if err != nil {
 		return frontier.Layout{}, err
 	}
@@ -63,18 +76,16 @@ func OpenLayout(ctx context.Context, rdb redis.UniversalClient, sp *spiders.Spid
 	return l, nil
 }
 
-// requestHost returns the host of an encoded request.
+// requestHost returns the host key of an encoded request.
 func requestHost(payload []byte) (string, error) {
 	r, err := spiders.UnmarshalRequest(payload)
 	if err != nil {
 		return "", err
 	}
-	return hostOf(r.URL), nil
+	return spiders.HostKey(r.URL), nil
 }
 
-// CandidateFor encodes r for the frontier with its fingerprint (none for DontFilter).
-func CandidateFor(r *spiders.Request) (frontier.Candidate, error) { return candidate(r) }
-
+// candidate encodes r for the frontier with its fingerprint (none for DontFilter).
 func candidate(r *spiders.Request) (frontier.Candidate, error) {
 	var fp []byte
 	if !r.DontFilter {
@@ -93,22 +104,5 @@ func candidateWith(r *spiders.Request, fp []byte) (frontier.Candidate, error) {
 	if err != nil {
 		return frontier.Candidate{}, err
 	}
-	return frontier.Candidate{Fingerprint: fp, Payload: payload, Priority: r.Priority, Depth: r.Depth, Host: hostOf(r.URL)}, nil
-}
-
-// hostOf returns the host (name or name:port) of an absolute URL, without parsing all
-// of it; "" when it has none.
-func hostOf(raw string) string {
-	i := strings.Index(raw, "://")
-	if i < 0 {
-		return ""
-	}
-	rest := raw[i+3:]
-	if j := strings.IndexAny(rest, "/?#"); j >= 0 {
-		rest = rest[:j]
-	}
-	if j := strings.LastIndexByte(rest, '@'); j >= 0 {
-		rest = rest[j+1:]
-	}
-	return rest
+	return frontier.Candidate{Fingerprint: fp, Payload: payload, Priority: r.Priority, Depth: r.Depth, Host: spiders.HostKey(r.URL)}, nil
 }

@@ -10,13 +10,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/streamcrawl/streamcrawl/streams/frontier"
-
 	"go.uber.org/zap/zaptest"
 
 	"github.com/streamcrawl/streamcrawl/handlers"
 	"github.com/streamcrawl/streamcrawl/spiders"
 	"github.com/streamcrawl/streamcrawl/streams"
+	"github.com/streamcrawl/streamcrawl/streams/frontier"
 	"github.com/streamcrawl/streamcrawl/streams/streamstest"
 )
 
@@ -323,7 +322,7 @@ func TestServerSeesPriorityOrder(t *testing.T) {
 		}
 		cands = append(cands, c)
 	}
-	f, err := handlers.NewFrontier(ctx, srv.Client(), sp, -1, false, nil)
+	f, err := handlers.NewFrontier(ctx, srv.Client(), sp)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,20 +7,19 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/streamcrawl/streamcrawl/streams/frontier"
-
 	"github.com/ThreeDotsLabs/watermill/message"
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/zap"
 
 	"github.com/streamcrawl/streamcrawl/handlers/metrics"
 	"github.com/streamcrawl/streamcrawl/streams"
+	"github.com/streamcrawl/streamcrawl/streams/frontier"
 	"github.com/streamcrawl/streamcrawl/streams/loop"
 )
 
-// GroupConfig runs one handler over a stream in a consumer group of its own: a
+// groupConfig runs one handler over a stream in a consumer group of its own: a
 // post-processor joining the items stream, or a replay of a stage.
-type GroupConfig struct {
+type groupConfig struct {
 	Client redis.UniversalClient
 	// Streams to read (one per partition of the crawl) in Group; the group is created at
 	// StartID when missing.
@@ -45,11 +44,14 @@ type GroupConfig struct {
 	BeforeAck func(msg *message.Message)
 	// Metrics, when set, counts the group's messages, dead letters and reclaims.
 	Metrics *metrics.Metrics
+	// Background components run beside the group until it stops; one that stops with an
+	// error ends the group with that error.
+	Background []component
 }
 
-// RunGroup runs cfg until ctx ends or Until says so, with the same at-least-once, reclaim
+// runGroup runs cfg until ctx ends or Until says so, with the same at-least-once, reclaim
 // and dead-letter behaviour as the stages, then shuts down in order.
-func RunGroup(ctx context.Context, cfg GroupConfig) error {
+func runGroup(ctx context.Context, cfg groupConfig) error {
 	if cfg.Client == nil || cfg.Handle == nil || len(cfg.Streams) == 0 || cfg.Group == "" {
 		return errors.New("handlers: a group run needs a client, a stream, a group and a handler")
 	}
@@ -89,26 +91,36 @@ func RunGroup(ctx context.Context, cfg GroupConfig) error {
 	}
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		if cfg.Until == nil {
-			return
-		}
-		_ = loop.Every(runCtx, base.PollInterval, loop.Config{}, func(ctx context.Context) error {
-			if ok, err := cfg.Until(ctx); err == nil && ok {
-				log.Info("group done")
-				cancel()
-				return loop.Stop(nil)
-			}
-			return nil // not there yet, or cannot tell: look again
-		})
-	}()
+	bg := &background{stop: cancel, log: log}
+	if cfg.Until != nil {
+		bg.start(runCtx, &untilWatch{until: cfg.Until, interval: base.PollInterval, log: log, stop: cancel})
+	}
+	bg.start(runCtx, cfg.Background...)
 	err = router.Run(runCtx)
 	cancel()
-	<-done
+	bgErr := bg.wait()
 	if err != nil {
 		return fmt.Errorf("handlers: %w", err)
 	}
-	return nil
+	return bgErr
+}
+
+// untilWatch ends a group's run (stop) once until says it is done.
+type untilWatch struct {
+	until    func(ctx context.Context) (bool, error)
+	interval time.Duration
+	log      *zap.Logger
+	stop     context.CancelFunc
+}
+
+// Run looks every interval until ctx ends or until is true, then returns nil.
+func (u *untilWatch) Run(ctx context.Context) error {
+	return loop.Every(ctx, u.interval, loop.Config{}, func(ctx context.Context) error {
+		if ok, err := u.until(ctx); err == nil && ok {
+			u.log.Info("group done")
+			u.stop()
+			return loop.Stop(nil)
+		}
+		return nil // not there yet, or cannot tell: look again
+	})
 }

@@ -9,15 +9,17 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/streamcrawl/streamcrawl/streams"
+	"github.com/streamcrawl/streamcrawl/streams/loop"
 )
 
-// recordFailures turns a handler's panic into an error, logs failures at a bounded rate,
+// recordFailures turns a handler's panic into an error, logs failures at most once a
+// second (loop.Errors, with the number not logged since),
 // and records the error on the message so that a dead letter carries it; errors that no
 // retry can fix mark the message poison (dead letters at once); writes that Redis refused
 // for its own reasons (out of memory, ...) mark it held for the outage, recorded in
 // outage (which logs it once): no delivery counted, no dead letter.
 func recordFailures(log *zap.Logger, outage *streams.Outage) message.HandlerMiddleware {
-	limiter := newLogLimiter(log, time.Second, 20)
+	failures := loop.NewErrors(log, time.Second)
 	return func(h message.HandlerFunc) message.HandlerFunc {
 		return func(msg *message.Message) (out []*message.Message, err error) {
 			defer func() {
@@ -36,34 +38,10 @@ func recordFailures(log *zap.Logger, outage *streams.Outage) message.HandlerMidd
 					return
 				}
 				streams.RecordError(msg, err)
-				limiter.warn("handler failed", zap.Error(err), zap.String("id", msg.Metadata.Get(streams.MetaStreamID)),
+				failures.Warn("handler failed", err, zap.String("id", msg.Metadata.Get(streams.MetaStreamID)),
 					zap.String("deliveries", msg.Metadata.Get(streams.MetaDeliveries)))
 			}()
 			return h(msg)
 		}
-	}
-}
-
-// logLimiter logs at most n messages per interval and counts the rest.
-type logLimiter struct {
-	log      *zap.Logger
-	interval time.Duration
-	n        int
-	ch       chan struct{}
-}
-
-func newLogLimiter(log *zap.Logger, interval time.Duration, n int) *logLimiter {
-	return &logLimiter{log: log, interval: interval, n: n, ch: make(chan struct{}, n)}
-}
-
-func (l *logLimiter) warn(msg string, fields ...zap.Field) {
-	if l == nil {
-		return
-	}
-	select {
-	case l.ch <- struct{}{}:
-		l.log.Warn(msg, fields...)
-		time.AfterFunc(l.interval, func() { <-l.ch })
-	default:
 	}
 }

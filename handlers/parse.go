@@ -8,29 +8,29 @@ import (
 	"runtime/debug"
 	"time"
 
-	"github.com/streamcrawl/streamcrawl/streams/frontier"
-
 	"github.com/ThreeDotsLabs/watermill/message"
 	"go.uber.org/zap"
 
 	"github.com/streamcrawl/streamcrawl/spiders"
 	"github.com/streamcrawl/streamcrawl/streams"
+	"github.com/streamcrawl/streamcrawl/streams/frontier"
+	"github.com/streamcrawl/streamcrawl/streams/loop"
 )
 
-// Parse is the parse stage: it runs the spider callback named on a response's request and
+// parser is the parse stage: it runs the spider callback named on a response's request and
 // sends the page's new requests and new items through the frontier (dedup + enqueue, one
 // script). It returns only after they are in Redis.
-type Parse struct {
+type parser struct {
 	spider   *spiders.Spider
 	scope    *spiders.Scope
 	frontier *frontier.Frontier
 	counters *streams.Counters
 	log      *zap.Logger
-	limits   *logLimiter // what exceeds a size limit, logged short at a bounded rate
+	limits   *loop.Errors // what exceeds a size limit, logged short at most once a second
 }
 
-// ParseConfig configures the parse stage.
-type ParseConfig struct {
+// parserConfig configures the parse stage.
+type parserConfig struct {
 	Spider   *spiders.Spider
 	Frontier *frontier.Frontier
 	// Counters and Logger may be nil.
@@ -38,8 +38,8 @@ type ParseConfig struct {
 	Logger   *zap.Logger
 }
 
-// NewParse returns the parse stage.
-func NewParse(cfg ParseConfig) (*Parse, error) {
+// newParser returns the parse stage.
+func newParser(cfg parserConfig) (*parser, error) {
 	if cfg.Spider == nil || cfg.Frontier == nil {
 		return nil, errors.New("handlers: parse needs a spider and a frontier")
 	}
@@ -51,21 +51,17 @@ func NewParse(cfg ParseConfig) (*Parse, error) {
 	if log == nil {
 		log = zap.NewNop()
 	}
-	return &Parse{spider: cfg.Spider, scope: scope, frontier: cfg.Frontier, counters: cfg.Counters, log: log,
-		limits: newLogLimiter(log, time.Second, 5)}, nil
+	return &parser{spider: cfg.Spider, scope: scope, frontier: cfg.Frontier, counters: cfg.Counters, log: log,
+		limits: loop.NewErrors(log, time.Second)}, nil
 }
 
-// Handle parses the response in msg, a response of partition 0 (the only one of a crawl
-// of one partition).
-func (p *Parse) Handle(msg *message.Message) error { return p.handle(msg, 0) }
-
-// HandleIn returns the handler of the responses of partition part: the page's items go
+// handleIn returns the handler of the responses of partition part: the page's items go
 // to that partition's items stream, its links to their hosts' partitions.
-func (p *Parse) HandleIn(part int) message.NoPublishHandlerFunc {
+func (p *parser) handleIn(part int) message.NoPublishHandlerFunc {
 	return func(msg *message.Message) error { return p.handle(msg, part) }
 }
 
-func (p *Parse) handle(msg *message.Message, part int) error {
+func (p *parser) handle(msg *message.Message, part int) error {
 	if err := p.ensureDict(msg); err != nil {
 		return err
 	}
@@ -102,7 +98,7 @@ func (p *Parse) handle(msg *message.Message, part int) error {
 
 // maxBody is the largest body a stored response may decode to: the spider's
 // max_body_size, which the fetcher cut it at.
-func (p *Parse) maxBody() int64 {
+func (p *parser) maxBody() int64 {
 	if m := p.spider.Settings.MaxBodySize; m > 0 {
 		return m
 	}
@@ -122,7 +118,7 @@ func short(s string) string {
 var errSpiderInput = errors.New("unreadable input")
 
 // run calls the callback, turning a panic into an error that carries the panic message.
-func (p *Parse) run(ctx context.Context, res *spiders.Response) (out *spiders.Output, err error) {
+func (p *parser) run(ctx context.Context, res *spiders.Response) (out *spiders.Output, err error) {
 	cb, ok := builtinCallback(res.Request.CallbackName())
 	if !ok {
 		if cb, err = p.spider.Callback(res.Request.CallbackName()); err != nil {
@@ -147,7 +143,7 @@ func (p *Parse) run(ctx context.Context, res *spiders.Response) (out *spiders.Ou
 }
 
 // requests filters the requests by scope and fingerprints them.
-func (p *Parse) requests(res *spiders.Response, reqs []*spiders.Request) []frontier.Candidate {
+func (p *parser) requests(res *spiders.Response, reqs []*spiders.Request) []frontier.Candidate {
 	cands := make([]frontier.Candidate, 0, len(reqs))
 	local := make(map[[spiders.FingerprintSize]byte]bool, len(reqs))
 	known := 0
@@ -158,7 +154,7 @@ func (p *Parse) requests(res *spiders.Response, reqs []*spiders.Request) []front
 	for _, r := range reqs {
 		if len(r.URL) > maxURL {
 			p.count("dropped_url_too_long", 1)
-			p.limits.warn("link dropped: URL too long", zap.String("url", short(r.URL)),
+			p.limits.Warn("link dropped: URL too long", nil, zap.String("url", short(r.URL)),
 				zap.Int("length", len(r.URL)), zap.Int("max_url_length", maxURL), zap.String("page", short(res.URL)))
 			continue
 		}
@@ -198,7 +194,7 @@ func (p *Parse) requests(res *spiders.Response, reqs []*spiders.Request) []front
 }
 
 // items stamps the items with the page and encodes them with their key fingerprints.
-func (p *Parse) items(res *spiders.Response, items []spiders.Item) ([]frontier.ItemOut, error) {
+func (p *parser) items(res *spiders.Response, items []spiders.Item) ([]frontier.ItemOut, error) {
 	outs := make([]frontier.ItemOut, 0, len(items))
 	dedup := p.spider.Settings.ItemDedup()
 	maxItem := int(p.spider.Settings.MaxItemSize)
@@ -214,7 +210,7 @@ func (p *Parse) items(res *spiders.Response, items []spiders.Item) ([]frontier.I
 		}
 		if len(payload) > maxItem {
 			p.count("items_dropped_too_large", 1)
-			p.limits.warn("item dropped: too large", zap.String("type", short(it.Type)), zap.Int("bytes", len(payload)),
+			p.limits.Warn("item dropped: too large", nil, zap.String("type", short(it.Type)), zap.Int("bytes", len(payload)),
 				zap.Int("max_item_size", maxItem), zap.String("page", short(res.URL)))
 			continue
 		}
@@ -228,7 +224,7 @@ func (p *Parse) items(res *spiders.Response, items []spiders.Item) ([]frontier.I
 	return outs, nil
 }
 
-func (p *Parse) count(field string, n int64) {
+func (p *parser) count(field string, n int64) {
 	if p.counters != nil {
 		p.counters.Add(field, n)
 	}

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"time"
 
-	"github.com/streamcrawl/streamcrawl/streams/frontier"
-
 	"github.com/ThreeDotsLabs/watermill/message"
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/zap"
@@ -14,25 +12,32 @@ import (
 	"github.com/streamcrawl/streamcrawl/handlers/metrics"
 	"github.com/streamcrawl/streamcrawl/processors"
 	"github.com/streamcrawl/streamcrawl/streams"
+	"github.com/streamcrawl/streamcrawl/streams/frontier"
 )
 
 // ProcessConfig runs a post-processor: a consumer group of its own on the crawl's items
 // stream. Every group sees every item; processes in one group share the work.
 type ProcessConfig struct {
+	// Client is the Redis client; Process does not close it.
 	Client redis.UniversalClient
-	Crawl  string
+	// Crawl names the crawl.
+	Crawl string
 	// Group names the post-processor; not fetch, parse or store.
 	Group string
 	// From is where a new group starts (streams.ParsePosition); default the beginning.
 	From string
-	// Processors run on each item, in order, before Sink. Process closes Sink.
+	// Processors run on each item, in order, before Sink.
 	Processors processors.Chain
-	Sink       processors.Sink
+	// Sink receives the items; required. Process closes it.
+	Sink processors.Sink
 	// UntilDone returns once the crawl is done and this group has handled every item.
-	UntilDone  bool
-	Consumer   string
+	UntilDone bool
+	// Consumer names this process in the group. Default host-pid.
+	Consumer string
+	// Subscriber tunes the group's subscriber (its Client, Group and Consumer are set).
 	Subscriber streams.SubscriberConfig
-	Logger     *zap.Logger
+	// Logger; nil means no-op.
+	Logger *zap.Logger
 	// BeforeAck is the test fault hook (see streams.SubscriberConfig.BeforeAck).
 	BeforeAck func(msg *message.Message)
 	// Metrics, when set, counts the group's messages, dead letters and reclaims.
@@ -52,13 +57,7 @@ func Process(ctx context.Context, cfg ProcessConfig) (err error) {
 	if cfg.Logger == nil {
 		cfg.Logger = zap.NewNop()
 	}
-	defer func() {
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-		defer cancel()
-		if cerr := cfg.Sink.Close(cctx); cerr != nil && err == nil {
-			err = cerr
-		}
-	}()
+	defer closeSink(ctx, cfg.Sink, &err)
 	layout, err := frontier.ReadLayout(ctx, cfg.Client, cfg.Crawl)
 	if err != nil {
 		return err
@@ -77,7 +76,7 @@ func Process(ctx context.Context, cfg ProcessConfig) (err error) {
 	}
 	counters := streams.NewCounters(cfg.Client, keys.Stats(), streams.DefaultCountersInterval)
 	defer counters.Close()
-	store, err := NewStore(cfg.Sink, cfg.Processors, nil)
+	store, err := newStorer(cfg.Sink, cfg.Processors, nil)
 	if err != nil {
 		return err
 	}
@@ -87,20 +86,10 @@ func Process(ctx context.Context, cfg ProcessConfig) (err error) {
 	var until func(ctx context.Context) (bool, error)
 	if cfg.UntilDone {
 		until = func(ctx context.Context) (bool, error) {
-			p, err := frontier.ReadProgress(ctx, cfg.Client, layout)
-			if err != nil || !p.Done() {
-				return false, err
-			}
-			for _, stream := range items {
-				st, err := streams.ReadGroupState(ctx, cfg.Client, stream, cfg.Group)
-				if err != nil || !st.Exists || st.Pending > 0 || st.Unread() {
-					return false, err
-				}
-			}
-			return true, nil
+			return groupDone(ctx, cfg.Client, layout, cfg.Group, items)
 		}
 	}
-	return RunGroup(ctx, GroupConfig{Client: cfg.Client, Streams: items, Group: cfg.Group, StartID: start,
-		Consumer: cfg.Consumer, Handle: store.Handle, Until: until, Subscriber: cfg.Subscriber,
+	return runGroup(ctx, groupConfig{Client: cfg.Client, Streams: items, Group: cfg.Group, StartID: start,
+		Consumer: cfg.Consumer, Handle: store.handle, Until: until, Subscriber: cfg.Subscriber,
 		Logger: cfg.Logger, BeforeAck: cfg.BeforeAck, Metrics: cfg.Metrics})
 }

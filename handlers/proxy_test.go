@@ -8,15 +8,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/streamcrawl/streamcrawl/streams/frontier"
-
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/streamcrawl/streamcrawl/handlers"
+	"github.com/streamcrawl/streamcrawl/handlers/fetch"
 	"github.com/streamcrawl/streamcrawl/spiders"
 	"github.com/streamcrawl/streamcrawl/spiders/webtest"
+	"github.com/streamcrawl/streamcrawl/streams/frontier"
 	"github.com/streamcrawl/streamcrawl/streams/streamstest"
 )
 
@@ -84,22 +84,19 @@ func TestRequestsGoThroughASOCKS5Proxy(t *testing.T) {
 	// Per request: a spider without proxies, one request naming the proxy in its meta.
 	plain := proxiedSpider("permeta", base)
 	layout := frontier.NewLayout("permeta", 1)
-	delayed, err := frontier.NewDelayed(srv.Client(), layout, "", frontier.HostDefaults{})
-	if err != nil {
-		t.Fatal(err)
-	}
 	hosts, err := frontier.NewHosts(srv.Client(), layout, frontier.HostDefaults{}, "")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer hosts.Close()
-	f, err := handlers.NewFetch(handlers.FetchConfig{Settings: plain.Settings, Delayed: delayed, Hosts: hosts,
-		Client: srv.Client(), Layout: layout})
+	f, err := fetch.New(fetch.Config{Settings: plain.Settings, Hosts: hosts, Client: srv.Client(), Layout: layout})
 	if err != nil {
 		t.Fatal(err)
 	}
 	before := socks.Connections()
-	res, err := f.Fetch(ctx, &spiders.Request{URL: base + "/3", Meta: map[string]any{"proxy": socks.URL}})
+	r, err := f.Do(ctx, &spiders.Request{URL: base + "/3", Meta: map[string]any{"proxy": socks.URL}}, fetch.Delivery{})
+	defer r.Release()
+	res := r.Response
 	if err != nil || res == nil || res.Status != 200 {
 		t.Fatalf("fetch with meta proxy: %v %v", res, err)
 	}

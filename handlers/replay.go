@@ -9,8 +9,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/streamcrawl/streamcrawl/streams/frontier"
-
 	"github.com/ThreeDotsLabs/watermill"
 	"github.com/ThreeDotsLabs/watermill/message"
 	"github.com/redis/go-redis/v9"
@@ -19,14 +17,16 @@ import (
 	"github.com/streamcrawl/streamcrawl/processors"
 	"github.com/streamcrawl/streamcrawl/spiders"
 	"github.com/streamcrawl/streamcrawl/streams"
+	"github.com/streamcrawl/streamcrawl/streams/frontier"
 )
 
 // ReplayConfig re-runs the parse or store stage over retained entries.
 type ReplayConfig struct {
+	// Client is the Redis client; Replay does not close it.
 	Client redis.UniversalClient
-	// Crawl names the crawl; Spider (required for parse) may be a fixed version of the
-	// crawl's spider.
-	Crawl  string
+	// Crawl names the crawl.
+	Crawl string
+	// Spider (required for parse) may be a fixed version of the crawl's spider.
 	Spider *spiders.Spider
 	// Stage is streams.StageParse (re-parse stored responses, fetching nothing) or
 	// streams.StageStore (re-deliver stored items).
@@ -40,18 +40,26 @@ type ReplayConfig struct {
 	Sink processors.Sink
 	// Group is the consumer group; default replay-<stage>-<unix ms>. An existing group is
 	// moved (XGROUP SETID).
-	Group      string
-	Consumer   string
+	Group string
+	// Consumer names this process in the group. Default host-pid.
+	Consumer string
+	// Subscriber tunes the group's subscriber (its Client, Group and Consumer are set).
 	Subscriber streams.SubscriberConfig
-	Logger     *zap.Logger
+	// Logger; nil means no-op.
+	Logger *zap.Logger
 }
 
 // ReplayResult says what a replay did.
 type ReplayResult struct {
-	Group             string
-	Entries, Items    int64
-	Skipped           int64 // entries after To
-	RequestsDiscarded int64 // a re-parse follows no links
+	// Group is the consumer group the replay ran in.
+	Group string
+	// Entries replayed, and Items they gave.
+	Entries, Items int64
+	// Skipped counts the entries after To.
+	Skipped int64
+	// RequestsDiscarded counts the requests the re-parsed pages yielded: a replay
+	// follows no links.
+	RequestsDiscarded int64
 }
 
 // MetaReplay tags replayed items on the items stream with the replay's group.
@@ -59,7 +67,7 @@ const MetaReplay = "sc_replay"
 
 // Replay runs the replay until it has handled every entry up to To. It is built like
 // Run: replayInputs picks the streams, replayBounds where each stops, and a replayer
-// handles the entries in one consumer group (RunGroup) until it has reached them.
+// handles the entries in one consumer group (runGroup) until it has reached them.
 func Replay(ctx context.Context, cfg ReplayConfig) (res ReplayResult, err error) {
 	if cfg.Sink != nil {
 		defer closeSink(ctx, cfg.Sink, &err)
@@ -104,9 +112,9 @@ func Replay(ctx context.Context, cfg ReplayConfig) (res ReplayResult, err error)
 		defer rp.pub.Shutdown()
 	}
 	if cfg.Spider != nil {
-		rp.parse = &Parse{spider: cfg.Spider, log: rp.cfg.Logger}
+		rp.parse = &parser{spider: cfg.Spider, log: rp.cfg.Logger}
 	}
-	err = RunGroup(ctx, GroupConfig{Client: cfg.Client, Streams: rp.replayed, Group: rp.cfg.Group, StartID: start,
+	err = runGroup(ctx, groupConfig{Client: cfg.Client, Streams: rp.replayed, Group: rp.cfg.Group, StartID: start,
 		Consumer: cfg.Consumer, Handle: rp.handle, Until: rp.reached, Subscriber: cfg.Subscriber,
 		Logger: rp.cfg.Logger})
 	res.Entries, res.Items, res.Skipped, res.RequestsDiscarded = rp.entries.Load(), rp.items.Load(), rp.skipped.Load(), rp.discarded.Load()
@@ -120,7 +128,7 @@ type replayer struct {
 	toOf     map[string]string // stream -> last entry to replay
 	replayed []string          // the streams with something to replay
 	pub      *streams.Publisher
-	parse    *Parse
+	parse    *parser
 	dicts    frontier.Keys // where the crawl's response dictionaries are
 
 	entries, items, skipped, discarded atomic.Int64
@@ -250,17 +258,7 @@ func (rp *replayer) itemsFrom(msg *message.Message) ([]spiders.Item, error) {
 // reached reports whether every replayed stream is done: the group has read up to its
 // last entry (or has nothing unread) and acked everything.
 func (rp *replayer) reached(ctx context.Context) (bool, error) {
-	for _, stream := range rp.replayed {
-		st, err := streams.ReadGroupState(ctx, rp.cfg.Client, stream, rp.cfg.Group)
-		if err != nil {
-			return false, err
-		}
-		reached := streams.CompareIDs(st.LastDelivered, rp.toOf[stream]) >= 0 || !st.Unread()
-		if st.Pending > 0 || !reached {
-			return false, nil
-		}
-	}
-	return true, nil
+	return groupCaughtUp(ctx, rp.cfg.Client, rp.cfg.Group, rp.replayed, rp.toOf)
 }
 
 // stamp sets the page's URL, fetch time and request meta on an item.

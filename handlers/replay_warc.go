@@ -20,9 +20,13 @@ import (
 
 // WARCReplayResult says what a replay from WARC files did.
 type WARCReplayResult struct {
-	Pages, Items      int64
-	Failed            int64 // pages whose callback failed (logged)
-	RequestsDiscarded int64 // a re-parse follows no links
+	// Pages re-parsed, and Items they gave.
+	Pages, Items int64
+	// Failed counts the pages whose callback failed (each logged).
+	Failed int64
+	// RequestsDiscarded counts the requests the pages yielded: a replay follows no
+	// links.
+	RequestsDiscarded int64
 }
 
 // ReplayWARC re-parses the pages archived in files (by streamcrawl archive) with sp,
@@ -45,7 +49,7 @@ func ReplayWARC(ctx context.Context, files []string, sp *spiders.Spider, sink pr
 	}()
 	s := *sp
 	s.Settings.SetDefaults()
-	parse := &Parse{spider: &s, log: log}
+	parse := &parser{spider: &s, log: log}
 	for _, name := range files {
 		if err := replayFile(ctx, name, parse, sink, &res, log); err != nil {
 			return res, err
@@ -54,7 +58,7 @@ func ReplayWARC(ctx context.Context, files []string, sp *spiders.Spider, sink pr
 	return res, nil
 }
 
-func replayFile(ctx context.Context, name string, parse *Parse, sink processors.Sink, res *WARCReplayResult, log *zap.Logger) error {
+func replayFile(ctx context.Context, name string, parse *parser, sink processors.Sink, res *WARCReplayResult, log *zap.Logger) error {
 	f, err := os.Open(name)
 	if err != nil {
 		return fmt.Errorf("handlers: %w", err)

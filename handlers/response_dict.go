@@ -80,13 +80,19 @@ func dictsOf(rdb redis.UniversalClient, k frontier.Keys, log *zap.Logger) *respo
 	return d
 }
 
-// marshalResponse encodes a fetched response for the responses stream: with the crawl's
-// dictionary once there is one, unless the spider turned it off.
-func (f *Fetch) marshalResponse(ctx context.Context, res *spiders.Response) ([]byte, error) {
-	if f.settings.ResponseDict == spiders.ResponseDictOff || f.hosts == nil || f.hosts.Client() == nil {
-		return spiders.MarshalResponse(res)
+// responseEncoder returns the encoder of fetched responses for the responses stream:
+// with the crawl's dictionary once there is one, unless the spider turned it off.
+func responseEncoder(s spiders.Settings, rdb redis.UniversalClient, layout frontier.Layout, counters *streams.Counters, log *zap.Logger) func(context.Context, *spiders.Response) ([]byte, error) {
+	if s.ResponseDict == spiders.ResponseDictOff || rdb == nil {
+		return func(_ context.Context, res *spiders.Response) ([]byte, error) { return spiders.MarshalResponse(res) }
 	}
-	d := dictsOf(f.hosts.Client(), f.hosts.Layout().Global(), f.log)
+	return func(ctx context.Context, res *spiders.Response) ([]byte, error) {
+		return marshalResponse(ctx, dictsOf(rdb, layout.Global(), log), counters, res)
+	}
+}
+
+// marshalResponse encodes res with the crawl's dictionary d once there is one.
+func marshalResponse(ctx context.Context, d *responseDicts, counters *streams.Counters, res *spiders.Response) ([]byte, error) {
 	d.first.Do(func() {
 		lctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		defer cancel()
@@ -98,7 +104,9 @@ func (f *Fetch) marshalResponse(ctx context.Context, res *spiders.Response) ([]b
 		d.mu.Unlock()
 	})
 	if cur := d.cur.Load(); cur != nil {
-		f.count("responses_dict_encoded", 1)
+		if counters != nil {
+			counters.Add("responses_dict_encoded", 1)
+		}
 		return spiders.MarshalResponseDict(res, cur)
 	}
 	d.sample(ctx, res)
@@ -253,7 +261,7 @@ func ensureResponseDict(ctx context.Context, rdb redis.UniversalClient, k fronti
 }
 
 // ensureDict registers the dictionary the response in msg needs (see ensureResponseDict).
-func (p *Parse) ensureDict(msg *message.Message) error {
+func (p *parser) ensureDict(msg *message.Message) error {
 	if p.frontier == nil {
 		return nil
 	}

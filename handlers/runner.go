@@ -4,148 +4,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"runtime"
 	"strconv"
-	"sync"
 	"time"
 
-	"github.com/streamcrawl/streamcrawl/streams/frontier"
-
 	"github.com/ThreeDotsLabs/watermill/message"
-	"github.com/redis/go-redis/v9"
 	"go.uber.org/zap"
 
-	"github.com/streamcrawl/streamcrawl/handlers/metrics"
-	"github.com/streamcrawl/streamcrawl/processors"
-	"github.com/streamcrawl/streamcrawl/spiders"
 	"github.com/streamcrawl/streamcrawl/streams"
+	"github.com/streamcrawl/streamcrawl/streams/frontier"
 )
 
-// DefaultMaxBacklog is the default bound on responses waiting for the parse stage
-// (about 5 KB each in Redis when compressed).
-const DefaultMaxBacklog = 5000
-
-// sinkCloseTimeout bounds the flush of a sink when a run stops.
-const sinkCloseTimeout = 10 * time.Second
-
-// DefaultSeedPoll is how often fetch processes look for seeds pushed at runtime.
-const DefaultSeedPoll = 200 * time.Millisecond
-
-// Config says which stages a process runs and how.
-type Config struct {
-	// Client is the Redis client; Run does not close it.
-	Client redis.UniversalClient
-	// Spider is the crawl's spider.
-	Spider *spiders.Spider
-	// Stages to run: any of streams.StageFetch, StageParse, StageStore.
-	Stages []string
-	// Sink receives items in the store stage; Run closes it when it stops.
-	Sink processors.Sink
-	// Processors run on each item in the store stage, in order, before the sink.
-	Processors processors.Chain
-	// Consumer names this process in the stage groups. Keep it stable for one process
-	// slot (a restart re-reads its own pending entries). Default host-pid.
-	Consumer string
-	// UntilDone makes Run return once the whole crawl is done.
-	UntilDone bool
-	// PollInterval is how often "done" is checked and progress logged. Default 250ms.
-	PollInterval time.Duration
-	// ParseConcurrency is the number of responses in the parse stage at once (parsing, or
-	// waiting for Redis to take the page's output). Default 16×GOMAXPROCS.
-	ParseConcurrency int
-	// StoreConcurrency is the number of items in flight to the sink. Default 256.
-	StoreConcurrency int
-	// Retain says what each stream keeps after every group has acked it (for replay),
-	// by stage of its reading group. Missing stages get the spider's
-	// settings.retention, or its defaults (requests and responses nothing, items a day
-	// up to 16 MB).
-	Retain map[string]streams.Retention
-	// TrimInterval is how often this process trims its stages' input streams.
-	// Default streams.DefaultTrimInterval.
-	TrimInterval time.Duration
-	// CountUnread makes the dispatcher count unread requests with XRANGE instead of
-	// trusting XINFO's lag; set it for the embedded Redis.
-	CountUnread bool
-	// MaxBacklog pauses the fetch stage while the parse stage has more than this many
-	// responses unread or pending, which bounds the responses stream. Default
-	// DefaultMaxBacklog; negative: no bound.
-	MaxBacklog int64
-	// RetryBase is the delay before a failed fetch's first retry (doubled per retry).
-	// Default DefaultRetryBase.
-	RetryBase time.Duration
-	// RobotsRetry is how long a robots.txt answering 5xx keeps its host disallowed
-	// before it is fetched again. Default DefaultRobotsRetry.
-	RobotsRetry time.Duration
-	// Subscriber tunes every stage's subscriber (Group, Consumer, DeadStream, Client and
-	// MaxInFlight are set by Run).
-	Subscriber streams.SubscriberConfig
-	// Logger; nil means no-op.
-	Logger *zap.Logger
-	// BeforeAck is a fault hook for tests (see streams.SubscriberConfig.BeforeAck), called
-	// with the stage name.
-	BeforeAck func(stage string, msg *message.Message)
-	// Metrics, when set, receives the process's figures (stage messages, fetch outcomes
-	// and latency, items stored, dead letters, reclaims). Run does not serve them.
-	Metrics *metrics.Metrics
-}
-
-// setBasicDefaults sets the defaults every kind of run shares.
-func (c *Config) setBasicDefaults() {
-	if c.Consumer == "" {
-		host, _ := os.Hostname()
-		c.Consumer = host + "-" + strconv.Itoa(os.Getpid())
-	}
-	if c.PollInterval == 0 {
-		c.PollInterval = 250 * time.Millisecond
-	}
-	if c.Logger == nil {
-		c.Logger = zap.NewNop()
-	}
-}
-
-func (c *Config) setDefaults() {
-	c.setBasicDefaults()
-	if c.ParseConcurrency == 0 {
-		c.ParseConcurrency = 16 * runtime.GOMAXPROCS(0)
-	}
-	if c.StoreConcurrency == 0 {
-		c.StoreConcurrency = 256
-	}
-	if c.Logger == nil {
-		c.Logger = zap.NewNop()
-	}
-	if c.MaxBacklog == 0 {
-		c.MaxBacklog = DefaultMaxBacklog
-	}
-	if c.TrimInterval == 0 {
-		c.TrimInterval = streams.DefaultTrimInterval
-	}
-	// A copy: the caller's spider may serve other runs at the same time.
-	sp := *c.Spider
-	sp.Settings.SetDefaults()
-	c.Spider = &sp
-	retain := map[string]streams.Retention{}
-	for kind, r := range sp.Settings.EffectiveRetention() {
-		retain[stageOfStream[kind]] = streams.Retention{Age: r.MaxAge, MaxBytes: int64(r.MaxBytes)}
-	}
-	for k, v := range c.Retain {
-		retain[k] = v
-	}
-	c.Retain = retain
-}
-
-// stageOfStream names the stage whose group reads each kind of stream.
-var stageOfStream = map[string]string{"requests": streams.StageFetch, "responses": streams.StageParse, "items": streams.StageStore}
-
-// component is a long-running part of a run beside the router (dispatcher, delayed
-// mover, seed poller, backlog watch, trimmer, ...): it works until ctx ends and
-// returns nil then.
-type component interface {
-	Run(ctx context.Context) error
-}
-
-// run is what the stages of one Run share, and what they leave to start and to close.
+// run is what the stages of one run share, and what they leave to start and to close.
 type run struct {
 	cfg      Config
 	log      *zap.Logger
@@ -162,11 +31,12 @@ type run struct {
 	closers    []func()    // what the stages opened, closed in reverse order
 }
 
-// Run runs the configured stages until ctx ends (or, with UntilDone, until the crawl is
-// done). Each stage is built by its constructor (fetchStage, parseStage, storeStage),
-// which adds its handlers to one Watermill router and its background components (the
-// dispatcher, delayed mover, seed poller and backlog watch of the fetch stage; the
-// trimmer, wait log and progress watch of every run) to the run.
+// runStages runs the configured stages until ctx ends (or, with UntilDone, until the
+// crawl is done); Crawl runs a crawl with it. Each stage is built by its constructor
+// (fetchStage, parseStage, storeStage), which adds its handlers to one Watermill router
+// and its background components (the dispatcher, delayed mover, seed poller and backlog
+// watch of the fetch stage; the trimmer, wait log and progress watch of every run) to
+// the run.
 //
 // Shutdown order, bounded by the subscriber's shutdown timeout and the sink's 10 s:
 //  1. stop reading: the router stops its subscribers, in-flight messages finish (up to
@@ -177,28 +47,41 @@ type run struct {
 //     delayed set), then the publisher (flushing its batches), the parse stage's
 //     frontier and the counters (flushing their last counts);
 //  5. the sink is closed (flushed) last. The Redis client is the caller's.
-func Run(ctx context.Context, cfg Config) (err error) {
+//
+// A background component that stops early with an error (the dispatcher, say) ends the
+// run the same way, and runStages returns its error: a crawl never goes on without one.
+func runStages(ctx context.Context, cfg Config) (err error) {
 	if cfg.Sink != nil {
 		defer closeSink(ctx, cfg.Sink, &err) // last, after everything that feeds it
 	}
+	r, err := newRun(ctx, cfg)
+	defer r.close()
+	if err != nil {
+		return err
+	}
+	return r.serve(ctx)
+}
+
+// newRun checks cfg and builds its run: what the stages share, then each stage. The
+// caller closes the run, also when newRun fails.
+func newRun(ctx context.Context, cfg Config) (*run, error) {
 	if cfg.Client == nil || cfg.Spider == nil {
-		return errors.New("handlers: run needs a redis client and a spider")
+		return &run{}, errors.New("handlers: run needs a redis client and a spider")
 	}
 	if len(cfg.Stages) == 0 {
-		return errors.New("handlers: no stage to run")
+		return &run{}, errors.New("handlers: no stage to run")
 	}
 	cfg.setDefaults()
 	r := &run{cfg: cfg, log: cfg.Logger.With(zap.String("crawl", cfg.Spider.Name), zap.String("consumer", cfg.Consumer))}
-	defer r.close()
 	if err := r.open(ctx); err != nil {
-		return err
+		return r, err
 	}
 	for _, stage := range cfg.Stages {
 		if err := r.addStage(ctx, stage); err != nil {
-			return err
+			return r, err
 		}
 	}
-	return r.serve(ctx)
+	return r, nil
 }
 
 // open reads the crawl's layout and makes what every stage shares: counters, the
@@ -206,7 +89,7 @@ func Run(ctx context.Context, cfg Config) (err error) {
 func (r *run) open(ctx context.Context) error {
 	cfg := r.cfg
 	var err error
-	if r.layout, err = OpenLayout(ctx, cfg.Client, cfg.Spider, r.log); err != nil {
+	if r.layout, err = openLayout(ctx, cfg.Client, cfg.Spider, r.log); err != nil {
 		return err
 	}
 	r.keys = r.layout.Global()
@@ -240,26 +123,20 @@ func (r *run) open(ctx context.Context) error {
 }
 
 // serve runs the router and the background components until ctx ends or the crawl is
-// done, then stops them in order (steps 1 to 3 of Run's shutdown).
+// done, then stops them in order (steps 1 to 3 of runStages' shutdown).
 func (r *run) serve(ctx context.Context) error {
 	cfg := r.cfg
 	trim := r.trimmed(ctx)
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	w := &watcher{cfg: cfg, layout: r.layout, outage: r.outage, log: r.log, stop: cancel}
-	r.background = append(r.background, r.waits, &streams.Trimmer{Client: cfg.Client, Streams: trim, Interval: cfg.TrimInterval, Logger: r.log})
-	var background sync.WaitGroup
-	for _, c := range r.background {
-		background.Add(1)
-		go func() { defer background.Done(); _ = c.Run(runCtx) }() // nil when runCtx ends
-	}
-	watchDone := make(chan error, 1)
-	go func() { watchDone <- w.Run(runCtx) }()
+	r.background = append(r.background, r.waits, &streams.Trimmer{Client: cfg.Client, Streams: trim, Interval: cfg.TrimInterval, Logger: r.log}, w)
+	bg := &background{stop: cancel, log: r.log} // a component that stops early ends the run
+	bg.start(runCtx, r.background...)
 	r.log.Info("stages running", zap.Strings("stages", cfg.Stages))
 	err := r.router.Run(runCtx)
 	cancel()
-	background.Wait()
-	watchErr := <-watchDone
+	bgErr := bg.wait()
 	if err != nil {
 		return fmt.Errorf("handlers: %w", err)
 	}
@@ -267,7 +144,7 @@ func (r *run) serve(ctx context.Context) error {
 	tctx, tcancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	streams.TrimOnce(tctx, cfg.Client, trim, r.log)
 	tcancel()
-	return watchErr
+	return bgErr
 }
 
 // trimmed returns the streams this run trims (its stages' inputs) with their
@@ -292,7 +169,7 @@ func (r *run) trimmed(ctx context.Context) map[string]streams.Retention {
 	return trim
 }
 
-// close closes what the run opened (steps 4 of Run's shutdown); safe on a run that
+// close closes what the run opened (step 4 of runStages' shutdown); safe on a run that
 // failed half-way through opening.
 func (r *run) close() {
 	for i := len(r.closers) - 1; i >= 0; i-- {

@@ -4,11 +4,10 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/streamcrawl/streamcrawl/streams/frontier"
-
 	"github.com/redis/go-redis/v9"
 
 	"github.com/streamcrawl/streamcrawl/spiders"
+	"github.com/streamcrawl/streamcrawl/streams/frontier"
 )
 
 // Seed queues requests for urls (the spider's start URLs when urls is empty) through the
@@ -44,7 +43,7 @@ func Seed(ctx context.Context, rdb redis.UniversalClient, spider *spiders.Spider
 		}
 		cands = append(cands, c)
 	}
-	f, err := NewFrontier(ctx, rdb, spider, -1, false, nil)
+	f, err := newFrontier(ctx, rdb, spider, frontierUse{seeding: true}, nil)
 	if err != nil {
 		return 0, err
 	}

@@ -5,15 +5,15 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-
-	"github.com/streamcrawl/streamcrawl/streams/frontier"
-	"github.com/streamcrawl/streamcrawl/streams/loop"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/zap"
 
 	"github.com/streamcrawl/streamcrawl/spiders"
 	"github.com/streamcrawl/streamcrawl/streams"
+	"github.com/streamcrawl/streamcrawl/streams/frontier"
+	"github.com/streamcrawl/streamcrawl/streams/loop"
 )
 
 // seedJSON is a seed pushed as a JSON object.
@@ -50,6 +50,9 @@ func parseSeed(raw string) (*spiders.Request, error) {
 	return r, nil
 }
 
+// seedPoll is how often fetch processes look for seeds pushed at runtime.
+const seedPoll = 200 * time.Millisecond
+
 // seedPoller queues the seeds pushed to <crawl>:start_urls while services run.
 type seedPoller struct {
 	rdb      redis.UniversalClient
@@ -62,9 +65,9 @@ type seedPoller struct {
 	log      *zap.Logger
 }
 
-// Run polls every DefaultSeedPoll until ctx ends, then returns nil.
+// Run polls every seedPoll until ctx ends, then returns nil.
 func (p *seedPoller) Run(ctx context.Context) error {
-	return loop.Every(ctx, DefaultSeedPoll, loop.Config{Log: p.log, Msg: "taking runtime seeds failed; retrying"}, p.poll)
+	return loop.Every(ctx, seedPoll, loop.Config{Log: p.log, Msg: "taking runtime seeds failed; retrying"}, p.poll)
 }
 
 // poll queues one batch of seeds.

@@ -6,6 +6,7 @@ import (
 
 	"github.com/ThreeDotsLabs/watermill/message"
 
+	"github.com/streamcrawl/streamcrawl/handlers/fetch"
 	"github.com/streamcrawl/streamcrawl/streams"
 	"github.com/streamcrawl/streamcrawl/streams/frontier"
 )
@@ -47,7 +48,7 @@ func (r *run) subscriberConfig(stage string) streams.SubscriberConfig {
 // the backlog watch that pauses fetching while the parse stage is behind.
 func (r *run) fetchStage(ctx context.Context, scfg streams.SubscriberConfig) error {
 	cfg, layout, log := r.cfg, r.layout, r.log
-	order, defaults := frontier.Order(cfg.Spider.Settings.Order), hostDefaults(cfg.Spider.Settings)
+	order, defaults := frontier.Order(cfg.Spider.Settings.Order), fetch.HostDefaults(cfg.Spider.Settings)
 	defaults.CountUnread = cfg.CountUnread // Hosts.Finish hands freed slots out within the window
 	delayed, err := frontier.NewDelayed(cfg.Client, layout, order, defaults)
 	if err != nil {
@@ -60,7 +61,7 @@ func (r *run) fetchStage(ctx context.Context, scfg streams.SubscriberConfig) err
 	if err != nil {
 		return err
 	}
-	seedFrontier, err := NewFrontier(ctx, cfg.Client, cfg.Spider, -1, cfg.CountUnread, log)
+	seedFrontier, err := newFrontier(ctx, cfg.Client, cfg.Spider, frontierUse{seeding: true, countUnread: cfg.CountUnread}, log)
 	if err != nil {
 		return err
 	}
@@ -79,17 +80,19 @@ func (r *run) fetchStage(ctx context.Context, scfg streams.SubscriberConfig) err
 	r.closers = append(r.closers, hosts.Close)
 	hostStats := streams.NewCounters(cfg.Client, r.keys.HostStats(), streams.DefaultCountersInterval)
 	r.closers = append(r.closers, hostStats.Close)
-	f, err := NewFetch(FetchConfig{Settings: cfg.Spider.Settings, Scope: scope, FollowFilter: cfg.Spider.FollowFilter, Delayed: delayed, Hosts: hosts,
+	f, err := fetch.New(fetch.Config{Settings: cfg.Spider.Settings, Scope: scope, FollowFilter: cfg.Spider.FollowFilter, Hosts: hosts,
 		Client: cfg.Client, Layout: layout, RetryBase: cfg.RetryBase, RobotsRetry: cfg.RobotsRetry, Counters: r.counters,
 		Metrics: cfg.Metrics, HostStats: hostStats, Logger: log})
 	if err != nil {
 		return err
 	}
 	if cfg.Spider.Login != nil {
-		if err := f.loginOnce(ctx, cfg.Client, r.keys, cfg.Spider.Login); err != nil {
+		if err := f.Login(ctx, cfg.Spider.Login); err != nil {
 			return err
 		}
 	}
+	h := &fetchHandler{f: f, delayed: delayed, counters: r.counters, retryLog: sampled(log, 3),
+		encode: responseEncoder(cfg.Spider.Settings, cfg.Client, layout, r.counters, log)}
 	scfg.MaxInFlight = cfg.Spider.Settings.Concurrency
 	if cfg.MaxBacklog > 0 {
 		var responses []string
@@ -106,7 +109,7 @@ func (r *run) fetchStage(ctx context.Context, scfg streams.SubscriberConfig) err
 		return err
 	}
 	for i, k := range layout.Parts() {
-		r.router.AddHandler(handlerName(streams.StageFetch, i, layout), k.Requests(), sub, k.Responses(), r.pub, f.Handle)
+		r.router.AddHandler(handlerName(streams.StageFetch, i, layout), k.Requests(), sub, k.Responses(), r.pub, h.handle)
 	}
 	return nil
 }
@@ -116,41 +119,42 @@ func (r *run) fetchStage(ctx context.Context, scfg streams.SubscriberConfig) err
 func (r *run) parseStage(ctx context.Context, scfg streams.SubscriberConfig) error {
 	cfg := r.cfg
 	if r.fr == nil {
-		fr, err := NewFrontier(ctx, cfg.Client, cfg.Spider, 0, cfg.CountUnread, r.log)
+		fr, err := newFrontier(ctx, cfg.Client, cfg.Spider, frontierUse{countUnread: cfg.CountUnread}, r.log)
 		if err != nil {
 			return err
 		}
 		r.fr = fr
 	}
-	p, err := NewParse(ParseConfig{Spider: cfg.Spider, Frontier: r.fr, Counters: r.counters, Logger: r.log})
+	p, err := newParser(parserConfig{Spider: cfg.Spider, Frontier: r.fr, Counters: r.counters, Logger: r.log})
 	if err != nil {
 		return err
 	}
-	scfg.MaxInFlight = cfg.ParseConcurrency
-	sub, err := newStageSubscriber(scfg)
-	if err != nil {
-		return err
-	}
-	for i, k := range r.layout.Parts() {
-		r.router.AddConsumerHandler(handlerName(streams.StageParse, i, r.layout), k.Responses(), sub, p.HandleIn(i))
-	}
-	return nil
+	return r.consumeParts(streams.StageParse, scfg, cfg.ParseConcurrency, frontier.Keys.Responses, p.handleIn)
 }
 
 // storeStage reads items, runs the processors and writes them to the sink.
 func (r *run) storeStage(scfg streams.SubscriberConfig) error {
 	cfg := r.cfg
-	s, err := NewStore(cfg.Sink, cfg.Processors, r.counters)
+	s, err := newStorer(cfg.Sink, cfg.Processors, r.counters)
 	if err != nil {
 		return err
 	}
-	scfg.MaxInFlight = cfg.StoreConcurrency
+	return r.consumeParts(streams.StageStore, scfg, cfg.StoreConcurrency, frontier.Keys.Items,
+		func(int) message.NoPublishHandlerFunc { return s.handle })
+}
+
+// consumeParts adds a handler of stage per partition, reading the partition's stream
+// with one subscriber that holds maxInFlight messages at once; handler gives the
+// partition's handler.
+func (r *run) consumeParts(stage string, scfg streams.SubscriberConfig, maxInFlight int, stream func(frontier.Keys) string,
+	handler func(part int) message.NoPublishHandlerFunc) error {
+	scfg.MaxInFlight = maxInFlight
 	sub, err := newStageSubscriber(scfg)
 	if err != nil {
 		return err
 	}
 	for i, k := range r.layout.Parts() {
-		r.router.AddConsumerHandler(handlerName(streams.StageStore, i, r.layout), k.Items(), sub, s.Handle)
+		r.router.AddConsumerHandler(handlerName(stage, i, r.layout), stream(k), sub, handler(i))
 	}
 	return nil
 }

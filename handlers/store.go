@@ -11,10 +11,10 @@ import (
 	"github.com/streamcrawl/streamcrawl/streams"
 )
 
-// Store is the store stage (and a post-processor's stage): it runs the item processors in
+// storer is the store stage (and a post-processor's stage): it runs the item processors in
 // order, writes the item to the sink and returns once the sink has it durably (or
 // already had it under the same key).
-type Store struct {
+type storer struct {
 	sink       processors.Sink
 	processors processors.Chain
 	counters   *streams.Counters
@@ -23,16 +23,16 @@ type Store struct {
 	stored func()
 }
 
-// NewStore returns the store stage writing to sink after chain. counters may be nil.
-func NewStore(sink processors.Sink, chain processors.Chain, counters *streams.Counters) (*Store, error) {
+// newStorer returns the store stage writing to sink after chain. counters may be nil.
+func newStorer(sink processors.Sink, chain processors.Chain, counters *streams.Counters) (*storer, error) {
 	if sink == nil {
 		return nil, errors.New("handlers: store needs a sink")
 	}
-	return &Store{sink: sink, processors: chain, counters: counters}, nil
+	return &storer{sink: sink, processors: chain, counters: counters}, nil
 }
 
-// Handle stores the item in msg.
-func (s *Store) Handle(msg *message.Message) error {
+// handle stores the item in msg.
+func (s *storer) handle(msg *message.Message) error {
 	it, err := spiders.UnmarshalItem(msg.Payload)
 	if err != nil {
 		return fmt.Errorf("%w: %w", streams.ErrPoison, err)

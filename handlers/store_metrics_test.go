@@ -24,7 +24,7 @@ func TestPostProcessorItemsCountPerSink(t *testing.T) {
 	}
 	defer sink.Close(context.Background())
 	m := metrics.New(metrics.Config{Sink: "jsonl"})
-	s, err := NewStore(sink, nil, nil)
+	s, err := newStorer(sink, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,7 +35,7 @@ func TestPostProcessorItemsCountPerSink(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := s.Handle(message.NewMessage(watermill.NewUUID(), payload)); err != nil {
+		if err := s.handle(message.NewMessage(watermill.NewUUID(), payload)); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -12,9 +12,9 @@ import (
 	"github.com/streamcrawl/streamcrawl/streams/loop"
 )
 
-// DefaultWaitLogInterval is how often a fetch process sums up at INFO the requests that
+// waitLogInterval is how often a fetch process sums up at INFO the requests that
 // had to wait (retries, hosts that asked to slow down, robots.txt waits).
-const DefaultWaitLogInterval = 10 * time.Second
+const waitLogInterval = 10 * time.Second
 
 // sampled returns log with a sampler that lets through the first n entries of each
 // message per second and drops the rest: for lines that may come once per request.
@@ -30,7 +30,7 @@ func sampled(log *zap.Logger, n int) *zap.Logger {
 type waitLog struct {
 	retries, slow, robots atomic.Int64
 	log                   *zap.Logger
-	interval              time.Duration // default DefaultWaitLogInterval
+	interval              time.Duration // default waitLogInterval
 }
 
 // count is a streams.Counters observer.
@@ -47,7 +47,7 @@ func (w *waitLog) count(field string, n int64) {
 
 // Run logs every interval until ctx ends, then returns nil.
 func (w *waitLog) Run(ctx context.Context) error {
-	interval := cmp.Or(w.interval, DefaultWaitLogInterval)
+	interval := cmp.Or(w.interval, waitLogInterval)
 	return loop.Every(ctx, interval, loop.Config{}, func(context.Context) error {
 		w.flush(interval)
 		return nil

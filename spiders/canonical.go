@@ -8,13 +8,14 @@ import (
 	"strings"
 )
 
-// CanonicalURL returns the form of raw that duplicate filtering compares: scheme and host
-// lower-cased, the default port (80 for http, 443 for https) dropped, the fragment dropped,
-// an empty path written "/", dot segments resolved, query parameters sorted by key then
-// value (repeated keys and blank values kept, a lone "?" dropped) and percent-encoding
-// normalised in path and query (escapes of unreserved characters decoded, the others in
-// upper-case hex; '+' is kept as written). User info and IDN hosts are kept as given,
-// the host lower-cased.
+// CanonicalURL returns the form of raw that duplicate filtering compares: the scheme
+// lower-cased; the host as HostKey writes it (lower case, no trailing dot, the scheme's
+// default port and a port's leading zeros dropped), but an IDN host kept as given,
+// lower-cased; user info kept; the fragment dropped, an empty path written "/", dot
+// segments resolved, query parameters sorted by key then value (repeated keys and blank
+// values kept, a lone "?" dropped) and percent-encoding normalised in path and query
+// (escapes of unreserved characters decoded, the others in upper-case hex; '+' is kept
+// as written).
 //
 // It returns an error for a malformed URL, a scheme other than http or https, or a URL
 // without a host.
@@ -27,7 +28,14 @@ func CanonicalURL(raw string) (string, error) {
 	if scheme != "http" && scheme != "https" {
 		return "", fmt.Errorf("spiders: canonical url %q: scheme %q is not http or https", raw, u.Scheme)
 	}
-	host := strings.ToLower(u.Hostname())
+	if p := u.Port(); p != "" {
+		if _, err := strconv.ParseUint(p, 10, 16); err != nil {
+			return "", fmt.Errorf("spiders: canonical url %q: invalid port %q", raw, p)
+		}
+	}
+	// The host key's rules (HostKey), but an internationalised name is kept as written
+	// (lower-cased): the fingerprints of stored crawls depend on it.
+	host := hostKey(scheme, u.Host, false)
 	if host == "" {
 		return "", fmt.Errorf("spiders: canonical url %q has no host", raw)
 	}
@@ -40,23 +48,7 @@ func CanonicalURL(raw string) (string, error) {
 		b.WriteString(u.User.String())
 		b.WriteByte('@')
 	}
-	if strings.Contains(host, ":") { // IPv6 literal, maybe with a zone
-		b.WriteByte('[')
-		b.WriteString(strings.Replace(host, "%", "%25", 1))
-		b.WriteByte(']')
-	} else {
-		b.WriteString(host)
-	}
-	if p := u.Port(); p != "" {
-		port, err := strconv.ParseUint(p, 10, 16)
-		if err != nil {
-			return "", fmt.Errorf("spiders: canonical url %q: invalid port %q", raw, p)
-		}
-		if !(scheme == "http" && port == 80) && !(scheme == "https" && port == 443) {
-			b.WriteByte(':')
-			b.WriteString(strconv.FormatUint(port, 10))
-		}
-	}
+	b.WriteString(host)
 
 	path := removeDotSegments(normalizeEscapes(u.EscapedPath(), pathByte))
 	if path == "" {

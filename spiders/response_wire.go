@@ -52,8 +52,9 @@ func encoderOptions(more ...zstd.EOption) []zstd.EOption {
 		zstd.WithLowerEncoderMem(true)}, more...)
 }
 
-// zstdEncoder compresses responses without a dictionary.
-var zstdEncoder, _ = zstd.NewWriter(nil, encoderOptions()...)
+// zstdEncoder compresses responses without a dictionary; zstdEncoderErr says why it
+// could not be made (MarshalResponse returns it).
+var zstdEncoder, zstdEncoderErr = zstd.NewWriter(nil, encoderOptions()...)
 
 // responseHead is a version 3 response on a stream, but its body.
 type responseHead struct {
@@ -87,6 +88,8 @@ func MarshalResponseDict(r *Response, d *ResponseDict) ([]byte, error) {
 	enc := zstdEncoder
 	if d != nil {
 		enc = d.enc
+	} else if zstdEncoderErr != nil {
+		return nil, fmt.Errorf("spiders: response encoder: %w", zstdEncoderErr)
 	}
 	return enc.EncodeAll(buf.Bytes(), make([]byte, 0, buf.Len()/3+64)), nil
 }

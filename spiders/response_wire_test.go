@@ -167,3 +167,23 @@ func TestResponseWireRefusesBadSizes(t *testing.T) {
 		}
 	}
 }
+
+// TestMarshalResponseReturnsTheEncoderError: a response encoder that could not be made
+// is an error of MarshalResponse (its error was dropped, and the first encode then
+// panicked on the nil encoder).
+func TestMarshalResponseReturnsTheEncoderError(t *testing.T) {
+	enc, encErr := zstdEncoder, zstdEncoderErr
+	defer func() { zstdEncoder, zstdEncoderErr = enc, encErr }()
+	zstdEncoder, zstdEncoderErr = zstd.NewWriter(nil, zstd.WithWindowSize(3)) // not a power of two
+	if zstdEncoderErr == nil {
+		t.Fatal("an encoder with a window of 3 bytes was made: the test cannot make one fail")
+	}
+	res := &Response{Request: &Request{URL: "http://example.com/"}, URL: "http://example.com/", Status: 200, Body: []byte("<p>x</p>")}
+	payload, err := MarshalResponse(res)
+	if err == nil || !errors.Is(err, zstdEncoderErr) || payload != nil {
+		t.Fatalf("MarshalResponse = %d bytes, %v; want no bytes and the encoder's error", len(payload), err)
+	}
+	if _, err := MarshalResponseDict(res, nil); !errors.Is(err, zstdEncoderErr) {
+		t.Fatalf("MarshalResponseDict without a dictionary = %v; want the encoder's error", err)
+	}
+}

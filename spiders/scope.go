@@ -23,7 +23,7 @@ const (
 // domains, and no deeper than a maximum depth. A nil *Scope allows every http(s) request.
 // A Scope is safe for concurrent use.
 type Scope struct {
-	domains  []string // lower-case, no trailing dot
+	domains  []string // as host key names (HostKeyName)
 	maxDepth int
 }
 
@@ -64,7 +64,7 @@ func (s *Scope) Allows(r *Request) (ok bool, reason string) {
 	if u.Scheme != "http" && u.Scheme != "https" {
 		return false, DropScheme
 	}
-	host := strings.TrimSuffix(strings.ToLower(u.Hostname()), ".")
+	host := HostKeyName(HostKeyOf(u))
 	if host == "" {
 		return false, DropInvalid
 	}
@@ -93,8 +93,9 @@ func (s *Scope) allowsHost(host string) bool {
 	return false
 }
 
-// normalizeDomain checks an allowed domain and returns it lower-cased, without a trailing
-// dot and, for an IPv6 address, without brackets.
+// normalizeDomain checks an allowed domain and returns it as a host key's name: lower
+// case, in ASCII (IDNA), without a trailing dot and, for an IPv6 address, without
+// brackets.
 func normalizeDomain(d string) (string, error) {
 	nd := strings.TrimSuffix(strings.ToLower(strings.TrimSpace(d)), ".")
 	if strings.HasPrefix(nd, "[") && strings.HasSuffix(nd, "]") {
@@ -108,5 +109,5 @@ func normalizeDomain(d string) (string, error) {
 	case strings.Contains(nd, ":") && net.ParseIP(nd) == nil:
 		return "", fmt.Errorf("spiders: allowed domain %q: use a host name without scheme or port", d)
 	}
-	return nd, nil
+	return normalName(nd, true), nil
 }

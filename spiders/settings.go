@@ -191,7 +191,8 @@ func (s *Settings) PrivateNetworksAllowed() bool {
 	return s.AllowPrivateNetworks
 }
 
-// Networks splits AllowNetworks into address prefixes and lower-case host names.
+// Networks splits AllowNetworks into address prefixes and host names (as host key names,
+// see HostKeyName).
 func (s *Settings) Networks() ([]netip.Prefix, []string, error) {
 	var prefixes []netip.Prefix
 	var hosts []string
@@ -205,8 +206,8 @@ func (s *Settings) Networks() ([]netip.Prefix, []string, error) {
 			prefixes = append(prefixes, netip.PrefixFrom(a.Unmap(), a.Unmap().BitLen()))
 			continue
 		}
-		h := strings.TrimSuffix(strings.ToLower(n), ".")
-		if h == "" || strings.ContainsAny(h, "/:@ \t[]") {
+		h := normalName(n, true) // as a host key's name
+		if h == "" || strings.ContainsAny(n, "/:@ \t[]") {
 			return nil, nil, fmt.Errorf("spiders: settings.allow_networks: %q is not a CIDR, an address or a host name", n)
 		}
 		hosts = append(hosts, h)

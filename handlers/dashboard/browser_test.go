@@ -89,8 +89,9 @@ func TestDashboardInChromium(t *testing.T) {
 	}
 	crawlDone := make(chan error, 1)
 	go func() {
-		crawlDone <- handlers.Run(ctx, handlers.Config{Client: rdb, Spider: sp, Sink: sink, RetryBase: 20 * time.Millisecond,
-			Stages: []string{streams.StageFetch, streams.StageParse, streams.StageStore}})
+		_, err := handlers.Crawl(ctx, sp, handlers.Options{Client: &streams.Client{UniversalClient: rdb}, Sink: sink,
+			NoSeed: true, Serve: true, Tuning: handlers.Config{RetryBase: 20 * time.Millisecond}})
+		crawlDone <- err
 	}()
 	defer func() {
 		cancel()

@@ -1,4 +1,4 @@
-package handlers
+package fetch
 
 import (
 	"bytes"
@@ -11,9 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/streamcrawl/streamcrawl/streams/frontier"
-
 	"github.com/streamcrawl/streamcrawl/spiders"
+	"github.com/streamcrawl/streamcrawl/streams/frontier"
 	"github.com/streamcrawl/streamcrawl/streams/streamstest"
 )
 
@@ -36,11 +35,6 @@ func TestBodyBudgetBoundsBytesInFlight(t *testing.T) {
 	rs := streamstest.Start(t)
 	rdb := rs.Client()
 	layout := frontier.NewLayout("budget", 1)
-	delayed, err := frontier.NewDelayed(rdb, layout, "", frontier.HostDefaults{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer delayed.Close()
 	hosts, err := frontier.NewHosts(rdb, layout, frontier.HostDefaults{}, "")
 	if err != nil {
 		t.Fatal(err)
@@ -48,8 +42,8 @@ func TestBodyBudgetBoundsBytesInFlight(t *testing.T) {
 	defer hosts.Close()
 	allow, robots := true, false
 	const maxBody = 1100 << 10
-	f, err := NewFetch(FetchConfig{Settings: spiders.Settings{AllowPrivateNetworks: allow, ObeyRobots: &robots,
-		MaxBodySize: maxBody, BodyBudget: 2 << 20}, Delayed: delayed, Hosts: hosts})
+	f, err := New(Config{Settings: spiders.Settings{AllowPrivateNetworks: allow, ObeyRobots: &robots,
+		MaxBodySize: maxBody, BodyBudget: 2 << 20}, Hosts: hosts})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +59,7 @@ func TestBodyBudgetBoundsBytesInFlight(t *testing.T) {
 			if i%2 == 1 {
 				u += "?chunked=1"
 			}
-			res, body, err := f.fetch(ctx, &spiders.Request{URL: u})
+			res, body, _, err := f.http.roundTrip(ctx, &spiders.Request{URL: u})
 			if err != nil {
 				errs <- err
 				return

@@ -1,4 +1,4 @@
-package handlers
+package fetch
 
 import (
 	"net/http"
@@ -13,8 +13,8 @@ import (
 const (
 	// DefaultRetryBase is the delay before the first retry; each next one doubles it.
 	DefaultRetryBase = time.Second
-	// MaxRetryDelay caps a retry delay, Retry-After included.
-	MaxRetryDelay = 10 * time.Minute
+	// maxRetryDelay caps a retry delay, Retry-After included.
+	maxRetryDelay = 10 * time.Minute
 )
 
 // retryableStatus reports answers worth retrying: 408, 429 and 5xx.
@@ -24,12 +24,12 @@ func retryableStatus(code int) bool {
 
 // retryDelay returns the wait before retry number n (1-based): the server's Retry-After
 // when it says so, else loop.Backoff (base×2^(n-1), ±50% jitter); capped at
-// MaxRetryDelay.
+// maxRetryDelay.
 func retryDelay(base time.Duration, n int, retryAfter string, now time.Time) time.Duration {
 	if d, ok := parseRetryAfter(retryAfter, now); ok {
-		return min(d, MaxRetryDelay)
+		return min(d, maxRetryDelay)
 	}
-	return loop.Backoff(base, MaxRetryDelay, n)
+	return loop.Backoff(base, maxRetryDelay, n)
 }
 
 // parseRetryAfter reads a Retry-After header: seconds or an HTTP date.
@@ -49,3 +49,19 @@ func parseRetryAfter(v string, now time.Time) (time.Duration, bool) {
 	}
 	return 0, false
 }
+
+// retryableError is a fetch failure worth retrying, with the server's status and
+// Retry-After.
+type retryableError struct {
+	err        error
+	status     int
+	retryAfter string
+}
+
+// slowDown reports an answer that asks the whole host to slow down (429, 503).
+func (e *retryableError) slowDown() bool {
+	return e.status == http.StatusTooManyRequests || e.status == http.StatusServiceUnavailable
+}
+
+func (e *retryableError) Error() string { return e.err.Error() }
+func (e *retryableError) Unwrap() error { return e.err }

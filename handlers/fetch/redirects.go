@@ -1,4 +1,4 @@
-package handlers
+package fetch
 
 import (
 	"context"
@@ -19,7 +19,7 @@ type redirectRefused struct {
 }
 
 func (e *redirectRefused) Error() string {
-	return fmt.Sprintf("handlers: redirect to %s refused (%s)", e.target, e.reason)
+	return fmt.Sprintf("fetch: redirect to %s refused (%s)", e.target, e.reason)
 }
 
 // redirectRobotsWait bounds how long a redirect hop waits for another fetcher to fetch
@@ -34,7 +34,7 @@ type depthKey struct{}
 // domains, max depth), for found links the spider's follow rules (allow/deny), and the
 // target host's robots.txt. The network guard checks the
 // hop again when it connects.
-func (f *Fetch) checkRedirect(req *http.Request, via []*http.Request) error {
+func (f *httpFetch) checkRedirect(req *http.Request, via []*http.Request) error {
 	if err := checkHops(req, via, f.settings.Redirects()); err != nil {
 		return err
 	}
@@ -61,11 +61,11 @@ func (f *Fetch) checkRedirect(req *http.Request, via []*http.Request) error {
 		case err != nil:
 			return err
 		case v.unavailable: // a retry of the page finds out later
-			return fmt.Errorf("handlers: redirect to %s: robots.txt of %s unavailable", req.URL.Redacted(), req.URL.Host)
+			return fmt.Errorf("fetch: redirect to %s: robots.txt of %s unavailable", req.URL.Redacted(), req.URL.Host)
 		case v.wait > 0:
 			select {
 			case <-ctx.Done():
-				return fmt.Errorf("handlers: waiting for robots.txt of %s: %w", req.URL.Host, ctx.Err())
+				return fmt.Errorf("fetch: waiting for robots.txt of %s: %w", req.URL.Host, ctx.Err())
 			case <-time.After(v.wait):
 			}
 			continue

@@ -1,4 +1,4 @@
-package handlers
+package fetch
 
 import (
 	"bufio"
@@ -177,13 +177,13 @@ func putBodyBuffer(p *[]byte) {
 // maxPooledBody is the largest body buffer kept in the pool.
 const maxPooledBody = 1 << 20
 
-// DefaultBodyBudget returns the default per-process budget of body bytes in flight:
+// defaultBodyBudget returns the default per-process budget of body bytes in flight:
 // 1/400 of the machine's memory, between 32 MiB and 256 MiB (64 MiB when the memory
 // cannot be read). A fetch process with large pages peaks at about five times its
 // budget (each body, its JSON, its compressed copy, the collector's headroom): 341 MiB
 // RSS measured for 32 pages of 10 MB at once under a 64 MiB budget. Pages of ordinary
 // size never wait: 32 of them reserve about 8 MiB.
-func DefaultBodyBudget() int64 {
+func defaultBodyBudget() int64 {
 	total := memTotal()
 	if total <= 0 {
 		return 64 << 20

@@ -1,23 +1,22 @@
-package handlers
+package fetch
 
 import (
 	"path"
 	"strings"
 	"time"
 
-	"github.com/streamcrawl/streamcrawl/streams/frontier"
-
 	"github.com/streamcrawl/streamcrawl/spiders"
+	"github.com/streamcrawl/streamcrawl/streams/frontier"
 )
 
 // leaseTTL is how long a host's slot stays taken when its fetcher dies: longer than any
 // fetch (robots.txt first, then the page) may take.
 func leaseTTL(s spiders.Settings) time.Duration { return 2*s.DownloadTimeout + 30*time.Second }
 
-// hostDefaults is the spider's per-host politeness for hosts without a limit rule. A
+// HostDefaults is the spider's per-host politeness for hosts without a limit rule. A
 // fetch that gives a slot back hands the host's next requests out itself, within the
 // frontier window.
-func hostDefaults(s spiders.Settings) frontier.HostDefaults {
+func HostDefaults(s spiders.Settings) frontier.HostDefaults {
 	return frontier.HostDefaults{
 		HostRule:      frontier.HostRule{Concurrency: max(s.PerHostConcurrency, 0), Delay: s.PerHostDelay},
 		LeaseTTL:      leaseTTL(s),
@@ -26,13 +25,13 @@ func hostDefaults(s spiders.Settings) frontier.HostDefaults {
 }
 
 // limitRule returns the rule of the spider's first limit whose glob matches host
-// (NormalHost, its port ignored), nil when none does. A limit without a concurrency
+// (a spiders.HostKey; its port ignored), nil when none does. A limit without a concurrency
 // keeps the default concurrency.
 func limitRule(s spiders.Settings, host string) *frontier.HostRule {
 	if len(s.Limits) == 0 {
 		return nil
 	}
-	name := hostName(host)
+	name := spiders.HostKeyName(host)
 	for _, l := range s.Limits {
 		if ok, _ := path.Match(strings.ToLower(l.Domain), name); ok {
 			r := frontier.HostRule{Concurrency: max(s.PerHostConcurrency, 0), Delay: l.Delay}
@@ -45,8 +44,8 @@ func limitRule(s spiders.Settings, host string) *frontier.HostRule {
 	return nil
 }
 
-// hostRules is limitRule of the spider, for the frontier (nil when it has no limits).
-func hostRules(s spiders.Settings) func(string) *frontier.HostRule {
+// HostRules is limitRule of the spider, for the frontier (nil when it has no limits).
+func HostRules(s spiders.Settings) func(string) *frontier.HostRule {
 	if len(s.Limits) == 0 {
 		return nil
 	}
@@ -60,14 +59,5 @@ func ruleOf(s spiders.Settings, host string) frontier.HostRule {
 	if r := limitRule(s, host); r != nil {
 		return *r
 	}
-	return hostDefaults(s).HostRule
-}
-
-// hostName is host without its port, lower-cased.
-func hostName(host string) string {
-	host = strings.ToLower(host)
-	if i := strings.LastIndexByte(host, ':'); i >= 0 && !strings.HasSuffix(host, "]") {
-		host = host[:i]
-	}
-	return strings.Trim(host, "[]")
+	return HostDefaults(s).HostRule
 }

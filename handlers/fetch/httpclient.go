@@ -1,4 +1,4 @@
-package handlers
+package fetch
 
 import (
 	"context"
@@ -74,17 +74,14 @@ func readBody(ctx context.Context, resp *http.Response, max int64, t *bodyTicket
 	var r io.Reader = resp.Body
 	switch enc := strings.ToLower(strings.TrimSpace(resp.Header.Get("Content-Encoding"))); enc {
 	case "", "identity":
-	case "gzip", "x-gzip":
-		zr, err := gzip.NewReader(resp.Body)
-		if err != nil {
-			return nil, false, fmt.Errorf("handlers: gzip body: %w", err)
+	case "gzip", "x-gzip", "deflate":
+		open := func(r io.Reader) (io.ReadCloser, error) { return gzip.NewReader(r) }
+		if enc == "deflate" {
+			open = zlib.NewReader
 		}
-		defer zr.Close()
-		r = zr
-	case "deflate":
-		zr, err := zlib.NewReader(resp.Body)
+		zr, err := open(resp.Body)
 		if err != nil {
-			return nil, false, fmt.Errorf("handlers: deflate body: %w", err)
+			return nil, false, fmt.Errorf("fetch: %s body: %w", enc, err)
 		}
 		defer zr.Close()
 		r = zr
@@ -93,7 +90,7 @@ func readBody(ctx context.Context, resp *http.Response, max int64, t *bodyTicket
 	case "zstd":
 		zr, err := zstd.NewReader(resp.Body, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(uint64(max)+1<<20))
 		if err != nil {
-			return nil, false, fmt.Errorf("handlers: zstd body: %w", err)
+			return nil, false, fmt.Errorf("fetch: zstd body: %w", err)
 		}
 		defer zr.Close()
 		r = zr
@@ -108,7 +105,7 @@ func readBody(ctx context.Context, resp *http.Response, max int64, t *bodyTicket
 	body, err := readAllInto(*t.buf, io.LimitReader(&budgetReader{ctx: ctx, r: r, t: t}, max+1))
 	*t.buf = body // the buffer it grew into goes back to the pool
 	if err != nil {
-		return nil, false, fmt.Errorf("handlers: read body: %w", err)
+		return nil, false, fmt.Errorf("fetch: read body: %w", err)
 	}
 	if int64(len(body)) > max {
 		return body[:max], true, nil

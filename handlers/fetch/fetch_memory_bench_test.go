@@ -1,4 +1,4 @@
-package handlers
+package fetch
 
 import (
 	"bufio"
@@ -13,18 +13,15 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/streamcrawl/streamcrawl/streams/frontier"
-
-	"github.com/ThreeDotsLabs/watermill/message"
-
 	"github.com/streamcrawl/streamcrawl/spiders"
+	"github.com/streamcrawl/streamcrawl/streams/frontier"
 	"github.com/streamcrawl/streamcrawl/streams/streamstest"
 )
 
-// BenchmarkFetch32Pages10MB runs the fetch stage's handler on 32 requests at once for
+// BenchmarkFetch32Pages10MB runs the fetch stage's work (fetch, encode) on 32 requests at once for
 // 10 MB HTML pages (loopback) and reports the process's peak RSS (VmHWM). Run it alone:
 //
-//	go test ./handlers/ -run '^$' -bench Fetch32Pages10MB -benchtime 3x
+//	go test ./handlers/fetch/ -run '^$' -bench Fetch32Pages10MB -benchtime 3x
 func BenchmarkFetch32Pages10MB(b *testing.B) {
 	var page bytes.Buffer
 	for i := 0; page.Len() < 10<<20; i++ {
@@ -40,11 +37,6 @@ func BenchmarkFetch32Pages10MB(b *testing.B) {
 	rs := streamstest.Start(b)
 	rdb := rs.Client()
 	layout := frontier.NewLayout("mem", 1)
-	delayed, err := frontier.NewDelayed(rdb, layout, "", frontier.HostDefaults{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer delayed.Close()
 	hosts, err := frontier.NewHosts(rdb, layout, frontier.HostDefaults{}, "")
 	if err != nil {
 		b.Fatal(err)
@@ -57,8 +49,8 @@ func BenchmarkFetch32Pages10MB(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	f, err := NewFetch(FetchConfig{Settings: spiders.Settings{AllowPrivateNetworks: allow, ObeyRobots: &robots,
-		PerHostConcurrency: -1, Concurrency: 32, BodyBudget: budget}, Delayed: delayed, Hosts: hosts})
+	f, err := New(Config{Settings: spiders.Settings{AllowPrivateNetworks: allow, ObeyRobots: &robots,
+		PerHostConcurrency: -1, Concurrency: 32, BodyBudget: budget}, Hosts: hosts})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -69,12 +61,14 @@ func BenchmarkFetch32Pages10MB(b *testing.B) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				payload, _ := spiders.MarshalRequest(&spiders.Request{URL: srv.URL + "/" + strconv.Itoa(i)})
-				msg := message.NewMessage(strconv.Itoa(i), payload)
-				msg.SetContext(context.Background())
-				out, err := f.Handle(msg)
-				if err != nil || len(out) != 1 {
-					b.Errorf("handle: %v (%d messages)", err, len(out))
+				// What the fetch stage does with a request: fetch, encode, release.
+				res, err := f.Do(context.Background(), &spiders.Request{URL: srv.URL + "/" + strconv.Itoa(i)}, Delivery{})
+				if err == nil && res.Outcome == Publish {
+					_, err = spiders.MarshalResponse(res.Response)
+				}
+				res.Release()
+				if err != nil || res.Outcome != Publish {
+					b.Errorf("fetch: %v (outcome %d)", err, res.Outcome)
 				}
 			}()
 		}

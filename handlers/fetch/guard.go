@@ -1,4 +1,4 @@
-package handlers
+package fetch
 
 import (
 	"context"
@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
-	"strings"
+	"net/url"
 	"syscall"
 
 	"github.com/streamcrawl/streamcrawl/spiders"
@@ -61,7 +61,7 @@ func newGuard(s spiders.Settings) *netGuard {
 	g := newNetGuard(prefixes, hosts)
 	for _, raw := range s.Proxies {
 		if u, err := spiders.ParseProxy(raw); err == nil {
-			g.proxies[strings.ToLower(u.Host)] = true
+			g.proxies[dialKey(u.Host)] = true
 		}
 	}
 	return g
@@ -111,13 +111,17 @@ func (g *netGuard) dialer(d net.Dialer) func(ctx context.Context, network, addr 
 	open := d
 	d.Control = g.control
 	return func(ctx context.Context, network, addr string) (net.Conn, error) {
-		if g.proxies[strings.ToLower(addr)] { // configured by the operator, not found on a page
+		key := dialKey(addr)
+		if g.proxies[key] { // configured by the operator, not found on a page
 			return open.DialContext(ctx, network, addr)
 		}
-		if host, _, err := net.SplitHostPort(addr); err == nil && len(g.hosts) > 0 &&
-			g.hosts[strings.TrimSuffix(strings.ToLower(host), ".")] {
+		if len(g.hosts) > 0 && g.hosts[spiders.HostKeyName(key)] {
 			return open.DialContext(ctx, network, addr)
 		}
 		return d.DialContext(ctx, network, addr)
 	}
 }
+
+// dialKey is the host key of a dialled address (host:port, whatever the scheme: the
+// port is kept).
+func dialKey(addr string) string { return spiders.HostKeyOf(&url.URL{Host: addr}) }

@@ -1,4 +1,4 @@
-package handlers
+package fetch
 
 import (
 	"context"
@@ -10,16 +10,15 @@ import (
 	"sync"
 	"time"
 
-	"github.com/streamcrawl/streamcrawl/streams/frontier"
-
 	"github.com/redis/go-redis/v9"
 	"golang.org/x/net/publicsuffix"
 
 	"github.com/streamcrawl/streamcrawl/spiders"
+	"github.com/streamcrawl/streamcrawl/streams/frontier"
 )
 
-// DefaultCookieSession is the cookie session of requests without a cookiejar meta.
-const DefaultCookieSession = "default"
+// defaultCookieSession is the cookie session of requests without a cookiejar meta.
+const defaultCookieSession = "default"
 
 // cookieStore gives each fetch the cookies of its session. Shared (the default): the
 // crawl's jar is in Redis, one hash per session and site, so a cookie one fetch process
@@ -66,7 +65,7 @@ func sessionOf(req *spiders.Request) string {
 			return s
 		}
 	}
-	return DefaultCookieSession
+	return defaultCookieSession
 }
 
 func newJar() *cookiejar.Jar {
@@ -91,9 +90,10 @@ func (s *cookieStore) jar(ctx context.Context, session string, u *url.URL) (http
 		return j, func(context.Context) error { return nil }, nil
 	}
 	j := &recordingJar{Jar: newJar()}
-	stored, err := s.load(ctx, s.key(session, u.Hostname()))
+	host := spiders.HostKeyName(spiders.HostKeyOf(u))
+	stored, err := s.load(ctx, s.key(session, host))
 	if err != nil {
-		return nil, nil, fmt.Errorf("handlers: load cookies of %s: %w", u.Hostname(), err)
+		return nil, nil, fmt.Errorf("fetch: load cookies of %s: %w", host, err)
 	}
 	for _, v := range stored {
 		from, line, ok := strings.Cut(v, "\n")
@@ -134,7 +134,7 @@ func (s *cookieStore) forget(key string) {
 	s.mu.Unlock()
 }
 
-// key is the Redis hash of session's cookies for host's site.
+// key is the Redis hash of session's cookies for host's site (host: a host key's name).
 func (s *cookieStore) key(session, host string) string {
 	site, err := publicsuffix.EffectiveTLDPlusOne(host)
 	if err != nil {
@@ -154,15 +154,16 @@ func (s *cookieStore) save(ctx context.Context, session string, set []setCookie)
 	pipe := s.rdb.Pipeline()
 	for _, sc := range set {
 		c := *sc.c
+		host := spiders.HostKeyName(spiders.HostKeyOf(sc.u))
 		domain := strings.ToLower(strings.TrimPrefix(c.Domain, "."))
 		if domain == "" {
-			domain = sc.u.Hostname()
+			domain = host
 		}
 		field := c.Name + "|" + domain + "|" + c.Path
 		if c.MaxAge > 0 { // stored as an absolute time: reloading must not extend it
 			c.Expires, c.MaxAge = now.Add(time.Duration(c.MaxAge)*time.Second), 0
 		}
-		key := s.key(session, sc.u.Hostname())
+		key := s.key(session, host)
 		changed = append(changed, key)
 		if c.MaxAge < 0 || !c.Expires.IsZero() && c.Expires.Before(now) {
 			pipe.HDel(ctx, key, field)
@@ -176,7 +177,7 @@ func (s *cookieStore) save(ctx context.Context, session string, set []setCookie)
 		s.forget(key)
 	}
 	if err != nil {
-		return fmt.Errorf("handlers: save cookies: %w", err)
+		return fmt.Errorf("fetch: save cookies: %w", err)
 	}
 	return nil
 }

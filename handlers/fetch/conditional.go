@@ -1,4 +1,4 @@
-package handlers
+package fetch
 
 import (
 	"context"
@@ -9,11 +9,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/streamcrawl/streamcrawl/streams/frontier"
-
 	"github.com/redis/go-redis/v9"
 
 	"github.com/streamcrawl/streamcrawl/spiders"
+	"github.com/streamcrawl/streamcrawl/streams/frontier"
 )
 
 // validators remembers, per URL, what the last fetch's answer carried (ETag,
@@ -63,7 +62,7 @@ func (v *validators) apply(ctx context.Context, req *spiders.Request, hreq *http
 		return nil, nil
 	}
 	bucket := binary.BigEndian.Uint32(sum[:4]) % v.buckets
-	c := &conditional{key: v.layout.ForHost(hostOf(req.URL)).Validators(bucket), field: string(sum[4:12])}
+	c := &conditional{key: v.layout.ForHost(spiders.HostKey(req.URL)).Validators(bucket), field: string(sum[4:12])}
 	val, err := v.rdb.HGet(ctx, c.key, c.field).Result()
 	if errors.Is(err, redis.Nil) {
 		return c, nil

@@ -1,4 +1,4 @@
-package handlers
+package fetch
 
 import (
 	"context"
@@ -10,8 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/streamcrawl/streamcrawl/streams/frontier"
-
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/zap"
 
@@ -21,10 +19,10 @@ import (
 // loginWait bounds how long a fetch process waits for another one to log in.
 const loginWait = time.Minute
 
-// Login submits the spider's login form with the fetcher's settings; the cookies the
+// login submits the spider's login form with the fetcher's settings; the cookies the
 // server sets (redirects included) go to the login's cookie session. A status of 400 or
 // more is an error.
-func (f *Fetch) Login(ctx context.Context, l *spiders.Login) error {
+func (f *Fetcher) login(ctx context.Context, l *spiders.Login) error {
 	if err := l.Validate(); err != nil {
 		return err
 	}
@@ -46,7 +44,7 @@ func (f *Fetch) Login(ctx context.Context, l *spiders.Login) error {
 		}
 	}
 	if err != nil {
-		return fmt.Errorf("handlers: login request: %w", err)
+		return fmt.Errorf("fetch: login request: %w", err)
 	}
 	hreq.Header.Set("User-Agent", f.settings.UserAgent)
 	for k, v := range f.settings.Headers {
@@ -57,40 +55,43 @@ func (f *Fetch) Login(ctx context.Context, l *spiders.Login) error {
 	}
 	session := l.CookieJar
 	if session == "" {
-		session = DefaultCookieSession
+		session = defaultCookieSession
 	}
-	resp, err := f.do(ctx, hreq, session)
+	resp, err := f.http.do(ctx, hreq, session)
 	if err != nil {
-		return fmt.Errorf("handlers: login at %s: %w", hreq.URL.Redacted(), err)
+		return fmt.Errorf("fetch: login at %s: %w", hreq.URL.Redacted(), err)
 	}
 	defer resp.Body.Close()
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
 	if resp.StatusCode >= 400 {
-		return fmt.Errorf("handlers: login at %s: HTTP %d", hreq.URL.Redacted(), resp.StatusCode)
+		return fmt.Errorf("fetch: login at %s: HTTP %d", hreq.URL.Redacted(), resp.StatusCode)
 	}
 	f.count("logins", 1)
 	f.log.Info("logged in", zap.String("url", hreq.URL.Redacted()), zap.Int("status", resp.StatusCode))
 	return nil
 }
 
-// loginOnce runs the login step: once per crawl with the shared cookie jar (the first
-// fetch process logs in, the others wait for it), once per process otherwise.
-func (f *Fetch) loginOnce(ctx context.Context, rdb redis.UniversalClient, keys frontier.Keys, l *spiders.Login) error {
+// Login runs the spider's login step l: once per crawl with the shared cookie jar (the
+// first fetch process logs in, the others wait for it), once per process otherwise. The
+// cookies the server sets (redirects included) go to the login's cookie session; an
+// answer of 400 or more is an error.
+func (f *Fetcher) Login(ctx context.Context, l *spiders.Login) error {
 	if f.cookies == nil || f.cookies.mode != spiders.CookiesShared {
-		return f.Login(ctx, l)
+		return f.login(ctx, l)
 	}
-	key := keys.Login()
+	rdb := f.rdb
+	key := f.keys.Login()
 	won, err := rdb.SetNX(ctx, key, "pending", loginWait).Result()
 	if err != nil {
-		return fmt.Errorf("handlers: login lock: %w", err)
+		return fmt.Errorf("fetch: login lock: %w", err)
 	}
 	if won {
-		if err := f.Login(ctx, l); err != nil {
+		if err := f.login(ctx, l); err != nil {
 			_ = rdb.Del(context.WithoutCancel(ctx), key).Err() // let the next process try
 			return err
 		}
 		if err := rdb.Set(ctx, key, "done", 0).Err(); err != nil {
-			return fmt.Errorf("handlers: login done: %w", err)
+			return fmt.Errorf("fetch: login done: %w", err)
 		}
 		return nil
 	}
@@ -101,11 +102,11 @@ func (f *Fetch) loginOnce(ctx context.Context, rdb redis.UniversalClient, keys f
 		case v == "done":
 			return nil
 		case errors.Is(err, redis.Nil): // the one logging in failed: try ourselves
-			return f.loginOnce(ctx, rdb, keys, l)
+			return f.Login(ctx, l)
 		case err != nil:
-			return fmt.Errorf("handlers: login state: %w", err)
+			return fmt.Errorf("fetch: login state: %w", err)
 		case time.Now().After(deadline):
-			return errors.New("handlers: another fetch process is still logging in after a minute")
+			return errors.New("fetch: another fetch process is still logging in after a minute")
 		}
 		select {
 		case <-ctx.Done():

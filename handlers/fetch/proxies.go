@@ -1,4 +1,4 @@
-package handlers
+package fetch
 
 import (
 	"context"
@@ -16,8 +16,8 @@ import (
 
 // Proxy defaults.
 const (
-	DefaultProxyBanAfter = 3
-	DefaultProxyBanFor   = 5 * time.Minute
+	defaultProxyBanAfter = 3
+	defaultProxyBanFor   = 5 * time.Minute
 )
 
 // proxyKey carries the proxy of one fetch to the transport's Proxy function.
@@ -58,10 +58,10 @@ func newProxyPool(s spiders.Settings) *proxyPool {
 	}
 	p := &proxyPool{limit: s.ProxyConcurrency, banAfter: s.ProxyBanAfter, banFor: s.ProxyBanFor, changed: make(chan struct{})}
 	if p.banAfter == 0 {
-		p.banAfter = DefaultProxyBanAfter
+		p.banAfter = defaultProxyBanAfter
 	}
 	if p.banFor == 0 {
-		p.banFor = DefaultProxyBanFor
+		p.banFor = defaultProxyBanFor
 	}
 	for _, raw := range s.Proxies {
 		u, _ := spiders.ParseProxy(raw) // checked by Settings.Validate
@@ -148,7 +148,7 @@ func proxyFailed(resp *http.Response, err error) bool {
 // address the proxy resolves and connects to, not this process: the target's host is
 // resolved here and refused if any address is one the guard refuses.
 func (g *netGuard) checkProxiedTarget(ctx context.Context, u *url.URL) error {
-	host := strings.TrimSuffix(strings.ToLower(u.Hostname()), ".")
+	host := spiders.HostKeyName(spiders.HostKeyOf(u))
 	if g.hosts[host] {
 		return nil
 	}

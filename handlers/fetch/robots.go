@@ -1,11 +1,10 @@
-package handlers
+package fetch
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -13,19 +12,19 @@ import (
 	"sync"
 	"time"
 
-	"github.com/streamcrawl/streamcrawl/streams/frontier"
-
 	"github.com/redis/go-redis/v9"
 	"github.com/temoto/robotstxt"
 	"go.uber.org/zap"
 
+	"github.com/streamcrawl/streamcrawl/spiders"
 	"github.com/streamcrawl/streamcrawl/streams"
+	"github.com/streamcrawl/streamcrawl/streams/frontier"
 )
 
 // Robots policy.
 const (
-	// RobotsTTL is how long a host's robots.txt (or its 4xx answer) is kept in Redis.
-	RobotsTTL = 24 * time.Hour
+	// robotsTTL is how long a host's robots.txt (or its 4xx answer) is kept in Redis.
+	robotsTTL = 24 * time.Hour
 	// DefaultRobotsRetry is how long a robots.txt that answered 5xx, or could not be
 	// fetched, disallows the whole host before it is fetched again (RFC 9309 2.3.1.3-4).
 	DefaultRobotsRetry = time.Minute
@@ -77,9 +76,9 @@ type robotsEntry struct {
 	until time.Time        // when an unavailable entry is looked up again
 }
 
-func newRobots(rdb redis.UniversalClient, layout frontier.Layout, client *http.Client, agent string, counters *streams.Counters, log *zap.Logger) *robots {
+func newRobots(rdb redis.UniversalClient, layout frontier.Layout, client *http.Client, agent string, retry time.Duration, counters *streams.Counters, log *zap.Logger) *robots {
 	return &robots{rdb: rdb, layout: layout, client: client, agent: agent, counters: counters, log: log,
-		retry: DefaultRobotsRetry, cache: map[string]robotsEntry{}}
+		retry: retry, cache: map[string]robotsEntry{}}
 }
 
 // robotsVerdict is the answer for one URL.
@@ -128,24 +127,17 @@ func (r *robots) check(ctx context.Context, u *url.URL) (robotsVerdict, error) {
 	return robotsVerdict{allowed: e.group.Test(path), delay: e.group.CrawlDelay, fetched: fetched}, nil
 }
 
-// originOf is u's scheme://host[:port], the host lower-cased and the scheme's default
-// port dropped: one robots.txt per origin, whatever way a URL writes it.
+// originOf is u's scheme and host key (spiders.HostKeyOf): one robots.txt per origin,
+// whatever way a URL writes it.
 func originOf(u *url.URL) string {
-	scheme, host := strings.ToLower(u.Scheme), strings.ToLower(u.Host)
-	if h, port, err := net.SplitHostPort(host); err == nil && (scheme == "http" && port == "80" || scheme == "https" && port == "443") {
-		host = h
-		if strings.Contains(h, ":") {
-			host = "[" + h + "]"
-		}
-	}
-	return scheme + "://" + host
+	return strings.ToLower(u.Scheme) + "://" + spiders.HostKeyOf(u)
 }
 
 // load returns the rules of origin from Redis, or fetches them if this process wins the
 // lock (with when the fetch started: it was a request to the host); otherwise it
 // returns how long to wait.
 func (r *robots) load(ctx context.Context, origin string) (e robotsEntry, wait time.Duration, fetched time.Time, err error) {
-	keys := r.layout.ForHost(hostOf(origin))
+	keys := r.layout.ForHost(spiders.HostKey(origin))
 	key := keys.Robots(origin)
 	pipe := r.rdb.Pipeline()
 	get := pipe.Get(ctx, key)
@@ -155,11 +147,11 @@ func (r *robots) load(ctx context.Context, origin string) (e robotsEntry, wait t
 		return r.entry(get.Val(), ttl.Val()), 0, time.Time{}, nil
 	}
 	if !errors.Is(err, redis.Nil) {
-		return robotsEntry{}, 0, time.Time{}, fmt.Errorf("handlers: read robots.txt of %s: %w", origin, err)
+		return robotsEntry{}, 0, time.Time{}, fmt.Errorf("fetch: read robots.txt of %s: %w", origin, err)
 	}
 	won, err := r.rdb.SetNX(ctx, keys.RobotsLock(origin), "1", robotsLockTTL).Result()
 	if err != nil {
-		return robotsEntry{}, 0, time.Time{}, fmt.Errorf("handlers: lock robots.txt of %s: %w", origin, err)
+		return robotsEntry{}, 0, time.Time{}, fmt.Errorf("fetch: lock robots.txt of %s: %w", origin, err)
 	}
 	if !won {
 		return robotsEntry{}, robotsWait, time.Time{}, nil
@@ -170,12 +162,12 @@ func (r *robots) load(ctx context.Context, origin string) (e robotsEntry, wait t
 		_ = r.rdb.Del(ctx, keys.RobotsLock(origin)).Err()
 		return robotsEntry{}, robotsWait, time.Time{}, nil
 	}
-	keep := RobotsTTL
+	keep := robotsTTL
 	if unavailable(stored) {
 		keep = r.retry
 	}
 	if err := r.rdb.Set(ctx, key, stored, keep).Err(); err != nil {
-		return robotsEntry{}, 0, time.Time{}, fmt.Errorf("handlers: store robots.txt of %s: %w", origin, err)
+		return robotsEntry{}, 0, time.Time{}, fmt.Errorf("fetch: store robots.txt of %s: %w", origin, err)
 	}
 	_ = r.rdb.Del(ctx, keys.RobotsLock(origin)).Err()
 	return r.entry(stored, keep), 0, fetched, nil

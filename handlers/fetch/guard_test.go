@@ -1,4 +1,4 @@
-package handlers
+package fetch
 
 import (
 	"context"
@@ -39,9 +39,9 @@ func TestFetchRefusesPrivateAddressesBeforeConnecting(t *testing.T) {
 	s := spiders.Settings{ConnectTimeout: time.Second}
 	s.SetDefaults()
 	client := newHTTPClient(s)
-	f := &Fetch{client: client, settings: s}
+	f := &httpFetch{shared: &shared{settings: s}, client: client}
 	for _, u := range []string{"http://169.254.169.254/latest/meta-data/", "http://10.0.0.1/", "http://[::1]:9/"} {
-		_, err := f.Fetch(context.Background(), &spiders.Request{URL: u})
+		_, _, _, err := f.roundTrip(context.Background(), &spiders.Request{URL: u})
 		if !errors.Is(err, errBlockedAddress) { // returned by the dialer's Control, before connect
 			t.Errorf("fetch %s: error %v, want the blocked-address error", u, err)
 		}

@@ -1,4 +1,4 @@
-package handlers
+package fetch
 
 import (
 	"net/http"
@@ -36,12 +36,12 @@ func TestParseRetryAfter(t *testing.T) {
 
 func TestRetryDelay(t *testing.T) {
 	now := time.Date(2026, 11, 24, 9, 0, 0, 0, time.UTC)
-	// The server's Retry-After wins, capped at MaxRetryDelay.
+	// The server's Retry-After wins, capped at maxRetryDelay.
 	if d := retryDelay(time.Second, 1, "30", now); d != 30*time.Second {
 		t.Errorf("Retry-After 30: %v, want 30s", d)
 	}
-	if d := retryDelay(time.Second, 1, "86400", now); d != MaxRetryDelay {
-		t.Errorf("Retry-After a day: %v, want the cap %v", d, MaxRetryDelay)
+	if d := retryDelay(time.Second, 1, "86400", now); d != maxRetryDelay {
+		t.Errorf("Retry-After a day: %v, want the cap %v", d, maxRetryDelay)
 	}
 	// Without one: base doubled per retry, ±50%, never past the cap.
 	for _, tc := range []struct {
@@ -51,7 +51,7 @@ func TestRetryDelay(t *testing.T) {
 		{1, 500 * time.Millisecond, 1500 * time.Millisecond},
 		{2, time.Second, 3 * time.Second},
 		{3, 2 * time.Second, 6 * time.Second},
-		{30, MaxRetryDelay / 2, MaxRetryDelay},
+		{30, maxRetryDelay / 2, maxRetryDelay},
 	} {
 		for range 100 {
 			if d := retryDelay(time.Second, tc.n, "garbage", now); d < tc.lo || d > tc.hi {

@@ -1,4 +1,4 @@
-package handlers
+package fetch
 
 import (
 	"context"
@@ -6,13 +6,10 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/streamcrawl/streamcrawl/streams/frontier"
-
-	"github.com/ThreeDotsLabs/watermill/message"
 	"go.uber.org/zap"
 
 	"github.com/streamcrawl/streamcrawl/spiders"
-	"github.com/streamcrawl/streamcrawl/streams"
+	"github.com/streamcrawl/streamcrawl/streams/frontier"
 )
 
 // robotsWait is how long a host's requests wait while another fetcher fetches its
@@ -23,17 +20,18 @@ const robotsWait = 300 * time.Millisecond
 // when the turn ends (its slot back, when the request came with a lease; the back-off
 // a 429 or 503 asks for; the AutoThrottle latency).
 type turn struct {
-	f     *Fetch
+	f     *Fetcher
 	req   *spiders.Request
-	host  string // as in the URL; frontier.Hosts normalises it
+	host  string // spiders.HostKey of the request's URL
 	rule  frontier.HostRule
 	lease string // the requests stream ID the slot was leased for; "" when no slot
 }
 
-func (f *Fetch) newTurn(msg *message.Message, req *spiders.Request, host string) *turn {
-	t := &turn{f: f, req: req, host: host, rule: ruleOf(f.settings, frontier.NormalHost(host))}
+func (f *Fetcher) newTurn(req *spiders.Request, d Delivery) *turn {
+	host := spiders.HostKey(req.URL)
+	t := &turn{f: f, req: req, host: host, rule: ruleOf(f.settings, host)}
 	if t.rule.Concurrency > 0 {
-		t.lease = msg.Metadata.Get(streams.MetaStreamID)
+		t.lease = d.ID
 	}
 	return t
 }
@@ -42,11 +40,8 @@ func (f *Fetch) newTurn(msg *message.Message, req *spiders.Request, host string)
 // holds a slot (its dead fetcher gave the slot back before its ack went out, or the
 // lease expired): fetched now, it would be one request more than the host's
 // concurrency. It reports whether it did; first deliveries are not looked at.
-func (t *turn) slotLost(ctx context.Context, msg *message.Message) (bool, error) {
-	if t.lease == "" {
-		return false, nil
-	}
-	if d := msg.Metadata.Get(streams.MetaDeliveries); d == "" || d == "1" {
+func (t *turn) slotLost(ctx context.Context, d Delivery) (bool, error) {
+	if t.lease == "" || !d.Redelivered {
 		return false, nil
 	}
 	held, err := t.f.hosts.Leased(ctx, t.host, t.lease)
@@ -57,20 +52,20 @@ func (t *turn) slotLost(ctx context.Context, msg *message.Message) (bool, error)
 	return true, t.requeue(ctx, frontier.NotStarted, time.Time{}, 0)
 }
 
-// robots applies the robots.txt verdict to the turn. It reports done when the turn
-// ended there (disallowed, robots.txt still being fetched elsewhere, or its fetch used
-// the turn), with an error when the request could not be put back, so the input is not
-// acked.
-func (t *turn) robots(ctx context.Context, v robotsVerdict) (done bool, err error) {
+// robots applies the robots.txt verdict to the turn. It returns why the turn ended
+// there (DropRobots: disallowed; DropRequeued: robots.txt still being fetched
+// elsewhere, or its fetch used the turn), "" when the page may be fetched now; with an
+// error when the request could not be put back, so the input is not acked.
+func (t *turn) robots(ctx context.Context, v robotsVerdict) (reason string, err error) {
 	f := t.f
 	switch {
 	case v.wait > 0:
 		// Another fetcher is fetching robots.txt: the request waits in its host's queue.
 		f.count("robots_waits", 1)
-		return true, t.requeue(ctx, frontier.NotStarted, time.Time{}, v.wait)
+		return DropRequeued, t.requeue(ctx, frontier.NotStarted, time.Time{}, v.wait)
 	case !v.fetched.IsZero() && v.delay > 0:
 		if err := f.hosts.SetCrawlDelay(ctx, t.host, v.delay); err != nil {
-			return true, err
+			return DropRequeued, err
 		}
 	}
 	switch {
@@ -82,13 +77,13 @@ func (t *turn) robots(ctx context.Context, v robotsVerdict) (done bool, err erro
 			fin = frontier.Finish{Outcome: frontier.Done, Started: v.fetched}
 		}
 		t.finish(ctx, fin)
-		return true, nil
+		return DropRobots, nil
 	case !v.fetched.IsZero() && (t.rule.Delay > 0 || v.delay > 0):
 		// robots.txt was this turn's request to the host: the page waits for the delay.
 		f.count("robots_turns", 1)
-		return true, t.requeue(ctx, frontier.Done, v.fetched, 0)
+		return DropRequeued, t.requeue(ctx, frontier.Done, v.fetched, 0)
 	}
-	return false, nil
+	return "", nil
 }
 
 // requeue ends the turn and puts the request back in its host's queue in one step.
@@ -149,6 +144,6 @@ func traceStart(ctx context.Context) (context.Context, func() time.Time) {
 }
 
 // autothrottle reports the spider's autothrottle setting.
-func (f *Fetch) autothrottle() bool {
+func (f *Fetcher) autothrottle() bool {
 	return f.settings.Autothrottle
 }

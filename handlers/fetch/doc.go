@@ -1,0 +1,31 @@
+// Package fetch turns a crawl's requests into responses. One type, Fetcher, built from a
+// Config, does it: Do fetches one request under the crawl's rules and returns a Result
+// that says what the stage must do with it (publish the response, retry it at a time,
+// drop it with a reason, or dead-letter it with its error). The fetch stage of package
+// handlers is Do between a request message and a response message.
+//
+// The round trip itself is what one kind of fetcher does its own way (the roundTripper
+// interface); every rule around it is shared, so that a browser fetcher can sit beside
+// the HTTP one and obey the same guard, robots.txt, politeness, cookies and proxies.
+//
+// Each behaviour lives in one file:
+//
+//	fetcher.go     Config, Fetcher, Do and its Result; what every kind shares
+//	http.go        the HTTP round trip: headers, proxy, cookies, status, body
+//	httpclient.go  the HTTP client: timeouts, connection pool, redirect limit, decoding
+//	guard.go       the network guard: no private address unless allowed, on every dial
+//	redirects.go   every redirect hop checked like a link: scope, rules, robots.txt
+//	robots.go      robots.txt: fetched once per crawl and origin, cached in Redis
+//	turn.go        the host's politeness turn: its slot back, back-offs, AutoThrottle
+//	politeness.go  the spider's per-host rules (defaults, limits) as the frontier takes them
+//	cookies.go     cookie sessions: shared in Redis, per process, or off
+//	login.go       the spider's login step, once per crawl
+//	proxies.go     proxy rotation, per-proxy limits, benching; the guard for proxied targets
+//	conditional.go conditional revisits (ETag, Last-Modified, 304)
+//	bodybudget.go  the process's budget of body bytes in flight
+//	retry.go       which failures are retried, and how long each retry waits
+//	hoststats.go   per-host request counts, times and failures for the dashboard
+//
+// Hosts are named by spiders.HostKey everywhere: robots.txt by origin (scheme and host
+// key), cookies by the key's site, limits and the guard by the key's name.
+package fetch

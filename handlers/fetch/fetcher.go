@@ -1,0 +1,296 @@
+package fetch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"go.uber.org/zap"
+
+	"github.com/streamcrawl/streamcrawl/handlers/metrics"
+	"github.com/streamcrawl/streamcrawl/spiders"
+	"github.com/streamcrawl/streamcrawl/streams"
+	"github.com/streamcrawl/streamcrawl/streams/frontier"
+)
+
+// Config configures a Fetcher.
+type Config struct {
+	// Settings of the spider: timeouts, concurrency, per-host politeness, robots.txt,
+	// cookies, proxies, body size and budget, retries. Unset fields take the defaults of
+	// spiders.Settings.SetDefaults.
+	Settings spiders.Settings
+	// Hosts is the crawl's per-host politeness state: every fetch gives its host's slot
+	// back there and tells it the back-off a 429 or 503 asks for. Required.
+	Hosts *frontier.Hosts
+	// Client and Layout hold what the fetchers of a crawl share in Redis: the
+	// robots.txt cache, the cookie jar, the conditional-request validators and the
+	// login lock. Client is required when the spider obeys robots.txt (the default);
+	// without it cookies are kept per process and revisits are not conditional.
+	Client redis.UniversalClient
+	// Layout is the crawl's layout in Client: where those keys are.
+	Layout frontier.Layout
+	// Scope is checked again on every redirect hop. Default nil: any http(s) target.
+	Scope *spiders.Scope
+	// FollowFilter is the spider's: checked on the redirect hops of found links.
+	// Default nil: none.
+	FollowFilter func(*url.URL) bool
+	// RobotsRetry is how long a host whose robots.txt answered 5xx (or could not be
+	// fetched) stays disallowed before robots.txt is fetched again. Default
+	// DefaultRobotsRetry.
+	RobotsRetry time.Duration
+	// RetryBase is the delay before a failed fetch's first retry, doubled for each
+	// next one. Default DefaultRetryBase.
+	RetryBase time.Duration
+	// Counters receives the fetch figures (pages_fetched, status_404, retries, ...).
+	// Default nil: not counted.
+	Counters *streams.Counters
+	// HostStats receives per-host request counts, times and failures (the crawl's
+	// frontier.Keys.HostStats hash). Default nil: not kept.
+	HostStats *streams.Counters
+	// Metrics times each HTTP round trip. Default nil: not timed.
+	Metrics *metrics.Metrics
+	// Logger receives what the fetcher has to say. Default nil: no-op.
+	Logger *zap.Logger
+}
+
+// setDefaults fills the unset fields.
+func (c *Config) setDefaults() {
+	c.Settings.SetDefaults()
+	if c.RetryBase <= 0 {
+		c.RetryBase = DefaultRetryBase
+	}
+	if c.RobotsRetry <= 0 {
+		c.RobotsRetry = DefaultRobotsRetry
+	}
+	if c.Logger == nil {
+		c.Logger = zap.NewNop()
+	}
+}
+
+// Validate reports a Config New cannot use.
+func (c *Config) Validate() error {
+	if err := c.Settings.Validate(); err != nil {
+		return err
+	}
+	if c.Hosts == nil {
+		return errors.New("fetch: a fetcher needs the hosts' politeness state")
+	}
+	if c.Settings.RobotsObeyed() && c.Client == nil {
+		return errors.New("fetch: obeying robots.txt needs a redis client")
+	}
+	return nil
+}
+
+// Fetcher turns a crawl's requests into responses under the crawl's rules: the network
+// guard on every connection, scope and robots.txt on every redirect hop, the host's
+// politeness turn, cookies, proxies, the body budget and retry delays. Do says what
+// became of each request. A Fetcher is safe for concurrent use.
+//
+// The round trip itself is what one kind of fetcher does its own way (roundTripper);
+// the HTTP one (http.go) is the only kind so far.
+type Fetcher struct {
+	*shared
+	hosts *frontier.Hosts
+	rdb   redis.UniversalClient
+	keys  frontier.Keys // the crawl's global keys (the login lock)
+	http  *httpFetch    // robots.txt and the login form go over HTTP whatever fetches pages
+	trip  roundTripper
+	base  time.Duration
+}
+
+// shared is what every kind of fetcher obeys and uses.
+type shared struct {
+	settings spiders.Settings
+	scope    *spiders.Scope
+	follows  func(*url.URL) bool // the spider's FollowFilter, nil: none
+	guard    *netGuard           // nil when private networks are allowed
+	proxies  *proxyPool          // nil without settings.proxies
+	cookies  *cookieStore
+	robots   *robots // nil when robots.txt is not obeyed
+	budget   *bodyBudget
+	counters *streams.Counters
+	log      *zap.Logger
+}
+
+func (s *shared) count(field string, n int64) {
+	if s.counters != nil {
+		s.counters.Add(field, n)
+	}
+}
+
+// roundTripper is one request's round trip, the step a kind of fetcher does its own
+// way under the rules the Fetcher shares between kinds. It returns the response with
+// the budget ticket that holds its body; or no response and the reason it is not passed
+// on (a final HTTP status, a refused redirect; counted); or an error: a
+// *retryableError, errBlockedAddress, or one wrapping streams.ErrPoison.
+type roundTripper interface {
+	roundTrip(ctx context.Context, req *spiders.Request) (*spiders.Response, *bodyTicket, string, error)
+}
+
+// New returns the Fetcher of cfg.
+func New(cfg Config) (*Fetcher, error) {
+	cfg.setDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	s := cfg.Settings
+	budget := int64(s.BodyBudget)
+	if budget == 0 {
+		budget = defaultBodyBudget()
+	}
+	sh := &shared{settings: s, scope: cfg.Scope, follows: cfg.FollowFilter, guard: newGuard(s), proxies: newProxyPool(s),
+		cookies: newCookieStore(s.Cookies, cfg.Client, cfg.Layout), budget: newBodyBudget(budget),
+		counters: cfg.Counters, log: cfg.Logger}
+	h := newHTTPFetch(sh, cfg)
+	if s.RobotsObeyed() {
+		sh.robots = newRobots(cfg.Client, cfg.Layout, robotsClient(h.client), s.UserAgent, cfg.RobotsRetry, cfg.Counters, cfg.Logger)
+		sh.robots.via = func(ctx context.Context, hreq *http.Request) (*http.Request, func(*http.Response, error), error) {
+			return h.viaProxy(ctx, &spiders.Request{URL: hreq.URL.String()}, hreq)
+		}
+	}
+	return &Fetcher{shared: sh, hosts: cfg.Hosts, rdb: cfg.Client, keys: cfg.Layout.Global(), http: h, trip: h, base: cfg.RetryBase}, nil
+}
+
+// Delivery says how a request reached the fetcher: the requests-stream entry it came in
+// (a host with a concurrency limit has its slot leased for that entry) and whether it
+// was delivered before.
+type Delivery struct {
+	// ID is the entry's stream ID; "" when the request did not come from the stream.
+	ID string
+	// Redelivered is set when the entry was delivered before (its fetcher died, or its
+	// fetch failed).
+	Redelivered bool
+}
+
+// Outcome is what became of a request: what the stage that fetched it must do.
+type Outcome int
+
+// The outcomes of Do.
+const (
+	// Publish: Result.Response goes on to the parse stage.
+	Publish Outcome = iota
+	// Retry: Result.Request (its Retries and LastError updated) is to be fetched again
+	// at Result.At.
+	Retry
+	// Drop: nothing goes on and nothing is owed; Result.Reason says why (a final HTTP
+	// status, robots.txt, a refused redirect, a private address, or the request went
+	// back to its host's queue).
+	Drop
+	// Dead: the request can never succeed; Result.Err (wrapping streams.ErrPoison) is
+	// its dead letter's error.
+	Dead
+)
+
+// Reasons a Result of Do gives for a Drop besides the final HTTP answers (http_error,
+// not_modified, redirect_not_followed, redirect_refused_<reason>, body_not_text).
+const (
+	// DropPrivateAddress: the network guard refused the host's address.
+	DropPrivateAddress = "private_address"
+	// DropRobots: robots.txt disallows the URL.
+	DropRobots = "robots_disallowed"
+	// DropRequeued: the request went back to its host's queue (its slot was lost,
+	// robots.txt is being fetched elsewhere, or fetching it took the host's turn).
+	DropRequeued = "requeued"
+)
+
+// Result is what became of one request (see Outcome).
+type Result struct {
+	// Outcome says what the stage does with the request.
+	Outcome Outcome
+	// Response is the fetched response (Publish). Its Body is valid until Release.
+	Response *spiders.Response
+	// Request is the request to fetch again (Retry).
+	Request *spiders.Request
+	// At is when Request is due (Retry).
+	At time.Time
+	// Reason says why nothing goes on (Drop).
+	Reason string
+	// Err is the dead letter's error (Dead).
+	Err error
+
+	release func()
+}
+
+// Release gives the response body's buffer and budget back: call it once the response
+// is encoded. Safe on any Result, and more than once.
+func (r Result) Release() {
+	if r.release != nil {
+		r.release()
+	}
+}
+
+// Do fetches req, which came as d says, and returns what became of it.
+//
+// The frontier hands a request out only when its host may start one (see
+// frontier.Hosts), so Do never waits for politeness; it gives the host's slot back when
+// the fetch is over (see turn). When this process fetched the host's robots.txt for the
+// request, that fetch was the host's turn: the page goes back to its host's queue, to be
+// fetched after the host's delay. Network errors, timeouts, 408, 429 and 5xx answers are
+// retried with exponential backoff and jitter (or the server's Retry-After), up to
+// max_retries; other 4xx answers are final. An error means Do could not finish (Redis
+// did not answer): the request must come again, and its slot stays leased for it.
+func (f *Fetcher) Do(ctx context.Context, req *spiders.Request, d Delivery) (Result, error) {
+	u, err := url.Parse(req.URL)
+	if err != nil {
+		return dead(fmt.Errorf("%w: fetch: %w", streams.ErrPoison, err)), nil
+	}
+	t := f.newTurn(req, d)
+	if lost, err := t.slotLost(ctx, d); lost || err != nil {
+		return drop(DropRequeued), err
+	}
+	if f.robots != nil {
+		v, err := f.robots.check(ctx, u)
+		if err != nil {
+			return Result{}, err // the slot stays leased: the redelivery uses it
+		}
+		if reason, err := t.robots(ctx, v); reason != "" || err != nil {
+			return drop(reason), err
+		}
+	}
+	ctx, started := traceStart(ctx)
+	res, body, reason, err := f.trip.roundTrip(ctx, req)
+	var rerr *retryableError
+	t.fetched(ctx, started(), errors.As(err, &rerr) && rerr.slowDown(), rerr)
+	switch {
+	case errors.Is(err, errBlockedAddress):
+		f.count("dropped_private_address", 1)
+		f.log.Info("dropped: not a public address", zap.String("url", req.URL), zap.Error(err))
+		return drop(DropPrivateAddress), nil
+	case rerr != nil:
+		return f.retry(req, rerr), nil
+	case err != nil:
+		f.count("fetch_errors_final", 1)
+		return dead(err), nil
+	case res == nil:
+		return drop(reason), nil
+	}
+	return Result{Outcome: Publish, Response: res, release: body.release}, nil
+}
+
+// retry returns req's next attempt, or gives up on it (a dead letter with the last
+// error) after max_retries.
+func (f *Fetcher) retry(req *spiders.Request, rerr *retryableError) Result {
+	if req.Retries >= f.settings.Retries() {
+		f.count("retries_exhausted", 1)
+		return dead(fmt.Errorf("%w: fetch: gave up on %s after %d retries: %w", streams.ErrPoison, req.URL, req.Retries, rerr.err))
+	}
+	next := *req
+	next.Retries++
+	next.LastError = rerr.err.Error()
+	now := time.Now()
+	return Result{Outcome: Retry, Request: &next, At: now.Add(retryDelay(f.base, next.Retries, rerr.retryAfter, now))}
+}
+
+func drop(reason string) Result { return Result{Outcome: Drop, Reason: reason} }
+
+// dead is the Dead result of err, which wraps streams.ErrPoison (or is made to).
+func dead(err error) Result {
+	if !errors.Is(err, streams.ErrPoison) {
+		err = fmt.Errorf("%w: %w", streams.ErrPoison, err)
+	}
+	return Result{Outcome: Dead, Err: err}
+}

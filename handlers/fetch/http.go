@@ -1,0 +1,236 @@
+package fetch
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/streamcrawl/streamcrawl/spiders"
+	"github.com/streamcrawl/streamcrawl/streams"
+)
+
+// httpFetch is the HTTP fetcher: net/http with the spider's timeouts, the network
+// guard in its dialer, every redirect hop checked (redirects.go), bodies decoded and
+// cut at max_body_size under the process's body budget, conditional revisits.
+type httpFetch struct {
+	*shared
+	client *http.Client
+	cond   *validators // nil unless the spider revisits URLs
+}
+
+// newHTTPFetch returns the HTTP fetcher of cfg, sharing sh's rules.
+func newHTTPFetch(sh *shared, cfg Config) *httpFetch {
+	h := &httpFetch{shared: sh, client: newHTTPClient(sh.settings)}
+	if cfg.Metrics != nil {
+		h.client.Transport = cfg.Metrics.Transport(h.client.Transport)
+	}
+	if cfg.HostStats != nil {
+		h.client.Transport = hostStatsTransport{next: h.client.Transport, counters: cfg.HostStats}
+	}
+	h.client.CheckRedirect = h.checkRedirect
+	if sh.settings.RevisitAfter > 0 && cfg.Client != nil {
+		h.cond = newValidators(cfg.Client, cfg.Layout, sh.settings.Capacity)
+	}
+	return h
+}
+
+// roundTrip fetches req over HTTP (see roundTripper). The body (in a pooled buffer)
+// stays in the budget until the caller releases the returned ticket (nil when no body
+// was read).
+func (f *httpFetch) roundTrip(ctx context.Context, req *spiders.Request) (*spiders.Response, *bodyTicket, string, error) {
+	var body io.Reader
+	if len(req.Body) > 0 {
+		body = bytes.NewReader(req.Body)
+	}
+	if err := req.Validate(); err != nil {
+		return nil, nil, "", fmt.Errorf("%w: fetch: %w", streams.ErrPoison, err)
+	}
+	ctx = context.WithValue(ctx, depthKey{}, req.Depth)
+	hreq, err := http.NewRequestWithContext(ctx, req.HTTPMethod(), req.URL, body)
+	if err != nil {
+		return nil, nil, "", fmt.Errorf("%w: fetch: build request for %s: %w", streams.ErrPoison, req.URL, err)
+	}
+	hreq.Header.Set("User-Agent", f.settings.UserAgent)
+	hreq.Header.Set("Accept", "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8")
+	hreq.Header.Set("Accept-Encoding", acceptEncoding)
+	for k, v := range f.settings.Headers {
+		hreq.Header.Set(k, v)
+	}
+	for k, v := range req.Headers {
+		hreq.Header.Set(k, v)
+	}
+	cond, err := f.cond.apply(ctx, req, hreq)
+	if err != nil {
+		return nil, nil, "", &retryableError{err: fmt.Errorf("fetch: validators of %s: %w", req.URL, err)}
+	}
+	hreq, release, err := f.viaProxy(ctx, req, hreq)
+	if err != nil {
+		return nil, nil, "", err
+	}
+	resp, err := f.do(ctx, hreq, sessionOf(req))
+	defer release(resp, err) // the proxy's slot is held until the body is read
+	var refused *redirectRefused
+	if errors.As(err, &refused) {
+		f.count("redirect_refused_"+refused.reason, 1)
+		f.log.Info("redirect refused", zap.String("url", req.URL), zap.String("to", refused.target), zap.String("reason", refused.reason))
+		return nil, nil, "redirect_refused_" + refused.reason, nil
+	}
+	if err != nil {
+		if errors.Is(err, errFinal) {
+			return nil, nil, "", fmt.Errorf("%w: fetch: %s: %w", streams.ErrPoison, req.URL, err)
+		}
+		return nil, nil, "", &retryableError{err: fmt.Errorf("fetch: %s: %w", req.URL, err)}
+	}
+	defer resp.Body.Close()
+	f.count("status_"+strconv.Itoa(resp.StatusCode), 1)
+	switch code := resp.StatusCode; {
+	case retryableStatus(code):
+		return nil, nil, "", &retryableError{err: fmt.Errorf("fetch: %s: HTTP %d", req.URL, code),
+			status: code, retryAfter: resp.Header.Get("Retry-After")}
+	case code >= 400:
+		f.count("http_errors_final", 1)
+		return nil, nil, "http_error", nil
+	case code == http.StatusNotModified && cond != nil:
+		f.count("not_modified", 1) // unchanged since the last fetch: nothing to parse or store
+		return nil, nil, "not_modified", nil
+	case code >= 300 && code < 400 && resp.Header.Get("Location") != "":
+		f.count("redirects_not_followed", 1) // max_redirects: 0
+		return nil, nil, "redirect_not_followed", nil
+	}
+	want := min(max(resp.ContentLength, budgetStep), f.settings.MaxBodySize+1)
+	held, err := f.budget.start(ctx, want)
+	if err != nil {
+		return nil, nil, "", &retryableError{err: fmt.Errorf("fetch: %s: waiting for body budget: %w", req.URL, err)}
+	}
+	data, truncated, err := readBody(ctx, resp, f.settings.MaxBodySize, held)
+	if err != nil {
+		held.release()
+		if errors.Is(err, errFinal) {
+			return nil, nil, "", fmt.Errorf("%w: fetch: %s: %w", streams.ErrPoison, req.URL, err)
+		}
+		return nil, nil, "", &retryableError{err: fmt.Errorf("fetch: %s: %w", req.URL, err)}
+	}
+	f.count("pages_fetched", 1)
+	f.count("bytes_fetched", int64(len(data)))
+	ctype := resp.Header.Get("Content-Type")
+	if textual(ctype) && spiders.LooksBinary(data) {
+		// Served as a page, but an image, archive or other bytes: parsing cannot help,
+		// and neither can a retry.
+		f.count("bodies_not_text", 1)
+		f.log.Info("dropped: body served as text is binary", zap.String("url", req.URL), zap.String("content_type", ctype))
+		held.release()
+		return nil, nil, "body_not_text", nil
+	}
+	data, cs, err := spiders.DecodeText(data, ctype)
+	if err != nil {
+		held.release()
+		return nil, nil, "", fmt.Errorf("%w: fetch: %s: %w", streams.ErrPoison, req.URL, err)
+	}
+	if cs != "" && cs != "utf-8" {
+		f.count("bodies_decoded_"+cs, 1)
+	}
+	if truncated {
+		f.count("bodies_truncated", 1)
+		f.log.Info("body cut at max_body_size", zap.String("url", req.URL), zap.Int64("max_body_size", f.settings.MaxBodySize))
+	}
+	if code := resp.StatusCode; code >= 200 && code < 300 {
+		if err := f.cond.save(ctx, cond, resp.Header); err != nil {
+			f.log.Warn("validators not saved; the next visit fetches the page whole", zap.String("url", req.URL), zap.Error(err))
+		}
+	}
+	hdr := resp.Header.Clone()
+	hdr.Del("Content-Encoding") // the body we pass on is decoded
+	hdr.Del("Content-Length")
+	f.log.Debug("fetched", zap.String("url", req.URL), zap.Int("status", resp.StatusCode), zap.Int("bytes", len(data)))
+	return &spiders.Response{Request: req, URL: resp.Request.URL.String(), Status: resp.StatusCode,
+		Headers: hdr, Body: data, Truncated: truncated, Charset: cs, FetchedAt: time.Now().UTC()}, held, "", nil
+}
+
+// textual reports content types a page is served with: HTML, XHTML or plain text.
+func textual(contentType string) bool {
+	mt, _, _ := strings.Cut(strings.ToLower(contentType), ";")
+	switch strings.TrimSpace(mt) {
+	case "text/html", "application/xhtml+xml", "text/plain":
+		return true
+	}
+	return false
+}
+
+// viaProxy routes hreq through the request's proxy meta or the next proxy of the
+// rotation, if any; the returned function gives the proxy's slot back with the outcome.
+// The target of a proxied fetch is checked by the network guard here (the proxy, not
+// this process, connects to it).
+func (f *httpFetch) viaProxy(ctx context.Context, req *spiders.Request, hreq *http.Request) (*http.Request, func(*http.Response, error), error) {
+	noop := func(*http.Response, error) {}
+	var u *url.URL
+	var ps *proxyState
+	if raw, ok := req.Meta["proxy"].(string); ok && raw != "" {
+		var err error
+		if u, err = spiders.ParseProxy(raw); err != nil {
+			return nil, noop, fmt.Errorf("%w: fetch: meta proxy of %s: %w", streams.ErrPoison, req.URL, err)
+		}
+	} else if f.proxies != nil {
+		var err error
+		if ps, err = f.proxies.acquire(ctx); err != nil {
+			return nil, noop, &retryableError{err: fmt.Errorf("fetch: waiting for a proxy: %w", err)}
+		}
+		u = ps.u
+	}
+	if u == nil {
+		return hreq, noop, nil
+	}
+	release := func(resp *http.Response, err error) {
+		failed := proxyFailed(resp, err)
+		if failed {
+			f.count("proxy_failures", 1)
+		}
+		if ps != nil && f.proxies.release(ps, failed) {
+			f.count("proxies_benched", 1)
+			f.log.Warn("proxy benched after failing in a row", zap.String("proxy", u.Redacted()),
+				zap.Int("failures", f.proxies.banAfter), zap.Duration("for", f.proxies.banFor))
+		}
+	}
+	if f.guard != nil {
+		if err := f.guard.checkProxiedTarget(ctx, hreq.URL); err != nil {
+			release(nil, nil)
+			if errors.Is(err, errBlockedAddress) {
+				return nil, noop, err
+			}
+			return nil, noop, &retryableError{err: fmt.Errorf("fetch: resolve %s: %w", hreq.URL.Host, err)}
+		}
+	}
+	f.count("proxied_requests", 1)
+	return hreq.WithContext(context.WithValue(hreq.Context(), proxyKey{}, u)), release, nil
+}
+
+// do sends hreq with the cookies of session and saves the cookies the server set (on
+// every hop of a redirect chain).
+func (f *httpFetch) do(ctx context.Context, hreq *http.Request, session string) (*http.Response, error) {
+	client := f.client
+	if f.cookies != nil {
+		jar, save, err := f.cookies.jar(ctx, session, hreq.URL)
+		if err != nil {
+			return nil, err
+		}
+		if jar != nil {
+			c := *f.client
+			c.Jar = jar
+			client = &c
+		}
+		defer func() {
+			if err := save(context.WithoutCancel(ctx)); err != nil {
+				f.log.Warn("cookies not saved", zap.String("url", hreq.URL.Redacted()), zap.Error(err))
+			}
+		}()
+	}
+	return client.Do(hreq)
+}

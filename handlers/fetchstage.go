@@ -1,0 +1,76 @@
+package handlers
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/ThreeDotsLabs/watermill"
+	"github.com/ThreeDotsLabs/watermill/message"
+	"go.uber.org/zap"
+
+	"github.com/streamcrawl/streamcrawl/handlers/fetch"
+	"github.com/streamcrawl/streamcrawl/spiders"
+	"github.com/streamcrawl/streamcrawl/streams"
+	"github.com/streamcrawl/streamcrawl/streams/frontier"
+)
+
+// fetchHandler is the fetch stage's handler: a request message in, fetch.Fetcher.Do,
+// a response message out. It does what the fetcher's result says: the response goes on
+// to the parse stage (encoded for the responses stream); a retry goes to the crawl's
+// delayed set; a dropped request is acked with nothing out; a dead one becomes a dead
+// letter with its error. A retry is in Redis before the input is acked.
+type fetchHandler struct {
+	f        *fetch.Fetcher
+	delayed  *frontier.Delayed
+	encode   func(context.Context, *spiders.Response) ([]byte, error)
+	counters *streams.Counters
+	retryLog *zap.Logger // INFO, sampled: a few lines per second at most
+}
+
+// handle fetches the request in msg and returns the response message.
+func (h *fetchHandler) handle(msg *message.Message) ([]*message.Message, error) {
+	req, err := spiders.UnmarshalRequest(msg.Payload)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", streams.ErrPoison, err)
+	}
+	ctx := msg.Context()
+	n := msg.Metadata.Get(streams.MetaDeliveries)
+	res, err := h.f.Do(ctx, req, fetch.Delivery{ID: msg.Metadata.Get(streams.MetaStreamID), Redelivered: n != "" && n != "1"})
+	defer res.Release() // the body stays in the budget until it is encoded
+	switch {
+	case err != nil:
+		return nil, err
+	case res.Outcome == fetch.Retry:
+		return nil, h.retry(ctx, res.Request, res.At)
+	case res.Outcome == fetch.Dead:
+		return nil, res.Err
+	case res.Outcome == fetch.Drop:
+		return nil, nil
+	}
+	payload, err := h.encode(ctx, res.Response)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", streams.ErrPoison, err)
+	}
+	out := message.NewMessage(watermill.NewUUID(), payload)
+	out.Metadata.Set("content_encoding", spiders.ResponseEncodingZstd)
+	return []*message.Message{out}, nil
+}
+
+// retry puts next, a request's next attempt, in the delayed set until at. The caller
+// acks the input only once the retry is in Redis.
+func (h *fetchHandler) retry(ctx context.Context, next *spiders.Request, at time.Time) error {
+	payload, err := spiders.MarshalRequest(next)
+	if err != nil {
+		return fmt.Errorf("%w: %w", streams.ErrPoison, err)
+	}
+	if err := h.delayed.Schedule(ctx, spiders.HostKey(next.URL), next.Priority, next.Depth, payload, at); err != nil {
+		return err // not in Redis: the input is not acked and comes back
+	}
+	if h.counters != nil {
+		h.counters.Add("retries_scheduled", 1)
+	}
+	h.retryLog.Info("retry scheduled", zap.String("url", next.URL), zap.Int("retry", next.Retries),
+		zap.Duration("in", time.Until(at)), zap.String("error", next.LastError))
+	return nil
+}

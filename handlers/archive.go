@@ -14,7 +14,6 @@ import (
 	"github.com/streamcrawl/streamcrawl/processors/warcs3"
 	"github.com/streamcrawl/streamcrawl/spiders"
 	"github.com/streamcrawl/streamcrawl/streams"
-	"github.com/streamcrawl/streamcrawl/streams/frontier"
 )
 
 // DefaultArchiveGroup is the consumer group of archivers on the responses streams.
@@ -76,7 +75,7 @@ func Archive(ctx context.Context, cfg ArchiveConfig) error {
 	base := Config{Consumer: cfg.Consumer, Logger: cfg.Logger}
 	base.setBasicDefaults()
 	log := base.Logger
-	layout, err := frontier.ReadLayout(ctx, cfg.Client, cfg.Crawl)
+	layout, err := streams.ReadLayout(ctx, cfg.Client, cfg.Crawl)
 	if err != nil {
 		return err
 	}
@@ -150,7 +149,7 @@ func Archive(ctx context.Context, cfg ArchiveConfig) error {
 
 // EnsureArchiveGroup creates the archive group on the crawl's responses streams (at
 // their start) if missing, so that no response is trimmed before it is archived.
-func EnsureArchiveGroup(ctx context.Context, rdb redis.UniversalClient, layout frontier.Layout, group string) error {
+func EnsureArchiveGroup(ctx context.Context, rdb redis.UniversalClient, layout streams.Layout, group string) error {
 	if group == "" {
 		group = DefaultArchiveGroup
 	}

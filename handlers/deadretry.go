@@ -7,7 +7,8 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/streamcrawl/streamcrawl/spiders"
-	"github.com/streamcrawl/streamcrawl/streams/frontier"
+	"github.com/streamcrawl/streamcrawl/streams"
+	"github.com/streamcrawl/streamcrawl/streams/inspect"
 )
 
 // RetryDead puts dead letters of the crawl back on the streams they came from: the
@@ -15,21 +16,21 @@ import (
 // all of them when ids is empty. A request gets its fetch retries afresh. It returns how
 // many were re-queued; an ID found nowhere is an error (after the others are re-queued).
 // `streamcrawl dead retry` and the dashboard's retry button both call it.
-func RetryDead(ctx context.Context, rdb redis.UniversalClient, l frontier.Layout, ids []string) (int, error) {
+func RetryDead(ctx context.Context, rdb redis.UniversalClient, l streams.Layout, ids []string) (int, error) {
 	n := 0
 	found := map[string]bool{}
 	for _, k := range l.Parts() {
-		var dead []frontier.DeadLetter
+		var dead []inspect.DeadLetter
 		var err error
 		if len(ids) > 0 {
 			// A dead letter's ID names it within its partition's stream: look in each.
 			for _, id := range ids {
-				d, err := frontier.GetDead(ctx, rdb, k, []string{id})
+				d, err := inspect.GetDead(ctx, rdb, k, []string{id})
 				if err == nil {
 					dead, found[id] = append(dead, d...), true
 				}
 			}
-		} else if dead, err = frontier.ListDead(ctx, rdb, k, "-", 1<<30); err != nil {
+		} else if dead, err = inspect.ListDead(ctx, rdb, k, "-", 1<<30); err != nil {
 			return n, err
 		}
 		m, err := requeueDead(ctx, rdb, k, dead)
@@ -47,7 +48,7 @@ func RetryDead(ctx context.Context, rdb redis.UniversalClient, l frontier.Layout
 }
 
 // requeueDead puts the dead letters of partition k back on their streams.
-func requeueDead(ctx context.Context, rdb redis.UniversalClient, k frontier.Keys, dead []frontier.DeadLetter) (int, error) {
+func requeueDead(ctx context.Context, rdb redis.UniversalClient, k streams.Keys, dead []inspect.DeadLetter) (int, error) {
 	n := 0
 	for _, d := range dead {
 		var payload []byte
@@ -60,7 +61,7 @@ func requeueDead(ctx context.Context, rdb redis.UniversalClient, k frontier.Keys
 				}
 			}
 		}
-		if _, err := frontier.Requeue(ctx, rdb, k, d, payload); err != nil {
+		if _, err := inspect.Requeue(ctx, rdb, k, d, payload); err != nil {
 			return n, err
 		}
 		n++

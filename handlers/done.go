@@ -6,15 +6,15 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/streamcrawl/streamcrawl/streams"
-	"github.com/streamcrawl/streamcrawl/streams/frontier"
+	"github.com/streamcrawl/streamcrawl/streams/inspect"
 )
 
 // groupDone is "done" for a consumer group of its own on the crawl's streams (an
-// archiver, a post-processor): the crawl is done (frontier.Progress.Done, the one done
+// archiver, a post-processor): the crawl is done (inspect.Progress.Done, the one done
 // check of the crawl's stages) and the group has handled every entry of its streams
 // (groupCaughtUp).
-func groupDone(ctx context.Context, rdb redis.UniversalClient, l frontier.Layout, group string, streamsIn []string) (bool, error) {
-	p, err := frontier.ReadProgress(ctx, rdb, l)
+func groupDone(ctx context.Context, rdb redis.UniversalClient, l streams.Layout, group string, streamsIn []string) (bool, error) {
+	p, err := inspect.ReadProgress(ctx, rdb, l)
 	if err != nil || !p.Done() {
 		return false, err
 	}

@@ -12,7 +12,6 @@ import (
 	"github.com/streamcrawl/streamcrawl/handlers/metrics"
 	"github.com/streamcrawl/streamcrawl/processors"
 	"github.com/streamcrawl/streamcrawl/streams"
-	"github.com/streamcrawl/streamcrawl/streams/frontier"
 )
 
 // ProcessConfig runs a post-processor: a consumer group of its own on the crawl's items
@@ -58,7 +57,7 @@ func Process(ctx context.Context, cfg ProcessConfig) (err error) {
 		cfg.Logger = zap.NewNop()
 	}
 	defer closeSink(ctx, cfg.Sink, &err)
-	layout, err := frontier.ReadLayout(ctx, cfg.Client, cfg.Crawl)
+	layout, err := streams.ReadLayout(ctx, cfg.Client, cfg.Crawl)
 	if err != nil {
 		return err
 	}

@@ -17,7 +17,6 @@ import (
 	"github.com/streamcrawl/streamcrawl/processors"
 	"github.com/streamcrawl/streamcrawl/spiders"
 	"github.com/streamcrawl/streamcrawl/streams"
-	"github.com/streamcrawl/streamcrawl/streams/frontier"
 )
 
 // ReplayConfig re-runs the parse or store stage over retained entries.
@@ -72,7 +71,7 @@ func Replay(ctx context.Context, cfg ReplayConfig) (res ReplayResult, err error)
 	if cfg.Sink != nil {
 		defer closeSink(ctx, cfg.Sink, &err)
 	}
-	layout, err := frontier.ReadLayout(ctx, cfg.Client, cfg.Crawl)
+	layout, err := streams.ReadLayout(ctx, cfg.Client, cfg.Crawl)
 	if err != nil {
 		return res, err
 	}
@@ -129,14 +128,14 @@ type replayer struct {
 	replayed []string          // the streams with something to replay
 	pub      *streams.Publisher
 	parse    *parser
-	dicts    frontier.Keys // where the crawl's response dictionaries are
+	dicts    streams.Keys // where the crawl's response dictionaries are
 
 	entries, items, skipped, discarded atomic.Int64
 }
 
 // inputs returns the streams the stage reads: every partition's, each replayed up to
 // its own last entry; a replayed page's items go to its partition's items stream.
-func (rp *replayer) inputs(layout frontier.Layout) ([]string, error) {
+func (rp *replayer) inputs(layout streams.Layout) ([]string, error) {
 	var in []string
 	rp.itemsOf = map[string]string{}
 	switch rp.cfg.Stage {

@@ -8,7 +8,7 @@ import (
 
 	"github.com/streamcrawl/streamcrawl/handlers"
 	"github.com/streamcrawl/streamcrawl/spiders"
-	"github.com/streamcrawl/streamcrawl/streams/frontier"
+	"github.com/streamcrawl/streamcrawl/streams"
 	"github.com/streamcrawl/streamcrawl/streams/streamstest"
 )
 
@@ -37,7 +37,7 @@ func TestResponseDictTrainedOncePerCrawl(t *testing.T) {
 			if n := len(sink.items); n != 800 {
 				t.Fatalf("%d items, want 800", n)
 			}
-			keys := frontier.NewKeys(name)
+			keys := streams.NewKeys(name)
 			encoded, _ := strconv.Atoi(rdb.HGet(ctx, keys.Stats(), "responses_dict_encoded").Val())
 			if off {
 				if n := rdb.HLen(ctx, keys.Dicts()).Val(); n != 0 || encoded != 0 {

@@ -7,7 +7,8 @@ import (
 
 	"github.com/streamcrawl/streamcrawl/handlers"
 	"github.com/streamcrawl/streamcrawl/spiders"
-	"github.com/streamcrawl/streamcrawl/streams/frontier"
+	"github.com/streamcrawl/streamcrawl/streams"
+	"github.com/streamcrawl/streamcrawl/streams/inspect"
 	"github.com/streamcrawl/streamcrawl/streams/streamstest"
 )
 
@@ -26,7 +27,7 @@ func TestDefaultRetentionKeepsNoBodies(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantAllPages(t, sink, base, 40)
-	k := frontier.NewKeys("ret")
+	k := streams.NewKeys("ret")
 	if n := rdb.XLen(ctx, k.Responses()).Val(); n != 0 {
 		t.Errorf("responses stream holds %d entries after the crawl, want 0", n)
 	}
@@ -37,7 +38,7 @@ func TestDefaultRetentionKeepsNoBodies(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := frontier.ReadStatus(ctx, rdb, layout)
+	st, err := inspect.ReadStatus(ctx, rdb, layout)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +55,7 @@ func TestDefaultRetentionKeepsNoBodies(t *testing.T) {
 	if err := runCrawl(ctx, t, rdb, sp2, newMemSink(), nil); err != nil {
 		t.Fatal(err)
 	}
-	if n := rdb.XLen(ctx, frontier.NewKeys("ret2").Responses()).Val(); n != 40 {
+	if n := rdb.XLen(ctx, streams.NewKeys("ret2").Responses()).Val(); n != 40 {
 		t.Errorf("responses kept %d entries with max_age 1h, want 40", n)
 	}
 }

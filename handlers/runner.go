@@ -18,8 +18,8 @@ import (
 type run struct {
 	cfg      Config
 	log      *zap.Logger
-	layout   frontier.Layout
-	keys     frontier.Keys
+	layout   streams.Layout
+	keys     streams.Keys
 	counters *streams.Counters
 	waits    *waitLog
 	outage   *streams.Outage
@@ -187,7 +187,7 @@ func (r *run) close() {
 }
 
 // handlerName names the router handler of a stage's partition i.
-func handlerName(stage string, i int, l frontier.Layout) string {
+func handlerName(stage string, i int, l streams.Layout) string {
 	if l.N() == 1 {
 		return stage
 	}

@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/streamcrawl/streamcrawl/streams/frontier"
 	"github.com/streamcrawl/streamcrawl/streams/inspect"
 
 	"github.com/redis/go-redis/v9"
@@ -43,7 +42,7 @@ func TestConnectClusterAndItsErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	l := frontier.NewLayout("spread", 3)
+	l := streams.NewLayout("spread", 3)
 	for _, k := range l.Parts() {
 		if err := c.HSet(ctx, k.Stats(), "x", 1).Err(); err != nil {
 			t.Fatal(err)

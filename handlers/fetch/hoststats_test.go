@@ -29,8 +29,8 @@ func TestHostStatsAreByHostKey(t *testing.T) {
 	srv := streamstest.Start(t)
 	rdb := srv.Client()
 	ctx := context.Background()
-	layout := frontier.NewLayout("hoststats", 1)
-	hosts, err := frontier.NewHosts(rdb, layout, frontier.HostDefaults{}, "")
+	layout := streams.NewLayout("hoststats", 1)
+	hosts, err := frontier.New(frontier.Config{Client: rdb, Layout: layout})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,7 +38,7 @@ func TestHostStatsAreByHostKey(t *testing.T) {
 	stats := streams.NewCounters(rdb, layout.Global().HostStats(), streams.DefaultCountersInterval)
 	off := false
 	f, err := fetch.New(fetch.Config{Settings: spiders.Settings{ObeyRobots: &off, AllowNetworks: []string{"127.0.0.1/32", "::1/128"}},
-		Hosts: hosts, Client: rdb, Layout: layout, HostStats: stats})
+		Frontier: hosts, Client: rdb, Layout: layout, HostStats: stats})
 	if err != nil {
 		t.Fatal(err)
 	}

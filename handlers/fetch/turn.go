@@ -103,7 +103,7 @@ func (t *turn) fetched(ctx context.Context, started time.Time, slow bool, rerr *
 	if slow {
 		fin.Outcome = frontier.SlowDown
 		if d, ok := parseRetryAfter(rerr.retryAfter, time.Now()); ok {
-			fin.RetryAfter = min(d, frontier.MaxHostBackoff)
+			fin.RetryAfter = d // the frontier counts at most its longest back-off
 		}
 		t.f.count("host_slowdowns", 1)
 		t.f.log.Info("host asks to slow down; every fetcher backs off", zap.String("host", t.host),

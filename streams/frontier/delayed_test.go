@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/streamcrawl/streamcrawl/streams"
 	"github.com/streamcrawl/streamcrawl/streams/frontier"
 	"github.com/streamcrawl/streamcrawl/streams/streamstest"
 )
@@ -15,7 +16,7 @@ import (
 func TestDelayedRetriesAreDueOnTheRedisClock(t *testing.T) {
 	rdb := streamstest.Start(t).Client()
 	ctx := context.Background()
-	layout := frontier.NewLayout("clock", 1)
+	layout := streams.NewLayout("clock", 1)
 	open := func(skew time.Duration) *frontier.Frontier {
 		d, err := frontier.New(frontier.Config{Client: rdb, Layout: layout})
 		if err != nil {

@@ -85,7 +85,7 @@ func (f *Frontier) Emit(ctx context.Context, part int, cands []Candidate, items 
 			e.DuplicateRequests++
 			continue
 		}
-		host := normalHost(c.Host)
+		host := c.Host
 		p := 0
 		if f.layout.N() > 1 {
 			p = f.layout.PartitionOf(host)

@@ -27,3 +27,6 @@ func (f *Frontier) Dispatch(ctx context.Context) (int, error) {
 func (f *Frontier) MoveDue(ctx context.Context, part, max int) (int, error) {
 	return f.moveDue(ctx, part, max)
 }
+
+// DefaultHostQuantum is the default Config.Quantum, for the tests.
+const DefaultHostQuantum = defaultQuantum

@@ -29,7 +29,7 @@ func BenchmarkFrontierScale(b *testing.B) {
 		payload := func(h, i int) []byte {
 			return []byte(fmt.Sprintf(`{"v":1,"url":"http://host%06d.example/p/%d","cb":"parse","depth":1}`, h, i))
 		}
-		page := func(crawl string, host func(i int) int) (frontier.Keys, int64, time.Duration) {
+		page := func(crawl string, host func(i int) int) (streams.Keys, int64, time.Duration) {
 			k := streams.NewKeys(crawl)
 			f, err := frontier.New(frontier.Config{Client: rdb, Layout: streams.NewLayout(k.Crawl(), 1), SeenCache: -1, Hosts: hosts})
 			if err != nil {

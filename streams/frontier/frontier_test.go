@@ -27,7 +27,7 @@ func cand(i, priority, depth int) frontier.Candidate {
 }
 
 // streamPayloads returns the payloads of the requests stream in order.
-func streamPayloads(t *testing.T, rdb redis.UniversalClient, k frontier.Keys) []string {
+func streamPayloads(t *testing.T, rdb redis.UniversalClient, k streams.Keys) []string {
 	t.Helper()
 	msgs, err := rdb.XRange(context.Background(), k.Requests(), "-", "+").Result()
 	if err != nil {
@@ -42,7 +42,7 @@ func streamPayloads(t *testing.T, rdb redis.UniversalClient, k frontier.Keys) []
 
 // waiting returns the frontier's count of requests waiting in host queues, checked
 // against the queues' own sizes.
-func waiting(t *testing.T, rdb redis.UniversalClient, k frontier.Keys) int64 {
+func waiting(t *testing.T, rdb redis.UniversalClient, k streams.Keys) int64 {
 	t.Helper()
 	ctx := context.Background()
 	n, err := rdb.HLen(ctx, k.Waiting()).Result()

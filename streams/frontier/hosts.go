@@ -94,7 +94,7 @@ type Finish struct {
 // start its next request (zero: now). Calls of many fetchers share one script call (see
 // finishScript).
 func (f *Frontier) Finish(ctx context.Context, fin Finish) (time.Time, error) {
-	host := normalHost(fin.Host)
+	host := fin.Host
 	fin.RetryAfter = min(fin.RetryAfter, maxHostBackoff)
 	j := &finishJob{part: f.layout.PartitionOf(host), host: host, f: fin}
 	err := f.fin.Do(ctx, j)
@@ -113,7 +113,6 @@ func (f *Frontier) Finish(ctx context.Context, fin Finish) (time.Time, error) {
 // SetCrawlDelay records host's robots.txt Crawl-delay, which raises its delay for every
 // fetcher (0 removes it).
 func (f *Frontier) SetCrawlDelay(ctx context.Context, host string, d time.Duration) error {
-	host = normalHost(host)
 	key := f.layout.ForHost(host).Hosts()
 	c := &rkit.Call{Add: func(ctx context.Context, p redis.Pipeliner) redis.Cmder {
 		if d <= 0 {
@@ -136,7 +135,6 @@ func (f *Frontier) SetCrawlDelay(ctx context.Context, host string, d time.Durati
 // gave it back before its ack went out, or the lease expired): it must not be fetched
 // without one.
 func (f *Frontier) Leased(ctx context.Context, host, lease string) (bool, error) {
-	host = normalHost(host)
 	key := f.layout.ForHost(host).Leases()
 	c := &rkit.Call{Add: func(ctx context.Context, p redis.Pipeliner) redis.Cmder {
 		return p.ZScore(ctx, key, host+"|"+lease)

@@ -40,7 +40,7 @@ import (
 //	KEYS[4] -> S.ready   sc:{c}:ready
 //	KEYS[5] -> S.sched   sc:{c}:sched
 //	KEYS[6] -> S.leases  sc:{c}:leases
-//	KEYS[7] -> S.hosts   sc:{c}:hosts (per-host state, see Keys.Hosts)
+//	KEYS[7] -> S.hosts   sc:{c}:hosts (per-host state, see streams.Keys.Hosts)
 //	KEYS[8] -> S.hq      sc:{c}:hq: (prefix of the host queues)
 //	ARGV[1..4] -> S.conc, S.delay, S.ttl, S.quantum: the crawl's default per-host
 //	concurrency (0: no limit), delay (ms), lease TTL (ms) and most requests of one host
@@ -255,7 +255,7 @@ func schedScript(pre, body string) *redis.Script {
 
 // schedKeys returns KEYS[1..8] of a host scheduler script on partition k (see
 // hostSchedLua), then the script's own keys.
-func schedKeys(k Keys, own ...string) []string {
+func schedKeys(k streams.Keys, own ...string) []string {
 	return append([]string{k.Requests(), k.Waiting(), k.Seq(), k.Ready(), k.Sched(), k.Leases(), k.Hosts(), k.HostQueuePrefix()}, own...)
 }
 
@@ -274,7 +274,7 @@ func partIDPrefix(p int) string { return "sc-" + strconv.Itoa(p) + "-" }
 // holding runs count for every partition of l in one pipeline and reports, per
 // partition, whether it counted more than zero. A failed count reports true: the caller
 // then runs its script, which reports the error.
-func holding(ctx context.Context, rdb redis.UniversalClient, l Layout, count func(redis.Pipeliner, Keys) *redis.IntCmd) []bool {
+func holding(ctx context.Context, rdb redis.UniversalClient, l streams.Layout, count func(redis.Pipeliner, streams.Keys) *redis.IntCmd) []bool {
 	parts := l.Parts()
 	cmds := make([]*redis.IntCmd, len(parts))
 	_, _ = rdb.Pipelined(ctx, func(p redis.Pipeliner) error { // errors are read per command

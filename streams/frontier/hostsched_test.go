@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/streamcrawl/streamcrawl/spiders"
 	"github.com/streamcrawl/streamcrawl/streams/frontier"
 
 	"github.com/redis/go-redis/v9"
@@ -17,7 +18,7 @@ import (
 
 // readAll reads up to n entries of the requests stream as the fetch group and returns
 // them (stream ID and payload), acking nothing.
-func readAll(t *testing.T, rdb redis.UniversalClient, k frontier.Keys, n int64) []redis.XMessage {
+func readAll(t *testing.T, rdb redis.UniversalClient, k streams.Keys, n int64) []redis.XMessage {
 	t.Helper()
 	res, err := rdb.XReadGroup(context.Background(), &redis.XReadGroupArgs{Group: streams.StageFetch, Consumer: "f",
 		Streams: []string{k.Requests(), ">"}, Count: n, Block: -1}).Result()
@@ -96,8 +97,10 @@ func TestOneHostKeyForEveryWayOfWritingIt(t *testing.T) {
 		Hosts: frontier.HostRule{Concurrency: 1}})
 	defer f.Close()
 	var cs []frontier.Candidate
-	for i, h := range []string{"Shop.Example:80", "shop.example", "SHOP.EXAMPLE:443", "shop.example:8080"} {
-		c := hostCand(i, h)
+	// Hosts arrive as keys (spiders.HostKey of the URL): the ways of writing one host
+	// make one key.
+	for i, u := range []string{"http://Shop.Example:80/", "http://shop.example/", "https://SHOP.EXAMPLE:443/", "http://shop.example:8080/"} {
+		c := hostCand(i, spiders.HostKey(u))
 		cs = append(cs, c)
 	}
 	if _, err := enqueue(ctx, f, cs); err != nil {

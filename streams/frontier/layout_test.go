@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/streamcrawl/streamcrawl/streams/dedup"
 	"github.com/streamcrawl/streamcrawl/streams/frontier"
 	"github.com/streamcrawl/streamcrawl/streams/inspect"
 
@@ -24,8 +25,8 @@ func hostCand(i int, h string) frontier.Candidate {
 func TestPartitionedFrontierQueuesEachRequestInItsHostsPartition(t *testing.T) {
 	rdb := streamstest.Start(t).Client()
 	ctx := context.Background()
-	l := frontier.NewLayout("parts", 3)
-	d, err := frontier.OpenLayoutDeduper(ctx, rdb, l, frontier.DedupConfig{Mode: frontier.DedupExact, Capacity: 3000}, nil)
+	l := streams.NewLayout("parts", 3)
+	d, err := dedup.Open(ctx, rdb, l, dedup.Config{Mode: dedup.Exact, Capacity: 3000}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,7 +89,7 @@ func TestPartitionedFrontierQueuesEachRequestInItsHostsPartition(t *testing.T) {
 func TestPartitionedMaxPagesIsCrawlWide(t *testing.T) {
 	rdb := streamstest.Start(t).Client()
 	ctx := context.Background()
-	l := frontier.NewLayout("capped", 4)
+	l := streams.NewLayout("capped", 4)
 	f, err := frontier.New(frontier.Config{Client: rdb, Layout: l, MaxRequests: 25, SeenCache: -1})
 	if err != nil {
 		t.Fatal(err)
@@ -120,7 +121,7 @@ func TestPartitionedMaxPagesIsCrawlWide(t *testing.T) {
 func TestPartitionedProgressSeesWorkInAnyPartition(t *testing.T) {
 	rdb := streamstest.Start(t).Client()
 	ctx := context.Background()
-	l := frontier.NewLayout("prog", 3)
+	l := streams.NewLayout("prog", 3)
 	rdb.HSet(ctx, l.Global().Meta(), "seeded_at", "now")
 	p, err := inspect.ReadProgress(ctx, rdb, l)
 	if err != nil || !p.Done() {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/streamcrawl/streamcrawl/streams"
 	"github.com/streamcrawl/streamcrawl/streams/internal/rkit"
 
 	"github.com/redis/go-redis/v9"
@@ -36,7 +37,7 @@ return moved
 
 // Migrate moves the requests waiting in the legacy frontier ZSET of every partition (a
 // crawl started by a version before host queues) into their hosts' queues, in chunks,
-// and returns how many it moved. cfg gives the crawl (Client, Layout) and its order and
+// and returns how many it moved. cfg gives the crawl (Client, streams.Layout) and its order and
 // host defaults; hostOf returns the host key of an encoded request, and a request it
 // cannot read goes to the partition's dead letters. Safe to run from several processes
 // at once, and a no-op (one ZRANGE per partition) once done.
@@ -72,7 +73,7 @@ func Migrate(ctx context.Context, cfg Config, hostOf func(payload []byte) (strin
 				if order.sign() < 0 {
 					band = math.Ceil(z.Score / 1e9)
 				}
-				args = append(args, m, normalHost(host), int64(band))
+				args = append(args, m, host, int64(band))
 			}
 			n, err := migrateScript.Run(ctx, rdb, schedKeys(k, k.LegacyFrontier()), args...).Int()
 			if err != nil {
@@ -86,7 +87,7 @@ func Migrate(ctx context.Context, cfg Config, hostOf func(payload []byte) (strin
 
 // deadLegacy moves an unreadable legacy frontier member to the partition's dead
 // letters, with cause, and out of the legacy frontier, in one transaction.
-func deadLegacy(ctx context.Context, rdb redis.UniversalClient, k Keys, member string, cause error) error {
+func deadLegacy(ctx context.Context, rdb redis.UniversalClient, k streams.Keys, member string, cause error) error {
 	_, err := rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
 		d := rkit.Dead{Stream: k.LegacyFrontier(), Stage: "frontier", Error: "frontier: legacy frontier entry: " + cause.Error()}
 		p.XAdd(ctx, &redis.XAddArgs{Stream: k.Dead(), Values: d.Values("_watermill_message_uuid", nextMessageID(), "metadata", "", "payload", member)})

@@ -36,7 +36,7 @@ func TestAFrontierFromBeforeHostQueuesIsMigratedWithNothingLost(t *testing.T) {
 		}
 		return h, nil
 	}
-	l := frontier.NewLayout("legacy", 1)
+	l := streams.NewLayout("legacy", 1)
 	n, err := frontier.Migrate(ctx, frontier.Config{Client: rdb, Layout: l}, hostOf)
 	if err != nil || n != 3 {
 		t.Fatalf("migrated %d, %v; want 3", n, err)

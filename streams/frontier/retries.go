@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/streamcrawl/streamcrawl/streams"
 	"github.com/streamcrawl/streamcrawl/streams/internal/rkit"
 
 	"github.com/redis/go-redis/v9"
@@ -25,7 +26,6 @@ import (
 // fetchers whose clocks disagree still agree on when a retry is due. The payload must
 // be unique (it is a ZSET member): encode the attempt number into it.
 func (f *Frontier) Retry(ctx context.Context, host string, priority, depth int, payload []byte, due time.Time) error {
-	host = normalHost(host)
 	key := f.layout.ForHost(host).Delayed()
 	member := "\x01" + host + "\x01" + strconv.Itoa(f.order.band(priority, depth)) + "\x01" + string(payload)
 	wait := max(due.Sub(f.now()).Milliseconds(), 0)
@@ -118,7 +118,7 @@ func (f *Frontier) moveAllDue(ctx context.Context) error {
 // failed look counts as "holds some" (the script then reports).
 func (f *Frontier) due(ctx context.Context) []bool {
 	now := strconv.FormatInt(f.now().Add(f.cfg.RetryInterval).UnixMilli(), 10)
-	return holding(ctx, f.rdb, f.layout, func(p redis.Pipeliner, k Keys) *redis.IntCmd {
+	return holding(ctx, f.rdb, f.layout, func(p redis.Pipeliner, k streams.Keys) *redis.IntCmd {
 		return p.ZCount(ctx, k.Delayed(), "-inf", now)
 	})
 }

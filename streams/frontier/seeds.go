@@ -13,7 +13,7 @@ import (
 	"github.com/streamcrawl/streamcrawl/streams/internal/rkit"
 )
 
-// Seeds pushed at runtime (Keys.Seeds: a list, a set or a sorted set): each is taken
+// Seeds pushed at runtime (streams.Keys.Seeds: a list, a set or a sorted set): each is taken
 // into a processing list first and removed from it only after it is queued; seeds left
 // in processing by a process that died are taken again after a minute (the frontier's
 // dedup makes that harmless).

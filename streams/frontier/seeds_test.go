@@ -18,7 +18,7 @@ import (
 func TestSortedSetSeedsAreTakenHighestScoreFirst(t *testing.T) {
 	rdb := streamstest.Start(t).Client()
 	ctx := context.Background()
-	if err := rdb.ZAdd(ctx, frontier.SeedKey("zs"), zmember(1, "http://a.test/low"), zmember(10, "http://a.test/high"),
+	if err := rdb.ZAdd(ctx, streams.NewKeys("zs").Seeds(), zmember(1, "http://a.test/low"), zmember(10, "http://a.test/high"),
 		zmember(5, "http://a.test/mid")).Err(); err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +45,7 @@ func TestSortedSetSeedsAreTakenHighestScoreFirst(t *testing.T) {
 func TestSeedKeyOfAnotherTypeIsAnError(t *testing.T) {
 	rdb := streamstest.Start(t).Client()
 	ctx := context.Background()
-	if err := rdb.HSet(ctx, frontier.SeedKey("hs"), "url", "http://a.test/").Err(); err != nil {
+	if err := rdb.HSet(ctx, streams.NewKeys("hs").Seeds(), "url", "http://a.test/").Err(); err != nil {
 		t.Fatal(err)
 	}
 	f, err := frontier.New(frontier.Config{Client: rdb, Layout: streams.NewLayout("hs", 1)})
@@ -62,7 +62,7 @@ func TestSeedKeyOfAnotherTypeIsAnError(t *testing.T) {
 		!strings.Contains(err.Error(), "hs:start_urls is a hash") {
 		t.Fatalf("CheckSeedKey: %v", err)
 	}
-	st, err := inspect.ReadStatus(ctx, rdb, frontier.NewLayout("hs", 1))
+	st, err := inspect.ReadStatus(ctx, rdb, streams.NewLayout("hs", 1))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -80,8 +80,8 @@ func Archive(ctx context.Context, cfg ArchiveConfig) error {
 		return err
 	}
 	var responses []string
-	for _, k := range layout.Parts() {
-		responses = append(responses, k.Responses())
+	for _, k := range layout.Parts {
+		responses = append(responses, k.Responses)
 	}
 	w, err := openArchiveWriter(ctx, cfg, cfg.Crawl+"-"+base.Consumer, log)
 	if err != nil {
@@ -95,7 +95,7 @@ func Archive(ctx context.Context, cfg ArchiveConfig) error {
 	}()
 	log.Info("archive open", zap.String("dir", cfg.Dir), zap.Int("pages", w.Len()))
 	handle := func(msg *message.Message) error {
-		if err := ensureResponseDict(msg.Context(), cfg.Client, layout.Global(), msg.Payload); err != nil {
+		if err := ensureResponseDict(msg.Context(), cfg.Client, layout.Global, msg.Payload); err != nil {
 			return err
 		}
 		res, err := spiders.UnmarshalResponseLimit(msg.Payload, cfg.MaxBodySize)
@@ -125,7 +125,7 @@ func Archive(ctx context.Context, cfg ArchiveConfig) error {
 	}
 	// The archiver trims the responses it acked, with the retention the crawl recorded:
 	// an archiver that lags behind a finished crawl must not leave them in Redis.
-	retention, err := streams.RecordedRetention(ctx, cfg.Client, layout.Global().Meta(), "responses")
+	retention, err := streams.RecordedRetention(ctx, cfg.Client, layout.Global.Meta, "responses")
 	if err != nil {
 		log.Warn("retention of the responses unknown; trimming them once acked", zap.Error(err))
 	}
@@ -153,10 +153,10 @@ func EnsureArchiveGroup(ctx context.Context, rdb redis.UniversalClient, layout s
 	if group == "" {
 		group = DefaultArchiveGroup
 	}
-	for _, k := range layout.Parts() {
-		err := rdb.XGroupCreateMkStream(ctx, k.Responses(), group, "0").Err()
+	for _, k := range layout.Parts {
+		err := rdb.XGroupCreateMkStream(ctx, k.Responses, group, "0").Err()
 		if err != nil && !isBusyGroup(err) {
-			return fmt.Errorf("handlers: create group %s on %s: %w", group, k.Responses(), err)
+			return fmt.Errorf("handlers: create group %s on %s: %w", group, k.Responses, err)
 		}
 	}
 	return nil

@@ -102,7 +102,7 @@ func TestArchiveEveryPageOnceAcrossARestart(t *testing.T) {
 		t.Fatalf("archived %d pages, fetched %d; want 60 and 60", len(counts), fetched)
 	}
 	// The archiver, last to ack, trimmed them (default retention: until acked).
-	if n := rdb.XLen(ctx, streams.NewKeys("arch").Responses()).Val(); n != 0 {
+	if n := rdb.XLen(ctx, streams.NewKeys("arch").Responses).Val(); n != 0 {
 		t.Errorf("responses stream holds %d entries once archived and parsed, want 0", n)
 	}
 }

@@ -39,7 +39,7 @@ func TestForgedCompressedResponseIsADeadLetter(t *testing.T) {
 	forged.Write(enc.EncodeAll([]byte(`"}`), nil))
 	t.Logf("forged entry: %d bytes compressed, ~200 MB decoded", forged.Len())
 	k := streams.NewKeys("bomb")
-	if err := rdb.XAdd(ctx, &redis.XAddArgs{Stream: k.Responses(), Values: map[string]any{
+	if err := rdb.XAdd(ctx, &redis.XAddArgs{Stream: k.Responses, Values: map[string]any{
 		"_watermill_message_uuid": "u", "metadata": "", "payload": forged.Bytes()}}).Err(); err != nil {
 		t.Fatal(err)
 	}

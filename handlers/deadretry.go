@@ -19,7 +19,7 @@ import (
 func RetryDead(ctx context.Context, rdb redis.UniversalClient, l streams.Layout, ids []string) (int, error) {
 	n := 0
 	found := map[string]bool{}
-	for _, k := range l.Parts() {
+	for _, k := range l.Parts {
 		var dead []inspect.DeadLetter
 		var err error
 		if len(ids) > 0 {
@@ -41,7 +41,7 @@ func RetryDead(ctx context.Context, rdb redis.UniversalClient, l streams.Layout,
 	}
 	for _, id := range ids {
 		if !found[id] {
-			return n, fmt.Errorf("handlers: no dead letter %s in crawl %s (re-queued %d)", id, l.Crawl(), n)
+			return n, fmt.Errorf("handlers: no dead letter %s in crawl %s (re-queued %d)", id, l.Crawl, n)
 		}
 	}
 	return n, nil
@@ -52,7 +52,7 @@ func requeueDead(ctx context.Context, rdb redis.UniversalClient, k streams.Keys,
 	n := 0
 	for _, d := range dead {
 		var payload []byte
-		if d.Stream == k.Requests() {
+		if d.Stream == k.Requests {
 			// A request that ran out of retries gets them all again.
 			if r, err := spiders.UnmarshalRequest([]byte(d.Fields["payload"])); err == nil {
 				r.Retries, r.LastError = 0, ""

@@ -78,10 +78,10 @@ func TestMalformedEntriesGoToDeadLettersAtOnce(t *testing.T) {
 	base := serve(t, site)
 	k := streams.NewKeys("bad")
 	bad := []struct{ stream, why string }{
-		{k.Requests(), `{"v":1,"url":"not a url"}`},
-		{k.Requests(), `{"v":99,"url":"http://127.0.0.1/"}`},
-		{k.Responses(), `{not json`},
-		{k.Items(), `{"v":1,"type":""}`},
+		{k.Requests, `{"v":1,"url":"not a url"}`},
+		{k.Requests, `{"v":99,"url":"http://127.0.0.1/"}`},
+		{k.Responses, `{not json`},
+		{k.Items, `{"v":1,"type":""}`},
 	}
 	for _, b := range bad {
 		if err := rdb.XAdd(ctx, &redis.XAddArgs{Stream: b.stream, Values: map[string]any{
@@ -90,8 +90,8 @@ func TestMalformedEntriesGoToDeadLettersAtOnce(t *testing.T) {
 		}
 	}
 	// And entries that are not even Watermill messages.
-	rdb.XAdd(ctx, &redis.XAddArgs{Stream: k.Responses(), Values: map[string]any{"hello": "world"}})
-	rdb.XAdd(ctx, &redis.XAddArgs{Stream: k.Items(), Values: map[string]any{"_watermill_message_uuid": "u", "metadata": "\xc1", "payload": "x"}})
+	rdb.XAdd(ctx, &redis.XAddArgs{Stream: k.Responses, Values: map[string]any{"hello": "world"}})
+	rdb.XAdd(ctx, &redis.XAddArgs{Stream: k.Items, Values: map[string]any{"_watermill_message_uuid": "u", "metadata": "\xc1", "payload": "x"}})
 	sink := newMemSink()
 	if err := runCrawl(ctx, t, rdb, titleSpider("bad", base), sink, nil); err != nil {
 		t.Fatal(err)
@@ -136,7 +136,7 @@ func TestGracefulShutdownFinishesInFlightWork(t *testing.T) {
 		t.Errorf("shutdown took %s, more than the 5s shutdown timeout", took)
 	}
 	k := streams.NewKeys("graceful")
-	p, err := inspect.ReadProgress(context.Background(), rdb, streams.NewLayout(k.Crawl(), 1))
+	p, err := inspect.ReadProgress(context.Background(), rdb, streams.NewLayout(k.Crawl, 1))
 	if err != nil {
 		t.Fatal(err)
 	}

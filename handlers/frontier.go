@@ -73,7 +73,7 @@ func openLayout(ctx context.Context, rdb redis.UniversalClient, sp *spiders.Spid
 	}
 	if differs && log != nil {
 		log.Warn("crawl keeps the partitions it started with; reset the crawl to change them",
-			zap.Int("stored", l.N()), zap.Int("asked", want))
+			zap.Int("stored", len(l.Parts)), zap.Int("asked", want))
 	}
 	s := sp.Settings
 	s.SetDefaults()

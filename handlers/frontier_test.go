@@ -269,7 +269,7 @@ func TestRuntimeJSONSeedIsFetchedWithinASecondWithItsMeta(t *testing.T) {
 		time.Sleep(500 * time.Millisecond) // the crawl is running
 		pushed = time.Now()
 		seed := fmt.Sprintf(`{"url": "%s/landing?x=1", "meta": {"campaign": "spring"}, "priority": 10}`, base)
-		if err := srv.Client().LPush(context.Background(), streams.NewKeys("seeds").Seeds(), seed).Err(); err != nil {
+		if err := srv.Client().LPush(context.Background(), streams.NewKeys("seeds").Seeds, seed).Err(); err != nil {
 			t.Error(err)
 		}
 	})
@@ -351,7 +351,7 @@ func TestRuntimeSeedsFromASet(t *testing.T) {
 	site := &recSite{n: 0}
 	base := serve(t, site)
 	sp := politeSpider("setseeds", base)
-	if err := srv.Client().SAdd(context.Background(), streams.NewKeys("setseeds").Seeds(), base+"/s/1", base+"/s/2", base+"/s/3").Err(); err != nil {
+	if err := srv.Client().SAdd(context.Background(), streams.NewKeys("setseeds").Seeds, base+"/s/1", base+"/s/2", base+"/s/3").Err(); err != nil {
 		t.Fatal(err)
 	}
 	runCluster(t, srv, sp, 1, newMemSink(), nil)

@@ -43,7 +43,7 @@ func TestOneHostWhateverWayItsURLsWriteIt(t *testing.T) {
 	if err != nil || e.Requests != 4 {
 		t.Fatalf("emit: %+v, %v; want 4 requests queued", e, err)
 	}
-	k := streams.NewLayout("onehost", 1).Part(0)
+	k := streams.NewLayout("onehost", 1).Parts[0]
 	if got := hostsNamed(ctx, t, rdb, k); fmt.Sprint(got) != "[shop.example]" {
 		t.Errorf("hosts in the frontier %v, want [shop.example]", got)
 	}
@@ -54,14 +54,14 @@ func TestOneHostWhateverWayItsURLsWriteIt(t *testing.T) {
 func hostsNamed(ctx context.Context, t *testing.T, rdb redis.UniversalClient, k streams.Keys) []string {
 	t.Helper()
 	named := map[string]bool{}
-	queues, err := rdb.Keys(ctx, k.HostQueuePrefix()+"*").Result()
+	queues, err := rdb.Keys(ctx, k.HostQueues+"*").Result()
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, q := range queues {
-		named[strings.TrimPrefix(q, k.HostQueuePrefix())] = true
+		named[strings.TrimPrefix(q, k.HostQueues)] = true
 	}
-	for _, set := range []string{k.Ready(), k.Sched(), k.Leases()} {
+	for _, set := range []string{k.Ready, k.Sched, k.Leases} {
 		members, err := rdb.ZRange(ctx, set, 0, -1).Result()
 		if err != nil {
 			t.Fatal(err)

@@ -131,7 +131,7 @@ func TestPrioritySeedInABroadCrawlGoesBeforeItsHostsBacklog(t *testing.T) {
 		time.Sleep(500 * time.Millisecond)
 		pushed = time.Now()
 		seed := fmt.Sprintf(`{"url": %q, "priority": 10}`, seedURL)
-		if err := srv.Client().LPush(context.Background(), streams.NewKeys("prio").Seeds(), seed).Err(); err != nil {
+		if err := srv.Client().LPush(context.Background(), streams.NewKeys("prio").Seeds, seed).Err(); err != nil {
 			t.Error(err)
 		}
 	})

@@ -61,10 +61,10 @@ func Process(ctx context.Context, cfg ProcessConfig) (err error) {
 	if err != nil {
 		return err
 	}
-	keys := layout.Global()
+	keys := layout.Global
 	var items []string
-	for _, k := range layout.Parts() {
-		items = append(items, k.Items())
+	for _, k := range layout.Parts {
+		items = append(items, k.Items)
 	}
 	start, err := streams.ParsePosition(cfg.From, time.Now())
 	if err != nil {
@@ -73,7 +73,7 @@ func Process(ctx context.Context, cfg ProcessConfig) (err error) {
 	if start != "$" {
 		start = streams.Before(start)
 	}
-	counters := streams.NewCounters(cfg.Client, keys.Stats(), streams.DefaultCountersInterval)
+	counters := streams.NewCounters(cfg.Client, keys.Stats, streams.DefaultCountersInterval)
 	defer counters.Close()
 	store, err := newStorer(cfg.Sink, cfg.Processors, nil)
 	if err != nil {

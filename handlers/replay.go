@@ -75,7 +75,7 @@ func Replay(ctx context.Context, cfg ReplayConfig) (res ReplayResult, err error)
 	if err != nil {
 		return res, err
 	}
-	rp := &replayer{cfg: cfg, dicts: layout.Global()}
+	rp := &replayer{cfg: cfg, dicts: layout.Global}
 	streamsIn, err := rp.inputs(layout)
 	if err != nil {
 		return res, err
@@ -140,16 +140,16 @@ func (rp *replayer) inputs(layout streams.Layout) ([]string, error) {
 	rp.itemsOf = map[string]string{}
 	switch rp.cfg.Stage {
 	case streams.StageParse:
-		for _, k := range layout.Parts() {
-			in = append(in, k.Responses())
-			rp.itemsOf[k.Responses()] = k.Items()
+		for _, k := range layout.Parts {
+			in = append(in, k.Responses)
+			rp.itemsOf[k.Responses] = k.Items
 		}
 		if rp.cfg.Spider == nil {
 			return nil, errors.New("handlers: a parse replay needs the spider")
 		}
 	case streams.StageStore:
-		for _, k := range layout.Parts() {
-			in = append(in, k.Items())
+		for _, k := range layout.Parts {
+			in = append(in, k.Items)
 		}
 		if rp.cfg.Sink == nil {
 			return nil, errors.New("handlers: a store replay needs a sink (--out)")

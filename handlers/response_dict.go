@@ -68,13 +68,13 @@ func dictsOf(rdb redis.UniversalClient, k streams.Keys, log *zap.Logger) *respon
 		m = map[string]*responseDicts{}
 		dictsByKey[rdb] = m
 	}
-	d := m[k.Dicts()]
+	d := m[k.Dicts]
 	if d == nil {
 		if log == nil {
 			log = zap.NewNop()
 		}
-		d = &responseDicts{rdb: rdb, key: k.Dicts(), log: log}
-		m[k.Dicts()] = d
+		d = &responseDicts{rdb: rdb, key: k.Dicts, log: log}
+		m[k.Dicts] = d
 	}
 	return d
 }
@@ -86,7 +86,7 @@ func responseEncoder(s spiders.Settings, rdb redis.UniversalClient, layout strea
 		return func(_ context.Context, res *spiders.Response) ([]byte, error) { return spiders.MarshalResponse(res) }
 	}
 	return func(ctx context.Context, res *spiders.Response) ([]byte, error) {
-		return marshalResponse(ctx, dictsOf(rdb, layout.Global(), log), counters, res)
+		return marshalResponse(ctx, dictsOf(rdb, layout.Global, log), counters, res)
 	}
 }
 
@@ -249,12 +249,12 @@ func ensureResponseDict(ctx context.Context, rdb redis.UniversalClient, k stream
 	if id == 0 || spiders.ResponseDictRegistered(id) {
 		return nil
 	}
-	if _, missing := dictMissing.Load(k.Dicts() + "/" + strconv.FormatUint(uint64(id), 10)); missing {
-		return fmt.Errorf("%w: %w (id %d, not in %s)", streams.ErrPoison, spiders.ErrUnknownDict, id, k.Dicts())
+	if _, missing := dictMissing.Load(k.Dicts + "/" + strconv.FormatUint(uint64(id), 10)); missing {
+		return fmt.Errorf("%w: %w (id %d, not in %s)", streams.ErrPoison, spiders.ErrUnknownDict, id, k.Dicts)
 	}
-	_, err := loadDict(ctx, rdb, k.Dicts(), id)
+	_, err := loadDict(ctx, rdb, k.Dicts, id)
 	if errors.Is(err, spiders.ErrUnknownDict) {
-		dictMissing.Store(k.Dicts()+"/"+strconv.FormatUint(uint64(id), 10), struct{}{})
+		dictMissing.Store(k.Dicts+"/"+strconv.FormatUint(uint64(id), 10), struct{}{})
 	}
 	return err
 }
@@ -264,5 +264,5 @@ func (p *parser) ensureDict(msg *message.Message) error {
 	if p.rdb == nil {
 		return nil
 	}
-	return ensureResponseDict(msg.Context(), p.rdb, p.layout.Global(), msg.Payload)
+	return ensureResponseDict(msg.Context(), p.rdb, p.layout.Global, msg.Payload)
 }

@@ -54,7 +54,7 @@ func TestEnsureResponseDict(t *testing.T) {
 	// Published under another crawl's key does not count either; under this crawl's, it loads.
 	other := streams.NewKeys("ens2")
 	id := strconv.FormatUint(uint64(d.ID()), 10)
-	rdb.HSet(ctx, other.Dicts(), id, d.Bytes(), "current", id)
+	rdb.HSet(ctx, other.Dicts, id, d.Bytes(), "current", id)
 	if err := ensureResponseDict(ctx, rdb, other, payload); err != nil {
 		t.Fatal(err)
 	}
@@ -81,8 +81,8 @@ func TestPublishDictOneWins(t *testing.T) {
 	rdb := srv.Client()
 	ctx := t.Context()
 	k := streams.NewKeys("win")
-	a := &responseDicts{rdb: rdb, key: k.Dicts(), log: nil}
-	b := &responseDicts{rdb: rdb, key: k.Dicts(), log: nil}
+	a := &responseDicts{rdb: rdb, key: k.Dicts, log: nil}
+	b := &responseDicts{rdb: rdb, key: k.Dicts, log: nil}
 	a.log, b.log = zap.NewNop(), zap.NewNop()
 	if err := a.train(ctx, dictSamplesFor(64)); err != nil {
 		t.Fatal(err)
@@ -93,7 +93,7 @@ func TestPublishDictOneWins(t *testing.T) {
 	if a.cur.Load() == nil || b.cur.Load() == nil || a.cur.Load().ID() != b.cur.Load().ID() {
 		t.Fatal("the two trainers use different dictionaries")
 	}
-	if n := rdb.HLen(ctx, k.Dicts()).Val(); n != 2 {
+	if n := rdb.HLen(ctx, k.Dicts).Val(); n != 2 {
 		t.Fatalf("dicts hash has %d fields, want current and one dictionary", n)
 	}
 }

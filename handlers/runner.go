@@ -92,11 +92,11 @@ func (r *run) open(ctx context.Context) error {
 	if r.layout, err = openLayout(ctx, cfg.Client, cfg.Spider, r.log); err != nil {
 		return err
 	}
-	r.keys = r.layout.Global()
+	r.keys = r.layout.Global
 	if err := frontier.CheckSeedKey(ctx, cfg.Client, cfg.Spider.Name); err != nil {
 		return err
 	}
-	r.counters = streams.NewCounters(cfg.Client, r.keys.Stats(), streams.DefaultCountersInterval)
+	r.counters = streams.NewCounters(cfg.Client, r.keys.Stats, streams.DefaultCountersInterval)
 	r.waits = &waitLog{log: r.log}
 	r.counters.Observe(func(field string, n int64) {
 		r.waits.count(field, n)
@@ -154,7 +154,7 @@ func (r *run) trimmed(ctx context.Context) map[string]streams.Retention {
 	trim := map[string]streams.Retention{}
 	recorded := map[string]streams.Retention{}
 	for _, stage := range cfg.Stages {
-		for _, k := range r.layout.Parts() {
+		for _, k := range r.layout.Parts {
 			trim[k.Input(stage)] = cfg.Retain[stage]
 		}
 		for kind, st := range stageOfStream {
@@ -163,7 +163,7 @@ func (r *run) trimmed(ctx context.Context) map[string]streams.Retention {
 			}
 		}
 	}
-	if err := streams.RecordRetention(ctx, cfg.Client, r.keys.Meta(), recorded); err != nil {
+	if err := streams.RecordRetention(ctx, cfg.Client, r.keys.Meta, recorded); err != nil {
 		r.log.Debug("retention not recorded for status", zap.Error(err))
 	}
 	return trim
@@ -188,7 +188,7 @@ func (r *run) close() {
 
 // handlerName names the router handler of a stage's partition i.
 func handlerName(stage string, i int, l streams.Layout) string {
-	if l.N() == 1 {
+	if len(l.Parts) == 1 {
 		return stage
 	}
 	return stage + "-" + strconv.Itoa(i)

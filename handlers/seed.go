@@ -54,7 +54,7 @@ func Seed(ctx context.Context, rdb redis.UniversalClient, spider *spiders.Spider
 		return 0, err
 	}
 	n := e.Requests
-	if err := rdb.HIncrBy(ctx, streams.NewKeys(spider.Name).Stats(), "requests_queued", int64(n)).Err(); err != nil {
+	if err := rdb.HIncrBy(ctx, streams.NewKeys(spider.Name).Stats, "requests_queued", int64(n)).Err(); err != nil {
 		return n, fmt.Errorf("handlers: seed: %w", err)
 	}
 	if err := f.MarkSeeded(ctx); err != nil {

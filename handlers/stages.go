@@ -61,7 +61,7 @@ func (r *run) fetchStage(ctx context.Context, scfg streams.SubscriberConfig) err
 	}
 	seeds := &seedPoller{spider: cfg.Spider, scope: scope, frontier: fr, counters: r.counters, log: log}
 	r.background = append(r.background, fr, seeds)
-	hostStats := streams.NewCounters(cfg.Client, r.keys.HostStats(), streams.DefaultCountersInterval)
+	hostStats := streams.NewCounters(cfg.Client, r.keys.HostStats, streams.DefaultCountersInterval)
 	r.closers = append(r.closers, hostStats.Close)
 	f, err := fetch.New(fetch.Config{Settings: cfg.Spider.Settings, Scope: scope, FollowFilter: cfg.Spider.FollowFilter, Frontier: fr,
 		Client: cfg.Client, Layout: layout, RetryBase: cfg.RetryBase, RobotsRetry: cfg.RobotsRetry, Counters: r.counters,
@@ -79,8 +79,8 @@ func (r *run) fetchStage(ctx context.Context, scfg streams.SubscriberConfig) err
 	scfg.MaxInFlight = cfg.Spider.Settings.Concurrency
 	if cfg.MaxBacklog > 0 {
 		var responses []string
-		for _, k := range layout.Parts() {
-			responses = append(responses, k.Responses())
+		for _, k := range layout.Parts {
+			responses = append(responses, k.Responses)
 		}
 		backlog := streams.NewBacklog(cfg.Client, responses, streams.StageParse, cfg.MaxBacklog)
 		backlog.CountUnread = cfg.CountUnread
@@ -91,8 +91,8 @@ func (r *run) fetchStage(ctx context.Context, scfg streams.SubscriberConfig) err
 	if err != nil {
 		return err
 	}
-	for i, k := range layout.Parts() {
-		r.router.AddHandler(handlerName(streams.StageFetch, i, layout), k.Requests(), sub, k.Responses(), r.pub, h.handle)
+	for i, k := range layout.Parts {
+		r.router.AddHandler(handlerName(streams.StageFetch, i, layout), k.Requests, sub, k.Responses, r.pub, h.handle)
 	}
 	return nil
 }
@@ -112,7 +112,7 @@ func (r *run) parseStage(ctx context.Context, scfg streams.SubscriberConfig) err
 	if err != nil {
 		return err
 	}
-	return r.consumeParts(streams.StageParse, scfg, cfg.ParseConcurrency, streams.Keys.Responses, p.handleIn)
+	return r.consumeParts(streams.StageParse, scfg, cfg.ParseConcurrency, func(k streams.Keys) string { return k.Responses }, p.handleIn)
 }
 
 // storeStage reads items, runs the processors and writes them to the sink.
@@ -122,7 +122,7 @@ func (r *run) storeStage(scfg streams.SubscriberConfig) error {
 	if err != nil {
 		return err
 	}
-	return r.consumeParts(streams.StageStore, scfg, cfg.StoreConcurrency, streams.Keys.Items,
+	return r.consumeParts(streams.StageStore, scfg, cfg.StoreConcurrency, func(k streams.Keys) string { return k.Items },
 		func(int) message.NoPublishHandlerFunc { return s.handle })
 }
 
@@ -136,7 +136,7 @@ func (r *run) consumeParts(stage string, scfg streams.SubscriberConfig, maxInFli
 	if err != nil {
 		return err
 	}
-	for i, k := range r.layout.Parts() {
+	for i, k := range r.layout.Parts {
 		r.router.AddConsumerHandler(handlerName(stage, i, r.layout), stream(k), sub, handler(i))
 	}
 	return nil

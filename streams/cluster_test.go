@@ -43,8 +43,8 @@ func TestConnectClusterAndItsErrors(t *testing.T) {
 	}
 	defer c.Close()
 	l := streams.NewLayout("spread", 3)
-	for _, k := range l.Parts() {
-		if err := c.HSet(ctx, k.Stats(), "x", 1).Err(); err != nil {
+	for _, k := range l.Parts {
+		if err := c.HSet(ctx, k.Stats, "x", 1).Err(); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -11,19 +11,19 @@ import (
 
 func TestLayoutKeys(t *testing.T) {
 	one := streams.NewLayout("shop", 1)
-	if got := one.Part(0).Requests(); got != "sc:{shop}:requests" {
+	if got := one.Parts[0].Requests; got != "sc:{shop}:requests" {
 		t.Fatalf("one partition: %s", got)
 	}
-	if one.Global() != one.Part(0) {
+	if one.Global != one.Parts[0] {
 		t.Fatal("one partition: the crawl-wide keys must be the partition's")
 	}
 	three := streams.NewLayout("shop", 3)
 	for i, want := range []string{"sc:{shop:0}:ready", "sc:{shop:1}:ready", "sc:{shop:2}:ready"} {
-		if got := three.Part(i).Ready(); got != want {
+		if got := three.Parts[i].Ready; got != want {
 			t.Fatalf("partition %d: %s, want %s", i, got, want)
 		}
 	}
-	if got := three.Global().Meta(); got != "sc:{shop}:meta" {
+	if got := three.Global.Meta; got != "sc:{shop}:meta" {
 		t.Fatalf("crawl-wide meta: %s", got)
 	}
 	if got := streams.DeadOf("sc:{shop:2}:responses"); got != "sc:{shop:2}:dead" {
@@ -63,23 +63,23 @@ func TestOpenLayoutKeepsTheStoredPartitions(t *testing.T) {
 	rdb := streamstest.Start(t).Client()
 	ctx := context.Background()
 	l, differs, err := streams.OpenLayout(ctx, rdb, "kept", 3)
-	if err != nil || differs || l.N() != 3 {
-		t.Fatalf("first open: %d partitions, differs %v, %v", l.N(), differs, err)
+	if err != nil || differs || len(l.Parts) != 3 {
+		t.Fatalf("first open: %d partitions, differs %v, %v", len(l.Parts), differs, err)
 	}
 	l, differs, err = streams.OpenLayout(ctx, rdb, "kept", 5)
-	if err != nil || !differs || l.N() != 3 {
-		t.Fatalf("second open: %d partitions, differs %v, %v", l.N(), differs, err)
+	if err != nil || !differs || len(l.Parts) != 3 {
+		t.Fatalf("second open: %d partitions, differs %v, %v", len(l.Parts), differs, err)
 	}
-	if l, err = streams.ReadLayout(ctx, rdb, "kept"); err != nil || l.N() != 3 {
-		t.Fatalf("read: %d partitions, %v", l.N(), err)
+	if l, err = streams.ReadLayout(ctx, rdb, "kept"); err != nil || len(l.Parts) != 3 {
+		t.Fatalf("read: %d partitions, %v", len(l.Parts), err)
 	}
-	if l, err = streams.ReadLayout(ctx, rdb, "never-seen"); err != nil || l.N() != 1 {
-		t.Fatalf("read a new crawl: %d partitions, %v", l.N(), err)
+	if l, err = streams.ReadLayout(ctx, rdb, "never-seen"); err != nil || len(l.Parts) != 1 {
+		t.Fatalf("read a new crawl: %d partitions, %v", len(l.Parts), err)
 	}
 	if _, _, err := streams.OpenLayout(ctx, rdb, "bad", 0); err == nil {
 		t.Fatal("0 partitions accepted")
 	}
-	rdb.HSet(ctx, streams.NewKeys("corrupt").Meta(), "partitions", "many")
+	rdb.HSet(ctx, streams.NewKeys("corrupt").Meta, "partitions", "many")
 	if _, err := streams.ReadLayout(ctx, rdb, "corrupt"); err == nil {
 		t.Fatal("a corrupt partition count read without error")
 	}

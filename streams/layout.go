@@ -24,45 +24,32 @@ const maxPartitions = 1024
 // partitions over its masters. The crawl-wide keys (meta, counters) live under
 // {<crawl>}. A crawl keeps the P it started with (stored in its meta hash).
 type Layout struct {
+	// Crawl is the crawl name.
+	Crawl string
+	// Global are the crawl-wide keys (Meta, Stats, HostStats, Dicts). With one partition
+	// they are the partition's keys.
+	Global Keys
+	// Parts are the keys of every partition, in order (one or more).
+	Parts []Keys
 	// Summed names the keys of every partition at once, for figures summed over them:
 	// sc:{shop:*}:requests (the partition's own with one partition).
 	Summed Keys
-
-	crawl  string
-	global Keys
-	parts  []Keys
 }
 
 // NewLayout returns the layout of crawl with p partitions (p < 1 means 1).
 func NewLayout(crawl string, p int) Layout {
 	p = max(p, 1)
-	l := Layout{crawl: crawl, global: NewKeys(crawl), parts: make([]Keys, p)}
+	l := Layout{Crawl: crawl, Global: NewKeys(crawl), Parts: make([]Keys, p)}
 	if p == 1 {
-		l.parts[0], l.Summed = l.global, l.global
+		l.Parts[0], l.Summed = l.Global, l.Global
 		return l
 	}
-	l.Summed = Keys{crawl: crawl, tag: crawl + ":*"}
-	for i := range l.parts {
-		l.parts[i] = Keys{crawl: crawl, tag: crawl + ":" + strconv.Itoa(i)}
+	l.Summed = newKeys(crawl, crawl+":*")
+	for i := range l.Parts {
+		l.Parts[i] = newKeys(crawl, crawl+":"+strconv.Itoa(i))
 	}
 	return l
 }
-
-// Crawl returns the crawl name.
-func (l Layout) Crawl() string { return l.crawl }
-
-// Global returns the crawl-wide keys (Meta, Stats). With one partition they are the
-// partition's keys.
-func (l Layout) Global() Keys { return l.global }
-
-// N returns the number of partitions.
-func (l Layout) N() int { return len(l.parts) }
-
-// Parts returns the keys of every partition, in order.
-func (l Layout) Parts() []Keys { return l.parts }
-
-// Part returns the keys of partition i.
-func (l Layout) Part(i int) Keys { return l.parts[i] }
 
 // PartitionOf returns the partition of a host ("name" or "name:port", as in a URL):
 // FNV-1a of the host lower-cased, without an http/https default port, mixed with
@@ -70,7 +57,7 @@ func (l Layout) Part(i int) Keys { return l.parts[i] }
 // such as ports, poorly over a few partitions). A stored crawl depends on it: never
 // change it.
 func (l Layout) PartitionOf(host string) int {
-	if len(l.parts) == 1 {
+	if len(l.Parts) == 1 {
 		return 0
 	}
 	h := fnv.New32a()
@@ -81,11 +68,11 @@ func (l Layout) PartitionOf(host string) int {
 	x ^= x >> 13
 	x *= 0xc2b2ae35
 	x ^= x >> 16
-	return int(x % uint32(len(l.parts)))
+	return int(x % uint32(len(l.Parts)))
 }
 
 // ForHost returns the keys of the partition of host.
-func (l Layout) ForHost(host string) Keys { return l.parts[l.PartitionOf(host)] }
+func (l Layout) ForHost(host string) Keys { return l.Parts[l.PartitionOf(host)] }
 
 // normalHost is the one name of a host ("name" or "name:port", as in a URL) that the
 // crawl uses everywhere: partition, host queue, schedule, leases, limit rules and
@@ -126,7 +113,7 @@ func OpenLayout(ctx context.Context, rdb redis.UniversalClient, crawl string, wa
 	if want < 1 || want > maxPartitions {
 		return Layout{}, false, fmt.Errorf("frontier: partitions must be 1 to %d, got %d", maxPartitions, want)
 	}
-	n, err := openLayoutScript.Run(ctx, rdb, []string{NewKeys(crawl).Meta()}, want).Int()
+	n, err := openLayoutScript.Run(ctx, rdb, []string{NewKeys(crawl).Meta}, want).Int()
 	if err != nil {
 		return Layout{}, false, fmt.Errorf("frontier: store partitions of crawl %s: %w", crawl, err)
 	}
@@ -142,7 +129,7 @@ func ReadLayout(ctx context.Context, rdb redis.UniversalClient, crawl string) (L
 	if crawl == "" {
 		return Layout{}, errors.New("frontier: layout needs a crawl name")
 	}
-	n, err := rdb.HGet(ctx, NewKeys(crawl).Meta(), "partitions").Int()
+	n, err := rdb.HGet(ctx, NewKeys(crawl).Meta, "partitions").Int()
 	if rkit.ErrNil(err) {
 		return NewLayout(crawl, 1), nil
 	}

@@ -97,7 +97,7 @@ func (r *chaosRun) check(ctx context.Context, site *demosite.Site, base string) 
 			rep.LostItems++
 		}
 	}
-	p, err := inspect.ReadProgress(ctx, r.rdb, streams.NewLayout(r.keys.Crawl(), 1)) // the chaos spider has one partition
+	p, err := inspect.ReadProgress(ctx, r.rdb, streams.NewLayout(r.keys.Crawl, 1)) // the chaos spider has one partition
 	if err != nil {
 		return err
 	}

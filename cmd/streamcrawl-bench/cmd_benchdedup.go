@@ -212,13 +212,13 @@ func benchDedupMode(ctx context.Context, rdb redis.UniversalClient, mode dedup.M
 	cleanup := func(k streams.Keys) {
 		ctx := context.WithoutCancel(ctx)
 		_, _ = dedup.Delete(ctx, rdb, k)
-		rdb.Del(ctx, k.Meta(), k.Requests(), k.Stats())
+		rdb.Del(ctx, k.Meta, k.Requests, k.Stats)
 	}
 	// Warm up a crawl of the same config (same scripts) so that script loading and
 	// client buffers are not counted in used_memory.
 	warm := streams.NewKeys(crawl + "-warm")
 	cleanup(warm)
-	d, err := dedup.Open(ctx, rdb, streams.NewLayout(warm.Crawl(), 1), cfg, nil)
+	d, err := dedup.Open(ctx, rdb, streams.NewLayout(warm.Crawl, 1), cfg, nil)
 	if err != nil {
 		return r, err
 	}
@@ -239,7 +239,7 @@ func benchDedupMode(ctx context.Context, rdb redis.UniversalClient, mode dedup.M
 	defer cleanup(keys)
 	waitLazyFree(ctx, rdb)
 	before := redisInfo(ctx, rdb)
-	if d, err = dedup.Open(ctx, rdb, streams.NewLayout(keys.Crawl(), 1), cfg, nil); err != nil {
+	if d, err = dedup.Open(ctx, rdb, streams.NewLayout(keys.Crawl, 1), cfg, nil); err != nil {
 		return r, err
 	}
 	r.layout = d.String()
@@ -317,11 +317,11 @@ func benchEnqueue(ctx context.Context, rdb redis.UniversalClient, keys streams.K
 	cleanup := func() {
 		ctx := context.WithoutCancel(ctx)
 		_, _ = dedup.Delete(ctx, rdb, keys)
-		rdb.Del(ctx, keys.Meta(), keys.Requests(), keys.Stats())
+		rdb.Del(ctx, keys.Meta, keys.Requests, keys.Stats)
 	}
 	cleanup()
 	defer cleanup()
-	d, err := dedup.Open(ctx, rdb, streams.NewLayout(keys.Crawl(), 1), cfg, nil)
+	d, err := dedup.Open(ctx, rdb, streams.NewLayout(keys.Crawl, 1), cfg, nil)
 	if err != nil {
 		return 0, 0, err
 	}
@@ -329,7 +329,7 @@ func benchEnqueue(ctx context.Context, rdb redis.UniversalClient, keys streams.K
 	if err := script.Load(ctx, rdb).Err(); err != nil {
 		return 0, 0, fmt.Errorf("load enqueue script: %w", err)
 	}
-	skeys := []string{keys.Seen(), keys.Requests(), keys.Stats()}
+	skeys := []string{keys.Seen, keys.Requests, keys.Stats}
 	before := redisInfo(ctx, rdb)
 	took, err := runBatches(ctx, f.urls, f.batch, f.clients, func(ctx context.Context, from, to int) error {
 		args := make([]any, 0, 3*(to-from))

@@ -164,8 +164,8 @@ poll:
 // full status costs Redis far more, and polling it would count in the figures).
 func pagesFetched(ctx context.Context, c redis.UniversalClient, l streams.Layout) int64 {
 	var n int64
-	for _, k := range l.Parts() {
-		v, _ := c.HGet(ctx, k.Stats(), "pages_fetched").Int64()
+	for _, k := range l.Parts {
+		v, _ := c.HGet(ctx, k.Stats, "pages_fetched").Int64()
 		n += v
 	}
 	return n

@@ -163,7 +163,7 @@ func stageOf(kind string) string {
 // readHosts returns the n slowest hosts (by mean time, with at least 3 requests) and
 // the n with the most failures, from the crawl's per-host figures.
 func readHosts(ctx context.Context, rdb redis.UniversalClient, l streams.Layout, n int) (slow, failing []Host, err error) {
-	raw, err := rdb.HGetAll(ctx, l.Global().HostStats()).Result()
+	raw, err := rdb.HGetAll(ctx, l.Global.HostStats).Result()
 	if err != nil {
 		return nil, nil, err
 	}

@@ -117,7 +117,7 @@ func (d *Dashboard) dead(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	out := []deadLetter{}
-	for _, k := range l.Parts() {
+	for _, k := range l.Parts {
 		list, err := inspect.ListDead(r.Context(), d.cfg.Client, k, "-", int64(DefaultDeadList-len(out)))
 		if err != nil {
 			writeJSON(w, http.StatusInternalServerError, map[string]string{"error": err.Error()})

@@ -153,7 +153,7 @@ func New(cfg Config) (*Fetcher, error) {
 			return h.viaProxy(ctx, &spiders.Request{URL: hreq.URL.String()}, hreq)
 		}
 	}
-	return &Fetcher{shared: sh, hosts: cfg.Frontier, rdb: cfg.Client, keys: cfg.Layout.Global(), http: h, trip: h, base: cfg.RetryBase}, nil
+	return &Fetcher{shared: sh, hosts: cfg.Frontier, rdb: cfg.Client, keys: cfg.Layout.Global, http: h, trip: h, base: cfg.RetryBase}, nil
 }
 
 // Delivery says how a request reached the fetcher: the requests-stream entry it came in

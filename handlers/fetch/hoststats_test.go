@@ -35,7 +35,7 @@ func TestHostStatsAreByHostKey(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer hosts.Close()
-	stats := streams.NewCounters(rdb, layout.Global().HostStats(), streams.DefaultCountersInterval)
+	stats := streams.NewCounters(rdb, layout.Global.HostStats, streams.DefaultCountersInterval)
 	off := false
 	f, err := fetch.New(fetch.Config{Settings: spiders.Settings{ObeyRobots: &off, AllowNetworks: []string{"127.0.0.1/32", "::1/128"}},
 		Frontier: hosts, Client: rdb, Layout: layout, HostStats: stats})
@@ -54,7 +54,7 @@ func TestHostStatsAreByHostKey(t *testing.T) {
 		}
 	}
 	stats.Close() // flushes
-	got, err := rdb.HGetAll(ctx, layout.Global().HostStats()).Result()
+	got, err := rdb.HGetAll(ctx, layout.Global.HostStats).Result()
 	if err != nil {
 		t.Fatal(err)
 	}

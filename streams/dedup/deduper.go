@@ -204,8 +204,8 @@ func Open(ctx context.Context, rdb redis.UniversalClient, layout streams.Layout,
 	if rdb == nil {
 		return nil, errors.New("dedup: deduper needs a redis client")
 	}
-	keys := layout.Global()
-	if keys.Crawl() == "" {
+	keys := layout.Global
+	if keys.Crawl == "" {
 		return nil, errors.New("dedup: deduper needs a crawl name")
 	}
 	if err := cfg.Validate(); err != nil {
@@ -216,7 +216,7 @@ func Open(ctx context.Context, rdb redis.UniversalClient, layout streams.Layout,
 	native := false
 	switch cfg.Mode {
 	case Exact:
-		want.BucketBits = exactBucketBits(perPartition(cfg.Capacity, layout.N()), listpackEntries(ctx, rdb))
+		want.BucketBits = exactBucketBits(perPartition(cfg.Capacity, len(layout.Parts)), listpackEntries(ctx, rdb))
 	case Bloom:
 		var err error
 		if native, err = hasBloomCommands(ctx, rdb); err != nil {
@@ -226,20 +226,20 @@ func Open(ctx context.Context, rdb redis.UniversalClient, layout streams.Layout,
 	}
 	wantJSON, _ := json.Marshal(want)
 	legacyJSON, _ := json.Marshal(record{V: version, Config: Config{Mode: Set}})
-	got, err := initScript.Run(ctx, rdb, []string{keys.Meta(), keys.Seen()}, wantJSON, legacyJSON).Text()
+	got, err := initScript.Run(ctx, rdb, []string{keys.Meta, keys.Seen}, wantJSON, legacyJSON).Text()
 	if err != nil {
-		return nil, fmt.Errorf("dedup: store dedup config of crawl %s: %w", keys.Crawl(), err)
+		return nil, fmt.Errorf("dedup: store dedup config of crawl %s: %w", keys.Crawl, err)
 	}
 	var rec record
 	if err := json.Unmarshal([]byte(got), &rec); err != nil {
-		return nil, fmt.Errorf("dedup: dedup config of crawl %s is unreadable (%q): %w", keys.Crawl(), got, err)
+		return nil, fmt.Errorf("dedup: dedup config of crawl %s is unreadable (%q): %w", keys.Crawl, got, err)
 	}
 	if rec.V != version {
-		return nil, fmt.Errorf("dedup: dedup config of crawl %s has version %d, this build reads %d", keys.Crawl(), rec.V, version)
+		return nil, fmt.Errorf("dedup: dedup config of crawl %s has version %d, this build reads %d", keys.Crawl, rec.V, version)
 	}
 	if rec.Config != cfg && log != nil {
 		log.Warn("crawl keeps the dedup it started with; reset the crawl to change it",
-			zap.String("crawl", keys.Crawl()), zap.Any("stored", rec.Config), zap.Any("asked", cfg))
+			zap.String("crawl", keys.Crawl), zap.Any("stored", rec.Config), zap.Any("asked", cfg))
 	}
 	if rec.Mode == Bloom && rec.Native {
 		if rec.Mode != cfg.Mode { // stored by another process: check this server still has BF.*
@@ -248,12 +248,12 @@ func Open(ctx context.Context, rdb redis.UniversalClient, layout streams.Layout,
 			}
 		}
 		if !native {
-			return nil, fmt.Errorf("dedup: crawl %s keeps its seen URLs in a RedisBloom filter but the server has no BF.ADD", keys.Crawl())
+			return nil, fmt.Errorf("dedup: crawl %s keeps its seen URLs in a RedisBloom filter but the server has no BF.ADD", keys.Crawl)
 		}
 	}
 	stored := rec.Config
-	rec.Capacity = perPartition(rec.Capacity, layout.N())
-	for _, k := range layout.Parts() {
+	rec.Capacity = perPartition(rec.Capacity, len(layout.Parts))
+	for _, k := range layout.Parts {
 		switch {
 		case rec.Mode == Bloom && rec.Native:
 			err = reserveBloom(ctx, rdb, k, rec.Config)
@@ -264,7 +264,7 @@ func Open(ctx context.Context, rdb redis.UniversalClient, layout streams.Layout,
 			return nil, err
 		}
 	}
-	d := &Deduper{rdb: rdb, layout: layout, keys: layout.Part(0), stored: stored, rec: rec, lua: rec.luaSeenAdd()}
+	d := &Deduper{rdb: rdb, layout: layout, keys: layout.Parts[0], stored: stored, rec: rec, lua: rec.luaSeenAdd()}
 	d.add = redis.NewScript(d.lua + seenAddBody)
 	d.has = redis.NewScript(d.lua + seenHasBody)
 	return d, nil
@@ -276,7 +276,7 @@ func (d *Deduper) Config() Config { return d.stored }
 // Part returns the Deduper working on partition i (Add and Has; Usage covers them all).
 func (d *Deduper) Part(i int) *Deduper {
 	c := *d
-	c.keys = d.layout.Part(i)
+	c.keys = d.layout.Parts[i]
 	return &c
 }
 
@@ -367,7 +367,7 @@ const scriptBatch = 1000
 
 func (d *Deduper) run(ctx context.Context, s *redis.Script, ro bool, fps [][]byte) ([]bool, error) {
 	out := make([]bool, 0, len(fps))
-	keys := []string{d.keys.Seen()}
+	keys := []string{d.keys.Seen}
 	for len(fps) > 0 {
 		n := min(len(fps), scriptBatch)
 		args := make([]any, n)

@@ -245,7 +245,7 @@ func TestDedupConfigStoredOnce(t *testing.T) {
 	if n := count(has, false); n != 0 {
 		t.Fatalf("second Deduper misses %d fingerprints the first added", n)
 	}
-	if rdb.HGet(ctx, streams.NewKeys("c").Meta(), "dedup").Val() == "" {
+	if rdb.HGet(ctx, streams.NewKeys("c").Meta, "dedup").Val() == "" {
 		t.Fatal("no dedup record in the crawl's meta hash")
 	}
 	// Another crawl on the same server has its own.
@@ -264,7 +264,7 @@ func TestDedupKeepsLegacySet(t *testing.T) {
 	k := streams.NewKeys("legacy")
 	fps := fingerprints("x", 10)
 	for _, fp := range fps {
-		rdb.SAdd(ctx, k.Seen(), fp)
+		rdb.SAdd(ctx, k.Seen, fp)
 	}
 	d := openDeduper(t, rdb, "legacy", dedup.Config{})
 	if d.Config().Mode != dedup.Set {
@@ -372,7 +372,7 @@ func TestFrontierAndDeduperAgreeOnExactBuckets(t *testing.T) {
 	ctx := context.Background()
 	k := streams.NewKeys("agree")
 	d := openDeduper(t, rdb, "agree", dedup.Config{Capacity: 50_000})
-	f, err := frontier.New(frontier.Config{Client: rdb, Layout: streams.NewLayout(k.Crawl(), 1), Dedup: d, SeenCache: -1})
+	f, err := frontier.New(frontier.Config{Client: rdb, Layout: streams.NewLayout(k.Crawl, 1), Dedup: d, SeenCache: -1})
 	if err != nil {
 		t.Fatal(err)
 	}

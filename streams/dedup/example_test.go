@@ -22,7 +22,7 @@ func ExampleDeduper() {
 	}
 	defer rdb.Close()
 	keys := streams.NewKeys("shop")
-	d, err := dedup.Open(ctx, rdb, streams.NewLayout(keys.Crawl(), 1), dedup.Config{Mode: dedup.Exact}, nil) // bloom needs a real Redis (BITFIELD_RO)
+	d, err := dedup.Open(ctx, rdb, streams.NewLayout(keys.Crawl, 1), dedup.Config{Mode: dedup.Exact}, nil) // bloom needs a real Redis (BITFIELD_RO)
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -44,7 +44,7 @@ for j = 1, #fps do
 end
 return n
 `)
-	n, err := enqueue.Run(ctx, rdb, []string{keys.Seen(), keys.Requests()}, "fedcba9876543210", `{"url":"https://shop.example/"}`).Int()
+	n, err := enqueue.Run(ctx, rdb, []string{keys.Seen, keys.Requests}, "fedcba9876543210", `{"url":"https://shop.example/"}`).Int()
 	fmt.Println(n, err)
 	// Output:
 	// [true false] <nil>

@@ -23,7 +23,7 @@ func TestDedupKeyNamesMatchLua(t *testing.T) {
 	odd := []byte("not 16 bytes")
 
 	k := streams.NewKeys("exact")
-	d, err := Open(ctx, rdb, streams.NewLayout(k.Crawl(), 1), Config{Capacity: 1_000_000}, nil)
+	d, err := Open(ctx, rdb, streams.NewLayout(k.Crawl, 1), Config{Capacity: 1_000_000}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +44,7 @@ func TestDedupKeyNamesMatchLua(t *testing.T) {
 	rdb.FlushAll(ctx)
 
 	k = streams.NewKeys("bloom")
-	d, err = Open(ctx, rdb, streams.NewLayout(k.Crawl(), 1), Config{Mode: Bloom, Capacity: 10_000_000}, nil)
+	d, err = Open(ctx, rdb, streams.NewLayout(k.Crawl, 1), Config{Mode: Bloom, Capacity: 10_000_000}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +52,7 @@ func TestDedupKeyNamesMatchLua(t *testing.T) {
 		t.Fatal(err)
 	}
 	l := bloomLevels(10_000_000, DefaultErrorRate)[0]
-	want := map[string]bool{k.Meta(): true, bloomKey(k): true}
+	want := map[string]bool{k.Meta: true, bloomKey(k): true}
 	for p := 0; p < l.Parts; p++ {
 		want[bloomPartKey(k, 0, p)] = true
 		if n := rdb.StrLen(ctx, bloomPartKey(k, 0, p)).Val(); n != l.Bytes {

@@ -26,7 +26,7 @@ type Usage struct {
 // 2^BucketBits keys per partition, so call it for status and benchmarks, not in a loop.
 func (d *Deduper) Usage(ctx context.Context) (Usage, error) {
 	var sum Usage
-	for i := range d.layout.N() {
+	for i := range len(d.layout.Parts) {
 		u, err := d.Part(i).usage(ctx)
 		if err != nil {
 			return Usage{}, err
@@ -53,7 +53,7 @@ func (d *Deduper) usage(ctx context.Context) (Usage, error) {
 		for i, k := range keys {
 			mem[i] = p.MemoryUsage(ctx, k, 0)
 			switch {
-			case k == d.keys.Seen():
+			case k == d.keys.Seen:
 				cnt[i] = p.SCard(ctx, k)
 			case d.rec.Mode == Exact:
 				cnt[i] = p.HLen(ctx, k)
@@ -82,7 +82,7 @@ func (d *Deduper) usage(ctx context.Context) (Usage, error) {
 		return nil
 	})
 	if err != nil {
-		return Usage{}, fmt.Errorf("dedup: dedup usage of crawl %s: %w", d.keys.Crawl(), err)
+		return Usage{}, fmt.Errorf("dedup: dedup usage of crawl %s: %w", d.keys.Crawl, err)
 	}
 	switch {
 	case d.rec.Mode == Bloom && d.rec.Native:
@@ -107,7 +107,7 @@ func Delete(ctx context.Context, rdb redis.UniversalClient, keys streams.Keys) (
 		return err
 	})
 	if err != nil {
-		return n, fmt.Errorf("dedup: delete seen keys of crawl %s: %w", keys.Crawl(), err)
+		return n, fmt.Errorf("dedup: delete seen keys of crawl %s: %w", keys.Crawl, err)
 	}
 	return n, nil
 }

@@ -27,7 +27,7 @@ func TestDelayedRetriesAreDueOnTheRedisClock(t *testing.T) {
 		return d
 	}
 	ahead, behind, mover := open(time.Hour), open(-time.Hour), open(0)
-	queued := func() int64 { return rdb.HLen(ctx, layout.Part(0).Waiting()).Val() }
+	queued := func() int64 { return rdb.HLen(ctx, layout.Parts[0].Waiting).Val() }
 
 	// 200 ms from now on the clock of the fetcher that schedules it.
 	if err := ahead.Retry(ctx, "a.example", 0, 0, []byte("a"), time.Now().Add(time.Hour+200*time.Millisecond)); err != nil {
@@ -49,7 +49,7 @@ func TestDelayedRetriesAreDueOnTheRedisClock(t *testing.T) {
 	if n := queued(); n != 1 {
 		t.Fatalf("%d requests back in their host queues 3 s after a retry due in 200 ms and one due in 5 s, want 1", n)
 	}
-	if n := rdb.ZCard(ctx, layout.Part(0).Delayed()).Val(); n != 1 {
+	if n := rdb.ZCard(ctx, layout.Parts[0].Delayed).Val(); n != 1 {
 		t.Fatalf("delayed set holds %d, want the retry due in 5 s", n)
 	}
 }

@@ -89,12 +89,12 @@ type partLook struct {
 // ahead to allow for skew); a failed look counts as "due".
 func (f *Frontier) look(ctx context.Context) []partLook {
 	soon := strconv.FormatInt(time.Now().Add(f.cfg.Interval).UnixMilli(), 10)
-	parts := f.layout.Parts()
+	parts := f.layout.Parts
 	cmds := make([][5]*redis.IntCmd, len(parts))
 	_, _ = f.rdb.Pipelined(ctx, func(p redis.Pipeliner) error { // errors are read per command
 		for i, k := range parts {
-			cmds[i] = [5]*redis.IntCmd{p.ZCard(ctx, k.Ready()), p.ZCount(ctx, k.Sched(), "-inf", soon),
-				p.ZCount(ctx, k.Leases(), "-inf", soon), p.ZCard(ctx, k.Sched()), p.ZCard(ctx, k.Leases())}
+			cmds[i] = [5]*redis.IntCmd{p.ZCard(ctx, k.Ready), p.ZCount(ctx, k.Sched, "-inf", soon),
+				p.ZCount(ctx, k.Leases, "-inf", soon), p.ZCard(ctx, k.Sched), p.ZCard(ctx, k.Leases)}
 		}
 		return nil
 	})
@@ -119,7 +119,7 @@ func (f *Frontier) dispatchPart(ctx context.Context, part int) (int, error) {
 			return 0, fmt.Errorf("frontier: dispatch: %w", err)
 		}
 	}
-	keys := schedKeys(f.layout.Part(part))
+	keys := schedKeys(f.layout.Parts[part])
 	args := schedArgs(f.hosts, partIDPrefix(part), f.cfg.Window, f.cfg.CountUnread, maxHandOut)
 	total := 0
 	for range 64 { // a window larger than maxHandOut fills in several calls

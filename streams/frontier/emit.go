@@ -87,7 +87,7 @@ func (f *Frontier) Emit(ctx context.Context, part int, cands []Candidate, items 
 		}
 		host := c.Host
 		p := 0
-		if f.layout.N() > 1 {
+		if len(f.layout.Parts) > 1 {
 			p = f.layout.PartitionOf(host)
 		}
 		s := share(p)
@@ -202,7 +202,7 @@ func (f *Frontier) flush(ctx context.Context, batch []*emitShare) {
 	var run []*rkit.Call
 	for _, c := range calls {
 		c.limit = f.cfg.MaxRequests
-		if c.limit > 0 && f.layout.N() > 1 && c.n > 0 {
+		if c.limit > 0 && len(f.layout.Parts) > 1 && c.n > 0 {
 			if c.limit, c.err = f.reserve(ctx, c.n); c.err != nil {
 				continue
 			}
@@ -221,8 +221,8 @@ func (f *Frontier) flush(ctx context.Context, batch []*emitShare) {
 		for _, s := range c.shares {
 			a = append(a, s.items...)
 		}
-		k := f.layout.Part(c.part)
-		c.call = &rkit.Call{Script: f.emit, Args: a, Keys: schedKeys(k, k.Seen(), k.Stats(), k.SeenAt(), k.Items(), k.ItemKeys())}
+		k := f.layout.Parts[c.part]
+		c.call = &rkit.Call{Script: f.emit, Args: a, Keys: schedKeys(k, k.Seen, k.Stats, k.SeenAt, k.Items, k.ItemKeys)}
 		run = append(run, c.call)
 	}
 	rkit.Exec(ctx, f.rdb, run)
@@ -272,14 +272,14 @@ func (f *Frontier) finishEmit(ctx context.Context, c *partCall) {
 		if spent := int64(strings.Count(out[:c.n], "q")); spent < c.limit {
 			// Give back the unspent reservation. Best effort: the requests are queued, and
 			// a failure here only leaves some of the budget unspent.
-			_ = f.rdb.HIncrBy(ctx, f.layout.Global().Stats(), "max_pages_used", spent-c.limit).Err()
+			_ = f.rdb.HIncrBy(ctx, f.layout.Global.Stats, "max_pages_used", spent-c.limit).Err()
 		}
 	}
 }
 
 // reserve takes up to n of the crawl-wide max_pages budget.
 func (f *Frontier) reserve(ctx context.Context, n int) (int64, error) {
-	take, err := reserveScript.Run(ctx, f.rdb, []string{f.layout.Global().Stats()}, n, f.cfg.MaxRequests).Int64()
+	take, err := reserveScript.Run(ctx, f.rdb, []string{f.layout.Global.Stats}, n, f.cfg.MaxRequests).Int64()
 	if err != nil {
 		return 0, fmt.Errorf("frontier: reserve max_pages budget: %w", err)
 	}

@@ -33,7 +33,7 @@ func TestConcurrentPagesShareOneEmitCallAndEachGetsItsOwnCounts(t *testing.T) {
 	rdb := srv.Client()
 	ctx := context.Background()
 	k := streams.NewKeys("coalesce")
-	f, err := frontier.New(frontier.Config{Client: rdb, Layout: streams.NewLayout(k.Crawl(), 1), Linger: 200 * time.Millisecond})
+	f, err := frontier.New(frontier.Config{Client: rdb, Layout: streams.NewLayout(k.Crawl, 1), Linger: 200 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,17 +77,17 @@ func TestConcurrentPagesShareOneEmitCallAndEachGetsItsOwnCounts(t *testing.T) {
 	if sum.Items != pages/2 || sum.DuplicateItems != pages/2 {
 		t.Fatalf("items added %d, duplicates %d; want %d each (one of each twin pair)", sum.Items, sum.DuplicateItems, pages/2)
 	}
-	if n := rdb.XLen(ctx, k.Items()).Val(); n != pages/2 {
+	if n := rdb.XLen(ctx, k.Items).Val(); n != pages/2 {
 		t.Fatalf("items stream holds %d, want %d", n, pages/2)
 	}
-	if n := rdb.SCard(ctx, k.ItemKeys()).Val(); n != pages/2 {
+	if n := rdb.SCard(ctx, k.ItemKeys).Val(); n != pages/2 {
 		t.Fatalf("item keys recorded %d, want %d", n, pages/2)
 	}
 	if n := waiting(t, rdb, k); n != pages+1 {
 		t.Fatalf("frontier holds %d requests, want %d", n, pages+1)
 	}
 	// Every item message has its own ID.
-	msgs, _ := rdb.XRange(ctx, k.Items(), "-", "+").Result()
+	msgs, _ := rdb.XRange(ctx, k.Items, "-", "+").Result()
 	ids := map[string]bool{}
 	for _, m := range msgs {
 		ids[m.Values["_watermill_message_uuid"].(string)] = true
@@ -102,7 +102,7 @@ func TestEmitAfterCloseFailsAndCloseRunsWhatWasQueued(t *testing.T) {
 	rdb := srv.Client()
 	ctx := context.Background()
 	k := streams.NewKeys("closing")
-	f, _ := frontier.New(frontier.Config{Client: rdb, Layout: streams.NewLayout(k.Crawl(), 1), Linger: time.Second})
+	f, _ := frontier.New(frontier.Config{Client: rdb, Layout: streams.NewLayout(k.Crawl, 1), Linger: time.Second})
 	done := make(chan error, 1)
 	go func() {
 		_, err := enqueue(ctx, f, []frontier.Candidate{cand(1, 0, 0)})
@@ -126,7 +126,7 @@ func TestAPageWithHugelyManyLinksIsQueuedInBoundedChunks(t *testing.T) {
 	rdb := srv.Client()
 	ctx := context.Background()
 	k := streams.NewKeys("huge")
-	f, _ := frontier.New(frontier.Config{Client: rdb, Layout: streams.NewLayout(k.Crawl(), 1), Linger: time.Second})
+	f, _ := frontier.New(frontier.Config{Client: rdb, Layout: streams.NewLayout(k.Crawl, 1), Linger: time.Second})
 	defer f.Close()
 	if _, err := enqueue(ctx, f, []frontier.Candidate{cand(-1, 0, 0)}); err != nil { // load the script
 		t.Fatal(err)

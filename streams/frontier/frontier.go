@@ -122,7 +122,7 @@ func (c *Config) validate() error {
 	switch {
 	case c.Client == nil:
 		return errors.New("frontier: frontier needs a redis client")
-	case c.Layout.N() == 0 || c.Layout.Crawl() == "":
+	case len(c.Layout.Parts) == 0 || c.Layout.Crawl == "":
 		return errors.New("frontier: frontier needs a crawl layout")
 	}
 	return order(c.Order).validate()
@@ -171,7 +171,7 @@ func New(cfg Config) (*Frontier, error) {
 	}
 	f := &Frontier{cfg: cfg, rdb: cfg.Client, layout: cfg.Layout, order: order(cfg.Order), now: time.Now,
 		hosts: hostDefaults{HostRule: cfg.Hosts, leaseTTL: cfg.LeaseTTL, quantum: cfg.Quantum},
-		hot:   make([]bool, cfg.Layout.N())}
+		hot:   make([]bool, len(cfg.Layout.Parts))}
 	seenAdd := setSeenAdd
 	f.fpArg = func(fp []byte) string { return string(fp) }
 	if cfg.Dedup != nil {
@@ -199,10 +199,10 @@ func (f *Frontier) Known(fp []byte) bool { return f.seen != nil && f.seen.has(fp
 // MarkSeeded records that the crawl has been seeded, which "done" requires, and the
 // spider's name (the crawl's).
 func (f *Frontier) MarkSeeded(ctx context.Context) error {
-	meta := f.layout.Global().Meta()
+	meta := f.layout.Global.Meta
 	err := f.rdb.HSetNX(ctx, meta, "seeded_at", time.Now().UTC().Format(time.RFC3339)).Err()
 	if err == nil {
-		err = f.rdb.HSet(ctx, meta, "spider", f.layout.Crawl()).Err()
+		err = f.rdb.HSet(ctx, meta, "spider", f.layout.Crawl).Err()
 	}
 	if err != nil {
 		return fmt.Errorf("frontier: mark crawl seeded: %w", err)

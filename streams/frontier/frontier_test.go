@@ -29,7 +29,7 @@ func cand(i, priority, depth int) frontier.Candidate {
 // streamPayloads returns the payloads of the requests stream in order.
 func streamPayloads(t *testing.T, rdb redis.UniversalClient, k streams.Keys) []string {
 	t.Helper()
-	msgs, err := rdb.XRange(context.Background(), k.Requests(), "-", "+").Result()
+	msgs, err := rdb.XRange(context.Background(), k.Requests, "-", "+").Result()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,12 +45,12 @@ func streamPayloads(t *testing.T, rdb redis.UniversalClient, k streams.Keys) []s
 func waiting(t *testing.T, rdb redis.UniversalClient, k streams.Keys) int64 {
 	t.Helper()
 	ctx := context.Background()
-	n, err := rdb.HLen(ctx, k.Waiting()).Result()
+	n, err := rdb.HLen(ctx, k.Waiting).Result()
 	if err != nil {
 		t.Fatal(err)
 	}
 	var inQueues int64
-	keys, err := rdb.Keys(ctx, k.HostQueuePrefix()+"*").Result()
+	keys, err := rdb.Keys(ctx, k.HostQueues+"*").Result()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +78,7 @@ func TestFrontierOrders(t *testing.T) {
 			rdb := srv.Client()
 			ctx := context.Background()
 			k := streams.NewKeys("order")
-			f, err := frontier.New(frontier.Config{Client: rdb, Layout: streams.NewLayout(k.Crawl(), 1), Order: tt.order})
+			f, err := frontier.New(frontier.Config{Client: rdb, Layout: streams.NewLayout(k.Crawl, 1), Order: tt.order})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -87,7 +87,7 @@ func TestFrontierOrders(t *testing.T) {
 			if _, err := enqueue(ctx, f, []frontier.Candidate{cand(0, 0, 1), cand(1, 5, 2), cand(2, 0, 1), cand(3, 10, 2), cand(4, 1, 0)}); err != nil {
 				t.Fatal(err)
 			}
-			d, _ := frontier.New(frontier.Config{Client: rdb, Layout: streams.NewLayout(k.Crawl(), 1), Window: 100})
+			d, _ := frontier.New(frontier.Config{Client: rdb, Layout: streams.NewLayout(k.Crawl, 1), Window: 100})
 			if n, err := d.Dispatch(ctx); err != nil || n != 5 {
 				t.Fatalf("dispatched %d, %v; want 5", n, err)
 			}
@@ -103,10 +103,10 @@ func TestEmitIntoAnEmptyFrontierFillsTheWindowInOrderAndQueuesTheRest(t *testing
 	rdb := srv.Client()
 	ctx := context.Background()
 	k := streams.NewKeys("direct")
-	if err := rdb.XGroupCreateMkStream(ctx, k.Requests(), streams.StageFetch, "$").Err(); err != nil {
+	if err := rdb.XGroupCreateMkStream(ctx, k.Requests, streams.StageFetch, "$").Err(); err != nil {
 		t.Fatal(err)
 	}
-	f, _ := frontier.New(frontier.Config{Client: rdb, Layout: streams.NewLayout(k.Crawl(), 1), Window: 3, EmitHandsOut: true})
+	f, _ := frontier.New(frontier.Config{Client: rdb, Layout: streams.NewLayout(k.Crawl, 1), Window: 3, EmitHandsOut: true})
 	defer f.Close()
 	// (index, priority, depth): the window takes the three best, the frontier the rest.
 	n, err := enqueue(ctx, f, []frontier.Candidate{cand(0, 0, 1), cand(1, 5, 2), cand(2, 0, 1), cand(3, 10, 2), cand(4, 1, 0)})
@@ -117,7 +117,7 @@ func TestEmitIntoAnEmptyFrontierFillsTheWindowInOrderAndQueuesTheRest(t *testing
 		t.Fatalf("stream = %s, want %s", got, want)
 	}
 	ids, _ := rdb.ZRange(ctx, k.HostQueue(""), 0, -1).Result()
-	if got := rdb.HMGet(ctx, k.Waiting(), ids...).Val(); fmt.Sprint(got) != "[req-0 req-2]" {
+	if got := rdb.HMGet(ctx, k.Waiting, ids...).Val(); fmt.Sprint(got) != "[req-0 req-2]" {
 		t.Fatalf("host queue = %v, want [req-0 req-2]", got)
 	}
 	if n := waiting(t, rdb, k); n != 2 {
@@ -128,11 +128,11 @@ func TestEmitIntoAnEmptyFrontierFillsTheWindowInOrderAndQueuesTheRest(t *testing
 	if _, err := enqueue(ctx, f, []frontier.Candidate{cand(5, 20, 0)}); err != nil {
 		t.Fatal(err)
 	}
-	if got := rdb.XLen(ctx, k.Requests()).Val(); got != 3 {
+	if got := rdb.XLen(ctx, k.Requests).Val(); got != 3 {
 		t.Fatalf("stream holds %d after an emit into a non-empty frontier, want 3", got)
 	}
 	// The stream's message IDs name distinct messages.
-	msgs, _ := rdb.XRange(ctx, k.Requests(), "-", "+").Result()
+	msgs, _ := rdb.XRange(ctx, k.Requests, "-", "+").Result()
 	uuids := map[string]bool{}
 	for _, m := range msgs {
 		uuids[m.Values["_watermill_message_uuid"].(string)] = true
@@ -147,7 +147,7 @@ func TestDispatchKeepsTheWindowAndAHighPrioritySeedJumpsTheBacklog(t *testing.T)
 	rdb := srv.Client()
 	ctx := context.Background()
 	k := streams.NewKeys("window")
-	f, _ := frontier.New(frontier.Config{Client: rdb, Layout: streams.NewLayout(k.Crawl(), 1)})
+	f, _ := frontier.New(frontier.Config{Client: rdb, Layout: streams.NewLayout(k.Crawl, 1)})
 	defer f.Close()
 	var backlog []frontier.Candidate
 	for i := 0; i < 50; i++ {
@@ -156,10 +156,10 @@ func TestDispatchKeepsTheWindowAndAHighPrioritySeedJumpsTheBacklog(t *testing.T)
 	if _, err := enqueue(ctx, f, backlog); err != nil {
 		t.Fatal(err)
 	}
-	if err := rdb.XGroupCreateMkStream(ctx, k.Requests(), streams.StageFetch, "0").Err(); err != nil {
+	if err := rdb.XGroupCreateMkStream(ctx, k.Requests, streams.StageFetch, "0").Err(); err != nil {
 		t.Fatal(err)
 	}
-	d, _ := frontier.New(frontier.Config{Client: rdb, Layout: streams.NewLayout(k.Crawl(), 1), Window: 10})
+	d, _ := frontier.New(frontier.Config{Client: rdb, Layout: streams.NewLayout(k.Crawl, 1), Window: 10})
 	if n, _ := d.Dispatch(ctx); n != 10 {
 		t.Fatalf("first round moved %d, want the window of 10", n)
 	}
@@ -168,7 +168,7 @@ func TestDispatchKeepsTheWindowAndAHighPrioritySeedJumpsTheBacklog(t *testing.T)
 	}
 	// A fetcher reads 4; a priority-10 request arrives; the next round tops the window up
 	// with it first.
-	rdb.XReadGroup(ctx, &redis.XReadGroupArgs{Group: streams.StageFetch, Consumer: "c", Streams: []string{k.Requests(), ">"}, Count: 4})
+	rdb.XReadGroup(ctx, &redis.XReadGroupArgs{Group: streams.StageFetch, Consumer: "c", Streams: []string{k.Requests, ">"}, Count: 4})
 	if _, err := enqueue(ctx, f, []frontier.Candidate{cand(99, 10, 1)}); err != nil {
 		t.Fatal(err)
 	}
@@ -189,7 +189,7 @@ func TestDispatcherCrashBetweenPopAndPushLosesAndDuplicatesNothing(t *testing.T)
 	rdb := srv.Client()
 	ctx := context.Background()
 	k := streams.NewKeys("fault")
-	f, _ := frontier.New(frontier.Config{Client: rdb, Layout: streams.NewLayout(k.Crawl(), 1)})
+	f, _ := frontier.New(frontier.Config{Client: rdb, Layout: streams.NewLayout(k.Crawl, 1)})
 	defer f.Close()
 	var cs []frontier.Candidate
 	for i := 0; i < 30; i++ {
@@ -199,7 +199,7 @@ func TestDispatcherCrashBetweenPopAndPushLosesAndDuplicatesNothing(t *testing.T)
 		t.Fatal(err)
 	}
 	crash := errors.New("killed")
-	bad, _ := frontier.New(frontier.Config{Client: rdb, Layout: streams.NewLayout(k.Crawl(), 1), Window: 20})
+	bad, _ := frontier.New(frontier.Config{Client: rdb, Layout: streams.NewLayout(k.Crawl, 1), Window: 20})
 	bad.SetBeforeRun(func(int) error { return crash })
 	if _, err := bad.Dispatch(ctx); err == nil {
 		t.Fatal("the fault hook did not fire")
@@ -207,10 +207,10 @@ func TestDispatcherCrashBetweenPopAndPushLosesAndDuplicatesNothing(t *testing.T)
 	if n := waiting(t, rdb, k); n != 30 {
 		t.Fatalf("after the crash the frontier holds %d, want all 30", n)
 	}
-	if n := rdb.XLen(ctx, k.Requests()).Val(); n != 0 {
+	if n := rdb.XLen(ctx, k.Requests).Val(); n != 0 {
 		t.Fatalf("after the crash the stream holds %d, want 0", n)
 	}
-	good, _ := frontier.New(frontier.Config{Client: rdb, Layout: streams.NewLayout(k.Crawl(), 1), Window: 100})
+	good, _ := frontier.New(frontier.Config{Client: rdb, Layout: streams.NewLayout(k.Crawl, 1), Window: 100})
 	if n, err := good.Dispatch(ctx); err != nil || n != 30 {
 		t.Fatalf("dispatch after the crash moved %d, %v; want 30", n, err)
 	}
@@ -231,7 +231,7 @@ func TestMaxPagesStopsQueueing(t *testing.T) {
 	rdb := srv.Client()
 	ctx := context.Background()
 	k := streams.NewKeys("maxpages")
-	f, _ := frontier.New(frontier.Config{Client: rdb, Layout: streams.NewLayout(k.Crawl(), 1), MaxRequests: 7})
+	f, _ := frontier.New(frontier.Config{Client: rdb, Layout: streams.NewLayout(k.Crawl, 1), MaxRequests: 7})
 	defer f.Close()
 	var cs []frontier.Candidate
 	for i := 0; i < 10; i++ {
@@ -251,7 +251,7 @@ func TestRevisitQueuesAURLAgainAfterTheInterval(t *testing.T) {
 	rdb := srv.Client()
 	ctx := context.Background()
 	k := streams.NewKeys("revisit")
-	f, _ := frontier.New(frontier.Config{Client: rdb, Layout: streams.NewLayout(k.Crawl(), 1), Revisit: 400 * time.Millisecond, SeenCache: -1})
+	f, _ := frontier.New(frontier.Config{Client: rdb, Layout: streams.NewLayout(k.Crawl, 1), Revisit: 400 * time.Millisecond, SeenCache: -1})
 	defer f.Close()
 	steps := []struct {
 		wait time.Duration

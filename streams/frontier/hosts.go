@@ -113,7 +113,7 @@ func (f *Frontier) Finish(ctx context.Context, fin Finish) (time.Time, error) {
 // SetCrawlDelay records host's robots.txt Crawl-delay, which raises its delay for every
 // fetcher (0 removes it).
 func (f *Frontier) SetCrawlDelay(ctx context.Context, host string, d time.Duration) error {
-	key := f.layout.ForHost(host).Hosts()
+	key := f.layout.ForHost(host).Hosts
 	c := &rkit.Call{Add: func(ctx context.Context, p redis.Pipeliner) redis.Cmder {
 		if d <= 0 {
 			return p.HDel(ctx, key, host+":c")
@@ -135,7 +135,7 @@ func (f *Frontier) SetCrawlDelay(ctx context.Context, host string, d time.Durati
 // gave it back before its ack went out, or the lease expired): it must not be fetched
 // without one.
 func (f *Frontier) Leased(ctx context.Context, host, lease string) (bool, error) {
-	key := f.layout.ForHost(host).Leases()
+	key := f.layout.ForHost(host).Leases
 	c := &rkit.Call{Add: func(ctx context.Context, p redis.Pipeliner) redis.Cmder {
 		return p.ZScore(ctx, key, host+"|"+lease)
 	}}

@@ -207,7 +207,7 @@ func settle(jobs []*finishJob, cmd *redis.Cmd) {
 // finishCall returns the keys and arguments of finishScript for jobs of partition part.
 // The time since each request started is taken now, when the call leaves for Redis.
 func (f *Frontier) finishCall(part int, jobs []*finishJob) ([]string, []any) {
-	keys := schedKeys(f.layout.Part(part))
+	keys := schedKeys(f.layout.Parts[part])
 	window := 0
 	if f.cfg.FinishHandsOut {
 		window = f.cfg.Window

@@ -16,11 +16,11 @@ func TestAFinishHandsTheHostsNextRequestOutWithinTheWindow(t *testing.T) {
 	rdb := streamstest.Start(t).Client()
 	ctx := context.Background()
 	k := streams.NewKeys("handout")
-	if err := rdb.XGroupCreateMkStream(ctx, k.Requests(), streams.StageFetch, "$").Err(); err != nil {
+	if err := rdb.XGroupCreateMkStream(ctx, k.Requests, streams.StageFetch, "$").Err(); err != nil {
 		t.Fatal(err)
 	}
 	hosts := frontier.HostRule{Concurrency: 1}
-	f, _ := frontier.New(frontier.Config{Client: rdb, Layout: streams.NewLayout(k.Crawl(), 1), SeenCache: -1, Hosts: hosts, Window: 10, EmitHandsOut: true})
+	f, _ := frontier.New(frontier.Config{Client: rdb, Layout: streams.NewLayout(k.Crawl, 1), SeenCache: -1, Hosts: hosts, Window: 10, EmitHandsOut: true})
 	defer f.Close()
 	if _, err := enqueue(ctx, f, []frontier.Candidate{hostCand(1, "a.test"), hostCand(2, "a.test"), hostCand(3, "a.test"),
 		hostCand(4, "b.test"), hostCand(5, "b.test")}); err != nil {
@@ -37,7 +37,7 @@ func TestAFinishHandsTheHostsNextRequestOutWithinTheWindow(t *testing.T) {
 	if _, err := h.Finish(ctx, frontier.Finish{Host: "a.test", Lease: first[0].ID, Started: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
-	if n := rdb.XLen(ctx, k.Requests()).Val(); n != 3 {
+	if n := rdb.XLen(ctx, k.Requests).Val(); n != 3 {
 		t.Fatalf("requests stream holds %d after a finish, want 3 (the freed slot's request handed out)", n)
 	}
 	// That request is unread and the window is 1: b.test's finish frees a slot but
@@ -45,13 +45,13 @@ func TestAFinishHandsTheHostsNextRequestOutWithinTheWindow(t *testing.T) {
 	if _, err := h.Finish(ctx, frontier.Finish{Host: "b.test", Lease: first[1].ID, Started: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
-	if n := rdb.XLen(ctx, k.Requests()).Val(); n != 3 {
+	if n := rdb.XLen(ctx, k.Requests).Val(); n != 3 {
 		t.Fatalf("requests stream holds %d with the window full, want 3", n)
 	}
-	if s := rdb.ZScore(ctx, k.Ready(), "b.test"); s.Err() != nil {
+	if s := rdb.ZScore(ctx, k.Ready, "b.test"); s.Err() != nil {
 		t.Fatalf("b.test not ready after its finish with the window full: %v", s.Err())
 	}
-	if f := rdb.HGet(ctx, k.Hosts(), "b.test:f").Val(); f != "" {
+	if f := rdb.HGet(ctx, k.Hosts, "b.test:f").Val(); f != "" {
 		t.Fatalf("b.test in flight %q, want none", f)
 	}
 }
@@ -61,11 +61,11 @@ func TestConcurrentFinishesShareScriptCallsAndKeepEveryHostsCount(t *testing.T) 
 	rdb := srv.Client()
 	ctx := context.Background()
 	k := streams.NewKeys("many")
-	if err := rdb.XGroupCreateMkStream(ctx, k.Requests(), streams.StageFetch, "$").Err(); err != nil {
+	if err := rdb.XGroupCreateMkStream(ctx, k.Requests, streams.StageFetch, "$").Err(); err != nil {
 		t.Fatal(err)
 	}
 	hosts := frontier.HostRule{Concurrency: 4}
-	f, _ := frontier.New(frontier.Config{Client: rdb, Layout: streams.NewLayout(k.Crawl(), 1), SeenCache: -1, Hosts: hosts, Window: 1000, EmitHandsOut: true})
+	f, _ := frontier.New(frontier.Config{Client: rdb, Layout: streams.NewLayout(k.Crawl, 1), SeenCache: -1, Hosts: hosts, Window: 1000, EmitHandsOut: true})
 	defer f.Close()
 	const nHosts, perHost = 10, 20
 	var cs []frontier.Candidate
@@ -111,11 +111,11 @@ func TestConcurrentFinishesShareScriptCallsAndKeepEveryHostsCount(t *testing.T) 
 	if len(seen) != nHosts*perHost {
 		t.Fatalf("%d requests handed out, want %d", len(seen), nHosts*perHost)
 	}
-	if n := rdb.ZCard(ctx, k.Leases()).Val(); n != 0 {
+	if n := rdb.ZCard(ctx, k.Leases).Val(); n != 0 {
 		t.Fatalf("%d leases left, want 0", n)
 	}
-	if n := rdb.HLen(ctx, k.Hosts()).Val(); n != 0 {
-		t.Fatalf("%d host fields left (in flight counts), want 0: %v", n, rdb.HGetAll(ctx, k.Hosts()).Val())
+	if n := rdb.HLen(ctx, k.Hosts).Val(); n != 0 {
+		t.Fatalf("%d host fields left (in flight counts), want 0: %v", n, rdb.HGetAll(ctx, k.Hosts).Val())
 	}
 	calls := evalshaCalls(t, srv) - before
 	if calls >= nHosts*perHost/2 {

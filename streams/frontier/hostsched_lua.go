@@ -256,7 +256,7 @@ func schedScript(pre, body string) *redis.Script {
 // schedKeys returns KEYS[1..8] of a host scheduler script on partition k (see
 // hostSchedLua), then the script's own keys.
 func schedKeys(k streams.Keys, own ...string) []string {
-	return append([]string{k.Requests(), k.Waiting(), k.Seq(), k.Ready(), k.Sched(), k.Leases(), k.Hosts(), k.HostQueuePrefix()}, own...)
+	return append([]string{k.Requests, k.Waiting, k.Seq, k.Ready, k.Sched, k.Leases, k.Hosts, k.HostQueues}, own...)
 }
 
 // schedArgs returns ARGV[1..8] of a host scheduler script (see hostSchedLua): the
@@ -275,7 +275,7 @@ func partIDPrefix(p int) string { return "sc-" + strconv.Itoa(p) + "-" }
 // partition, whether it counted more than zero. A failed count reports true: the caller
 // then runs its script, which reports the error.
 func holding(ctx context.Context, rdb redis.UniversalClient, l streams.Layout, count func(redis.Pipeliner, streams.Keys) *redis.IntCmd) []bool {
-	parts := l.Parts()
+	parts := l.Parts
 	cmds := make([]*redis.IntCmd, len(parts))
 	_, _ = rdb.Pipelined(ctx, func(p redis.Pipeliner) error { // errors are read per command
 		for i, k := range parts {

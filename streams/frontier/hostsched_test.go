@@ -21,7 +21,7 @@ import (
 func readAll(t *testing.T, rdb redis.UniversalClient, k streams.Keys, n int64) []redis.XMessage {
 	t.Helper()
 	res, err := rdb.XReadGroup(context.Background(), &redis.XReadGroupArgs{Group: streams.StageFetch, Consumer: "f",
-		Streams: []string{k.Requests(), ">"}, Count: n, Block: -1}).Result()
+		Streams: []string{k.Requests, ">"}, Count: n, Block: -1}).Result()
 	if err == redis.Nil {
 		return nil
 	}
@@ -35,10 +35,10 @@ func TestAHostWithAHugeBacklogDoesNotStarveSmallHosts(t *testing.T) {
 	rdb := streamstest.Start(t).Client()
 	ctx := context.Background()
 	k := streams.NewKeys("fair")
-	if err := rdb.XGroupCreateMkStream(ctx, k.Requests(), streams.StageFetch, "$").Err(); err != nil {
+	if err := rdb.XGroupCreateMkStream(ctx, k.Requests, streams.StageFetch, "$").Err(); err != nil {
 		t.Fatal(err)
 	}
-	f, _ := frontier.New(frontier.Config{Client: rdb, Layout: streams.NewLayout(k.Crawl(), 1), SeenCache: -1})
+	f, _ := frontier.New(frontier.Config{Client: rdb, Layout: streams.NewLayout(k.Crawl, 1), SeenCache: -1})
 	defer f.Close()
 	// The big host's 2,000 requests are found first, then 100 hosts with 10 each (the
 	// 100,000-vs-10 case, scaled down). No host has a limit.
@@ -62,7 +62,7 @@ func TestAHostWithAHugeBacklogDoesNotStarveSmallHosts(t *testing.T) {
 	if _, err := enqueue(ctx, f, small); err != nil {
 		t.Fatal(err)
 	}
-	d, _ := frontier.New(frontier.Config{Client: rdb, Layout: streams.NewLayout(k.Crawl(), 1), Window: 50})
+	d, _ := frontier.New(frontier.Config{Client: rdb, Layout: streams.NewLayout(k.Crawl, 1), Window: 50})
 	bigBefore, smallOut, rounds := 0, 0, 0
 	for smallOut < 1000 && rounds < 1000 {
 		rounds++
@@ -93,7 +93,7 @@ func TestOneHostKeyForEveryWayOfWritingIt(t *testing.T) {
 	rdb := streamstest.Start(t).Client()
 	ctx := context.Background()
 	k := streams.NewKeys("norm")
-	f, _ := frontier.New(frontier.Config{Client: rdb, Layout: streams.NewLayout(k.Crawl(), 1), SeenCache: -1,
+	f, _ := frontier.New(frontier.Config{Client: rdb, Layout: streams.NewLayout(k.Crawl, 1), SeenCache: -1,
 		Hosts: frontier.HostRule{Concurrency: 1}})
 	defer f.Close()
 	var cs []frontier.Candidate
@@ -112,7 +112,7 @@ func TestOneHostKeyForEveryWayOfWritingIt(t *testing.T) {
 	if n := rdb.ZCard(ctx, k.HostQueue("shop.example:8080")).Val(); n != 1 {
 		t.Fatalf("host queue of shop.example:8080 holds %d, want 1 (another port is another host)", n)
 	}
-	d, _ := frontier.New(frontier.Config{Client: rdb, Layout: streams.NewLayout(k.Crawl(), 1), Window: 10,
+	d, _ := frontier.New(frontier.Config{Client: rdb, Layout: streams.NewLayout(k.Crawl, 1), Window: 10,
 		Hosts: frontier.HostRule{Concurrency: 1}})
 	if n, err := d.Dispatch(ctx); err != nil || n != 2 {
 		t.Fatalf("dispatched %d, %v; want 2: one per host at concurrency 1", n, err)
@@ -123,16 +123,16 @@ func TestALeaseOfADeadFetcherExpiresAndTheHostGetsItsSlotBack(t *testing.T) {
 	rdb := streamstest.Start(t).Client()
 	ctx := context.Background()
 	k := streams.NewKeys("lease")
-	if err := rdb.XGroupCreateMkStream(ctx, k.Requests(), streams.StageFetch, "$").Err(); err != nil {
+	if err := rdb.XGroupCreateMkStream(ctx, k.Requests, streams.StageFetch, "$").Err(); err != nil {
 		t.Fatal(err)
 	}
 	hosts, ttl := frontier.HostRule{Concurrency: 1}, 300*time.Millisecond
-	f, _ := frontier.New(frontier.Config{Client: rdb, Layout: streams.NewLayout(k.Crawl(), 1), SeenCache: -1, Hosts: hosts, LeaseTTL: ttl, Window: 10, EmitHandsOut: true})
+	f, _ := frontier.New(frontier.Config{Client: rdb, Layout: streams.NewLayout(k.Crawl, 1), SeenCache: -1, Hosts: hosts, LeaseTTL: ttl, Window: 10, EmitHandsOut: true})
 	defer f.Close()
 	if _, err := enqueue(ctx, f, []frontier.Candidate{hostCand(1, "h.test"), hostCand(2, "h.test"), hostCand(3, "h.test")}); err != nil {
 		t.Fatal(err)
 	}
-	d, _ := frontier.New(frontier.Config{Client: rdb, Layout: streams.NewLayout(k.Crawl(), 1), Window: 10, Hosts: hosts, LeaseTTL: ttl})
+	d, _ := frontier.New(frontier.Config{Client: rdb, Layout: streams.NewLayout(k.Crawl, 1), Window: 10, Hosts: hosts, LeaseTTL: ttl})
 	first := readAll(t, rdb, k, 10)
 	if len(first) != 1 {
 		t.Fatalf("%d requests handed out at concurrency 1, want 1", len(first))
@@ -152,7 +152,7 @@ func TestALeaseOfADeadFetcherExpiresAndTheHostGetsItsSlotBack(t *testing.T) {
 	}
 	// The dead fetcher's request is still pending in the stream (XAUTOCLAIM gives it
 	// to another fetcher): nothing was lost.
-	if p := rdb.XPending(ctx, k.Requests(), streams.StageFetch).Val(); p.Count != 2 {
+	if p := rdb.XPending(ctx, k.Requests, streams.StageFetch).Val(); p.Count != 2 {
 		t.Fatalf("%d entries pending, want 2 (the dead fetcher's and the new one)", p.Count)
 	}
 	// Finishing the second gives its slot back at once: the third goes out.
@@ -171,7 +171,7 @@ func TestALeaseOfADeadFetcherExpiresAndTheHostGetsItsSlotBack(t *testing.T) {
 	if _, err := h.Finish(ctx, frontier.Finish{Host: "h.test", Lease: first[0].ID, Started: time.Now().Add(-time.Second)}); err != nil {
 		t.Fatal(err)
 	}
-	if f := rdb.HGet(ctx, k.Hosts(), "h.test:f").Val(); f != "1" {
+	if f := rdb.HGet(ctx, k.Hosts, "h.test:f").Val(); f != "1" {
 		t.Fatalf("in flight = %q after a late finish of an expired lease, want 1", f)
 	}
 }
@@ -180,11 +180,11 @@ func TestASlowDownPushesTheHostBackForEveryFetcherAndRecovers(t *testing.T) {
 	rdb := streamstest.Start(t).Client()
 	ctx := context.Background()
 	k := streams.NewKeys("slow")
-	if err := rdb.XGroupCreateMkStream(ctx, k.Requests(), streams.StageFetch, "$").Err(); err != nil {
+	if err := rdb.XGroupCreateMkStream(ctx, k.Requests, streams.StageFetch, "$").Err(); err != nil {
 		t.Fatal(err)
 	}
 	hosts := frontier.HostRule{Concurrency: 4}
-	f, _ := frontier.New(frontier.Config{Client: rdb, Layout: streams.NewLayout(k.Crawl(), 1), SeenCache: -1, Hosts: hosts})
+	f, _ := frontier.New(frontier.Config{Client: rdb, Layout: streams.NewLayout(k.Crawl, 1), SeenCache: -1, Hosts: hosts})
 	defer f.Close()
 	var cs []frontier.Candidate
 	for i := range 10 {
@@ -193,7 +193,7 @@ func TestASlowDownPushesTheHostBackForEveryFetcherAndRecovers(t *testing.T) {
 	if _, err := enqueue(ctx, f, cs); err != nil {
 		t.Fatal(err)
 	}
-	d, _ := frontier.New(frontier.Config{Client: rdb, Layout: streams.NewLayout(k.Crawl(), 1), Window: 100, Hosts: hosts})
+	d, _ := frontier.New(frontier.Config{Client: rdb, Layout: streams.NewLayout(k.Crawl, 1), Window: 100, Hosts: hosts})
 	if n, _ := d.Dispatch(ctx); n != 8 {
 		t.Fatalf("dispatched %d, want 4 per host", n)
 	}
@@ -230,7 +230,7 @@ func TestASlowDownPushesTheHostBackForEveryFetcherAndRecovers(t *testing.T) {
 			t.Fatalf("slow.test got %s during its back-off", m.Values["payload"])
 		}
 	}
-	at := rdb.ZScore(ctx, k.Sched(), "slow.test").Val()
+	at := rdb.ZScore(ctx, k.Sched, "slow.test").Val()
 	if wait := time.Until(time.UnixMilli(int64(at))); wait < 800*time.Millisecond || wait > 1100*time.Millisecond {
 		t.Fatalf("slow.test scheduled %s from now, want about its Retry-After of 1s", wait)
 	}
@@ -238,7 +238,7 @@ func TestASlowDownPushesTheHostBackForEveryFetcherAndRecovers(t *testing.T) {
 	if n, _ := d.Dispatch(ctx); n != 4 {
 		t.Fatalf("after the back-off dispatched %d, want slow.test's next 4", n)
 	}
-	if lvl := rdb.HGet(ctx, k.Hosts(), "slow.test:b").Val(); lvl != "1" {
+	if lvl := rdb.HGet(ctx, k.Hosts, "slow.test:b").Val(); lvl != "1" {
 		t.Fatalf("back-off level %q, want 1", lvl)
 	}
 	for _, m := range readAll(t, rdb, k, 100) {
@@ -246,7 +246,7 @@ func TestASlowDownPushesTheHostBackForEveryFetcherAndRecovers(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if rdb.HExists(ctx, k.Hosts(), "slow.test:b").Val() {
+	if rdb.HExists(ctx, k.Hosts, "slow.test:b").Val() {
 		t.Fatal("the back-off level stayed after successful answers; want it gone")
 	}
 }

@@ -59,11 +59,11 @@ func BenchmarkEmitPage(b *testing.B) {
 	rdb := streamstest.Start(b).Client()
 	ctx := context.Background()
 	k := streams.NewKeys("emit")
-	if err := rdb.XGroupCreateMkStream(ctx, k.Requests(), streams.StageFetch, "$").Err(); err != nil {
+	if err := rdb.XGroupCreateMkStream(ctx, k.Requests, streams.StageFetch, "$").Err(); err != nil {
 		b.Fatal(err)
 	}
 	hosts := frontier.HostRule{Concurrency: 8}
-	f, err := frontier.New(frontier.Config{Client: rdb, Layout: streams.NewLayout(k.Crawl(), 1), Hosts: hosts, Window: 16, EmitHandsOut: true})
+	f, err := frontier.New(frontier.Config{Client: rdb, Layout: streams.NewLayout(k.Crawl, 1), Hosts: hosts, Window: 16, EmitHandsOut: true})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -117,11 +117,11 @@ func BenchmarkHostTurns(b *testing.B) {
 	rdb := streamstest.Start(b).Client()
 	ctx := context.Background()
 	k := streams.NewKeys("turns")
-	if err := rdb.XGroupCreateMkStream(ctx, k.Requests(), streams.StageFetch, "$").Err(); err != nil {
+	if err := rdb.XGroupCreateMkStream(ctx, k.Requests, streams.StageFetch, "$").Err(); err != nil {
 		b.Fatal(err)
 	}
 	hosts := frontier.HostRule{Concurrency: 8}
-	f, err := frontier.New(frontier.Config{Client: rdb, Layout: streams.NewLayout(k.Crawl(), 1), SeenCache: -1, Hosts: hosts, Window: 64, EmitHandsOut: true})
+	f, err := frontier.New(frontier.Config{Client: rdb, Layout: streams.NewLayout(k.Crawl, 1), SeenCache: -1, Hosts: hosts, Window: 64, EmitHandsOut: true})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -137,7 +137,7 @@ func BenchmarkHostTurns(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	d, err := frontier.New(frontier.Config{Client: rdb, Layout: streams.NewLayout(k.Crawl(), 1), Window: 64, Hosts: hosts})
+	d, err := frontier.New(frontier.Config{Client: rdb, Layout: streams.NewLayout(k.Crawl, 1), Window: 64, Hosts: hosts})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -148,7 +148,7 @@ func BenchmarkHostTurns(b *testing.B) {
 	defer h.Close()
 	read := func() []redis.XMessage {
 		res, err := rdb.XReadGroup(ctx, &redis.XReadGroupArgs{Group: streams.StageFetch, Consumer: "f",
-			Streams: []string{k.Requests(), ">"}, Count: 64, Block: -1}).Result()
+			Streams: []string{k.Requests, ">"}, Count: 64, Block: -1}).Result()
 		if err == redis.Nil {
 			return nil
 		}

@@ -50,7 +50,7 @@ func TestPartitionedFrontierQueuesEachRequestInItsHostsPartition(t *testing.T) {
 		t.Fatalf("emitted %+v, want 60 requests, 10 duplicates, 1 item", e)
 	}
 	total := 0
-	for p, k := range l.Parts() {
+	for p, k := range l.Parts {
 		var members []string
 		for h := range 12 {
 			host := fmt.Sprintf("127.0.0.1:%d", 30000+h)
@@ -58,7 +58,7 @@ func TestPartitionedFrontierQueuesEachRequestInItsHostsPartition(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, m := range rdb.HMGet(ctx, k.Waiting(), ids...).Val() {
+			for _, m := range rdb.HMGet(ctx, k.Waiting, ids...).Val() {
 				members = append(members, m.(string))
 			}
 		}
@@ -69,7 +69,7 @@ func TestPartitionedFrontierQueuesEachRequestInItsHostsPartition(t *testing.T) {
 				t.Errorf("%s (host %s) queued in partition %d, belongs in %d", m, hostOf[m], p, got)
 			}
 		}
-		if n := rdb.XLen(ctx, k.Items()).Val(); (p == 1) != (n == 1) {
+		if n := rdb.XLen(ctx, k.Items).Val(); (p == 1) != (n == 1) {
 			t.Errorf("partition %d has %d items; the page's item belongs in partition 1 only", p, n)
 		}
 	}
@@ -109,10 +109,10 @@ func TestPartitionedMaxPagesIsCrawlWide(t *testing.T) {
 		queued, over = queued+e.Requests, over+e.OverLimit
 	}
 	var inFrontiers int64
-	for _, k := range l.Parts() {
+	for _, k := range l.Parts {
 		inFrontiers += waiting(t, rdb, k)
 	}
-	used, _ := rdb.HGet(ctx, l.Global().Stats(), "max_pages_used").Int()
+	used, _ := rdb.HGet(ctx, l.Global.Stats, "max_pages_used").Int()
 	if queued != 25 || inFrontiers != 25 || over != 25 || used != 25 {
 		t.Fatalf("queued %d (in frontiers %d), over the limit %d, budget used %d; want 25, 25, 25, 25", queued, inFrontiers, over, used)
 	}
@@ -122,7 +122,7 @@ func TestPartitionedProgressSeesWorkInAnyPartition(t *testing.T) {
 	rdb := streamstest.Start(t).Client()
 	ctx := context.Background()
 	l := streams.NewLayout("prog", 3)
-	rdb.HSet(ctx, l.Global().Meta(), "seeded_at", "now")
+	rdb.HSet(ctx, l.Global.Meta, "seeded_at", "now")
 	p, err := inspect.ReadProgress(ctx, rdb, l)
 	if err != nil || !p.Done() {
 		t.Fatalf("empty crawl: done %v, %+v, %v", p.Done(), p, err)
@@ -142,16 +142,16 @@ func TestPartitionedProgressSeesWorkInAnyPartition(t *testing.T) {
 	if n, err := d.Dispatch(ctx); err != nil || n != 1 {
 		t.Fatalf("dispatched %d, %v", n, err)
 	}
-	k := l.Part(part)
-	rdb.XGroupCreateMkStream(ctx, k.Requests(), streams.StageFetch, "0")
-	res, err := rdb.XReadGroup(ctx, &redis.XReadGroupArgs{Group: streams.StageFetch, Consumer: "c", Streams: []string{k.Requests(), ">"}, Count: 1}).Result()
+	k := l.Parts[part]
+	rdb.XGroupCreateMkStream(ctx, k.Requests, streams.StageFetch, "0")
+	res, err := rdb.XReadGroup(ctx, &redis.XReadGroupArgs{Group: streams.StageFetch, Consumer: "c", Streams: []string{k.Requests, ">"}, Count: 1}).Result()
 	if err != nil || len(res[0].Messages) != 1 {
 		t.Fatalf("read: %v", err)
 	}
 	if p, _ = inspect.ReadProgress(ctx, rdb, l); p.Done() || p.Stages[0].Pending != 1 {
 		t.Fatalf("one pending fetch: done %v, %+v", p.Done(), p.Stages)
 	}
-	rdb.XAck(ctx, k.Requests(), streams.StageFetch, res[0].Messages[0].ID)
+	rdb.XAck(ctx, k.Requests, streams.StageFetch, res[0].Messages[0].ID)
 	if p, _ = inspect.ReadProgress(ctx, rdb, l); !p.Done() {
 		t.Fatalf("all acked: not done: %+v", p)
 	}

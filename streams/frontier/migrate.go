@@ -49,9 +49,9 @@ func Migrate(ctx context.Context, cfg Config, hostOf func(payload []byte) (strin
 	rdb, l, order := cfg.Client, cfg.Layout, order(cfg.Order)
 	defaults := hostDefaults{HostRule: cfg.Hosts, leaseTTL: cfg.LeaseTTL, quantum: cfg.Quantum}
 	total := 0
-	for part, k := range l.Parts() {
+	for part, k := range l.Parts {
 		for {
-			zs, err := rdb.ZRangeWithScores(ctx, k.LegacyFrontier(), 0, 499).Result()
+			zs, err := rdb.ZRangeWithScores(ctx, k.LegacyFrontier, 0, 499).Result()
 			if err != nil {
 				return total, fmt.Errorf("frontier: migrate frontier: %w", err)
 			}
@@ -75,7 +75,7 @@ func Migrate(ctx context.Context, cfg Config, hostOf func(payload []byte) (strin
 				}
 				args = append(args, m, host, int64(band))
 			}
-			n, err := migrateScript.Run(ctx, rdb, schedKeys(k, k.LegacyFrontier()), args...).Int()
+			n, err := migrateScript.Run(ctx, rdb, schedKeys(k, k.LegacyFrontier), args...).Int()
 			if err != nil {
 				return total, fmt.Errorf("frontier: migrate frontier: %w", err)
 			}
@@ -89,9 +89,9 @@ func Migrate(ctx context.Context, cfg Config, hostOf func(payload []byte) (strin
 // letters, with cause, and out of the legacy frontier, in one transaction.
 func deadLegacy(ctx context.Context, rdb redis.UniversalClient, k streams.Keys, member string, cause error) error {
 	_, err := rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		d := rkit.Dead{Stream: k.LegacyFrontier(), Stage: "frontier", Error: "frontier: legacy frontier entry: " + cause.Error()}
-		p.XAdd(ctx, &redis.XAddArgs{Stream: k.Dead(), Values: d.Values("_watermill_message_uuid", nextMessageID(), "metadata", "", "payload", member)})
-		p.ZRem(ctx, k.LegacyFrontier(), member)
+		d := rkit.Dead{Stream: k.LegacyFrontier, Stage: "frontier", Error: "frontier: legacy frontier entry: " + cause.Error()}
+		p.XAdd(ctx, &redis.XAddArgs{Stream: k.Dead, Values: d.Values("_watermill_message_uuid", nextMessageID(), "metadata", "", "payload", member)})
+		p.ZRem(ctx, k.LegacyFrontier, member)
 		return nil
 	})
 	if err != nil {

@@ -26,7 +26,7 @@ func TestAFrontierFromBeforeHostQueuesIsMigratedWithNothingLost(t *testing.T) {
 		{Score: 0*1e9 + 3, Member: "a.test|second"},
 		{Score: 0*1e9 + 4, Member: "not a request"},
 	}
-	if err := rdb.ZAdd(ctx, k.LegacyFrontier(), legacy...).Err(); err != nil {
+	if err := rdb.ZAdd(ctx, k.LegacyFrontier, legacy...).Err(); err != nil {
 		t.Fatal(err)
 	}
 	hostOf := func(p []byte) (string, error) {
@@ -41,20 +41,20 @@ func TestAFrontierFromBeforeHostQueuesIsMigratedWithNothingLost(t *testing.T) {
 	if err != nil || n != 3 {
 		t.Fatalf("migrated %d, %v; want 3", n, err)
 	}
-	if rdb.Exists(ctx, k.LegacyFrontier()).Val() != 0 {
+	if rdb.Exists(ctx, k.LegacyFrontier).Val() != 0 {
 		t.Fatal("the legacy frontier is still there")
 	}
 	if n := waiting(t, rdb, k); n != 3 {
 		t.Fatalf("%d waiting, want 3", n)
 	}
-	dead := rdb.XRange(ctx, k.Dead(), "-", "+").Val()
+	dead := rdb.XRange(ctx, k.Dead, "-", "+").Val()
 	if len(dead) != 1 || dead[0].Values["payload"] != "not a request" {
 		t.Fatalf("dead letters %v, want the unreadable entry", dead)
 	}
 	if n, err := frontier.Migrate(ctx, frontier.Config{Client: rdb, Layout: l}, hostOf); err != nil || n != 0 {
 		t.Fatalf("second migration moved %d, %v; want 0", n, err)
 	}
-	d, _ := frontier.New(frontier.Config{Client: rdb, Layout: streams.NewLayout(k.Crawl(), 1), Window: 10})
+	d, _ := frontier.New(frontier.Config{Client: rdb, Layout: streams.NewLayout(k.Crawl, 1), Window: 10})
 	if n, err := d.Dispatch(ctx); err != nil || n != 3 {
 		t.Fatalf("dispatched %d, %v; want 3", n, err)
 	}

@@ -26,7 +26,7 @@ import (
 // fetchers whose clocks disagree still agree on when a retry is due. The payload must
 // be unique (it is a ZSET member): encode the attempt number into it.
 func (f *Frontier) Retry(ctx context.Context, host string, priority, depth int, payload []byte, due time.Time) error {
-	key := f.layout.ForHost(host).Delayed()
+	key := f.layout.ForHost(host).Delayed
 	member := "\x01" + host + "\x01" + strconv.Itoa(f.order.band(priority, depth)) + "\x01" + string(payload)
 	wait := max(due.Sub(f.now()).Milliseconds(), 0)
 	c := &rkit.Call{Script: scheduleScript, Keys: []string{key}, Args: []any{wait, member}}
@@ -80,9 +80,9 @@ return #due
 // moveDue moves up to max due requests of partition part back to their host queues
 // and returns how many.
 func (f *Frontier) moveDue(ctx context.Context, part, max int) (int, error) {
-	k := f.layout.Part(part)
+	k := f.layout.Parts[part]
 	args := schedArgs(f.hosts, partIDPrefix(part), 0, false, max, f.order.sign())
-	n, err := moveDueScript.Run(ctx, f.rdb, schedKeys(k, k.Delayed()), args...).Int()
+	n, err := moveDueScript.Run(ctx, f.rdb, schedKeys(k, k.Delayed), args...).Int()
 	if err != nil {
 		return 0, fmt.Errorf("frontier: move due requests: %w", err)
 	}
@@ -93,7 +93,7 @@ func (f *Frontier) moveDue(ctx context.Context, part, max int) (int, error) {
 func (f *Frontier) moveAllDue(ctx context.Context) error {
 	var errs []error
 	due := f.due(ctx)
-	for part := range f.layout.N() {
+	for part := range len(f.layout.Parts) {
 		if !due[part] {
 			continue
 		}
@@ -119,6 +119,6 @@ func (f *Frontier) moveAllDue(ctx context.Context) error {
 func (f *Frontier) due(ctx context.Context) []bool {
 	now := strconv.FormatInt(f.now().Add(f.cfg.RetryInterval).UnixMilli(), 10)
 	return holding(ctx, f.rdb, f.layout, func(p redis.Pipeliner, k streams.Keys) *redis.IntCmd {
-		return p.ZCount(ctx, k.Delayed(), "-inf", now)
+		return p.ZCount(ctx, k.Delayed, "-inf", now)
 	})
 }

@@ -72,7 +72,7 @@ func (f *Frontier) TakeSeeds(ctx context.Context, n int, read func(raw string) (
 		return 0, e, err
 	}
 	cands := make([]Candidate, 0, len(batch))
-	dead := f.layout.Part(0).Dead()
+	dead := f.layout.Parts[0].Dead
 	for _, sd := range batch {
 		c, err := read(sd.raw)
 		if err != nil {
@@ -101,17 +101,17 @@ type seed struct{ raw, entry string }
 // takeSeeds returns up to n new seeds, plus seeds abandoned in processing for over a
 // minute.
 func (f *Frontier) takeSeeds(ctx context.Context, n int) ([]seed, error) {
-	k := f.layout.Global()
-	if waiting, _, err := rkit.ReadSeeds(ctx, f.rdb, k.Seeds(), k.SeedsProcessing(), ""); err != nil {
+	k := f.layout.Global
+	if waiting, _, err := rkit.ReadSeeds(ctx, f.rdb, k.Seeds, k.SeedsProcessing, ""); err != nil {
 		return nil, fmt.Errorf("frontier: take seeds: %w", err)
 	} else if waiting == 0 {
 		return nil, nil // the usual case: one cheap round trip instead of a script call
 	}
 	now := time.Now().UnixMilli()
-	got, err := takeSeedsScript.Run(ctx, f.rdb, []string{k.Seeds(), k.SeedsProcessing()}, n, now).StringSlice()
+	got, err := takeSeedsScript.Run(ctx, f.rdb, []string{k.Seeds, k.SeedsProcessing}, n, now).StringSlice()
 	if err != nil {
 		if t, ok := strings.CutPrefix(err.Error(), "SEEDTYPE "); ok {
-			return nil, rkit.CheckSeedType(k.Seeds(), t)
+			return nil, rkit.CheckSeedType(k.Seeds, t)
 		}
 		return nil, fmt.Errorf("frontier: take seeds: %w", err)
 	}
@@ -121,7 +121,7 @@ func (f *Frontier) takeSeeds(ctx context.Context, n int) ([]seed, error) {
 		out = append(out, seed{raw: raw, entry: e})
 	}
 	// Abandoned ones: the head of the processing list is the oldest.
-	old, err := f.rdb.LRange(ctx, k.SeedsProcessing(), 0, int64(n)-1).Result()
+	old, err := f.rdb.LRange(ctx, k.SeedsProcessing, 0, int64(n)-1).Result()
 	if err != nil {
 		return out, nil
 	}
@@ -142,7 +142,7 @@ func (f *Frontier) seedsDone(ctx context.Context, seeds []seed) error {
 	}
 	pipe := f.rdb.Pipeline()
 	for _, sd := range seeds {
-		pipe.LRem(ctx, f.layout.Global().SeedsProcessing(), 1, sd.entry)
+		pipe.LRem(ctx, f.layout.Global.SeedsProcessing, 1, sd.entry)
 	}
 	if _, err := pipe.Exec(ctx); err != nil {
 		return fmt.Errorf("frontier: seeds done: %w", err)
@@ -154,9 +154,9 @@ func (f *Frontier) seedsDone(ctx context.Context, seeds []seed) error {
 // type seeds cannot be taken from.
 func CheckSeedKey(ctx context.Context, rdb redis.UniversalClient, crawl string) error {
 	k := streams.NewKeys(crawl)
-	t, err := rdb.Type(ctx, k.Seeds()).Result()
+	t, err := rdb.Type(ctx, k.Seeds).Result()
 	if err != nil {
 		return fmt.Errorf("frontier: check start url key: %w", err)
 	}
-	return rkit.CheckSeedType(k.Seeds(), t)
+	return rkit.CheckSeedType(k.Seeds, t)
 }

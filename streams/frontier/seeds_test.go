@@ -18,7 +18,7 @@ import (
 func TestSortedSetSeedsAreTakenHighestScoreFirst(t *testing.T) {
 	rdb := streamstest.Start(t).Client()
 	ctx := context.Background()
-	if err := rdb.ZAdd(ctx, streams.NewKeys("zs").Seeds(), zmember(1, "http://a.test/low"), zmember(10, "http://a.test/high"),
+	if err := rdb.ZAdd(ctx, streams.NewKeys("zs").Seeds, zmember(1, "http://a.test/low"), zmember(10, "http://a.test/high"),
 		zmember(5, "http://a.test/mid")).Err(); err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +45,7 @@ func TestSortedSetSeedsAreTakenHighestScoreFirst(t *testing.T) {
 func TestSeedKeyOfAnotherTypeIsAnError(t *testing.T) {
 	rdb := streamstest.Start(t).Client()
 	ctx := context.Background()
-	if err := rdb.HSet(ctx, streams.NewKeys("hs").Seeds(), "url", "http://a.test/").Err(); err != nil {
+	if err := rdb.HSet(ctx, streams.NewKeys("hs").Seeds, "url", "http://a.test/").Err(); err != nil {
 		t.Fatal(err)
 	}
 	f, err := frontier.New(frontier.Config{Client: rdb, Layout: streams.NewLayout("hs", 1)})

@@ -30,7 +30,7 @@ type DeadLetter struct {
 
 // ListDead returns up to count dead letters from start (an entry ID, "-" for the first).
 func ListDead(ctx context.Context, rdb redis.UniversalClient, k streams.Keys, start string, count int64) ([]DeadLetter, error) {
-	msgs, err := rdb.XRangeN(ctx, k.Dead(), start, "+", count).Result()
+	msgs, err := rdb.XRangeN(ctx, k.Dead, start, "+", count).Result()
 	if err != nil {
 		return nil, fmt.Errorf("inspect: list dead letters: %w", err)
 	}
@@ -45,7 +45,7 @@ func ListDead(ctx context.Context, rdb redis.UniversalClient, k streams.Keys, st
 func GetDead(ctx context.Context, rdb redis.UniversalClient, k streams.Keys, ids []string) ([]DeadLetter, error) {
 	out := make([]DeadLetter, 0, len(ids))
 	for _, id := range ids {
-		msgs, err := rdb.XRange(ctx, k.Dead(), id, id).Result()
+		msgs, err := rdb.XRange(ctx, k.Dead, id, id).Result()
 		if err != nil {
 			return nil, fmt.Errorf("inspect: dead letter %s: %w", id, err)
 		}
@@ -101,14 +101,14 @@ return id
 // then delivers it as a new entry.
 func Requeue(ctx context.Context, rdb redis.UniversalClient, k streams.Keys, d DeadLetter, payload []byte) (string, error) {
 	if !owns(k, d.Stream) {
-		return "", fmt.Errorf("inspect: dead letter %s names stream %q, not one of crawl %s", d.ID, d.Stream, k.Crawl())
+		return "", fmt.Errorf("inspect: dead letter %s names stream %q, not one of crawl %s", d.ID, d.Stream, k.Crawl)
 	}
 	p := d.Fields["payload"]
 	if payload != nil {
 		p = string(payload)
 	}
 	args := []any{d.ID, "_watermill_message_uuid", watermill.NewUUID(), "metadata", d.Fields["metadata"], "payload", p}
-	id, err := requeueScript.Run(ctx, rdb, []string{d.Stream, k.Dead()}, args...).Text()
+	id, err := requeueScript.Run(ctx, rdb, []string{d.Stream, k.Dead}, args...).Text()
 	if err != nil {
 		if rkit.ErrNil(err) {
 			return "", fmt.Errorf("inspect: dead letter %s is gone", d.ID)
@@ -122,16 +122,16 @@ func Requeue(ctx context.Context, rdb redis.UniversalClient, k streams.Keys, d D
 // how many it deleted.
 func PurgeDead(ctx context.Context, rdb redis.UniversalClient, k streams.Keys, ids []string) (int64, error) {
 	if len(ids) == 0 {
-		n, err := rdb.XLen(ctx, k.Dead()).Result()
+		n, err := rdb.XLen(ctx, k.Dead).Result()
 		if err != nil {
 			return 0, fmt.Errorf("inspect: purge dead letters: %w", err)
 		}
-		if err := rdb.Del(ctx, k.Dead()).Err(); err != nil {
+		if err := rdb.Del(ctx, k.Dead).Err(); err != nil {
 			return 0, fmt.Errorf("inspect: purge dead letters: %w", err)
 		}
 		return n, nil
 	}
-	n, err := rdb.XDel(ctx, k.Dead(), ids...).Result()
+	n, err := rdb.XDel(ctx, k.Dead, ids...).Result()
 	if err != nil {
 		return 0, fmt.Errorf("inspect: purge dead letters: %w", err)
 	}
@@ -140,7 +140,7 @@ func PurgeDead(ctx context.Context, rdb redis.UniversalClient, k streams.Keys, i
 
 // owns reports whether stream is one of the crawl's streams.
 func owns(k streams.Keys, stream string) bool {
-	for _, sg := range k.Streams() {
+	for _, sg := range stages(k) {
 		if sg.Stream == stream {
 			return true
 		}

@@ -107,14 +107,14 @@ type partProgress struct {
 
 // readPartProgress takes an atomic snapshot of partition k.
 func readPartProgress(ctx context.Context, rdb redis.UniversalClient, k streams.Keys) (partProgress, error) {
-	sg := k.Streams()
+	sg := stages(k)
 	keys := make([]string, 0, len(sg)+3)
 	args := make([]any, 0, len(sg))
 	for _, s := range sg {
 		keys = append(keys, s.Stream)
 		args = append(args, s.Group)
 	}
-	keys = append(keys, k.Delayed(), k.Waiting(), k.Seq())
+	keys = append(keys, k.Delayed, k.Waiting, k.Seq)
 	res, err := progressScript.Run(ctx, rdb, keys, args...).Slice()
 	if err != nil {
 		return partProgress{}, fmt.Errorf("inspect: read progress: %w", err)
@@ -166,7 +166,7 @@ func ReadProgress(ctx context.Context, rdb redis.UniversalClient, l streams.Layo
 	}
 	p.Seeds = seeds
 	p.Seeded = seeded
-	if l.N() == 1 || !p.Done() {
+	if len(l.Parts) == 1 || !p.Done() {
 		return p, nil
 	}
 	var again Progress
@@ -174,7 +174,7 @@ func ReadProgress(ctx context.Context, rdb redis.UniversalClient, l streams.Layo
 	if err != nil {
 		return Progress{}, err
 	}
-	if seeds, err = readSeeds(ctx, rdb, l.Crawl()); errors.Is(err, rkit.ErrSeedKeyType) {
+	if seeds, err = readSeeds(ctx, rdb, l.Crawl); errors.Is(err, rkit.ErrSeedKeyType) {
 		again.SeedError, again.seedErr = err.Error(), err
 	} else if err != nil {
 		return Progress{}, err
@@ -188,7 +188,7 @@ func ReadProgress(ctx context.Context, rdb redis.UniversalClient, l streams.Layo
 // partitions' activity marks.
 func readLayoutProgress(ctx context.Context, rdb redis.UniversalClient, l streams.Layout, p *Progress) (string, error) {
 	var marks string
-	for i, k := range l.Parts() {
+	for i, k := range l.Parts {
 		pp, err := readPartProgress(ctx, rdb, k)
 		if err != nil {
 			return "", err
@@ -198,7 +198,7 @@ func readLayoutProgress(ctx context.Context, rdb redis.UniversalClient, l stream
 		p.Frontier += pp.frontier
 		if i == 0 {
 			p.Stages = pp.stages
-			for j, sg := range l.Summed.Streams() {
+			for j, sg := range stages(l.Summed) {
 				p.Stages[j].Stream = sg.Stream
 			}
 			continue
@@ -215,12 +215,21 @@ func readLayoutProgress(ctx context.Context, rdb redis.UniversalClient, l stream
 // readSeeds returns how many of the runtime seed keys of crawl exist.
 func readSeeds(ctx context.Context, rdb redis.UniversalClient, crawl string) (int64, error) {
 	k := streams.NewKeys(crawl)
-	n, _, err := rkit.ReadSeeds(ctx, rdb, k.Seeds(), k.SeedsProcessing(), "")
+	n, _, err := rkit.ReadSeeds(ctx, rdb, k.Seeds, k.SeedsProcessing, "")
 	return n, err
 }
 
 // readSeedsSeeded is readSeeds plus whether the crawl of l was seeded, in one round trip.
 func readSeedsSeeded(ctx context.Context, rdb redis.UniversalClient, l streams.Layout) (int64, bool, error) {
-	k := l.Global()
-	return rkit.ReadSeeds(ctx, rdb, k.Seeds(), k.SeedsProcessing(), k.Meta())
+	k := l.Global
+	return rkit.ReadSeeds(ctx, rdb, k.Seeds, k.SeedsProcessing, k.Meta)
+}
+
+// stage is a stream of the crawl and the stage group that reads it.
+type stage struct{ Stream, Group string }
+
+// stages returns the streams of partition k with the stage group that reads each, in
+// the order data flows through them.
+func stages(k streams.Keys) []stage {
+	return []stage{{k.Requests, streams.StageFetch}, {k.Responses, streams.StageParse}, {k.Items, streams.StageStore}}
 }

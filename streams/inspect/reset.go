@@ -14,7 +14,7 @@ import (
 // robots.txt keys included) and its runtime seeds. Stop the crawl's processes first:
 // they keep in-process caches of what Redis had.
 func Reset(ctx context.Context, rdb redis.UniversalClient, l streams.Layout) (int64, error) {
-	keys := []string{l.Global().Seeds(), l.Global().SeedsProcessing()}
+	keys := []string{l.Global.Seeds, l.Global.SeedsProcessing}
 	seen := map[string]bool{}
 	add := func(batch []string) error {
 		for _, key := range batch {
@@ -25,21 +25,21 @@ func Reset(ctx context.Context, rdb redis.UniversalClient, l streams.Layout) (in
 		}
 		return nil
 	}
-	parts := l.Parts()
-	if l.N() > 1 {
-		parts = append([]streams.Keys{l.Global()}, parts...)
+	parts := l.Parts
+	if len(l.Parts) > 1 {
+		parts = append([]streams.Keys{l.Global}, parts...)
 	}
 	for _, k := range parts {
 		_ = add(k.All())
-		if err := rkit.ScanKeys(ctx, rdb, k.Pattern(), add); err != nil {
-			return 0, fmt.Errorf("inspect: reset crawl %s: %w", l.Crawl(), err)
+		if err := rkit.ScanKeys(ctx, rdb, k.Pattern, add); err != nil {
+			return 0, fmt.Errorf("inspect: reset crawl %s: %w", l.Crawl, err)
 		}
 	}
 	var n int64
 	for _, key := range keys { // one by one: they live in several slots
 		d, err := rdb.Del(ctx, key).Result()
 		if err != nil {
-			return n, fmt.Errorf("inspect: reset crawl %s: %w", l.Crawl(), err)
+			return n, fmt.Errorf("inspect: reset crawl %s: %w", l.Crawl, err)
 		}
 		n += d
 	}

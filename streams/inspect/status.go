@@ -92,21 +92,21 @@ type PartitionStatus struct {
 
 // ReadStatus collects the crawl's status.
 func ReadStatus(ctx context.Context, rdb redis.UniversalClient, l streams.Layout) (*Status, error) {
-	st := &Status{Crawl: l.Crawl(), Stats: map[string]int64{}, Memory: map[string]int64{}}
-	for i, k := range l.Parts() {
+	st := &Status{Crawl: l.Crawl, Stats: map[string]int64{}, Memory: map[string]int64{}}
+	for i, k := range l.Parts {
 		ps, err := readPartStatus(ctx, rdb, k, st)
 		if err != nil {
 			return nil, err
 		}
 		st.HostsReady += ps.HostsReady
 		st.HostsScheduled += ps.HostsScheduled
-		if l.N() > 1 {
+		if len(l.Parts) > 1 {
 			ps.Partition = i
 			st.Partitions = append(st.Partitions, ps)
 		}
 	}
-	meta, _ := rdb.HGetAll(ctx, l.Global().Meta()).Result()                            // best effort: retention is for people
-	summed := append(l.Summed.Streams(), streams.StreamGroup{Stream: l.Summed.Dead()}) // as readPartStatus lists them
+	meta, _ := rdb.HGetAll(ctx, l.Global.Meta).Result()              // best effort: retention is for people
+	summed := append(stages(l.Summed), stage{Stream: l.Summed.Dead}) // as readPartStatus lists them
 	for j := range st.Streams {
 		st.Streams[j].Name = summed[j].Stream
 		for _, kind := range []string{"requests", "responses", "items"} {
@@ -119,7 +119,7 @@ func ReadStatus(ctx context.Context, rdb redis.UniversalClient, l streams.Layout
 		return nil, err
 	}
 	st.Memory["dedup"] += st.SeenBytes
-	stats, err := rdb.HGetAll(ctx, l.Global().Stats()).Result()
+	stats, err := rdb.HGetAll(ctx, l.Global.Stats).Result()
 	if err != nil {
 		return nil, fmt.Errorf("inspect: stats: %w", err)
 	}
@@ -167,8 +167,8 @@ func ReadNodes(ctx context.Context, cc *redis.ClusterClient, l streams.Layout) (
 		return nil, fmt.Errorf("inspect: cluster nodes: %w", err)
 	}
 	sort.Slice(nodes, func(i, j int) bool { return nodes[i].Addr < nodes[j].Addr })
-	for i, k := range l.Parts() {
-		c, err := cc.MasterForKey(ctx, k.Requests())
+	for i, k := range l.Parts {
+		c, err := cc.MasterForKey(ctx, k.Requests)
 		if err != nil {
 			return nil, fmt.Errorf("inspect: master of partition %d: %w", i, err)
 		}
@@ -183,9 +183,9 @@ func ReadNodes(ctx context.Context, cc *redis.ClusterClient, l streams.Layout) (
 
 // readPartStatus adds partition k's streams and memory to st and returns its row.
 func readPartStatus(ctx context.Context, rdb redis.UniversalClient, k streams.Keys, st *Status) (PartitionStatus, error) {
-	ps := PartitionStatus{Tag: k.Tag()}
+	ps := PartitionStatus{Tag: k.Tag}
 	first := len(st.Streams) == 0
-	for si, sg := range append(k.Streams(), streams.StreamGroup{Stream: k.Dead()}) {
+	for si, sg := range append(stages(k), stage{Stream: k.Dead}) {
 		ss := StreamStatus{Name: sg.Stream}
 		n, err := rdb.XLen(ctx, sg.Stream).Result()
 		if err != nil {
@@ -201,19 +201,19 @@ func readPartStatus(ctx context.Context, rdb redis.UniversalClient, k streams.Ke
 			for _, g := range groups {
 				ss.Groups = append(ss.Groups, GroupStatus{Name: g.Name, Pending: g.Pending, Lag: g.Lag,
 					Consumers: g.Consumers, LastDelivered: g.LastDeliveredID})
-				if sg.Stream == k.Requests() && g.Name == streams.StageFetch {
+				if sg.Stream == k.Requests && g.Name == streams.StageFetch {
 					st.Queued += g.Lag
 				}
 			}
 		}
 		switch sg.Stream {
-		case k.Dead():
+		case k.Dead:
 			st.DeadLetters += n
-		case k.Requests():
+		case k.Requests:
 			ps.Requests = n
-		case k.Responses():
+		case k.Responses:
 			ps.Responses = n
-		case k.Items():
+		case k.Items:
 			ps.Items = n
 		}
 		if first {
@@ -223,10 +223,10 @@ func readPartStatus(ctx context.Context, rdb redis.UniversalClient, k streams.Ke
 		}
 	}
 	families := map[string][]string{
-		"streams":  {k.Requests(), k.Responses(), k.Dead()},
-		"items":    {k.Items()},
-		"frontier": {k.Waiting(), k.Delayed(), k.Ready(), k.Sched(), k.Leases(), k.Hosts()},
-		"dedup":    {k.SeenAt(), k.ItemKeys()},
+		"streams":  {k.Requests, k.Responses, k.Dead},
+		"items":    {k.Items},
+		"frontier": {k.Waiting, k.Delayed, k.Ready, k.Sched, k.Leases, k.Hosts},
+		"dedup":    {k.SeenAt, k.ItemKeys},
 	}
 	for fam, keys := range families {
 		for _, key := range keys {
@@ -236,13 +236,13 @@ func readPartStatus(ctx context.Context, rdb redis.UniversalClient, k streams.Ke
 		}
 	}
 	var err error
-	if ps.Frontier, err = rdb.HLen(ctx, k.Waiting()).Result(); err != nil {
+	if ps.Frontier, err = rdb.HLen(ctx, k.Waiting).Result(); err != nil {
 		return ps, fmt.Errorf("inspect: frontier size: %w", err)
 	}
-	if ps.HostsReady, err = rdb.ZCard(ctx, k.Ready()).Result(); err != nil {
+	if ps.HostsReady, err = rdb.ZCard(ctx, k.Ready).Result(); err != nil {
 		return ps, fmt.Errorf("inspect: ready hosts: %w", err)
 	}
-	if ps.HostsScheduled, err = rdb.ZCard(ctx, k.Sched()).Result(); err != nil {
+	if ps.HostsScheduled, err = rdb.ZCard(ctx, k.Sched).Result(); err != nil {
 		return ps, fmt.Errorf("inspect: scheduled hosts: %w", err)
 	}
 	return ps, nil
@@ -277,14 +277,14 @@ func mergeStream(a, b StreamStatus) StreamStatus {
 // readSeen fills in how many URLs the crawl's dedup holds and its memory, through the
 // crawl's stored dedup config (a plain set when it has none yet).
 func readSeen(ctx context.Context, rdb redis.UniversalClient, l streams.Layout, st *Status) error {
-	k := l.Global()
-	_, err := rdb.HGet(ctx, k.Meta(), "dedup").Result()
+	k := l.Global
+	_, err := rdb.HGet(ctx, k.Meta, "dedup").Result()
 	if rkit.ErrNil(err) {
-		st.Seen, err = rdb.SCard(ctx, k.Seen()).Result()
+		st.Seen, err = rdb.SCard(ctx, k.Seen).Result()
 		if err != nil {
 			return fmt.Errorf("inspect: seen count: %w", err)
 		}
-		st.SeenBytes, _ = rdb.MemoryUsage(ctx, k.Seen()).Result()
+		st.SeenBytes, _ = rdb.MemoryUsage(ctx, k.Seen).Result()
 		return nil
 	}
 	if err != nil {
@@ -305,12 +305,12 @@ func readSeen(ctx context.Context, rdb redis.UniversalClient, l streams.Layout, 
 // DueHosts returns how many hosts of the crawl may start a request by now: ready, or
 // scheduled no later than now (by this machine's clock).
 func DueHosts(ctx context.Context, rdb redis.UniversalClient, l streams.Layout, now time.Time) (int64, error) {
-	parts := l.Parts()
+	parts := l.Parts
 	cmds := make([][2]*redis.IntCmd, len(parts))
 	at := strconv.FormatInt(now.UnixMilli(), 10)
 	_, err := rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for i, k := range parts {
-			cmds[i] = [2]*redis.IntCmd{p.ZCard(ctx, k.Ready()), p.ZCount(ctx, k.Sched(), "-inf", at)}
+			cmds[i] = [2]*redis.IntCmd{p.ZCard(ctx, k.Ready), p.ZCount(ctx, k.Sched, "-inf", at)}
 		}
 		return nil
 	})

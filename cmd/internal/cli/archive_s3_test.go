@@ -95,7 +95,7 @@ func publishShopDict(t *testing.T, rdb redis.UniversalClient, crawl string) {
 		t.Fatal(err)
 	}
 	id := strconv.FormatUint(uint64(d.ID()), 10)
-	if err := rdb.HSet(t.Context(), streams.NewKeys(crawl).Dicts(), id, d.Bytes(), "current", id).Err(); err != nil {
+	if err := rdb.HSet(t.Context(), streams.NewKeys(crawl).Dicts, id, d.Bytes(), "current", id).Err(); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -239,7 +239,7 @@ func TestCLI(t *testing.T) {
 				t.Errorf("seed #%d: exit %d, stdout %q, stderr %q; want exit 0 and %q", i+1, code, stdout, stderr, want)
 			}
 		}
-		if n := xlen(t, srv.Client(), streams.NewKeys("news").Requests()); n != 1 {
+		if n := xlen(t, srv.Client(), streams.NewKeys("news").Requests); n != 1 {
 			t.Errorf("requests stream has %d entries after seeding twice, want 1", n)
 		}
 	})

@@ -116,7 +116,7 @@ func TestMultiProcessCrawlOnRedisCluster(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		owner[layout.Part(layout.PartitionOf(u.Host)).Tag()] = true
+		owner[layout.Parts[layout.PartitionOf(u.Host)].Tag] = true
 	}
 	if len(owner) < 3 {
 		t.Errorf("%d hosts fall in %d of %d partitions: hosts are not spread", hosts, len(owner), partitions)

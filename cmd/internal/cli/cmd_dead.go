@@ -40,7 +40,7 @@ the delivery count.
 				return a.deadRetry(ctx, rdb, layout, ids)
 			case "purge":
 				var n int64
-				for _, k := range layout.Parts() {
+				for _, k := range layout.Parts {
 					m, err := inspect.PurgeDead(ctx, rdb, k, ids)
 					if err != nil {
 						return err
@@ -62,7 +62,7 @@ the delivery count.
 
 func (a *App) deadList(ctx context.Context, rdb redis.UniversalClient, l streams.Layout, limit int64, asJSON bool) error {
 	var dead []inspect.DeadLetter
-	for _, k := range l.Parts() {
+	for _, k := range l.Parts {
 		d, err := inspect.ListDead(ctx, rdb, k, "-", limit-int64(len(dead)))
 		if err != nil {
 			return err
@@ -98,6 +98,6 @@ func (a *App) deadRetry(ctx context.Context, rdb redis.UniversalClient, l stream
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(a.Stdout, "re-queued %d dead letters of crawl %s\n", n, l.Crawl())
+	fmt.Fprintf(a.Stdout, "re-queued %d dead letters of crawl %s\n", n, l.Crawl)
 	return nil
 }

@@ -52,8 +52,8 @@ create one at --id, move one with XGROUP SETID (setid), or delete one. The stage
 				fmt.Fprintln(tw, "STREAM\tGROUP\tCONSUMERS\tPENDING\tLAG\tLAST-DELIVERED")
 			}
 			// A partitioned crawl has the stream once per partition: act on each.
-			for _, k := range layout.Parts() {
-				key := map[string]string{"requests": k.Requests(), "responses": k.Responses(), "items": k.Items()}[stream]
+			for _, k := range layout.Parts {
+				key := map[string]string{"requests": k.Requests, "responses": k.Responses, "items": k.Items}[stream]
 				switch args[0] {
 				case "list":
 					groups, err := rdb.XInfoGroups(ctx, key).Result()

@@ -236,7 +236,7 @@ func TestGroupsReady(t *testing.T) {
 	if err := ready(ctx); err == nil || !strings.Contains(err.Error(), "group fetch of sc:{shop}:requests missing") {
 		t.Errorf("without the group: %v, want it named missing", err)
 	}
-	if err := rdb.XGroupCreateMkStream(ctx, streams.NewKeys("shop").Requests(), streams.StageFetch, "0").Err(); err != nil {
+	if err := rdb.XGroupCreateMkStream(ctx, streams.NewKeys("shop").Requests, streams.StageFetch, "0").Err(); err != nil {
 		t.Fatal(err)
 	}
 	if err := ready(ctx); err != nil {

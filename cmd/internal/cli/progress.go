@@ -72,7 +72,7 @@ func (a *App) startProgress(ctx context.Context, rdb redis.UniversalClient, l st
 
 // show reads the crawl's figures and writes the line.
 func (p *progress) show(ctx context.Context) {
-	stats, err := p.rdb.HGetAll(ctx, p.l.Global().Stats()).Result()
+	stats, err := p.rdb.HGetAll(ctx, p.l.Global.Stats).Result()
 	if err != nil {
 		return
 	}
@@ -91,8 +91,8 @@ func (p *progress) show(ctx context.Context) {
 		}
 	}
 	var dead int64
-	for _, k := range p.l.Parts() {
-		d, _ := p.rdb.XLen(ctx, k.Dead()).Result()
+	for _, k := range p.l.Parts {
+		d, _ := p.rdb.XLen(ctx, k.Dead).Result()
 		dead += d
 	}
 	line := fmt.Sprintf("%s  pages %d  items %d  %.1f pages/s  queue %d  dead letters %d",

@@ -54,7 +54,7 @@ func groupsReady(rdb redis.UniversalClient, crawl string, stages ...string) metr
 			return err
 		}
 		for _, stage := range stages {
-			for _, k := range l.Parts() {
+			for _, k := range l.Parts {
 				st, err := streams.ReadGroupState(ctx, rdb, k.Input(stage), stage)
 				if err != nil {
 					return err

@@ -57,7 +57,8 @@ func checkFinished(t testing.TB, rdb redis.UniversalClient, crawl string) *inspe
 	t.Helper()
 	st := readStatus(t, rdb, crawl)
 	l := layoutOf(t, rdb, crawl)
-	for i, sg := range l.Part(0).Streams() {
+	k := l.Parts[0]
+	for i, sg := range []struct{ Stream, Group string }{{k.Requests, streams.StageFetch}, {k.Responses, streams.StageParse}, {k.Items, streams.StageStore}} {
 		found := false
 		for _, s := range st.Streams[i : i+1] { // the stream summed over the partitions
 			for _, g := range s.Groups {
@@ -91,8 +92,8 @@ func checkFinished(t testing.TB, rdb redis.UniversalClient, crawl string) *inspe
 func deadLetterPaths(t testing.TB, rdb redis.UniversalClient, crawl, base string) map[string]int {
 	t.Helper()
 	var entries []redis.XMessage
-	for _, k := range layoutOf(t, rdb, crawl).Parts() {
-		part, err := rdb.XRange(context.Background(), k.Dead(), "-", "+").Result()
+	for _, k := range layoutOf(t, rdb, crawl).Parts {
+		part, err := rdb.XRange(context.Background(), k.Dead, "-", "+").Result()
 		if err != nil {
 			t.Fatalf("read dead letters: %v", err)
 		}
@@ -126,7 +127,7 @@ func prefixed(prefix string, m map[string]int) map[string]int {
 // statInt reads a field of the crawl's stats hash (0 when absent).
 func statInt(t testing.TB, rdb redis.UniversalClient, crawl, field string) int64 {
 	t.Helper()
-	v, err := rdb.HGet(context.Background(), streams.NewKeys(crawl).Stats(), field).Int64()
+	v, err := rdb.HGet(context.Background(), streams.NewKeys(crawl).Stats, field).Int64()
 	if err != nil && err != redis.Nil {
 		t.Fatalf("stats %s: %v", field, err)
 	}

@@ -81,7 +81,7 @@ func readWatchView(ctx context.Context, rdb redis.UniversalClient, l streams.Lay
 	v.usedMem, v.maxMem, _ = metrics.RedisMemory(ctx, rdb) // a view without memory beats none
 	for _, stage := range []string{streams.StageFetch, streams.StageParse, streams.StageStore} {
 		sv := stageView{stage: stage, lagKnown: true}
-		for _, k := range l.Parts() {
+		for _, k := range l.Parts {
 			stream := k.Input(stage)
 			gs, err := streams.ReadGroupState(ctx, rdb, stream, stage)
 			if err != nil {

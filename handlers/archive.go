@@ -14,6 +14,7 @@ import (
 	"github.com/streamcrawl/streamcrawl/processors/warcs3"
 	"github.com/streamcrawl/streamcrawl/spiders"
 	"github.com/streamcrawl/streamcrawl/streams"
+	"github.com/streamcrawl/streamcrawl/streams/inspect"
 )
 
 // DefaultArchiveGroup is the consumer group of archivers on the responses streams.
@@ -64,7 +65,7 @@ func Archive(ctx context.Context, cfg ArchiveConfig) error {
 		cfg.Group = DefaultArchiveGroup
 	}
 	if cfg.Group == streams.StageFetch || cfg.Group == streams.StageParse || cfg.Group == streams.StageStore {
-		return streams.ErrStageGroup
+		return inspect.ErrStageGroup
 	}
 	if cfg.MaxBodySize <= 0 {
 		cfg.MaxBodySize = spiders.DefaultMaxBodySize
@@ -125,11 +126,11 @@ func Archive(ctx context.Context, cfg ArchiveConfig) error {
 	}
 	// The archiver trims the responses it acked, with the retention the crawl recorded:
 	// an archiver that lags behind a finished crawl must not leave them in Redis.
-	retention, err := streams.RecordedRetention(ctx, cfg.Client, layout.Global.Meta, "responses")
+	retention, err := inspect.RecordedRetention(ctx, cfg.Client, layout.Global.Meta, "responses")
 	if err != nil {
 		log.Warn("retention of the responses unknown; trimming them once acked", zap.Error(err))
 	}
-	trim := map[string]streams.Retention{}
+	trim := map[string]spiders.StreamRetention{}
 	for _, s := range responses {
 		trim[s] = retention
 	}

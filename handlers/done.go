@@ -26,14 +26,14 @@ func groupDone(ctx context.Context, rdb redis.UniversalClient, l streams.Layout,
 // or, for a stream upTo names, none up to upTo[stream] (a replay's last entry).
 func groupCaughtUp(ctx context.Context, rdb redis.UniversalClient, group string, streamsIn []string, upTo map[string]string) (bool, error) {
 	for _, stream := range streamsIn {
-		st, err := streams.ReadGroupState(ctx, rdb, stream, group)
+		st, err := inspect.ReadGroupState(ctx, rdb, stream, group)
 		if err != nil {
 			return false, err
 		}
 		if !st.Exists || st.Pending > 0 {
 			return false, nil
 		}
-		if last, ok := upTo[stream]; st.Unread() && !(ok && streams.CompareIDs(st.LastDelivered, last) >= 0) {
+		if last, ok := upTo[stream]; st.Unread && !(ok && inspect.CompareIDs(st.LastDelivered, last) >= 0) {
 			return false, nil
 		}
 	}

@@ -90,12 +90,9 @@ func (p *parser) handle(msg *message.Message, part int) error {
 	}
 	// Requests and items go out in one script; the page is acked after it ran.
 	e, err := p.frontier.Emit(ctx, part, cands, items)
-	if streams.IsWriteRefused(err) {
-		// Redis is full (or read-only): not the page's fault. The page is held, not
-		// retried as a delivery, and parsed again once Redis takes writes.
-		return fmt.Errorf("%w: handlers: output of %s: %w", streams.ErrWriteRefused, res.URL, err)
-	}
 	if err != nil {
+		// Redis full (or read-only) is not the page's fault: streams.Fail sees the refusal
+		// in the chain, and the page is held, not retried as a delivery.
 		return fmt.Errorf("handlers: output of %s: %w", res.URL, err)
 	}
 	countEmitted(p.counters, e)

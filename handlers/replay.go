@@ -17,6 +17,7 @@ import (
 	"github.com/streamcrawl/streamcrawl/processors"
 	"github.com/streamcrawl/streamcrawl/spiders"
 	"github.com/streamcrawl/streamcrawl/streams"
+	"github.com/streamcrawl/streamcrawl/streams/inspect"
 )
 
 // ReplayConfig re-runs the parse or store stage over retained entries.
@@ -30,7 +31,7 @@ type ReplayConfig struct {
 	// Stage is streams.StageParse (re-parse stored responses, fetching nothing) or
 	// streams.StageStore (re-deliver stored items).
 	Stage string
-	// From and To bound the entries (inclusive), as streams.ParsePosition reads them;
+	// From and To bound the entries (inclusive), as inspect.ParsePosition reads them;
 	// To "" means the stream's newest entry when the replay starts.
 	From, To string
 	// Sink receives the items. For parse it may be nil: the items then go to the items
@@ -92,20 +93,20 @@ func Replay(ctx context.Context, cfg ReplayConfig) (res ReplayResult, err error)
 		rp.cfg.Group = "replay-" + cfg.Stage + "-" + strconv.FormatInt(now.UnixMilli(), 10)
 	}
 	if g := rp.cfg.Group; g == streams.StageFetch || g == streams.StageParse || g == streams.StageStore {
-		return res, streams.ErrStageGroup
+		return res, inspect.ErrStageGroup
 	}
 	for _, stream := range streamsIn {
 		if rp.toOf[stream] == "" {
 			continue
 		}
-		if err := streams.CreateGroup(ctx, cfg.Client, stream, rp.cfg.Group, start, true); err != nil {
+		if err := inspect.CreateGroup(ctx, cfg.Client, stream, rp.cfg.Group, start, true); err != nil {
 			return res, err
 		}
 		rp.replayed = append(rp.replayed, stream)
 	}
 	res.Group = rp.cfg.Group
 	if cfg.Sink == nil {
-		if rp.pub, err = streams.NewPublisher(cfg.Client); err != nil {
+		if rp.pub, err = streams.NewPublisher(cfg.Client, nil); err != nil {
 			return res, err
 		}
 		defer rp.pub.Shutdown()
@@ -163,7 +164,7 @@ func (rp *replayer) inputs(layout streams.Layout) ([]string, error) {
 // bounds sets the last entry to replay of each stream (From..To) and returns the ID
 // the group starts after.
 func (rp *replayer) bounds(ctx context.Context, in []string, now time.Time) (start string, err error) {
-	from, err := streams.ParsePosition(rp.cfg.From, now)
+	start, err = inspect.GroupStart(rp.cfg.From, now)
 	if err != nil {
 		return "", err
 	}
@@ -171,12 +172,12 @@ func (rp *replayer) bounds(ctx context.Context, in []string, now time.Time) (sta
 	for _, stream := range in {
 		to := rp.cfg.To
 		if to == "" || to == "$" {
-			st, err := streams.ReadGroupState(ctx, rp.cfg.Client, stream, "")
+			st, err := inspect.ReadGroupState(ctx, rp.cfg.Client, stream, "")
 			if err != nil {
 				return "", err
 			}
 			to = st.LastEntry // "" when empty: nothing of it is replayed
-		} else if to, err = streams.ParsePosition(to, now); err != nil {
+		} else if to, err = inspect.ParsePosition(to, now); err != nil {
 			return "", err
 		}
 		if to != "" {
@@ -186,17 +187,14 @@ func (rp *replayer) bounds(ctx context.Context, in []string, now time.Time) (sta
 	if len(rp.toOf) == 0 {
 		return "", fmt.Errorf("handlers: %s is empty: nothing to replay", strings.Join(in, ", "))
 	}
-	if from == "$" {
-		return from, nil
-	}
-	return streams.Before(from), nil
+	return start, nil
 }
 
 // handle replays one entry: an item is stored again; a response is parsed again (its
 // links are not followed) and its items stored, or published to the items stream.
 func (rp *replayer) handle(msg *message.Message) error {
 	stream := message.SubscribeTopicFromCtx(msg.Context())
-	if streams.CompareIDs(msg.Metadata.Get(streams.MetaStreamID), rp.toOf[stream]) > 0 {
+	if inspect.CompareIDs(msg.Metadata.Get(streams.MetaStreamID), rp.toOf[stream]) > 0 {
 		rp.skipped.Add(1)
 		return nil
 	}

@@ -29,8 +29,8 @@ func (r *run) addStage(ctx context.Context, stage string) error {
 func (r *run) subscriberConfig(stage string) streams.SubscriberConfig {
 	cfg := r.cfg
 	scfg := cfg.Subscriber
-	scfg.Client, scfg.Group, scfg.Consumer, scfg.DeadStreamFor, scfg.Logger, scfg.Outage =
-		cfg.Client, stage, cfg.Consumer, streams.DeadOf, r.log, r.outage
+	scfg.Client, scfg.Group, scfg.Consumer, scfg.Logger, scfg.Outage =
+		cfg.Client, stage, cfg.Consumer, r.log, r.outage
 	if cfg.BeforeAck != nil {
 		hook := cfg.BeforeAck
 		scfg.BeforeAck = func(m *message.Message) { hook(stage, m) }
@@ -61,7 +61,7 @@ func (r *run) fetchStage(ctx context.Context, scfg streams.SubscriberConfig) err
 	}
 	seeds := &seedPoller{spider: cfg.Spider, scope: scope, frontier: fr, counters: r.counters, log: log}
 	r.background = append(r.background, fr, seeds)
-	hostStats := streams.NewCounters(cfg.Client, r.keys.HostStats, streams.DefaultCountersInterval)
+	hostStats := streams.NewCounters(cfg.Client, r.keys.HostStats, 0, nil)
 	r.closers = append(r.closers, hostStats.Close)
 	f, err := fetch.New(fetch.Config{Settings: cfg.Spider.Settings, Scope: scope, FollowFilter: cfg.Spider.FollowFilter, Frontier: fr,
 		Client: cfg.Client, Layout: layout, RetryBase: cfg.RetryBase, RobotsRetry: cfg.RobotsRetry, Counters: r.counters,
@@ -82,8 +82,8 @@ func (r *run) fetchStage(ctx context.Context, scfg streams.SubscriberConfig) err
 		for _, k := range layout.Parts {
 			responses = append(responses, k.Responses)
 		}
-		backlog := streams.NewBacklog(cfg.Client, responses, streams.StageParse, cfg.MaxBacklog)
-		backlog.CountUnread = cfg.CountUnread
+		backlog := &streams.Backlog{Client: cfg.Client, Streams: responses, Group: streams.StageParse, Max: cfg.MaxBacklog,
+			CountUnread: cfg.CountUnread}
 		scfg.Gate = backlog.Under
 		r.background = append(r.background, backlog)
 	}

@@ -10,8 +10,8 @@ import (
 	"github.com/streamcrawl/streamcrawl/streams/loop"
 )
 
-// DefaultCountersInterval is how often Counters sends its increments.
-const DefaultCountersInterval = time.Second
+// defaultCountersInterval is how often Counters sends its increments.
+const defaultCountersInterval = time.Second
 
 // Counters accumulates crawl statistics in process and adds them to the crawl's stats
 // hash once per interval with one pipelined HINCRBY per field, so that counting costs
@@ -27,14 +27,16 @@ type Counters struct {
 	done   chan struct{}
 }
 
-// NewCounters returns counters for stats hash key, flushed every interval (0:
-// DefaultCountersInterval) until Close.
-func NewCounters(rdb redis.UniversalClient, key string, interval time.Duration) *Counters {
+// NewCounters returns counters for stats hash key, flushed every interval (0: a second)
+// until Close. observe, when set, is also called with every Add (a hook for process
+// metrics, which see increments at once rather than once per flush); it must not
+// block.
+func NewCounters(rdb redis.UniversalClient, key string, interval time.Duration, observe func(field string, n int64)) *Counters {
 	if interval <= 0 {
-		interval = DefaultCountersInterval
+		interval = defaultCountersInterval
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	c := &Counters{rdb: rdb, key: key, m: map[string]int64{}, cancel: cancel, done: make(chan struct{})}
+	c := &Counters{rdb: rdb, key: key, m: map[string]int64{}, obs: observe, cancel: cancel, done: make(chan struct{})}
 	go func() {
 		defer close(c.done)
 		_ = loop.Every(ctx, interval, loop.Config{}, func(context.Context) error { c.flush(); return nil })
@@ -47,19 +49,10 @@ func NewCounters(rdb redis.UniversalClient, key string, interval time.Duration) 
 func (c *Counters) Add(field string, n int64) {
 	c.mu.Lock()
 	c.m[field] += n
-	obs := c.obs
 	c.mu.Unlock()
-	if obs != nil {
-		obs(field, n)
+	if c.obs != nil {
+		c.obs(field, n)
 	}
-}
-
-// Observe makes every later Add also call fn (a hook for process metrics, which see
-// increments at once rather than once per flush). fn must not block; nil removes it.
-func (c *Counters) Observe(fn func(field string, n int64)) {
-	c.mu.Lock()
-	c.obs = fn
-	c.mu.Unlock()
 }
 
 func (c *Counters) flush() {

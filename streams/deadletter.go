@@ -12,16 +12,6 @@ import (
 	"go.uber.org/zap"
 )
 
-// Fields a dead-letter entry carries besides the original entry's own fields.
-const (
-	DeadFieldStream     = rkit.DeadStream
-	DeadFieldID         = rkit.DeadID
-	DeadFieldStage      = rkit.DeadStage
-	DeadFieldError      = rkit.DeadError
-	DeadFieldDeliveries = rkit.DeadDeliveries
-	DeadFieldConsumer   = rkit.DeadConsumer
-)
-
 // deadLetterScript moves one entry to dead letters and acks it.
 //
 // KEYS[1] -> stream

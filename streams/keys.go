@@ -1,6 +1,9 @@
 package streams
 
-import "strconv"
+import (
+	"strconv"
+	"strings"
+)
 
 // Keys are the Redis keys of one partition of a crawl (see Layout), every key built
 // here. They share one hash tag, {<crawl>} for a crawl of one partition or the
@@ -157,6 +160,15 @@ func (k Keys) Input(stage string) string {
 	default:
 		return k.Items
 	}
+}
+
+// kindOf returns the kind of a stream of a crawl: the last part of its key (requests,
+// responses, items).
+func kindOf(stream string) string {
+	if i := strings.LastIndexByte(stream, ':'); i >= 0 {
+		return stream[i+1:]
+	}
+	return stream
 }
 
 // All returns the fixed keys of the partition (host queues and robots.txt aside), for

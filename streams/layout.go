@@ -142,9 +142,9 @@ func ReadLayout(ctx context.Context, rdb redis.UniversalClient, crawl string) (L
 	return NewLayout(crawl, n), nil
 }
 
-// DeadOf returns the dead-letter stream of the partition a stream of the crawl belongs
+// deadOf returns the dead-letter stream of the partition a stream of the crawl belongs
 // to (sc:{tag}:requests -> sc:{tag}:dead).
-func DeadOf(stream string) string {
+func deadOf(stream string) string {
 	if i := strings.Index(stream, "}:"); i >= 0 {
 		return stream[:i+2] + "dead"
 	}

@@ -24,24 +24,17 @@ type Publisher struct {
 	once   sync.Once
 }
 
-// NewPublisher returns a Publisher on rdb. It does not own rdb.
-func NewPublisher(rdb redis.UniversalClient) (*Publisher, error) {
+// NewPublisher returns a Publisher on rdb. It does not own rdb. With an outage o it waits
+// out writes that Redis refuses for its own reasons (out of memory, read-only, see
+// Fail): each refused message is sent again with a growing wait until Redis takes it,
+// ctx ends or Shutdown is called, and o records the outage, so that a fetch stage never
+// fetches a page again because Redis was full when its response was ready. Without one
+// (nil) a refusal is the caller's error.
+func NewPublisher(rdb redis.UniversalClient, o *Outage) (*Publisher, error) {
 	if rdb == nil {
 		return nil, errors.New("streams: publisher needs a redis client")
 	}
-	return &Publisher{b: rkit.NewPipeline(rdb, 256, rkit.WriteTimeout, rkit.WriteLinger), stop: make(chan struct{})}, nil
-}
-
-// HoldOnRefusal makes the publisher wait out writes that Redis refuses for its own
-// reasons (out of memory, read-only, see ErrWriteRefused): each refused message is sent
-// again with a growing wait until Redis takes it, ctx ends or Shutdown is called, and o
-// records the outage. A fetch stage then never fetches a page again because Redis was
-// full when its response was ready. Call it before the first Publish.
-func (p *Publisher) HoldOnRefusal(o *Outage) {
-	if o == nil {
-		o = NewOutage(nil, nil)
-	}
-	p.outage = o
+	return &Publisher{b: rkit.NewPipeline(rdb, 256, rkit.WriteTimeout, rkit.WriteLinger), outage: o, stop: make(chan struct{})}, nil
 }
 
 // Publish appends msgs to stream topic and returns once all are in Redis.
@@ -63,11 +56,11 @@ func (p *Publisher) PublishContext(ctx context.Context, topic string, msgs ...*m
 		refused, err := p.send(ctx, topic, all)
 		if len(refused) == 0 || p.outage == nil {
 			if err == nil && attempt > 0 {
-				p.outage.Accepted()
+				p.outage.accepted()
 			}
 			return err
 		}
-		p.outage.Refused(err)
+		p.outage.refused(err)
 		t := time.NewTimer(outageBackoff(attempt))
 		select {
 		case <-t.C:
@@ -83,7 +76,7 @@ func (p *Publisher) PublishContext(ctx context.Context, topic string, msgs ...*m
 }
 
 // send appends every entry of all to topic in shared pipelines. It returns the entries
-// Redis refused for its own reasons (ErrWriteRefused: not written, safe to send again)
+// Redis refused for its own reasons (errWriteRefused: not written, safe to send again)
 // with the first refusal, or any other error alone.
 func (p *Publisher) send(ctx context.Context, topic string, all []map[string]any) (refused []map[string]any, first error) {
 	calls := make([]*rkit.Call, 0, len(all))
@@ -103,7 +96,7 @@ func (p *Publisher) send(ctx context.Context, topic string, all []map[string]any
 		<-waits[i]
 		switch err := c.Reply.Err(); {
 		case err == nil:
-		case IsWriteRefused(err):
+		case isWriteRefused(err):
 			refused = append(refused, all[i])
 			if first == nil {
 				first = err

@@ -16,11 +16,9 @@ import (
 	"go.uber.org/zap"
 )
 
-// DefaultBatchSize is the COUNT of each XREADGROUP of a Subscriber.
-const DefaultBatchSize = 64
-
 // Defaults of SubscriberConfig (see SubscriberDefaults).
 const (
+	defaultBatchSize       = 64
 	defaultMaxInFlight     = 64
 	defaultBlockTime       = 2 * time.Second
 	defaultReadLinger      = 20 * time.Millisecond
@@ -52,12 +50,10 @@ type SubscriberConfig struct {
 	// Consumer is this process's name in the group. Keep it stable across restarts of
 	// one process slot: a restarted consumer re-reads its own pending entries first.
 	Consumer string
-	// DeadStream is the dead-letter stream. Required unless DeadStreamFor is set.
+	// DeadStream is the dead-letter stream. Default: the dead-letter stream of the
+	// partition of each stream read (sc:{tag}:dead for sc:{tag}:requests; the move is one
+	// script, so both must share a slot), <stream>:dead for a stream outside a crawl.
 	DeadStream string
-	// DeadStreamFor, when set, names the dead-letter stream of each topic read (a stage
-	// reading one stream per partition dead-letters into the partition's: the move is
-	// one script, so both must share a slot).
-	DeadStreamFor func(stream string) string
 	// StartID is where a new group starts reading. Default "0" (the whole stream).
 	StartID string
 	// BatchSize is the COUNT of each XREADGROUP. Default 64.
@@ -125,7 +121,7 @@ func (c *SubscriberConfig) setDefaults() {
 	if c.StartID == "" {
 		c.StartID = "0"
 	}
-	c.BatchSize = cmp.Or(c.BatchSize, DefaultBatchSize)
+	c.BatchSize = cmp.Or(c.BatchSize, defaultBatchSize)
 	c.MaxInFlight = cmp.Or(c.MaxInFlight, defaultMaxInFlight)
 	c.BlockTime = cmp.Or(c.BlockTime, defaultBlockTime)
 	c.ReadLinger = cmp.Or(c.ReadLinger, defaultReadLinger)
@@ -143,8 +139,8 @@ func (c *SubscriberConfig) setDefaults() {
 	}
 }
 
-// Validate reports a config that cannot work.
-func (c *SubscriberConfig) Validate() error {
+// validate reports a config that cannot work.
+func (c *SubscriberConfig) validate() error {
 	switch {
 	case c.Client == nil:
 		return errors.New("streams: subscriber needs a redis client")
@@ -152,8 +148,6 @@ func (c *SubscriberConfig) Validate() error {
 		return errors.New("streams: subscriber needs a consumer group")
 	case c.Consumer == "":
 		return errors.New("streams: subscriber needs a consumer name")
-	case c.DeadStream == "" && c.DeadStreamFor == nil:
-		return errors.New("streams: subscriber needs a dead-letter stream")
 	case c.BatchSize > c.MaxInFlight:
 		return fmt.Errorf("streams: batch size %d exceeds max in flight %d", c.BatchSize, c.MaxInFlight)
 	}
@@ -183,7 +177,7 @@ type Subscriber struct {
 // NewSubscriber validates cfg and returns a Subscriber.
 func NewSubscriber(cfg SubscriberConfig) (*Subscriber, error) {
 	cfg.setDefaults()
-	if err := cfg.Validate(); err != nil {
+	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
 	log := cfg.Logger.With(zap.String("group", cfg.Group))

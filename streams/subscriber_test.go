@@ -34,7 +34,7 @@ func newSub(t *testing.T, rdb redis.UniversalClient, consumer string, mod func(*
 
 func publishN(t *testing.T, rdb redis.UniversalClient, stream string, n int) {
 	t.Helper()
-	pub, err := streams.NewPublisher(rdb)
+	pub, err := streams.NewPublisher(rdb, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +119,7 @@ func TestSubscriberNackRedeliversThenDeadLetters(t *testing.T) {
 		select {
 		case m := <-ch:
 			deliveries = append(deliveries, m.Metadata.Get(streams.MetaDeliveries))
-			streams.RecordError(m, errors.New("boom"))
+			streams.Fail(m, errors.New("boom"), nil)
 			m.Nack()
 		case <-deadline:
 			t.Fatalf("deliveries = %v", deliveries)

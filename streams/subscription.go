@@ -51,8 +51,8 @@ func newSubscription(parent context.Context, cfg SubscriberConfig, stream string
 		ctx: ctx, cancel: cancel, hard: hard, hardStop: hardStop,
 		inflight: map[string]time.Time{},
 	}
-	if cfg.DeadStreamFor != nil {
-		s.dead = cfg.DeadStreamFor(stream)
+	if s.dead == "" {
+		s.dead = deadOf(stream)
 	}
 	s.acks = newAcker(cfg.Client, stream, cfg.Group, cfg.AckBatch, cfg.AckInterval, s.errLog)
 	return s
@@ -294,7 +294,7 @@ func (s *subscription) await(msg *message.Message, id string, deliveries int, do
 	select {
 	case <-msg.Acked():
 		if msg.Metadata.Get(metaHeld) != "" {
-			s.cfg.Outage.Accepted() // its writes went through
+			s.cfg.Outage.accepted() // its writes went through
 		}
 		if s.cfg.BeforeAck != nil {
 			s.cfg.BeforeAck(msg)

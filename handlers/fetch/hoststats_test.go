@@ -35,7 +35,7 @@ func TestHostStatsAreByHostKey(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer hosts.Close()
-	stats := streams.NewCounters(rdb, layout.Global.HostStats, streams.DefaultCountersInterval)
+	stats := streams.NewCounters(rdb, layout.Global.HostStats, 0, nil)
 	off := false
 	f, err := fetch.New(fetch.Config{Settings: spiders.Settings{ObeyRobots: &off, AllowNetworks: []string{"127.0.0.1/32", "::1/128"}},
 		Frontier: hosts, Client: rdb, Layout: layout, HostStats: stats})

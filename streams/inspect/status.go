@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/streamcrawl/streamcrawl/spiders"
 	"github.com/streamcrawl/streamcrawl/streams"
 
 	"github.com/streamcrawl/streamcrawl/streams/dedup"
@@ -322,4 +323,18 @@ func DueHosts(ctx context.Context, rdb redis.UniversalClient, l streams.Layout, 
 		n += c[0].Val() + c[1].Val()
 	}
 	return n, nil
+}
+
+// RecordedRetention returns the retention the crawl's stage processes recorded for a
+// stream kind ("requests", "responses", "items") in its meta hash (streams.Trimmer.Meta);
+// "until acked" when none did.
+func RecordedRetention(ctx context.Context, rdb redis.UniversalClient, meta, kind string) (spiders.StreamRetention, error) {
+	v, err := rdb.HGet(ctx, meta, rkit.RetentionField(kind)).Result()
+	if rkit.ErrNil(err) {
+		return spiders.StreamRetention{}, nil
+	}
+	if err != nil {
+		return spiders.StreamRetention{}, fmt.Errorf("inspect: read retention: %w", err)
+	}
+	return spiders.ParseStreamRetention(v)
 }

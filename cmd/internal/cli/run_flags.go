@@ -98,12 +98,12 @@ func redactOut(out string) string {
 func (f *RunFlags) config(a *App, stages []string) (handlers.Config, error) {
 	cfg := handlers.Config{Stages: stages, Consumer: f.consumer, UntilDone: f.UntilDone,
 		RetryBase: f.retryBackoff, MaxBacklog: f.maxBacklog, Subscriber: f.subscriber(), Logger: a.Log, TrimInterval: f.trimInterval,
-		Retain: map[string]streams.Retention{}}
+		Retain: map[string]spiders.StreamRetention{}}
 	// A --retain-* flag given replaces the spider's retention of that stream (age only,
 	// no byte limit); the others keep what the spider says.
 	for i, st := range []string{streams.StageFetch, streams.StageParse, streams.StageStore} {
 		if name := "retain-" + [...]string{"requests", "responses", "items"}[i]; f.retainSet != nil && f.retainSet(name) {
-			cfg.Retain[st] = streams.Retention{Age: f.retain[i]}
+			cfg.Retain[st] = spiders.StreamRetention{MaxAge: f.retain[i]}
 		}
 	}
 	return cfg, installFault(&cfg)

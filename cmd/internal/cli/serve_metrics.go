@@ -11,6 +11,7 @@ import (
 
 	"github.com/streamcrawl/streamcrawl/handlers/metrics"
 	"github.com/streamcrawl/streamcrawl/streams"
+	"github.com/streamcrawl/streamcrawl/streams/inspect"
 )
 
 // metricsAddrHelp is the usage of --metrics-addr on every service command.
@@ -55,7 +56,7 @@ func groupsReady(rdb redis.UniversalClient, crawl string, stages ...string) metr
 		}
 		for _, stage := range stages {
 			for _, k := range l.Parts {
-				st, err := streams.ReadGroupState(ctx, rdb, k.Input(stage), stage)
+				st, err := inspect.ReadGroupState(ctx, rdb, k.Input(stage), stage)
 				if err != nil {
 					return err
 				}

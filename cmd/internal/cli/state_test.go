@@ -91,9 +91,9 @@ func checkFinished(t testing.TB, rdb redis.UniversalClient, crawl string) *inspe
 // stage, relative to base ("http://host:port/").
 func deadLetterPaths(t testing.TB, rdb redis.UniversalClient, crawl, base string) map[string]int {
 	t.Helper()
-	var entries []redis.XMessage
+	var entries []inspect.DeadLetter
 	for _, k := range layoutOf(t, rdb, crawl).Parts {
-		part, err := rdb.XRange(context.Background(), k.Dead, "-", "+").Result()
+		part, err := inspect.ListDead(context.Background(), rdb, k, "-", 1<<30)
 		if err != nil {
 			t.Fatalf("read dead letters: %v", err)
 		}
@@ -102,13 +102,11 @@ func deadLetterPaths(t testing.TB, rdb redis.UniversalClient, crawl, base string
 	out := map[string]int{}
 	origin := strings.TrimSuffix(base, "/")
 	for _, e := range entries {
-		stage, _ := e.Values[streams.DeadFieldStage].(string)
-		payload, _ := e.Values["payload"].(string)
-		desc := "stage=" + stage + " "
-		if r, err := spiders.UnmarshalRequest([]byte(payload)); err == nil {
+		desc := "stage=" + e.Stage + " "
+		if r, err := spiders.UnmarshalRequest([]byte(e.Fields["payload"])); err == nil {
 			desc += strings.TrimPrefix(r.URL, origin)
 		} else {
-			desc += fmt.Sprintf("undecodable entry %s (%v): %v", e.ID, err, e.Values[streams.DeadFieldError])
+			desc += fmt.Sprintf("undecodable entry %s (%v): %v", e.ID, err, e.Error)
 		}
 		out[desc]++
 	}

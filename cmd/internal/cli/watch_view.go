@@ -83,7 +83,7 @@ func readWatchView(ctx context.Context, rdb redis.UniversalClient, l streams.Lay
 		sv := stageView{stage: stage, lagKnown: true}
 		for _, k := range l.Parts {
 			stream := k.Input(stage)
-			gs, err := streams.ReadGroupState(ctx, rdb, stream, stage)
+			gs, err := inspect.ReadGroupState(ctx, rdb, stream, stage)
 			if err != nil {
 				return nil, err
 			}

@@ -1,4 +1,4 @@
-package streams
+package inspect
 
 import (
 	"context"
@@ -16,15 +16,16 @@ import (
 
 // GroupState is where one consumer group stands on a stream.
 type GroupState struct {
-	Exists        bool   `json:"exists"`
-	Pending       int64  `json:"pending"`
+	// Exists reports whether the group exists.
+	Exists bool `json:"exists"`
+	// Pending is how many entries the group's consumers hold without an ack.
+	Pending int64 `json:"pending"`
+	// LastDelivered is the ID of the last entry delivered to the group.
 	LastDelivered string `json:"last_delivered"`
-	LastEntry     string `json:"last_entry"` // the stream's newest entry ("" when empty)
-}
-
-// Unread reports entries after the group's last-delivered ID.
-func (g GroupState) Unread() bool {
-	return g.LastEntry != "" && CompareIDs(g.LastEntry, g.LastDelivered) > 0
+	// LastEntry is the stream's newest entry ("" when empty).
+	LastEntry string `json:"last_entry"`
+	// Unread reports entries after the group's last-delivered ID.
+	Unread bool `json:"unread"`
 }
 
 // ReadGroupState reads group's state on stream.
@@ -32,7 +33,7 @@ func ReadGroupState(ctx context.Context, rdb redis.UniversalClient, stream, grou
 	var st GroupState
 	groups, err := rdb.XInfoGroups(ctx, stream).Result()
 	if err != nil && !rkit.IsNoSuchKey(err) {
-		return st, fmt.Errorf("streams: groups of %s: %w", stream, err)
+		return st, fmt.Errorf("inspect: groups of %s: %w", stream, err)
 	}
 	for _, g := range groups {
 		if g.Name == group {
@@ -41,11 +42,12 @@ func ReadGroupState(ctx context.Context, rdb redis.UniversalClient, stream, grou
 	}
 	last, err := rdb.XRevRangeN(ctx, stream, "+", "-", 1).Result()
 	if err != nil {
-		return st, fmt.Errorf("streams: last entry of %s: %w", stream, err)
+		return st, fmt.Errorf("inspect: last entry of %s: %w", stream, err)
 	}
 	if len(last) > 0 {
 		st.LastEntry = last[0].ID
 	}
+	st.Unread = st.LastEntry != "" && CompareIDs(st.LastEntry, st.LastDelivered) > 0
 	return st, nil
 }
 
@@ -97,19 +99,30 @@ func ParsePosition(s string, now time.Time) (string, error) {
 	}
 	ms, seq, hasSeq := strings.Cut(s, "-")
 	if _, err := strconv.ParseUint(ms, 10, 64); err != nil {
-		return "", fmt.Errorf("streams: position %q: want an entry ID, a time (RFC 3339) or a duration ago", s)
+		return "", fmt.Errorf("inspect: position %q: want an entry ID, a time (RFC 3339) or a duration ago", s)
 	}
 	if !hasSeq {
 		return ms + "-0", nil
 	}
 	if _, err := strconv.ParseUint(seq, 10, 64); err != nil {
-		return "", fmt.Errorf("streams: position %q: bad sequence number", s)
+		return "", fmt.Errorf("inspect: position %q: bad sequence number", s)
 	}
 	return s, nil
 }
 
-// Before returns the ID just before id, so that a group created there delivers id first.
-func Before(id string) string {
+// GroupStart returns the ID a group created to deliver the entries from position on
+// (as ParsePosition reads it) starts after: the ID just before it ("$", the end, as it
+// is).
+func GroupStart(position string, now time.Time) (string, error) {
+	pos, err := ParsePosition(position, now)
+	if err != nil || pos == "$" {
+		return pos, err
+	}
+	return before(pos), nil
+}
+
+// before returns the ID just before id, so that a group created there delivers id first.
+func before(id string) string {
 	ms, seq := splitID(id)
 	switch {
 	case seq > 0:
@@ -126,15 +139,15 @@ func CreateGroup(ctx context.Context, rdb redis.UniversalClient, stream, group, 
 	err := rdb.XGroupCreateMkStream(ctx, stream, group, id).Err()
 	if err != nil && strings.HasPrefix(err.Error(), "BUSYGROUP") {
 		if !setID {
-			return fmt.Errorf("streams: group %s already exists on %s", group, stream)
+			return fmt.Errorf("inspect: group %s already exists on %s", group, stream)
 		}
 		err = rdb.XGroupSetID(ctx, stream, group, id).Err()
 	}
 	if err != nil {
-		return fmt.Errorf("streams: group %s on %s at %s: %w", group, stream, id, err)
+		return fmt.Errorf("inspect: group %s on %s at %s: %w", group, stream, id, err)
 	}
 	return nil
 }
 
 // ErrStageGroup refuses changes to the crawl's own stage groups.
-var ErrStageGroup = errors.New("streams: fetch, parse and store are the crawl's own groups")
+var ErrStageGroup = errors.New("inspect: fetch, parse and store are the crawl's own groups")

@@ -142,10 +142,7 @@ func Archive(ctx context.Context, cfg ArchiveConfig) error {
 	if cerr := w.Close(ctx); err == nil && cerr != nil {
 		err = fmt.Errorf("handlers: archive: %w", cerr)
 	}
-	tctx, tcancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-	streams.TrimOnce(tctx, cfg.Client, trim, log)
-	tcancel()
-	return err
+	return err // the trimmer trimmed once more as the group stopped
 }
 
 // EnsureArchiveGroup creates the archive group on the crawl's responses streams (at

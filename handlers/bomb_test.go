@@ -48,7 +48,7 @@ func TestForgedCompressedResponseIsADeadLetter(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantAllPages(t, sink, base, 20)
-	dead, err := inspect.ListDead(ctx, rdb, k, "-", 100)
+	dead, err := inspect.ListDead(ctx, rdb, streams.NewLayout(k.Crawl, 1), 100)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -46,7 +46,7 @@ func TestPoisonPageEndsAsOneDeadLetter(t *testing.T) {
 	if err := runCrawl(ctx, t, rdb, sp, sink, nil); err != nil {
 		t.Fatal(err)
 	}
-	dead, err := inspect.ListDead(ctx, rdb, streams.NewKeys("poison"), "-", 100)
+	dead, err := inspect.ListDead(ctx, rdb, streams.NewLayout("poison", 1), 100)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +97,7 @@ func TestMalformedEntriesGoToDeadLettersAtOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantAllPages(t, sink, base, 20)
-	dead, err := inspect.ListDead(ctx, rdb, k, "-", 100)
+	dead, err := inspect.ListDead(ctx, rdb, streams.NewLayout(k.Crawl, 1), 100)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -36,11 +36,7 @@ func newFrontier(ctx context.Context, rdb redis.UniversalClient, sp *spiders.Spi
 	if err != nil {
 		return nil, err
 	}
-	mode, err := dedup.ParseMode(s.Dedup)
-	if err != nil {
-		return nil, err
-	}
-	d, err := dedup.Open(ctx, rdb, layout, dedup.Config{Mode: mode, Capacity: s.Capacity, ErrorRate: s.ErrorRate}, log)
+	d, err := dedup.Open(ctx, rdb, layout, dedup.Config{Mode: dedup.Mode(s.Dedup), Capacity: s.Capacity, ErrorRate: s.ErrorRate}, log)
 	if err != nil {
 		return nil, err
 	}

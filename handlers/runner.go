@@ -139,11 +139,7 @@ func (r *run) serve(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("handlers: %w", err)
 	}
-	// The last acks are in: leave nothing acked past retention behind.
-	tctx, tcancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-	streams.TrimOnce(tctx, cfg.Client, trim, r.log)
-	tcancel()
-	return bgErr
+	return bgErr // the trimmer trimmed once more as it stopped, after the last acks
 }
 
 // trimmed returns the streams this run trims (its stages' inputs) with their

@@ -29,7 +29,7 @@ type watcher struct {
 // crawl to finish with that error; a service keeps serving and says so.
 func (w *watcher) Run(ctx context.Context) error {
 	lastLog := time.Now()
-	seedErrs := loop.NewErrors(w.log, loop.DefaultLogEvery)
+	seedErrs := loop.NewErrors(w.log, 0)
 	cfg := loop.Config{Log: w.log, Msg: "cannot read crawl progress; retrying"}
 	return loop.Every(ctx, w.cfg.PollInterval, cfg, func(ctx context.Context) error {
 		p, err := inspect.ReadProgress(ctx, w.cfg.Client, w.layout)

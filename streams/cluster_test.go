@@ -9,8 +9,6 @@ import (
 
 	"github.com/streamcrawl/streamcrawl/streams/inspect"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/streamcrawl/streamcrawl/streams"
 	"github.com/streamcrawl/streamcrawl/streams/streamstest"
 )
@@ -48,8 +46,12 @@ func TestConnectClusterAndItsErrors(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	nodes, err := inspect.ReadNodes(ctx, c.UniversalClient.(*redis.ClusterClient), l)
-	if err != nil || len(nodes) != 3 {
+	st, err := inspect.ReadStatus(ctx, c.UniversalClient, l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nodes := st.Nodes
+	if len(nodes) != 3 {
 		t.Fatalf("nodes %+v, %v", nodes, err)
 	}
 	var keys int64

@@ -155,9 +155,12 @@ type Trimmer struct {
 	Meta string
 }
 
-// Run trims every Interval until ctx ends, then returns nil; streams with a byte limit
-// at least four times a second, so that they overshoot it by no more than a quarter
-// second of inflow. A failed trim is logged (at most once a minute) and tried again.
+// Run trims every Interval until ctx ends; streams with a byte limit at least four times
+// a second, so that they overshoot it by no more than a quarter second of inflow. A
+// failed trim is logged (at most once a minute) and tried again. When ctx ends it trims
+// every stream once more, within 5 s, and returns nil: a stage process stops its
+// trimmer after its router, so its last acks are in and a finished crawl leaves no
+// acked entry past retention.
 func (tr *Trimmer) Run(ctx context.Context) error {
 	log := tr.Logger
 	if log == nil {
@@ -178,7 +181,7 @@ func (tr *Trimmer) Run(ctx context.Context) error {
 		log.Debug("retention not recorded for status", zap.Error(err))
 	}
 	var last time.Time
-	return loop.Every(ctx, tick, loop.Config{}, func(ctx context.Context) error {
+	err := loop.Every(ctx, tick, loop.Config{}, func(ctx context.Context) error {
 		all := time.Since(last) >= interval-tick/2
 		if all {
 			last = time.Now()
@@ -186,15 +189,10 @@ func (tr *Trimmer) Run(ctx context.Context) error {
 		trimAll(ctx, tr.Client, tr.Streams, !all, errLog, log)
 		return nil
 	})
-}
-
-// TrimOnce trims every stream once (a stage process does it last at shutdown, after its
-// final acks, so that a finished crawl leaves no acked entry past retention).
-func TrimOnce(ctx context.Context, rdb redis.UniversalClient, streams map[string]spiders.StreamRetention, log *zap.Logger) {
-	if log == nil {
-		log = zap.NewNop()
-	}
-	trimAll(ctx, rdb, streams, false, loop.NewErrors(log, time.Minute), log)
+	final, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	trimAll(final, tr.Client, tr.Streams, false, errLog, log)
+	return err
 }
 
 // trimAll trims streams (only those with a byte limit when bytesOnly).

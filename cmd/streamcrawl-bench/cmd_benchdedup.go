@@ -138,11 +138,13 @@ func benchDedupModes(s string) ([]dedup.Mode, error) {
 	if s == "all" {
 		return []dedup.Mode{dedup.Exact, dedup.Bloom, dedup.Set}, nil
 	}
-	m, err := dedup.ParseMode(s)
-	if err != nil {
-		return nil, err
+	switch m := dedup.Mode(strings.ToLower(strings.TrimSpace(s))); m {
+	case dedup.Exact, dedup.Bloom, dedup.Set:
+		return []dedup.Mode{m}, nil
+	case "":
+		return []dedup.Mode{dedup.Exact}, nil
 	}
-	return []dedup.Mode{m}, nil
+	return nil, fmt.Errorf("unknown dedup mode %q: want exact, bloom, set or all", s)
 }
 
 // benchWork is the input of every mode, made before any clock starts.

@@ -117,22 +117,17 @@ func (d *Dashboard) dead(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	out := []deadLetter{}
-	for _, k := range l.Parts {
-		list, err := inspect.ListDead(r.Context(), d.cfg.Client, k, "-", int64(DefaultDeadList-len(out)))
-		if err != nil {
-			writeJSON(w, http.StatusInternalServerError, map[string]string{"error": err.Error()})
-			return
+	list, err := inspect.ListDead(r.Context(), d.cfg.Client, l, DefaultDeadList)
+	if err != nil {
+		writeJSON(w, http.StatusInternalServerError, map[string]string{"error": err.Error()})
+		return
+	}
+	for _, dl := range list {
+		var p struct {
+			URL string `json:"url"`
 		}
-		for _, dl := range list {
-			var p struct {
-				URL string `json:"url"`
-			}
-			_ = json.Unmarshal([]byte(dl.Fields["payload"]), &p)
-			out = append(out, deadLetter{ID: dl.ID, Stage: dl.Stage, Deliveries: dl.Deliveries, URL: p.URL, Error: dl.Error})
-		}
-		if len(out) >= DefaultDeadList {
-			break
-		}
+		_ = json.Unmarshal([]byte(dl.Fields["payload"]), &p)
+		out = append(out, deadLetter{ID: dl.ID, Stage: dl.Stage, Deliveries: dl.Deliveries, URL: p.URL, Error: dl.Error})
 	}
 	writeJSON(w, http.StatusOK, out)
 }

@@ -32,12 +32,12 @@ const (
 // Dedup defaults.
 const (
 	defaultMode      = Exact
-	DefaultCapacity  = 10_000_000
+	defaultCapacity  = 10_000_000
 	DefaultErrorRate = 0.01
 )
 
-// ParseMode parses a mode name ("" is the default, exact).
-func ParseMode(s string) (Mode, error) {
+// parseMode parses a mode name, in any case ("" is the default, exact).
+func parseMode(s string) (Mode, error) {
 	switch m := Mode(strings.ToLower(strings.TrimSpace(s))); m {
 	case "":
 		return defaultMode, nil
@@ -52,7 +52,7 @@ func ParseMode(s string) (Mode, error) {
 // the first process to open the crawl's dedup stores it in the crawl's meta hash and
 // every later process uses the stored one (see Open).
 type Config struct {
-	// Mode is exact, bloom or set. Default exact.
+	// Mode is exact, bloom or set (in any case). Default exact.
 	Mode Mode `json:"mode"`
 	// Capacity is how many distinct URLs the crawl is planned for. Exact mode sizes its
 	// buckets for it (at 5 to 8 times it they outgrow Redis's compact encoding: still
@@ -68,11 +68,11 @@ type Config struct {
 }
 
 func (c *Config) setDefaults() {
-	if c.Mode == "" {
-		c.Mode = defaultMode
+	if m, err := parseMode(string(c.Mode)); err == nil {
+		c.Mode = m // any case, "" for the default
 	}
 	if c.Capacity == 0 {
-		c.Capacity = DefaultCapacity
+		c.Capacity = defaultCapacity
 	}
 	if c.ErrorRate == 0 && c.Mode == Bloom {
 		c.ErrorRate = DefaultErrorRate
@@ -82,10 +82,10 @@ func (c *Config) setDefaults() {
 	}
 }
 
-// Validate reports a config that cannot work; zero fields are defaults.
-func (c Config) Validate() error {
+// validate reports a config that cannot work; zero fields are defaults.
+func (c Config) validate() error {
 	c.setDefaults()
-	if _, err := ParseMode(string(c.Mode)); err != nil {
+	if _, err := parseMode(string(c.Mode)); err != nil {
 		return err
 	}
 	if c.Capacity < 1 || c.Capacity > 1<<40 {
@@ -208,7 +208,7 @@ func Open(ctx context.Context, rdb redis.UniversalClient, layout streams.Layout,
 	if keys.Crawl == "" {
 		return nil, errors.New("dedup: deduper needs a crawl name")
 	}
-	if err := cfg.Validate(); err != nil {
+	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
 	cfg.setDefaults()
@@ -270,11 +270,8 @@ func Open(ctx context.Context, rdb redis.UniversalClient, layout streams.Layout,
 	return d, nil
 }
 
-// Config returns the crawl's dedup config (the stored one).
-func (d *Deduper) Config() Config { return d.stored }
-
-// Part returns the Deduper working on partition i (Add and Has; Usage covers them all).
-func (d *Deduper) Part(i int) *Deduper {
+// part returns the Deduper working on partition i (Add and Has; Usage covers them all).
+func (d *Deduper) part(i int) *Deduper {
 	c := *d
 	c.keys = d.layout.Parts[i]
 	return &c

@@ -27,7 +27,7 @@ type Usage struct {
 func (d *Deduper) Usage(ctx context.Context) (Usage, error) {
 	var sum Usage
 	for i := range len(d.layout.Parts) {
-		u, err := d.Part(i).usage(ctx)
+		u, err := d.part(i).usage(ctx)
 		if err != nil {
 			return Usage{}, err
 		}

@@ -38,31 +38,6 @@ type hostDefaults struct {
 	quantum  int
 }
 
-// Outcome is how a fetch of a host ended, for its schedule.
-type Outcome int
-
-// Outcomes of a fetch.
-const (
-	// Done: the host answered (any status but 429 and 503); a back-off decays.
-	Done Outcome = iota
-	// SlowDown: the host answered 429 or 503; it is pushed back for every fetcher,
-	// longer after each in a row, at least for its Retry-After.
-	SlowDown
-	// NotStarted: no request was made (robots.txt disallowed the URL, a check failed).
-	NotStarted
-)
-
-// arg is the outcome as finishScript takes it.
-func (o Outcome) arg() string {
-	switch o {
-	case SlowDown:
-		return "slow"
-	case NotStarted:
-		return "none"
-	}
-	return "done"
-}
-
 // Finish says how a fetcher's turn at a host ended.
 type Finish struct {
 	// Host is the key of the request's host (spiders.HostKey).
@@ -72,10 +47,13 @@ type Finish struct {
 	Lease string
 	// Started is when the request to the host started (this machine's clock); the
 	// host's next start is its delay after it, reckoned on the Redis clock from the time
-	// elapsed since, taken when the call leaves for Redis. Ignored for NotStarted.
+	// elapsed since, taken when the call leaves for Redis. Zero: no request was made
+	// (robots.txt disallowed the URL, a check failed). A host that answered lets a
+	// back-off decay.
 	Started time.Time
-	// Outcome of the fetch.
-	Outcome Outcome
+	// SlowDown says the host answered 429 or 503: it is pushed back for every fetcher,
+	// longer after each in a row, at least for its Retry-After.
+	SlowDown bool
 	// RetryAfter is the server's Retry-After with SlowDown (at most 10 minutes count).
 	RetryAfter time.Duration
 	// Autothrottle feeds the request's duration to the host's AutoThrottle latency

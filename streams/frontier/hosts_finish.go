@@ -216,15 +216,18 @@ func (f *Frontier) finishCall(part int, jobs []*finishJob) ([]string, []any) {
 	args = append(args, schedArgs(f.hosts, partIDPrefix(part), window, f.cfg.CountUnread, maxHandOut)...)
 	for _, j := range jobs {
 		fin := j.f
-		took := int64(-1)
-		if fin.Outcome != NotStarted {
-			took = max(time.Since(fin.Started).Milliseconds(), 0)
+		took, outcome := int64(-1), "none"
+		if !fin.Started.IsZero() {
+			took, outcome = max(time.Since(fin.Started).Milliseconds(), 0), "done"
+		}
+		if fin.SlowDown {
+			outcome = "slow"
 		}
 		auto := 0
 		if fin.Autothrottle {
 			auto = 1
 		}
-		args = append(args, j.host, fin.Lease, took, fin.Outcome.arg(), max(fin.RetryAfter.Milliseconds(), 0), auto,
+		args = append(args, j.host, fin.Lease, took, outcome, max(fin.RetryAfter.Milliseconds(), 0), auto,
 			string(fin.Requeue), f.order.band(fin.Priority, fin.Depth), f.order.sign(), max(fin.Wait.Milliseconds(), 0))
 	}
 	return keys, args

@@ -213,7 +213,7 @@ func TestASlowDownPushesTheHostBackForEveryFetcherAndRecovers(t *testing.T) {
 		}
 		fin := frontier.Finish{Host: host, Lease: m.ID, Started: time.Now().Add(-5 * time.Millisecond)}
 		if host == "slow.test" && len(slowIDs) == 4 {
-			fin.Outcome, fin.RetryAfter = frontier.SlowDown, time.Second
+			fin.SlowDown, fin.RetryAfter = true, time.Second
 		}
 		if _, err := h.Finish(ctx, fin); err != nil {
 			t.Fatal(err)

@@ -18,13 +18,10 @@ import (
 // in processing by a process that died are taken again after a minute (the frontier's
 // dedup makes that harmless).
 
-// ErrSeedKeyType is matched (errors.Is) by a SeedKeyError.
+// ErrSeedKeyType is matched (errors.Is) by the error of a start-URL key holding
+// something seeds cannot be taken from (a hash, a string, a stream): the crawl stops
+// with it instead of waiting for seeds forever.
 var ErrSeedKeyType = rkit.ErrSeedKeyType
-
-// SeedKeyError is a start-URL key holding something seeds cannot be taken from (a hash,
-// a string, a stream): the crawl stops with it instead of waiting for seeds forever. Its
-// Key is <crawl>:start_urls and Type what TYPE answers.
-type SeedKeyError = rkit.SeedKeyError
 
 // takeSeedsScript moves up to n seeds from the list, set or sorted set (highest score
 // first) to the processing list, stamped with the time, in one step: a seed is never
@@ -150,7 +147,7 @@ func (f *Frontier) seedsDone(ctx context.Context, seeds []seed) error {
 	return nil
 }
 
-// CheckSeedKey returns a *SeedKeyError when the crawl's start-URL key exists with a
+// CheckSeedKey returns an error matching ErrSeedKeyType when the crawl's start-URL key exists with a
 // type seeds cannot be taken from.
 func CheckSeedKey(ctx context.Context, rdb redis.UniversalClient, crawl string) error {
 	k := streams.NewKeys(crawl)

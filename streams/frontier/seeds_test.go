@@ -9,6 +9,7 @@ import (
 	"github.com/streamcrawl/streamcrawl/streams"
 	"github.com/streamcrawl/streamcrawl/streams/frontier"
 	"github.com/streamcrawl/streamcrawl/streams/inspect"
+	"github.com/streamcrawl/streamcrawl/streams/internal/rkit"
 
 	"github.com/redis/go-redis/v9"
 
@@ -54,7 +55,7 @@ func TestSeedKeyOfAnotherTypeIsAnError(t *testing.T) {
 	}
 	defer f.Close()
 	_, _, err = f.TakeSeeds(ctx, 10, nil)
-	var ke *frontier.SeedKeyError
+	var ke *rkit.SeedKeyError
 	if !errors.As(err, &ke) || ke.Type != "hash" || !errors.Is(err, frontier.ErrSeedKeyType) {
 		t.Fatalf("Take: %v, want a SeedKeyError for a hash", err)
 	}

@@ -28,33 +28,76 @@ type DeadLetter struct {
 	Fields map[string]string `json:"fields"`
 }
 
-// ListDead returns up to count dead letters from start (an entry ID, "-" for the first).
-func ListDead(ctx context.Context, rdb redis.UniversalClient, k streams.Keys, start string, count int64) ([]DeadLetter, error) {
-	msgs, err := rdb.XRangeN(ctx, k.Dead, start, "+", count).Result()
-	if err != nil {
-		return nil, fmt.Errorf("inspect: list dead letters: %w", err)
-	}
-	out := make([]DeadLetter, 0, len(msgs))
-	for _, m := range msgs {
-		out = append(out, parseDead(m))
+// ListDead returns up to limit dead letters of the crawl, partition after partition,
+// the oldest first in each.
+func ListDead(ctx context.Context, rdb redis.UniversalClient, l streams.Layout, limit int64) ([]DeadLetter, error) {
+	var out []DeadLetter
+	for _, k := range l.Parts {
+		if int64(len(out)) >= limit {
+			break
+		}
+		msgs, err := rdb.XRangeN(ctx, k.Dead, "-", "+", limit-int64(len(out))).Result()
+		if err != nil {
+			return out, fmt.Errorf("inspect: list dead letters: %w", err)
+		}
+		for _, m := range msgs {
+			out = append(out, parseDead(m))
+		}
 	}
 	return out, nil
 }
 
-// GetDead returns the dead letters with the given IDs; missing ones are an error.
-func GetDead(ctx context.Context, rdb redis.UniversalClient, k streams.Keys, ids []string) ([]DeadLetter, error) {
-	out := make([]DeadLetter, 0, len(ids))
-	for _, id := range ids {
-		msgs, err := rdb.XRange(ctx, k.Dead, id, id).Result()
-		if err != nil {
-			return nil, fmt.Errorf("inspect: dead letter %s: %w", id, err)
+// RetryDead puts dead letters of the crawl back on the streams they came from: the
+// entries with the given IDs (looked for in every partition's dead-letter stream), or
+// all of them when ids is empty. rewrite, when set, gives the payload to put back of a
+// dead letter of partition k (nil: its original one). It returns how many were
+// re-queued; an ID found nowhere is an error (after the others are re-queued).
+func RetryDead(ctx context.Context, rdb redis.UniversalClient, l streams.Layout, ids []string,
+	rewrite func(k streams.Keys, d DeadLetter) ([]byte, error)) (int, error) {
+	n := 0
+	found := map[string]bool{}
+	for _, k := range l.Parts {
+		var dead []DeadLetter
+		if len(ids) > 0 {
+			// A dead letter's ID names it within its partition's stream: look in each.
+			for _, id := range ids {
+				msgs, err := rdb.XRange(ctx, k.Dead, id, id).Result()
+				if err != nil {
+					return n, fmt.Errorf("inspect: dead letter %s: %w", id, err)
+				}
+				if len(msgs) > 0 {
+					dead, found[id] = append(dead, parseDead(msgs[0])), true
+				}
+			}
+		} else {
+			msgs, err := rdb.XRange(ctx, k.Dead, "-", "+").Result()
+			if err != nil {
+				return n, fmt.Errorf("inspect: list dead letters: %w", err)
+			}
+			for _, m := range msgs {
+				dead = append(dead, parseDead(m))
+			}
 		}
-		if len(msgs) == 0 {
-			return nil, fmt.Errorf("inspect: no dead letter %s", id)
+		for _, d := range dead {
+			var payload []byte
+			if rewrite != nil {
+				var err error
+				if payload, err = rewrite(k, d); err != nil {
+					return n, err
+				}
+			}
+			if _, err := requeue(ctx, rdb, k, d, payload); err != nil {
+				return n, err
+			}
+			n++
 		}
-		out = append(out, parseDead(msgs[0]))
 	}
-	return out, nil
+	for _, id := range ids {
+		if !found[id] {
+			return n, fmt.Errorf("inspect: no dead letter %s in crawl %s (re-queued %d)", id, l.Crawl, n)
+		}
+	}
+	return n, nil
 }
 
 func parseDead(m redis.XMessage) DeadLetter {
@@ -96,10 +139,10 @@ redis.call('XDEL', KEYS[2], ARGV[1])
 return id
 `)
 
-// Requeue puts dead letter d back on its stream with payload (the original payload when
+// requeue puts dead letter d back on its stream with payload (the original payload when
 // nil) under a new message UUID, and deletes it from the dead letters. The stage's group
 // then delivers it as a new entry.
-func Requeue(ctx context.Context, rdb redis.UniversalClient, k streams.Keys, d DeadLetter, payload []byte) (string, error) {
+func requeue(ctx context.Context, rdb redis.UniversalClient, k streams.Keys, d DeadLetter, payload []byte) (string, error) {
 	if !owns(k, d.Stream) {
 		return "", fmt.Errorf("inspect: dead letter %s names stream %q, not one of crawl %s", d.ID, d.Stream, k.Crawl)
 	}
@@ -118,22 +161,24 @@ func Requeue(ctx context.Context, rdb redis.UniversalClient, k streams.Keys, d D
 	return id, nil
 }
 
-// PurgeDead deletes the given dead letters, or all of them when ids is empty. It returns
-// how many it deleted.
-func PurgeDead(ctx context.Context, rdb redis.UniversalClient, k streams.Keys, ids []string) (int64, error) {
-	if len(ids) == 0 {
-		n, err := rdb.XLen(ctx, k.Dead).Result()
+// PurgeDead deletes the given dead letters of the crawl (looked for in every
+// partition), or all of them when ids is empty. It returns how many it deleted.
+func PurgeDead(ctx context.Context, rdb redis.UniversalClient, l streams.Layout, ids []string) (int64, error) {
+	var n int64
+	for _, k := range l.Parts {
+		var m int64
+		var err error
+		if len(ids) == 0 {
+			if m, err = rdb.XLen(ctx, k.Dead).Result(); err == nil {
+				err = rdb.Del(ctx, k.Dead).Err()
+			}
+		} else {
+			m, err = rdb.XDel(ctx, k.Dead, ids...).Result()
+		}
 		if err != nil {
-			return 0, fmt.Errorf("inspect: purge dead letters: %w", err)
+			return n, fmt.Errorf("inspect: purge dead letters: %w", err)
 		}
-		if err := rdb.Del(ctx, k.Dead).Err(); err != nil {
-			return 0, fmt.Errorf("inspect: purge dead letters: %w", err)
-		}
-		return n, nil
-	}
-	n, err := rdb.XDel(ctx, k.Dead, ids...).Result()
-	if err != nil {
-		return 0, fmt.Errorf("inspect: purge dead letters: %w", err)
+		n += m
 	}
 	return n, nil
 }

@@ -58,8 +58,8 @@ type StageProgress struct {
 	Unread  bool   `json:"unread"`
 }
 
-// Idle reports that the stage has nothing pending and nothing unread.
-func (p StageProgress) Idle() bool { return p.Pending == 0 && !p.Unread }
+// idle reports that the stage has nothing pending and nothing unread.
+func (p StageProgress) idle() bool { return p.Pending == 0 && !p.Unread }
 
 // Progress is a consistent snapshot of the crawl's outstanding work.
 type Progress struct {
@@ -81,7 +81,8 @@ type Progress struct {
 	seedErr   error
 }
 
-// Err returns the *SeedKeyError behind SeedError, nil when the seeds are readable.
+// Err returns the error behind SeedError (it matches frontier.ErrSeedKeyType), nil when
+// the seeds are readable.
 func (p Progress) Err() error { return p.seedErr }
 
 // Done reports that the crawl was seeded, no request waits in the frontier or the delayed
@@ -91,7 +92,7 @@ func (p Progress) Done() bool {
 		return false
 	}
 	for _, s := range p.Stages {
-		if !s.Idle() {
+		if !s.idle() {
 			return false
 		}
 	}

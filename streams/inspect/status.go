@@ -56,7 +56,7 @@ type Status struct {
 	ItemsStored    int64            `json:"items_stored"`
 	Stats          map[string]int64 `json:"stats"`
 	Done           bool             `json:"done"`
-	// SeedError says why the start-URL key cannot be read (see SeedKeyError).
+	// SeedError says why the start-URL key cannot be read (see frontier.ErrSeedKeyType).
 	SeedError string `json:"seed_error,omitempty"`
 	// Memory is Redis memory (MEMORY USAGE) by key family: streams (requests, responses,
 	// dead letters), items (the items stream), frontier (host schedule, leases, host state and the
@@ -136,16 +136,16 @@ func ReadStatus(ctx context.Context, rdb redis.UniversalClient, l streams.Layout
 	st.SeedError = p.SeedError
 	st.Frontier, st.Delayed = p.Frontier, p.Delayed
 	if cc, ok := rdb.(*redis.ClusterClient); ok {
-		if st.Nodes, err = ReadNodes(ctx, cc, l); err != nil {
+		if st.Nodes, err = readNodes(ctx, cc, l); err != nil {
 			return nil, err
 		}
 	}
 	return st, nil
 }
 
-// ReadNodes returns the keys and memory of each master of a Redis Cluster, and which
+// readNodes returns the keys and memory of each master of a Redis Cluster, and which
 // of the crawl's partitions it serves, sorted by address.
-func ReadNodes(ctx context.Context, cc *redis.ClusterClient, l streams.Layout) ([]NodeStatus, error) {
+func readNodes(ctx context.Context, cc *redis.ClusterClient, l streams.Layout) ([]NodeStatus, error) {
 	var mu sync.Mutex
 	var nodes []NodeStatus
 	err := cc.ForEachMaster(ctx, func(ctx context.Context, c *redis.Client) error {

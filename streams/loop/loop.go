@@ -8,8 +8,8 @@ import (
 	"go.uber.org/zap"
 )
 
-// DefaultLogEvery is how often a periodic task's recurring failure is logged at most.
-const DefaultLogEvery = 5 * time.Second
+// defaultLogEvery is how often a recurring failure is logged at most.
+const defaultLogEvery = 5 * time.Second
 
 // Stop, returned by a task, ends the loop: Every and Paced return err (nil for
 // Stop(nil)).
@@ -31,7 +31,7 @@ type Config struct {
 	// Msg is the message failures are logged with ("dispatch failed; retrying").
 	Msg string
 	// LogEvery is how often a recurring failure is logged at most. Default
-	// DefaultLogEvery.
+	// 5s.
 	LogEvery time.Duration
 	// Now runs the task once at once, before the first tick.
 	Now bool
@@ -54,7 +54,7 @@ func Paced(ctx context.Context, first time.Duration, cfg Config, task func(ctx c
 		return errors.New("loop: the interval must be positive")
 	}
 	if cfg.LogEvery == 0 {
-		cfg.LogEvery = DefaultLogEvery
+		cfg.LogEvery = defaultLogEvery
 	}
 	if cfg.Msg == "" {
 		cfg.Msg = "periodic task failed; retrying"

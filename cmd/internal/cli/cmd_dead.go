@@ -39,13 +39,9 @@ the delivery count.
 			case "retry":
 				return a.deadRetry(ctx, rdb, layout, ids)
 			case "purge":
-				var n int64
-				for _, k := range layout.Parts {
-					m, err := inspect.PurgeDead(ctx, rdb, k, ids)
-					if err != nil {
-						return err
-					}
-					n += m
+				n, err := inspect.PurgeDead(ctx, rdb, layout, ids)
+				if err != nil {
+					return err
 				}
 				fmt.Fprintf(a.Stdout, "purged %d dead letters of crawl %s\n", n, crawl)
 				return nil
@@ -61,15 +57,9 @@ the delivery count.
 }
 
 func (a *App) deadList(ctx context.Context, rdb redis.UniversalClient, l streams.Layout, limit int64, asJSON bool) error {
-	var dead []inspect.DeadLetter
-	for _, k := range l.Parts {
-		d, err := inspect.ListDead(ctx, rdb, k, "-", limit-int64(len(dead)))
-		if err != nil {
-			return err
-		}
-		if dead = append(dead, d...); int64(len(dead)) >= limit {
-			break
-		}
+	dead, err := inspect.ListDead(ctx, rdb, l, limit)
+	if err != nil {
+		return err
 	}
 	if asJSON {
 		return a.printJSON(dead)

@@ -91,13 +91,9 @@ func checkFinished(t testing.TB, rdb redis.UniversalClient, crawl string) *inspe
 // stage, relative to base ("http://host:port/").
 func deadLetterPaths(t testing.TB, rdb redis.UniversalClient, crawl, base string) map[string]int {
 	t.Helper()
-	var entries []inspect.DeadLetter
-	for _, k := range layoutOf(t, rdb, crawl).Parts {
-		part, err := inspect.ListDead(context.Background(), rdb, k, "-", 1<<30)
-		if err != nil {
-			t.Fatalf("read dead letters: %v", err)
-		}
-		entries = append(entries, part...)
+	entries, err := inspect.ListDead(context.Background(), rdb, layoutOf(t, rdb, crawl), 1<<30)
+	if err != nil {
+		t.Fatalf("read dead letters: %v", err)
 	}
 	out := map[string]int{}
 	origin := strings.TrimSuffix(base, "/")

@@ -41,6 +41,7 @@ type ClientOptions struct {
 
 // Client is a connected Redis client and what it takes to close it.
 type Client struct {
+	// UniversalClient is the go-redis client (a cluster client for a Redis Cluster).
 	redis.UniversalClient
 	// Embedded is the in-process server when running without a Redis URL.
 	Embedded *miniredis.Miniredis

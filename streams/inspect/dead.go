@@ -16,14 +16,18 @@ import (
 type DeadLetter struct {
 	// ID is the dead-letter entry's ID.
 	ID string `json:"id"`
-	// Stream and EntryID are where the entry lived; Stage is the group that gave up.
-	Stream  string `json:"stream"`
+	// Stream is where the entry lived.
+	Stream string `json:"stream"`
+	// EntryID is its ID there (stream entries only).
 	EntryID string `json:"entry_id"`
-	Stage   string `json:"stage"`
-	// Error is the last error; Deliveries how often the entry was delivered.
-	Error      string `json:"error"`
-	Deliveries int    `json:"deliveries"`
-	Consumer   string `json:"consumer"`
+	// Stage is the group that gave up on it, or "frontier", "seed".
+	Stage string `json:"stage"`
+	// Error is the last error.
+	Error string `json:"error"`
+	// Deliveries is how often the entry was delivered.
+	Deliveries int `json:"deliveries"`
+	// Consumer is the consumer that gave up on it.
+	Consumer string `json:"consumer"`
 	// Fields are the original entry's fields (the Watermill message).
 	Fields map[string]string `json:"fields"`
 }

@@ -51,11 +51,16 @@ return out
 
 // StageProgress is what one stage's group still has to do (summed over partitions).
 type StageProgress struct {
-	Stream  string `json:"stream"`
-	Group   string `json:"group"`
-	Length  int64  `json:"length"`
-	Pending int64  `json:"pending"`
-	Unread  bool   `json:"unread"`
+	// Stream is the stage's input stream (sc:{<crawl>:*}:<kind> summed over partitions).
+	Stream string `json:"stream"`
+	// Group is the stage's group.
+	Group string `json:"group"`
+	// Length is how many entries the stream holds.
+	Length int64 `json:"length"`
+	// Pending is how many entries the group holds without an ack.
+	Pending int64 `json:"pending"`
+	// Unread reports entries the group has not read.
+	Unread bool `json:"unread"`
 }
 
 // idle reports that the stage has nothing pending and nothing unread.
@@ -63,7 +68,9 @@ func (p StageProgress) idle() bool { return p.Pending == 0 && !p.Unread }
 
 // Progress is a consistent snapshot of the crawl's outstanding work.
 type Progress struct {
-	Seeded bool            `json:"seeded"`
+	// Seeded reports that the crawl was seeded (which "done" needs).
+	Seeded bool `json:"seeded"`
+	// Stages are the fetch, parse and store stages.
 	Stages []StageProgress `json:"stages"`
 	// Delayed is the number of requests waiting for a retry time.
 	Delayed int64 `json:"delayed"`

@@ -20,18 +20,28 @@ import (
 
 // GroupStatus is one consumer group of a stream.
 type GroupStatus struct {
-	Name          string `json:"name"`
-	Pending       int64  `json:"pending"`
-	Lag           int64  `json:"lag"` // -1 when Redis cannot tell
-	Consumers     int64  `json:"consumers"`
+	// Name is the group's name.
+	Name string `json:"name"`
+	// Pending is how many entries its consumers hold without an ack.
+	Pending int64 `json:"pending"`
+	// Lag is how many entries it has not read; -1 when Redis cannot tell.
+	Lag int64 `json:"lag"`
+	// Consumers is how many consumers it has (the most of one partition's).
+	Consumers int64 `json:"consumers"`
+	// LastDelivered is the ID of the last entry delivered to it ("" summed over
+	// partitions).
 	LastDelivered string `json:"last_delivered"`
 }
 
 // StreamStatus is one stream of the crawl.
 type StreamStatus struct {
-	Name   string        `json:"name"`
-	Length int64         `json:"length"`
-	Bytes  int64         `json:"bytes"`
+	// Name is the stream's key (sc:{<crawl>:*}:<kind> summed over partitions).
+	Name string `json:"name"`
+	// Length is how many entries it holds.
+	Length int64 `json:"length"`
+	// Bytes is its memory (MEMORY USAGE; 0 on the embedded Redis).
+	Bytes int64 `json:"bytes"`
+	// Groups are the consumer groups reading it.
 	Groups []GroupStatus `json:"groups"`
 	// Retention is what the stream keeps once acked, as its trimmers last recorded it
 	// ("max_age=10m0s max_bytes=64MB", "until acked"); empty when unknown.
@@ -41,21 +51,33 @@ type StreamStatus struct {
 // Status is what `streamcrawl status` shows. Streams, counts and memory are summed over
 // the crawl's partitions.
 type Status struct {
-	Crawl    string         `json:"crawl"`
-	Streams  []StreamStatus `json:"streams"`
-	Frontier int64          `json:"frontier"` // requests waiting in host queues
+	// Crawl is the crawl's name.
+	Crawl string `json:"crawl"`
+	// Streams are the requests, responses, items and dead-letter streams.
+	Streams []StreamStatus `json:"streams"`
+	// Frontier is the number of requests waiting in host queues.
+	Frontier int64 `json:"frontier"`
 	// HostsReady is the number of hosts that may start a request now and have one
-	// waiting; HostsScheduled the number waiting for their delay or back-off.
-	HostsReady     int64            `json:"hosts_ready"`
-	HostsScheduled int64            `json:"hosts_scheduled"`
-	Queued         int64            `json:"queued"`  // requests in the stream, not yet read by a fetcher
-	Delayed        int64            `json:"delayed"` // requests waiting for a retry time
-	Seen           int64            `json:"seen"`
-	SeenBytes      int64            `json:"seen_bytes"`
-	DeadLetters    int64            `json:"dead_letters"`
-	ItemsStored    int64            `json:"items_stored"`
-	Stats          map[string]int64 `json:"stats"`
-	Done           bool             `json:"done"`
+	// waiting.
+	HostsReady int64 `json:"hosts_ready"`
+	// HostsScheduled is the number of hosts waiting for their delay or back-off.
+	HostsScheduled int64 `json:"hosts_scheduled"`
+	// Queued is the number of requests in the stream not yet read by a fetcher.
+	Queued int64 `json:"queued"`
+	// Delayed is the number of requests waiting for a retry time.
+	Delayed int64 `json:"delayed"`
+	// Seen is how many URLs the dedup holds (-1 when it cannot tell: RedisBloom).
+	Seen int64 `json:"seen"`
+	// SeenBytes is the dedup's memory.
+	SeenBytes int64 `json:"seen_bytes"`
+	// DeadLetters is the number of dead letters.
+	DeadLetters int64 `json:"dead_letters"`
+	// ItemsStored is the stats counter items_stored.
+	ItemsStored int64 `json:"items_stored"`
+	// Stats are the crawl's counters (pages fetched, items stored, drops by reason...).
+	Stats map[string]int64 `json:"stats"`
+	// Done reports that the crawl is done (see ReadProgress).
+	Done bool `json:"done"`
 	// SeedError says why the start-URL key cannot be read (see frontier.ErrSeedKeyType).
 	SeedError string `json:"seed_error,omitempty"`
 	// Memory is Redis memory (MEMORY USAGE) by key family: streams (requests, responses,
@@ -71,24 +93,36 @@ type Status struct {
 
 // NodeStatus is one master of a Redis Cluster: what it holds, all crawls together.
 type NodeStatus struct {
-	Addr       string `json:"addr"`
-	Keys       int64  `json:"keys"`        // DBSIZE
-	UsedMemory int64  `json:"used_memory"` // INFO memory used_memory
-	Partitions []int  `json:"partitions,omitempty"`
+	// Addr is the master's address.
+	Addr string `json:"addr"`
+	// Keys is its DBSIZE.
+	Keys int64 `json:"keys"`
+	// UsedMemory is its INFO memory used_memory.
+	UsedMemory int64 `json:"used_memory"`
+	// Partitions are the crawl's partitions it serves.
+	Partitions []int `json:"partitions,omitempty"`
 }
 
 // PartitionStatus is one partition of a crawl.
 type PartitionStatus struct {
-	Partition int    `json:"partition"`
-	Tag       string `json:"tag"`
-	Requests  int64  `json:"requests"`  // entries in the requests stream
-	Responses int64  `json:"responses"` // entries in the responses stream
-	Items     int64  `json:"items"`     // entries in the items stream
-	Frontier  int64  `json:"frontier"`
-	// HostsReady and HostsScheduled: see Status.
-	HostsReady     int64 `json:"hosts_ready"`
+	// Partition is the partition's number.
+	Partition int `json:"partition"`
+	// Tag is its keys' hash tag.
+	Tag string `json:"tag"`
+	// Requests is the number of entries in its requests stream.
+	Requests int64 `json:"requests"`
+	// Responses is the number of entries in its responses stream.
+	Responses int64 `json:"responses"`
+	// Items is the number of entries in its items stream.
+	Items int64 `json:"items"`
+	// Frontier is the number of requests waiting in its host queues.
+	Frontier int64 `json:"frontier"`
+	// HostsReady: see Status.
+	HostsReady int64 `json:"hosts_ready"`
+	// HostsScheduled: see Status.
 	HostsScheduled int64 `json:"hosts_scheduled"`
-	Bytes          int64 `json:"bytes"` // memory of the partition's streams, frontier and item keys
+	// Bytes is the memory of its streams, frontier and item keys.
+	Bytes int64 `json:"bytes"`
 }
 
 // ReadStatus collects the crawl's status.

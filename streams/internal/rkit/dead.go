@@ -23,11 +23,20 @@ const (
 	DeadConsumer = "sc_consumer"
 )
 
-// Dead is a dead letter written from Go.
+// Dead is a dead letter written from Go (see the fields of the same names above).
 type Dead struct {
-	Stream, ID, Stage, Error string
-	Deliveries               int
-	Consumer                 string
+	// Stream is the key what died lived in.
+	Stream string
+	// ID is its entry ID there (stream entries only).
+	ID string
+	// Stage is who gave up on it.
+	Stage string
+	// Error is why.
+	Error string
+	// Deliveries is how often it was delivered.
+	Deliveries int
+	// Consumer is the consumer that gave up on it.
+	Consumer string
 }
 
 // Values returns the XADD values of the dead letter (fields without a value left

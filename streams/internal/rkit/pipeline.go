@@ -10,11 +10,16 @@ import (
 // Call is one command of a shared pipeline (see Exec): a script call (Script, Keys,
 // Args) or any other command (Add). Reply holds its reply once the pipeline has run.
 type Call struct {
+	// Script, Keys and Args make a script call.
 	Script *redis.Script
-	Keys   []string
-	Args   []any
-	Add    func(ctx context.Context, p redis.Pipeliner) redis.Cmder
-	Reply  redis.Cmder
+	// Keys are the script's KEYS.
+	Keys []string
+	// Args are the script's ARGV.
+	Args []any
+	// Add queues any other command on the pipeline (Script nil).
+	Add func(ctx context.Context, p redis.Pipeliner) redis.Cmder
+	// Reply is the call's reply once the pipeline has run.
+	Reply redis.Cmder
 }
 
 // Exec sends calls in one pipeline. A script call that finds the script missing from

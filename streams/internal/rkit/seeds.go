@@ -21,6 +21,7 @@ type SeedKeyError struct {
 	Type string // what TYPE answers
 }
 
+// Error says which key holds what, and what to do.
 func (e *SeedKeyError) Error() string {
 	return fmt.Sprintf("frontier: %s is a %s; start urls must be a list (LPUSH), a set (SADD) or a sorted set (ZADD): delete it or push the urls with one of those", e.Key, e.Type)
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/streamcrawl/streamcrawl/handlers"
 	"github.com/streamcrawl/streamcrawl/spiders"
+	"github.com/streamcrawl/streamcrawl/streams"
 )
 
 // An embedded crawl (miniredis, whose XINFO reports a group's lag as the whole stream's
@@ -33,7 +34,7 @@ func TestEmbeddedCrawlKeepingResponsesIsNotHeldByTheBacklogGate(t *testing.T) {
 	}
 	wantAllPages(t, sink, base, 60)
 	for _, s := range st.Streams {
-		if s.Name == "sc:{embkeep}:responses" && s.Length != 60 {
+		if s.Name == streams.NewKeys("embkeep").Responses && s.Length != 60 {
 			t.Errorf("responses stream keeps %d entries, want all 60 (max_age 1h)", s.Length)
 		}
 	}

@@ -5,11 +5,17 @@
 //     partition (twice, and compared, for a partitioned crawl);
 //   - status.go: what `streamcrawl status`, the dashboard and the metrics show
 //     (ReadStatus: streams, groups, frontier, dedup, memory, partitions, cluster nodes;
-//     DueHosts), from counters the data path keeps, never a scan of the queues;
-//   - dead.go: the dead letters (ListDead, GetDead, Requeue, PurgeDead), as
-//     streams/internal/rkit writes them;
+//     DueHosts; RecordedRetention), from counters the data path keeps, never a scan of
+//     the queues;
+//   - dead.go: the dead letters, over every partition (ListDead, RetryDead, PurgeDead),
+//     as streams/internal/rkit writes them;
+//   - groups.go: consumer groups of their own (replays, post-processors, archivers):
+//     where one stands (ReadGroupState), where a new one starts (ParsePosition,
+//     GroupStart, CreateGroup), and the crawl's own stage groups refused
+//     (ErrStageGroup);
 //   - reset.go: Reset, every key of a crawl gone;
 //   - info.go: InfoNumbers, the numeric fields of INFO.
 //
-// Nothing here runs on the crawl's data path: a crawl runs without it.
+// No stage needs it to move a message: runs read ReadProgress to know when to stop,
+// replays and post-processors the groups, people the rest.
 package inspect

@@ -14,7 +14,7 @@ const (
 	MetaStreamID = "sc_stream_id"
 	// MetaDeliveries is how many times the entry has been delivered, this time included.
 	MetaDeliveries = "sc_deliveries"
-	// metaError carries a handler's error to the Subscriber (see RecordError).
+	// metaError carries a handler's error to the Subscriber (see Fail).
 	metaError = "sc_error"
 )
 

@@ -12,7 +12,7 @@ import (
 )
 
 // metaOutage marks a message whose handler failed because Redis refused a write for a
-// reason that is not about the message (see MarkOutage).
+// reason that is not about the message (see Fail).
 const metaOutage = "sc_outage"
 
 // errWriteRefused wraps errors of a Redis server that refuses writes for a reason that is

@@ -97,7 +97,7 @@ type SubscriberConfig struct {
 	Gate func() bool
 	// Outage, when set, is shared by the process's stages: while Redis refuses writes the
 	// subscriber reads nothing new, and it ends when a held message goes through. A
-	// message nacked with MarkOutage is always held (no delivery counted, never a dead
+	// message failed with an outage (Fail) is always held (no delivery counted, never a dead
 	// letter) and handed out again with a growing wait, or as soon as the outage ends.
 	Outage *Outage
 	// BeforeAck, when set, is called for each acked message just before its ID is queued

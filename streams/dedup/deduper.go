@@ -304,7 +304,7 @@ func (d *Deduper) String() string {
 //	local function seen_has(base, fp)      -- 1 if fp was recorded, else 0 (reads only)
 //	local function seen_has_all(base, fps) -- the same for an array
 //
-// and helper locals whose names start with sd_. base is streams.Keys.Seen() of the crawl
+// and helper locals whose names start with sd_. base is streams.Keys.Seen of the crawl
 // (sc:{c}:seen), passed to the script as a KEYS entry; every key the functions touch
 // is base or base followed by ":..." (the builders of keys_dedup.go), so it has the
 // crawl's hash tag and lies in the slot of base. fp is a request fingerprint: a

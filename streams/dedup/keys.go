@@ -7,8 +7,8 @@ import (
 )
 
 // Keys of the request dedup structures of one partition (k). They all start with
-// k.Seen() and so share the crawl's hash tag; the Lua snippets build the same names
-// from Seen(), which the caller passes as a KEYS entry (TestDedupKeyNamesMatchLua holds
+// k.Seen and so share the crawl's hash tag; the Lua snippets build the same names
+// from Seen, which the caller passes as a KEYS entry (TestDedupKeyNamesMatchLua holds
 // the two together).
 
 // bucketKey is the hash holding exact-mode fingerprints whose top bits are bucket.

@@ -330,7 +330,7 @@ local function seen_add_arg(base, fp) return redis.call('SADD', base, fp) end
 // counter (partitioned crawls; 0 then means none) rather than a limit on KEYS[10]'s
 // max_pages_used, ARGV[14] -> number of items m;
 // then per request: fingerprint (empty: do not filter; the dedup's script argument, or
-// the raw fingerprint when revisiting), score band, payload, host (NormalHost), the
+// the raw fingerprint when revisiting), score band, payload, host (its key, spiders.HostKey), the
 // host's limit rule ("<concurrency> <delay ms>"; empty: the defaults);
 // then per item: key (empty: do not filter), payload, message ID
 // Output: one byte per request ('q' queued, 'd' duplicate, 'o' over max_pages), then

@@ -55,7 +55,7 @@ func (r *run) fetchStage(ctx context.Context, scfg streams.SubscriberConfig) err
 		return err
 	}
 	r.closers = append(r.closers, fr.Close)
-	r.forget = append(r.forget, fr.Forget)
+	r.forget = append(r.forget, fr.Forget, func() { forgetResponseDicts(cfg.Client, layout.Global, log) })
 	scope, err := cfg.Spider.Scope()
 	if err != nil {
 		return err
@@ -110,6 +110,7 @@ func (r *run) parseStage(ctx context.Context, scfg streams.SubscriberConfig) err
 		r.fr = fr
 		r.forget = append(r.forget, fr.Forget)
 	}
+	r.forget = append(r.forget, dictMissing.Clear)
 	p, err := newParser(parserConfig{Spider: cfg.Spider, Frontier: r.fr, Client: cfg.Client, Layout: r.layout, Counters: r.counters, Logger: r.log})
 	if err != nil {
 		return err

@@ -102,6 +102,13 @@ func (c *Client) SetDurability(ctx context.Context, d Durability) error {
 	return nil
 }
 
+// Durable returns ctx marked so that pipelines sent under it end with the wait for
+// replicas that the client's durability asks for (see SetDurability), as the stages'
+// group-commit writes do: for a write that later writes depend on (a response
+// dictionary) or that confirms one read (WAIT covers every write replicated before the
+// connection's own). Single commands never wait: send such writes as a pipeline.
+func Durable(ctx context.Context) context.Context { return rkit.Durable(ctx) }
+
 // checkReplicas fails when the primary, or a master of a cluster, has fewer than n
 // replicas connected.
 func checkReplicas(ctx context.Context, rdb redis.UniversalClient, n int) error {

@@ -1,0 +1,437 @@
+package browser
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"sync"
+	"sync/atomic"
+
+	cdpbrowser "github.com/chromedp/cdproto/browser"
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/emulation"
+	"github.com/chromedp/cdproto/fetch"
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/cdproto/storage"
+	"github.com/chromedp/cdproto/target"
+	"github.com/chromedp/chromedp"
+
+	"github.com/streamcrawl/streamcrawl/spiders"
+)
+
+// Job is one page to render.
+type Job struct {
+	// URL is the page (GET).
+	URL string
+	// UserAgent replaces the browser's own, when set.
+	UserAgent string
+	// Headers are sent with every request of the page.
+	Headers map[string]string
+	// Cookies are set in the page's browser context before it loads.
+	Cookies []Cookie
+	// Page is what to do on the page; nil: the defaults (spiders.Page).
+	Page *spiders.Page
+	// Dial opens every connection the page makes (required): the fetcher's network
+	// guard, through the crawl's proxy when there is one.
+	Dial Dialer
+	// Navigate is asked before the page's main frame loads a document: the job's URL
+	// (first), every redirect hop, every navigation a script starts. An error refuses
+	// it (the page stays where it was; for the first document or its redirects, Render
+	// returns a *RefusedError). Nil: every navigation is allowed.
+	Navigate func(ctx context.Context, u *url.URL, first bool) error
+}
+
+// Cookie is a cookie and the URL that set it (or that it is set for).
+type Cookie struct {
+	// From is the URL the cookie belongs to: its host when the cookie has no Domain.
+	From *url.URL
+	// Cookie is the cookie; a Domain makes it a domain cookie, none a host-only one.
+	*http.Cookie
+}
+
+// Result is a rendered page.
+type Result struct {
+	// URL is where the page ended (after redirects and script navigations).
+	URL string
+	// Status and Headers are the main document's (the last one the main frame
+	// loaded).
+	Status  int
+	Headers http.Header
+	// HTML is the DOM after the wait conditions and actions, serialised (UTF-8).
+	HTML []byte
+	// Cookies are the cookies of the page's browser context when it was done.
+	Cookies []Cookie
+	// Traffic is what the page's requests did, as its proxy saw them.
+	Traffic Traffic
+	// BlockedKinds counts the requests Page.Block refused.
+	BlockedKinds int64
+	// Refused counts the navigations Navigate refused after the page had loaded (a
+	// script's redirect out of scope).
+	Refused int64
+	// IdleTimeouts counts network-idle waits that gave up (a page that never stops
+	// loading).
+	IdleTimeouts int64
+	// Browser names the browser ("HeadlessChrome/156.0.0.0").
+	Browser string
+}
+
+// RefusedError is returned when the page's first document or one of its redirects
+// leads where Job.Navigate refuses.
+type RefusedError struct {
+	// URL is the refused document.
+	URL string
+	// Err is Navigate's answer.
+	Err error
+}
+
+func (e *RefusedError) Error() string {
+	return "browser: navigation to " + e.URL + " refused: " + e.Err.Error()
+}
+
+// Unwrap returns Navigate's answer.
+func (e *RefusedError) Unwrap() error { return e.Err }
+
+// Render loads job's page in a tab of one of the pool's browsers, in a browser
+// context of its own (its own cookies, cache and page proxy), waits and acts as its
+// Page says, and returns the DOM. ctx bounds the whole page (the fetcher gives it the
+// download timeout). When the browser dies meanwhile, the error wraps ErrBrowserLost.
+func (p *Pool) Render(ctx context.Context, job Job) (*Result, error) {
+	if job.Dial == nil {
+		return nil, errors.New("browser: a job needs a dialer")
+	}
+	b, err := p.acquire(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer p.release(b)
+	res, err := p.render(ctx, b, job)
+	if err != nil && b.ctx.Err() != nil && ctx.Err() == nil {
+		p.mu.Lock()
+		closed := p.closed
+		p.mu.Unlock()
+		if closed {
+			return nil, ErrClosed
+		}
+		p.lost.Add(1)
+		return nil, fmt.Errorf("%w (%s): %w", ErrBrowserLost, job.URL, err)
+	}
+	return res, err
+}
+
+// pageRun is one page's state while it renders.
+type pageRun struct {
+	pool    *Pool
+	job     Job
+	ctx     context.Context // the tab's, bounded by the caller's
+	main    cdp.FrameID
+	net     *netTracker
+	blocked map[network.ResourceType]bool
+
+	blockedKinds, refusedLater atomic.Int64
+	mu                         sync.Mutex
+	refused                    error // of the first document or a redirect of it
+	loaded                     bool  // the first document answered
+}
+
+func (p *Pool) render(ctx context.Context, b *instance, job Job) (*Result, error) {
+	u, err := url.Parse(job.URL)
+	if err != nil {
+		return nil, fmt.Errorf("browser: %w", err)
+	}
+	if job.Navigate != nil {
+		if err := job.Navigate(ctx, u, true); err != nil {
+			return nil, &RefusedError{URL: job.URL, Err: err}
+		}
+	}
+	px, err := newPageProxy(p.cfg.ProxyListen, job.Dial)
+	if err != nil {
+		return nil, fmt.Errorf("browser: page proxy: %w", err)
+	}
+	defer px.close()
+	_, port, _ := net.SplitHostPort(px.addr())
+	proxy := "http://" + net.JoinHostPort(p.cfg.ProxyHost, port)
+	tctx, tcancel := chromedp.NewContext(b.ctx, chromedp.WithNewBrowserContext(func(c *target.CreateBrowserContextParams) {
+		c.ProxyServer, c.ProxyBypassList = proxy, "<-loopback>"
+	}))
+	defer tcancel()
+	pctx, pcancel := context.WithCancelCause(tctx)
+	defer pcancel(nil)
+	defer context.AfterFunc(ctx, func() { pcancel(context.Cause(ctx)) })()
+
+	r := &pageRun{pool: p, job: job, ctx: pctx, net: newNetTracker(), blocked: map[network.ResourceType]bool{}}
+	for _, k := range job.Page.Blocked() {
+		r.blocked[resourceTypes[k]] = true
+	}
+	if err := chromedp.Listen(pctx, r.net.on); err != nil { // opens the tab
+		return nil, p.pageErr(ctx, pctx, "open a tab", err)
+	}
+	c := chromedp.FromContext(pctx)
+	r.main = cdp.FrameID(c.Target.TargetID)
+	r.net.setMain(r.main)
+	go r.intercept(chromedp.Events(pctx, fetch.RequestPaused))
+	go r.dismissDialogs(chromedp.Events(pctx, page.JavascriptDialogOpening))
+	if err := r.setup(c.BrowserContextID); err != nil {
+		return nil, p.pageErr(ctx, pctx, "set the tab up", err)
+	}
+	resp, err := chromedp.Run(pctx, chromedp.NavigateResponse(job.URL))
+	r.mu.Lock()
+	refused := r.refused
+	r.mu.Unlock()
+	if refused != nil {
+		return nil, refused
+	}
+	if err != nil {
+		return nil, p.pageErr(ctx, pctx, "load "+job.URL, err)
+	}
+	r.mu.Lock()
+	r.loaded = true // from now on a refused navigation leaves the page where it is
+	r.mu.Unlock()
+	res := &Result{Browser: b.product}
+	if err := r.behave(res); err != nil {
+		return nil, p.pageErr(ctx, pctx, "on "+job.URL, err)
+	}
+	html, err := chromedp.Run(pctx, chromedp.Evaluate[string](serializeJS))
+	if err != nil {
+		return nil, p.pageErr(ctx, pctx, "read the DOM of "+job.URL, err)
+	}
+	res.HTML = []byte(html)
+	if res.URL, err = chromedp.Run(pctx, chromedp.Evaluate[string](`location.href`)); err != nil {
+		return nil, p.pageErr(ctx, pctx, "read the URL of "+job.URL, err)
+	}
+	doc := r.net.lastDocument()
+	if doc == nil {
+		doc = resp
+	}
+	res.Status, res.Headers = int(doc.Status), headersOf(doc.Headers)
+	cookies, err := chromedp.CallBrowser(pctx, storage.GetCookies, storage.GetCookiesParams{BrowserContextID: c.BrowserContextID})
+	if err != nil {
+		return nil, p.pageErr(ctx, pctx, "read the cookies of "+job.URL, err)
+	}
+	res.Cookies = cookiesOut(cookies.Cookies)
+	res.Traffic, res.BlockedKinds, res.Refused = px.traffic(), r.blockedKinds.Load(), r.refusedLater.Load()
+	res.IdleTimeouts = r.net.idleTimeouts.Load()
+	return res, nil
+}
+
+// pageErr says why a step failed: the caller's context (its deadline: the page took
+// too long), else the step's error.
+func (p *Pool) pageErr(ctx, pctx context.Context, step string, err error) error {
+	if ctx.Err() != nil {
+		return fmt.Errorf("browser: %s: %w", step, context.Cause(ctx))
+	}
+	if cause := context.Cause(pctx); cause != nil && !errors.Is(err, cause) {
+		return fmt.Errorf("browser: %s: %w (%v)", step, err, cause)
+	}
+	return fmt.Errorf("browser: %s: %w", step, err)
+}
+
+// setup prepares the tab before the page loads: interception of documents and
+// blocked kinds, user agent, headers, cookies, no downloads.
+func (r *pageRun) setup(bc cdp.BrowserContextID) error {
+	patterns := []*fetch.RequestPattern{{ResourceType: network.ResourceTypeDocument}}
+	for t := range r.blocked {
+		patterns = append(patterns, &fetch.RequestPattern{ResourceType: t})
+	}
+	if _, err := chromedp.Call(r.ctx, fetch.Enable, fetch.EnableParams{Patterns: patterns}); err != nil {
+		return err
+	}
+	if r.job.UserAgent != "" {
+		if _, err := chromedp.Call(r.ctx, emulation.SetUserAgentOverride, emulation.SetUserAgentOverrideParams{UserAgent: r.job.UserAgent}); err != nil {
+			return err
+		}
+	}
+	if len(r.job.Headers) > 0 {
+		h := network.Headers{}
+		for k, v := range r.job.Headers {
+			h[k] = v
+		}
+		if _, err := chromedp.Call(r.ctx, network.SetExtraHTTPHeaders, network.SetExtraHTTPHeadersParams{Headers: h}); err != nil {
+			return err
+		}
+	}
+	if len(r.job.Cookies) > 0 {
+		if _, err := chromedp.CallBrowser(r.ctx, storage.SetCookies, storage.SetCookiesParams{Cookies: cookiesIn(r.job.Cookies), BrowserContextID: bc}); err != nil {
+			return err
+		}
+	}
+	_, err := chromedp.CallBrowser(r.ctx, cdpbrowser.SetDownloadBehavior, cdpbrowser.SetDownloadBehaviorParams{
+		Behavior: cdpbrowser.SetDownloadBehaviorBehaviorDeny, BrowserContextID: bc})
+	return err
+}
+
+// intercept answers the paused requests: a document of the main frame goes where
+// Navigate allows it, a blocked kind is refused, anything else goes on.
+func (r *pageRun) intercept(events iter.Seq2[fetch.EventRequestPaused, error]) {
+	for ev, err := range events {
+		if err != nil {
+			return
+		}
+		if ev.ResourceType != network.ResourceTypeDocument {
+			if r.blocked[ev.ResourceType] {
+				r.blockedKinds.Add(1)
+				r.fail(ev.RequestID)
+			} else {
+				r.cont(ev.RequestID)
+			}
+			continue
+		}
+		if ev.FrameID != r.main || r.job.Navigate == nil {
+			r.cont(ev.RequestID) // a frame's document: loaded through the page proxy like any resource
+			continue
+		}
+		r.mu.Lock()
+		first := !r.loaded && ev.RedirectedRequestID == "" && ev.Request.URL == r.job.URL
+		r.mu.Unlock()
+		if !first {
+			if u, err := url.Parse(ev.Request.URL); err != nil {
+				r.refuse(ev, err)
+				continue
+			} else if err := r.job.Navigate(r.ctx, u, false); err != nil {
+				r.refuse(ev, err)
+				continue
+			}
+		}
+		r.cont(ev.RequestID)
+	}
+}
+
+// refuse fails a main-frame document Navigate refused. Before the page loaded (the
+// first document's redirects) the whole page is refused; later the page stays where it
+// was.
+func (r *pageRun) refuse(ev fetch.EventRequestPaused, err error) {
+	r.mu.Lock()
+	loaded := r.loaded
+	if !loaded && r.refused == nil {
+		r.refused = &RefusedError{URL: ev.Request.URL, Err: err}
+	}
+	r.mu.Unlock()
+	if !loaded {
+		r.fail(ev.RequestID)
+		return
+	}
+	r.refusedLater.Add(1)
+	// A 204 to a navigation leaves the page where it is (a failed one would show an
+	// error page instead).
+	chromedp.Call(r.ctx, fetch.FulfillRequest, fetch.FulfillRequestParams{RequestID: ev.RequestID, ResponseCode: http.StatusNoContent}) //nolint:errcheck // a closed tab drops it
+}
+
+func (r *pageRun) cont(id fetch.RequestID) {
+	chromedp.Call(r.ctx, fetch.ContinueRequest, fetch.ContinueRequestParams{RequestID: id}) //nolint:errcheck // a closed tab drops it
+}
+
+func (r *pageRun) fail(id fetch.RequestID) {
+	chromedp.Call(r.ctx, fetch.FailRequest, fetch.FailRequestParams{RequestID: id, ErrorReason: network.ErrorReasonBlockedByClient}) //nolint:errcheck // a closed tab drops it
+}
+
+// dismissDialogs closes alert, confirm and prompt dialogs, which would stop the page.
+func (r *pageRun) dismissDialogs(events iter.Seq2[page.EventJavascriptDialogOpening, error]) {
+	for _, err := range events {
+		if err != nil {
+			return
+		}
+		chromedp.Call(r.ctx, page.HandleJavaScriptDialog, page.HandleJavaScriptDialogParams{Accept: false}) //nolint:errcheck // a closed tab drops it
+	}
+}
+
+// serializeJS returns the page's DOM as HTML: its doctype and root element.
+const serializeJS = `(document.doctype ? new XMLSerializer().serializeToString(document.doctype) + "\n" : "") + document.documentElement.outerHTML`
+
+// resourceTypes maps spiders.BlockKinds to the browser's resource types.
+var resourceTypes = map[string]network.ResourceType{
+	"image": network.ResourceTypeImage, "font": network.ResourceTypeFont, "media": network.ResourceTypeMedia,
+	"stylesheet": network.ResourceTypeStylesheet, "script": network.ResourceTypeScript, "xhr": network.ResourceTypeXHR,
+	"fetch": network.ResourceTypeFetch, "websocket": network.ResourceTypeWebSocket, "eventsource": network.ResourceTypeEventSource,
+	"manifest": network.ResourceTypeManifest, "texttrack": network.ResourceTypeTextTrack, "ping": network.ResourceTypePing,
+	"prefetch": network.ResourceTypePrefetch, "other": network.ResourceTypeOther,
+}
+
+// headersOf converts the protocol's headers (values may hold several lines).
+func headersOf(h network.Headers) http.Header {
+	out := http.Header{}
+	for k, v := range h {
+		s, ok := v.(string)
+		if !ok {
+			s = fmt.Sprint(v)
+		}
+		for _, line := range splitLines(s) {
+			out.Add(k, line)
+		}
+	}
+	return out
+}
+
+func splitLines(s string) []string {
+	var out []string
+	start := 0
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\n' {
+			out = append(out, s[start:i])
+			start = i + 1
+		}
+	}
+	return append(out, s[start:])
+}
+
+// cookiesIn converts cookies for Storage.setCookies.
+func cookiesIn(cs []Cookie) []*network.CookieParam {
+	out := make([]*network.CookieParam, 0, len(cs))
+	for _, c := range cs {
+		p := &network.CookieParam{Name: c.Name, Value: c.Value, Domain: c.Domain, Path: c.Path,
+			Secure: c.Secure, HTTPOnly: c.HttpOnly}
+		if c.From != nil {
+			p.URL = (&url.URL{Scheme: c.From.Scheme, Host: c.From.Host, Path: c.From.Path}).String()
+		}
+		if !c.Expires.IsZero() {
+			p.Expires = cdp.TimeSinceEpoch(float64(c.Expires.UnixNano()) / 1e9)
+		}
+		switch c.SameSite {
+		case http.SameSiteStrictMode:
+			p.SameSite = network.CookieSameSiteStrict
+		case http.SameSiteLaxMode:
+			p.SameSite = network.CookieSameSiteLax
+		case http.SameSiteNoneMode:
+			p.SameSite = network.CookieSameSiteNone
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// cookiesOut converts the cookies of a browser context.
+func cookiesOut(cs []*network.Cookie) []Cookie {
+	out := make([]Cookie, 0, len(cs))
+	for _, c := range cs {
+		host, domain := c.Domain, ""
+		if len(host) > 0 && host[0] == '.' {
+			host, domain = host[1:], host[1:]
+		}
+		scheme := "http"
+		if c.Secure {
+			scheme = "https"
+		}
+		hc := &http.Cookie{Name: c.Name, Value: c.Value, Domain: domain, Path: c.Path, Secure: c.Secure, HttpOnly: c.HTTPOnly}
+		if !c.Session && c.Expires > 0 {
+			hc.Expires = cdpTime(c.Expires)
+		}
+		switch c.SameSite {
+		case network.CookieSameSiteStrict:
+			hc.SameSite = http.SameSiteStrictMode
+		case network.CookieSameSiteLax:
+			hc.SameSite = http.SameSiteLaxMode
+		case network.CookieSameSiteNone:
+			hc.SameSite = http.SameSiteNoneMode
+		}
+		from := &url.URL{Scheme: scheme, Host: host, Path: c.Path}
+		if c.SourcePort > 0 && c.SourcePort != 80 && c.SourcePort != 443 {
+			from.Host = net.JoinHostPort(host, strconv.FormatInt(c.SourcePort, 10))
+		}
+		out = append(out, Cookie{From: from, Cookie: hc})
+	}
+	return out
+}

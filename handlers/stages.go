@@ -80,9 +80,14 @@ func (r *run) fetchStage(ctx context.Context, scfg streams.SubscriberConfig) err
 	r.closers = append(r.closers, hosts.Close)
 	hostStats := streams.NewCounters(cfg.Client, r.keys.HostStats(), streams.DefaultCountersInterval)
 	r.closers = append(r.closers, hostStats.Close)
+	pool, err := r.browsers(ctx)
+	if err != nil {
+		return err
+	}
 	f, err := fetch.New(fetch.Config{Settings: cfg.Spider.Settings, Scope: scope, FollowFilter: cfg.Spider.FollowFilter, Hosts: hosts,
 		Client: cfg.Client, Layout: layout, RetryBase: cfg.RetryBase, RobotsRetry: cfg.RobotsRetry, Counters: r.counters,
-		Metrics: cfg.Metrics, HostStats: hostStats, Logger: log})
+		Metrics: cfg.Metrics, HostStats: hostStats, Logger: log,
+		Browsers: pool, Render: cfg.Spider.Render, Page: cfg.Spider.Page})
 	if err != nil {
 		return err
 	}

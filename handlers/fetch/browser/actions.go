@@ -5,11 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 
 	"github.com/streamcrawl/streamcrawl/spiders"
@@ -30,12 +30,20 @@ type netTracker struct {
 	last     time.Time // of the last request start or end
 	main     cdp.FrameID
 	doc      *network.Response
+	history  []string // URLs the page's script put in the history (pushState, replaceState)
 
-	idleTimeouts atomic.Int64
 }
 
 func newNetTracker() *netTracker {
 	return &netTracker{inflight: map[network.RequestID]bool{}, last: time.Now()}
+}
+
+// reset forgets the previous page (before the next one loads).
+func (t *netTracker) reset() {
+	t.mu.Lock()
+	clear(t.inflight)
+	t.last, t.doc, t.history = time.Now(), nil, nil
+	t.mu.Unlock()
 }
 
 func (t *netTracker) setMain(id cdp.FrameID) {
@@ -65,7 +73,25 @@ func (t *netTracker) on(ev any) {
 		if ev.Type == network.ResourceTypeDocument && ev.FrameID == t.main {
 			t.doc = ev.Response
 		}
+	case *page.EventNavigatedWithinDocument:
+		if ev.FrameID == t.main && len(t.history) < maxHistory && ev.NavigationType == page.NavigatedWithinDocumentNavigationTypeHistoryAPI {
+			t.history = append(t.history, ev.URL)
+		}
+	case *page.EventFrameNavigated:
+		if ev.Frame != nil && ev.Frame.ID == t.main && ev.Type == page.NavigationTypeNavigation {
+			t.history = t.history[:0] // a new document: the old one's history URLs are not its links
+		}
 	}
+}
+
+// maxHistory bounds the history URLs kept per page.
+const maxHistory = 100
+
+// historyURLs returns the URLs the page put in the history since its document loaded.
+func (t *netTracker) historyURLs() []string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return append([]string(nil), t.history...)
 }
 
 // lastDocument returns the main frame's last document response, nil before one.
@@ -92,7 +118,6 @@ func (t *netTracker) waitIdle(ctx context.Context, quiet time.Duration, since ti
 			return true
 		}
 		if time.Now().After(deadline) {
-			t.idleTimeouts.Add(1)
 			return false
 		}
 		wait := pollEvery
@@ -104,6 +129,14 @@ func (t *netTracker) waitIdle(ctx context.Context, quiet time.Duration, since ti
 			return false
 		case <-time.After(wait):
 		}
+	}
+}
+
+// waitIdle waits for the page's network to go idle after since, counting a wait that
+// gave up.
+func (r *pageRun) waitIdle(since time.Time) {
+	if !r.tab.net.waitIdle(r.ctx, r.pool.cfg.IdleQuiet, since) && r.ctx.Err() == nil {
+		r.idleTimeouts.Add(1)
 	}
 }
 
@@ -137,7 +170,7 @@ func (r *pageRun) wait(w spiders.Wait) error {
 		}
 	}
 	if w.NetworkIdle {
-		r.net.waitIdle(r.ctx, r.pool.cfg.IdleQuiet, time.Time{})
+		r.waitIdle(time.Time{})
 	}
 	if w.MS > 0 {
 		select {
@@ -192,7 +225,7 @@ func (r *pageRun) eval(js string, idle bool) error {
 		return err
 	}
 	if idle {
-		r.net.waitIdle(r.ctx, r.pool.cfg.IdleQuiet, start)
+		r.waitIdle(start)
 	}
 	return nil
 }
@@ -218,7 +251,7 @@ func (r *pageRun) scroll(s spiders.Scroll) error {
 		if err != nil {
 			return fmt.Errorf("scroll: %w", err)
 		}
-		r.net.waitIdle(r.ctx, r.pool.cfg.IdleQuiet, start)
+		r.waitIdle(start)
 		if !s.UntilIdle {
 			continue
 		}

@@ -26,6 +26,7 @@ type instance struct {
 	memory  atomic.Int64
 
 	// Under the pool's mu.
+	idle         []*tab // open tabs no page uses
 	inUse, pages int
 	lastUsed     time.Time
 	retiring     string // why it takes no new page; "" in service
@@ -137,6 +138,9 @@ func cutFlag(f string) (string, string, bool) {
 // close closes the browser: gracefully within closeTimeout, then by killing it; its
 // processes are waited for (their orphans are reaped by the pool).
 func (b *instance) close() {
+	for _, t := range b.idle {
+		t.proxy.close()
+	}
 	ctx, cancel := context.WithTimeout(b.ctx, closeTimeout)
 	chromedp.Cancel(ctx) //nolint:errcheck // a dead browser has nothing to close
 	cancel()

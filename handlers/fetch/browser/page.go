@@ -2,24 +2,22 @@ package browser
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
-	"iter"
 	"net"
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 
-	cdpbrowser "github.com/chromedp/cdproto/browser"
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/cdproto/fetch"
 	"github.com/chromedp/cdproto/network"
-	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/storage"
-	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
 
 	"github.com/streamcrawl/streamcrawl/spiders"
@@ -97,20 +95,36 @@ func (e *RefusedError) Error() string {
 // Unwrap returns Navigate's answer.
 func (e *RefusedError) Unwrap() error { return e.Err }
 
-// Render loads job's page in a tab of one of the pool's browsers, in a browser
-// context of its own (its own cookies, cache and page proxy), waits and acts as its
-// Page says, and returns the DOM. ctx bounds the whole page (the fetcher gives it the
+// Render loads job's page in a tab of one of the pool's browsers, waits and acts as
+// its Page says, and returns the DOM. Each tab has a browser context of its own (its
+// own cookies, cache and storage) behind a page proxy of its own; pages take turns in
+// a tab, which is cleared between them (cookies and the page's storage; the HTTP cache
+// stays, as in a browser). ctx bounds the whole page (the fetcher gives it the
 // download timeout). When the browser dies meanwhile, the error wraps ErrBrowserLost.
 func (p *Pool) Render(ctx context.Context, job Job) (*Result, error) {
 	if job.Dial == nil {
 		return nil, errors.New("browser: a job needs a dialer")
+	}
+	u, err := url.Parse(job.URL)
+	if err != nil {
+		return nil, fmt.Errorf("browser: %w", err)
+	}
+	if job.Navigate != nil {
+		if err := job.Navigate(ctx, u, true); err != nil {
+			return nil, &RefusedError{URL: job.URL, Err: err}
+		}
 	}
 	b, err := p.acquire(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer p.release(b)
-	res, err := p.render(ctx, b, job)
+	t, err := p.takeTab(b)
+	var res *Result
+	if err == nil {
+		res, err = p.render(ctx, t, job)
+		p.putTab(b, t, err == nil)
+	}
 	if err != nil && b.ctx.Err() != nil && ctx.Err() == nil {
 		p.mu.Lock()
 		closed := p.closed
@@ -124,59 +138,33 @@ func (p *Pool) Render(ctx context.Context, job Job) (*Result, error) {
 	return res, err
 }
 
-// pageRun is one page's state while it renders.
+// pageRun is one page's state while it renders in a tab.
 type pageRun struct {
 	pool    *Pool
+	tab     *tab
 	job     Job
 	ctx     context.Context // the tab's, bounded by the caller's
-	main    cdp.FrameID
-	net     *netTracker
 	blocked map[network.ResourceType]bool
 
-	blockedKinds, refusedLater atomic.Int64
-	mu                         sync.Mutex
-	refused                    error // of the first document or a redirect of it
-	loaded                     bool  // the first document answered
+	blockedKinds, refusedLater, idleTimeouts atomic.Int64
+	mu                                       sync.Mutex
+	refused                                  error // of the first document or a redirect of it
+	loaded                                   bool  // the first document answered
 }
 
-func (p *Pool) render(ctx context.Context, b *instance, job Job) (*Result, error) {
-	u, err := url.Parse(job.URL)
-	if err != nil {
-		return nil, fmt.Errorf("browser: %w", err)
-	}
-	if job.Navigate != nil {
-		if err := job.Navigate(ctx, u, true); err != nil {
-			return nil, &RefusedError{URL: job.URL, Err: err}
-		}
-	}
-	px, err := newPageProxy(p.cfg.ProxyListen, job.Dial)
-	if err != nil {
-		return nil, fmt.Errorf("browser: page proxy: %w", err)
-	}
-	defer px.close()
-	_, port, _ := net.SplitHostPort(px.addr())
-	proxy := "http://" + net.JoinHostPort(p.cfg.ProxyHost, port)
-	tctx, tcancel := chromedp.NewContext(b.ctx, chromedp.WithNewBrowserContext(func(c *target.CreateBrowserContextParams) {
-		c.ProxyServer, c.ProxyBypassList = proxy, "<-loopback>"
-	}))
-	defer tcancel()
-	pctx, pcancel := context.WithCancelCause(tctx)
+func (p *Pool) render(ctx context.Context, t *tab, job Job) (*Result, error) {
+	pctx, pcancel := context.WithCancelCause(t.ctx)
 	defer pcancel(nil)
 	defer context.AfterFunc(ctx, func() { pcancel(context.Cause(ctx)) })()
-
-	r := &pageRun{pool: p, job: job, ctx: pctx, net: newNetTracker(), blocked: map[network.ResourceType]bool{}}
+	r := &pageRun{pool: p, tab: t, job: job, ctx: pctx, blocked: map[network.ResourceType]bool{}}
 	for _, k := range job.Page.Blocked() {
 		r.blocked[resourceTypes[k]] = true
 	}
-	if err := chromedp.Listen(pctx, r.net.on); err != nil { // opens the tab
-		return nil, p.pageErr(ctx, pctx, "open a tab", err)
-	}
-	c := chromedp.FromContext(pctx)
-	r.main = cdp.FrameID(c.Target.TargetID)
-	r.net.setMain(r.main)
-	go r.intercept(chromedp.Events(pctx, fetch.RequestPaused))
-	go r.dismissDialogs(chromedp.Events(pctx, page.JavascriptDialogOpening))
-	if err := r.setup(c.BrowserContextID); err != nil {
+	t.proxy.begin(job.Dial)
+	t.net.reset()
+	t.run.Store(r)
+	defer t.run.Store(nil)
+	if err := r.setup(); err != nil {
 		return nil, p.pageErr(ctx, pctx, "set the tab up", err)
 	}
 	resp, err := chromedp.Run(pctx, chromedp.NavigateResponse(job.URL))
@@ -192,30 +180,35 @@ func (p *Pool) render(ctx context.Context, b *instance, job Job) (*Result, error
 	r.mu.Lock()
 	r.loaded = true // from now on a refused navigation leaves the page where it is
 	r.mu.Unlock()
-	res := &Result{Browser: b.product}
+	res := &Result{Browser: t.b.product}
 	if err := r.behave(res); err != nil {
 		return nil, p.pageErr(ctx, pctx, "on "+job.URL, err)
+	}
+	if urls := t.net.historyURLs(); len(urls) > 0 {
+		if _, err := chromedp.Run(pctx, chromedp.Evaluate[bool](historyLinksJS(urls))); err != nil {
+			return nil, p.pageErr(ctx, pctx, "add the history links of "+job.URL, err)
+		}
 	}
 	html, err := chromedp.Run(pctx, chromedp.Evaluate[string](serializeJS))
 	if err != nil {
 		return nil, p.pageErr(ctx, pctx, "read the DOM of "+job.URL, err)
 	}
 	res.HTML = []byte(html)
-	if res.URL, err = chromedp.Run(pctx, chromedp.Evaluate[string](`location.href`)); err != nil {
-		return nil, p.pageErr(ctx, pctx, "read the URL of "+job.URL, err)
-	}
-	doc := r.net.lastDocument()
+	doc := t.net.lastDocument()
 	if doc == nil {
 		doc = resp
 	}
-	res.Status, res.Headers = int(doc.Status), headersOf(doc.Headers)
-	cookies, err := chromedp.CallBrowser(pctx, storage.GetCookies, storage.GetCookiesParams{BrowserContextID: c.BrowserContextID})
+	res.URL, res.Status, res.Headers = doc.URL, int(doc.Status), headersOf(doc.Headers)
+	cookies, err := chromedp.CallBrowser(pctx, storage.GetCookies, storage.GetCookiesParams{BrowserContextID: t.bc})
 	if err != nil {
 		return nil, p.pageErr(ctx, pctx, "read the cookies of "+job.URL, err)
 	}
 	res.Cookies = cookiesOut(cookies.Cookies)
-	res.Traffic, res.BlockedKinds, res.Refused = px.traffic(), r.blockedKinds.Load(), r.refusedLater.Load()
-	res.IdleTimeouts = r.net.idleTimeouts.Load()
+	if err := t.clear(pctx, doc.URL); err != nil {
+		return nil, p.pageErr(ctx, pctx, "clear the tab after "+job.URL, err)
+	}
+	res.Traffic, res.BlockedKinds, res.Refused = t.proxy.end(), r.blockedKinds.Load(), r.refusedLater.Load()
+	res.IdleTimeouts = r.idleTimeouts.Load()
 	return res, nil
 }
 
@@ -231,22 +224,24 @@ func (p *Pool) pageErr(ctx, pctx context.Context, step string, err error) error 
 	return fmt.Errorf("browser: %s: %w", step, err)
 }
 
-// setup prepares the tab before the page loads: interception of documents and
-// blocked kinds, user agent, headers, cookies, no downloads.
-func (r *pageRun) setup(bc cdp.BrowserContextID) error {
-	patterns := []*fetch.RequestPattern{{ResourceType: network.ResourceTypeDocument}}
-	for t := range r.blocked {
-		patterns = append(patterns, &fetch.RequestPattern{ResourceType: t})
+// setup prepares the tab for the page: interception of documents and blocked kinds,
+// user agent, headers, cookies.
+func (r *pageRun) setup() error {
+	t := r.tab
+	patterns := []*fetch.RequestPattern{{ResourceType: network.ResourceTypeDocument}, {URLPattern: "*/favicon.ico"}}
+	for k := range r.blocked {
+		patterns = append(patterns, &fetch.RequestPattern{ResourceType: k})
 	}
 	if _, err := chromedp.Call(r.ctx, fetch.Enable, fetch.EnableParams{Patterns: patterns}); err != nil {
 		return err
 	}
-	if r.job.UserAgent != "" {
+	if r.job.UserAgent != t.ua {
 		if _, err := chromedp.Call(r.ctx, emulation.SetUserAgentOverride, emulation.SetUserAgentOverrideParams{UserAgent: r.job.UserAgent}); err != nil {
 			return err
 		}
+		t.ua = r.job.UserAgent
 	}
-	if len(r.job.Headers) > 0 {
+	if len(r.job.Headers) > 0 || t.headers {
 		h := network.Headers{}
 		for k, v := range r.job.Headers {
 			h[k] = v
@@ -254,51 +249,47 @@ func (r *pageRun) setup(bc cdp.BrowserContextID) error {
 		if _, err := chromedp.Call(r.ctx, network.SetExtraHTTPHeaders, network.SetExtraHTTPHeadersParams{Headers: h}); err != nil {
 			return err
 		}
+		t.headers = len(h) > 0
 	}
 	if len(r.job.Cookies) > 0 {
-		if _, err := chromedp.CallBrowser(r.ctx, storage.SetCookies, storage.SetCookiesParams{Cookies: cookiesIn(r.job.Cookies), BrowserContextID: bc}); err != nil {
+		if _, err := chromedp.CallBrowser(r.ctx, storage.SetCookies, storage.SetCookiesParams{Cookies: cookiesIn(r.job.Cookies), BrowserContextID: t.bc}); err != nil {
 			return err
 		}
 	}
-	_, err := chromedp.CallBrowser(r.ctx, cdpbrowser.SetDownloadBehavior, cdpbrowser.SetDownloadBehaviorParams{
-		Behavior: cdpbrowser.SetDownloadBehaviorBehaviorDeny, BrowserContextID: bc})
-	return err
+	return nil
 }
 
-// intercept answers the paused requests: a document of the main frame goes where
+// paused answers a paused request of the page: a document of the main frame goes where
 // Navigate allows it, a blocked kind is refused, anything else goes on.
-func (r *pageRun) intercept(events iter.Seq2[fetch.EventRequestPaused, error]) {
-	for ev, err := range events {
+func (r *pageRun) paused(ev fetch.EventRequestPaused) {
+	t := r.tab
+	if ev.ResourceType != network.ResourceTypeDocument {
+		if r.blocked[ev.ResourceType] || strings.HasSuffix(ev.Request.URL, "/favicon.ico") {
+			r.blockedKinds.Add(1)
+			t.fail(ev.RequestID)
+		} else {
+			t.cont(ev.RequestID)
+		}
+		return
+	}
+	if ev.FrameID != t.main || r.job.Navigate == nil {
+		t.cont(ev.RequestID) // a frame's document: loaded through the page proxy like any resource
+		return
+	}
+	r.mu.Lock()
+	first := !r.loaded && ev.RedirectedRequestID == "" && ev.Request.URL == r.job.URL
+	r.mu.Unlock()
+	if !first {
+		u, err := url.Parse(ev.Request.URL)
+		if err == nil {
+			err = r.job.Navigate(r.ctx, u, false)
+		}
 		if err != nil {
+			r.refuse(ev, err)
 			return
 		}
-		if ev.ResourceType != network.ResourceTypeDocument {
-			if r.blocked[ev.ResourceType] {
-				r.blockedKinds.Add(1)
-				r.fail(ev.RequestID)
-			} else {
-				r.cont(ev.RequestID)
-			}
-			continue
-		}
-		if ev.FrameID != r.main || r.job.Navigate == nil {
-			r.cont(ev.RequestID) // a frame's document: loaded through the page proxy like any resource
-			continue
-		}
-		r.mu.Lock()
-		first := !r.loaded && ev.RedirectedRequestID == "" && ev.Request.URL == r.job.URL
-		r.mu.Unlock()
-		if !first {
-			if u, err := url.Parse(ev.Request.URL); err != nil {
-				r.refuse(ev, err)
-				continue
-			} else if err := r.job.Navigate(r.ctx, u, false); err != nil {
-				r.refuse(ev, err)
-				continue
-			}
-		}
-		r.cont(ev.RequestID)
 	}
+	t.cont(ev.RequestID)
 }
 
 // refuse fails a main-frame document Navigate refused. Before the page loaded (the
@@ -312,31 +303,26 @@ func (r *pageRun) refuse(ev fetch.EventRequestPaused, err error) {
 	}
 	r.mu.Unlock()
 	if !loaded {
-		r.fail(ev.RequestID)
+		r.tab.fail(ev.RequestID)
 		return
 	}
 	r.refusedLater.Add(1)
 	// A 204 to a navigation leaves the page where it is (a failed one would show an
 	// error page instead).
-	chromedp.Call(r.ctx, fetch.FulfillRequest, fetch.FulfillRequestParams{RequestID: ev.RequestID, ResponseCode: http.StatusNoContent}) //nolint:errcheck // a closed tab drops it
+	chromedp.Call(r.tab.ctx, fetch.FulfillRequest, fetch.FulfillRequestParams{RequestID: ev.RequestID, ResponseCode: http.StatusNoContent}) //nolint:errcheck // a closed tab drops it
 }
 
-func (r *pageRun) cont(id fetch.RequestID) {
-	chromedp.Call(r.ctx, fetch.ContinueRequest, fetch.ContinueRequestParams{RequestID: id}) //nolint:errcheck // a closed tab drops it
-}
+// HistoryAttr marks the hidden element holding, as links, the URLs a page's script
+// put in the history (pushState, replaceState): <div hidden data-streamcrawl="history">.
+// Follow rules see them like any link, so they pass scope and robots.txt as links do.
+const HistoryAttr = "data-streamcrawl"
 
-func (r *pageRun) fail(id fetch.RequestID) {
-	chromedp.Call(r.ctx, fetch.FailRequest, fetch.FailRequestParams{RequestID: id, ErrorReason: network.ErrorReasonBlockedByClient}) //nolint:errcheck // a closed tab drops it
-}
-
-// dismissDialogs closes alert, confirm and prompt dialogs, which would stop the page.
-func (r *pageRun) dismissDialogs(events iter.Seq2[page.EventJavascriptDialogOpening, error]) {
-	for _, err := range events {
-		if err != nil {
-			return
-		}
-		chromedp.Call(r.ctx, page.HandleJavaScriptDialog, page.HandleJavaScriptDialogParams{Accept: false}) //nolint:errcheck // a closed tab drops it
-	}
+// historyLinksJS adds urls to the page as links in a hidden element.
+func historyLinksJS(urls []string) string {
+	list, _ := json.Marshal(urls) // strings always marshal
+	return `(urls => { const d = document.createElement("div"); d.hidden = true; d.setAttribute("` + HistoryAttr + `", "history");
+	for (const u of urls) { const a = document.createElement("a"); a.href = u; d.appendChild(a); }
+	(document.body || document.documentElement).appendChild(d); return true })(` + string(list) + `)`
 }
 
 // serializeJS returns the page's DOM as HTML: its doctype and root element.

@@ -3,10 +3,12 @@ package browser
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -43,14 +45,14 @@ type Traffic struct {
 // --proxy-server and --proxy-bypass-list=<-loopback>, and each page's browser context
 // with its own proxy, so loopback goes through it too.
 type pageProxy struct {
-	ln   net.Listener
-	srv  *http.Server
-	dial Dialer
-	tr   *http.Transport
+	ln  net.Listener
+	srv *http.Server
+	tr  *http.Transport
 
 	requests, blocked, failed atomic.Int64
 
 	mu           sync.Mutex
+	dial         Dialer // nil: every connection refused (a tab between pages)
 	hosts        map[string]int64
 	blockedHosts []string
 	tunnels      map[net.Conn]struct{}
@@ -81,6 +83,32 @@ func newPageProxy(listen string, dial Dialer) (*pageProxy, error) {
 	p.srv = &http.Server{Handler: p, ReadHeaderTimeout: 10 * time.Second, ErrorLog: discardLog}
 	go p.srv.Serve(ln) //nolint:errcheck // ends with Close
 	return p, nil
+}
+
+// begin starts a page: its connections are dialled with dial and counted afresh.
+func (p *pageProxy) begin(dial Dialer) {
+	p.mu.Lock()
+	p.dial = dial
+	p.mu.Unlock()
+}
+
+// end ends a page: it returns the page's traffic, cuts its connections (the next page
+// dials its own, through its own dialer) and refuses new ones until the next begin.
+func (p *pageProxy) end() Traffic {
+	t := p.traffic()
+	p.mu.Lock()
+	p.dial = nil
+	for c := range p.tunnels {
+		c.Close()
+	}
+	clear(p.tunnels)
+	p.hosts, p.blockedHosts = map[string]int64{}, nil
+	p.requests.Store(0)
+	p.blocked.Store(0)
+	p.failed.Store(0)
+	p.mu.Unlock()
+	p.tr.CloseIdleConnections()
+	return t
 }
 
 // addr is where the proxy listens (host:port).
@@ -123,13 +151,26 @@ func (p *pageProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	p.forward(w, r)
 }
 
-// dialCounted dials addr with the page's dialer, counting the attempt and its outcome.
-func (p *pageProxy) dialCounted(ctx context.Context, network, addr string) (net.Conn, error) {
+// count counts one request of the page to addr (host:port).
+func (p *pageProxy) count(addr string) {
 	p.requests.Add(1)
 	p.mu.Lock()
 	p.hosts[addr]++
 	p.mu.Unlock()
-	c, err := p.dial(ctx, network, addr)
+}
+
+// errBetweenPages refuses the connections of a tab between two pages.
+var errBetweenPages = fmt.Errorf("%w: no page is loading", ErrBlocked)
+
+// dialCounted dials addr with the page's dialer, counting a refusal or failure.
+func (p *pageProxy) dialCounted(ctx context.Context, network, addr string) (net.Conn, error) {
+	p.mu.Lock()
+	dial := p.dial
+	p.mu.Unlock()
+	if dial == nil {
+		return nil, errBetweenPages
+	}
+	c, err := dial(ctx, network, addr)
 	switch {
 	case errors.Is(err, ErrBlocked):
 		p.blocked.Add(1)
@@ -152,6 +193,7 @@ func (p *pageProxy) tunnel(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "streamcrawl page proxy: CONNECT wants host:port", http.StatusBadRequest)
 		return
 	}
+	p.count(target)
 	up, err := p.dialCounted(r.Context(), "tcp", target)
 	if err != nil {
 		http.Error(w, "streamcrawl page proxy: "+refusal(err), statusOf(err))
@@ -225,12 +267,24 @@ func closeWrite(c net.Conn) {
 	c.Close()
 }
 
+// hostPort is u's host:port, the scheme's port when it has none.
+func hostPort(u *url.URL) string {
+	if u.Port() != "" {
+		return u.Host
+	}
+	if u.Scheme == "https" {
+		return net.JoinHostPort(u.Hostname(), "443")
+	}
+	return net.JoinHostPort(u.Hostname(), "80")
+}
+
 // hopHeaders are the headers of one hop that a proxy does not pass on.
 var hopHeaders = []string{"Connection", "Proxy-Connection", "Keep-Alive", "Proxy-Authenticate",
 	"Proxy-Authorization", "Te", "Trailer", "Transfer-Encoding", "Upgrade"}
 
 // forward sends a plain HTTP request on and copies its answer back.
 func (p *pageProxy) forward(w http.ResponseWriter, r *http.Request) {
+	p.count(hostPort(r.URL))
 	out := r.Clone(r.Context())
 	out.RequestURI = ""
 	for _, h := range hopHeaders {

@@ -58,13 +58,40 @@ func Dialer(forbidden ...string) browser.Dialer {
 // Processes returns the Chromium processes (zombies included) that are this
 // process's descendants, as "pid state name" lines.
 func Processes() []string {
+	var out []string
+	for _, p := range chromeDescendants(os.Getpid()) {
+		out = append(out, fmt.Sprintf("%d %s %s", p.pid, p.state, p.comm))
+	}
+	return out
+}
+
+// Browsers returns the PIDs of the browsers process pid started: its Chromium
+// children that are browser processes (no --type=: not a renderer or zygote; not a
+// crash handler) and not zombies.
+func Browsers(pid int) []int {
+	var out []int
+	for _, p := range chromeDescendants(pid) {
+		if p.ppid != pid || p.state == "Z" || strings.Contains(p.comm, "crashpad") {
+			continue
+		}
+		cmdline, err := os.ReadFile("/proc/" + strconv.Itoa(p.pid) + "/cmdline")
+		if err == nil && !strings.Contains(string(cmdline), "--type=") {
+			out = append(out, p.pid)
+		}
+	}
+	return out
+}
+
+type proc struct {
+	pid, ppid   int
+	comm, state string
+}
+
+// chromeDescendants returns the Chromium processes descending from root.
+func chromeDescendants(root int) []proc {
 	entries, err := os.ReadDir("/proc")
 	if err != nil {
 		return nil
-	}
-	type proc struct {
-		ppid        int
-		comm, state string
 	}
 	procs := map[int]proc{}
 	for _, e := range entries {
@@ -86,17 +113,16 @@ func Processes() []string {
 			continue
 		}
 		ppid, _ := strconv.Atoi(f[1])
-		procs[pid] = proc{ppid: ppid, comm: s[open+1 : close], state: f[0]}
+		procs[pid] = proc{pid: pid, ppid: ppid, comm: s[open+1 : close], state: f[0]}
 	}
-	self := os.Getpid()
-	var out []string
-	for pid, p := range procs {
+	var out []proc
+	for _, p := range procs {
 		if !strings.HasPrefix(p.comm, "chrom") && p.comm != "headless_shell" {
 			continue
 		}
 		for a, hops := p.ppid, 0; a > 1 && hops < 64; a, hops = procs[a].ppid, hops+1 {
-			if a == self {
-				out = append(out, fmt.Sprintf("%d %s %s", pid, p.state, p.comm))
+			if a == root {
+				out = append(out, p)
 				break
 			}
 		}

@@ -45,8 +45,8 @@ type Config struct {
 	// process is started, and memory is neither measured nor capped. Its pages must
 	// reach this process's page proxies: see ProxyListen and ProxyHost.
 	URL string
-	// Browsers is the most browsers the pool runs at once (a retiring browser
-	// finishing its last pages is not counted). Default DefaultBrowsers.
+	// Browsers is the most browsers the pool runs at once, a retiring one finishing its
+	// last pages included. Default DefaultBrowsers.
 	Browsers int
 	// Tabs is the most pages one browser renders at once. Default DefaultTabs.
 	Tabs int

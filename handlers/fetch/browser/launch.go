@@ -96,8 +96,9 @@ func (p *Pool) where() string {
 
 // execOptions are the command line of a started browser: headless, no sandbox when
 // root (chromedp adds it), no GPU, QUIC, first-run, background networking, component
-// updates, sync or crash reporter; every request through the pool's proxy (loopback
-// included); a new empty user-data-dir, removed when the browser is gone.
+// updates, sync, crash reporter, back-forward cache or omnibox popups; every request
+// through the pool's proxy (loopback included); a new empty user-data-dir, removed
+// when the browser is gone.
 func (p *Pool) execOptions() []chromedp.ExecAllocatorOption {
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(p.cfg.ExecPath),
@@ -108,6 +109,10 @@ func (p *Pool) execOptions() []chromedp.ExecAllocatorOption {
 		chromedp.Flag("no-pings", true),
 		chromedp.Flag("webrtc-ip-handling-policy", "disable_non_proxied_udp"),
 		chromedp.Flag("force-webrtc-ip-handling-policy", true),
+		// No back-forward cache (it kept every page left for about:blank alive in its
+		// renderer), and none of the omnibox popups a window preloads (a renderer each,
+		// one window per tab): 739 -> 436 MiB PSS for 4 tabs after 12 pages.
+		chromedp.Flag("disable-features", "Translate,BlinkGenPropertyTrees,BackForwardCache,PreloadTopChromeWebUI,WebUIOmniboxPopup,WebUIOmniboxAimPopup"),
 		chromedp.Flag("proxy-server", "http://"+p.fixed.addr()),
 		chromedp.Flag("proxy-bypass-list", "<-loopback>"),
 	)

@@ -21,8 +21,9 @@ var ErrBrowserLost = errors.New("browser: the browser died while rendering the p
 // Pool is a managed set of browsers for one fetch process: at most Browsers browsers
 // of at most Tabs pages each. A browser is started when a page needs one (within
 // LaunchTimeout), replaced after RetireAfter pages or above MaxMemory (it finishes
-// the pages it has), replaced when it crashes, and closed after IdleTimeout without
-// pages; its processes are reaped. A Pool is safe for concurrent use.
+// the pages it has and closes before its replacement starts, so that memory stays
+// within Browsers browsers), replaced when it crashes, and closed after IdleTimeout
+// without pages; its processes are reaped. A Pool is safe for concurrent use.
 type Pool struct {
 	cfg  Config
 	log  *zap.Logger
@@ -36,6 +37,7 @@ type Pool struct {
 	mu        sync.Mutex
 	browsers  []*instance // in service and retiring
 	launching int
+	shutting  int           // browsers closing, not yet gone
 	changed   chan struct{} // closed and replaced when a tab frees or a browser goes
 	closed    bool
 	nextID    int
@@ -48,7 +50,7 @@ type Pool struct {
 
 // Stats are a pool's figures since New.
 type Stats struct {
-	// Live is the number of browsers running (retiring ones included).
+	// Live is the number of browsers running (retiring and closing ones included).
 	Live int
 	// Memory is the proportional set size of the live browsers' processes, in bytes,
 	// as last measured.
@@ -94,7 +96,7 @@ func New(ctx context.Context, cfg Config) (*Pool, error) {
 // Stats returns the pool's figures.
 func (p *Pool) Stats() Stats {
 	p.mu.Lock()
-	s := Stats{Live: len(p.browsers)}
+	s := Stats{Live: len(p.browsers) + p.shutting}
 	for _, b := range p.browsers {
 		s.Memory += b.memory.Load()
 	}
@@ -121,13 +123,8 @@ func (p *Pool) acquire(ctx context.Context) (*instance, error) {
 			return nil, ErrClosed
 		}
 		var best *instance
-		serving := 0
 		for _, b := range p.browsers {
-			if b.retiring != "" {
-				continue
-			}
-			serving++
-			if b.inUse < p.cfg.Tabs && (best == nil || b.inUse < best.inUse) {
+			if b.retiring == "" && b.inUse < p.cfg.Tabs && (best == nil || b.inUse < best.inUse) {
 				best = b
 			}
 		}
@@ -137,7 +134,10 @@ func (p *Pool) acquire(ctx context.Context) (*instance, error) {
 			p.mu.Unlock()
 			return best, nil
 		}
-		if serving+p.launching < p.cfg.Browsers {
+		// A retiring browser finishing its pages, and one closing, still count: memory
+		// stays within Browsers browsers (a retirement costs its pages a wait, not a
+		// second browser's memory).
+		if len(p.browsers)+p.shutting+p.launching < p.cfg.Browsers {
 			p.launching++
 			p.mu.Unlock()
 			b, err := p.launch()
@@ -146,6 +146,7 @@ func (p *Pool) acquire(ctx context.Context) (*instance, error) {
 			p.notify()
 			if err == nil && p.closed {
 				err = ErrClosed
+				p.shutting++
 				p.wg.Add(1)
 				go p.shut(b)
 			}
@@ -213,6 +214,7 @@ func (p *Pool) closeIfDrained(b *instance) {
 	}
 	b.closing = true
 	p.remove(b)
+	p.shutting++
 	p.wg.Add(1)
 	go p.shut(b)
 }
@@ -232,6 +234,10 @@ func (p *Pool) shut(b *instance) {
 	defer p.wg.Done()
 	b.close()
 	reapOrphans()
+	p.mu.Lock()
+	p.shutting--
+	p.notify()
+	p.mu.Unlock()
 }
 
 // died handles a browser whose context ended without the pool asking: a crash.
@@ -243,6 +249,7 @@ func (p *Pool) died(b *instance) {
 	}
 	b.closing = true
 	p.remove(b)
+	p.shutting++
 	p.notify()
 	pages := b.pages
 	p.mu.Unlock()
@@ -316,6 +323,7 @@ func (p *Pool) Close(ctx context.Context) error {
 	for _, b := range bs {
 		if !b.closing {
 			b.closing = true
+			p.shutting++
 			p.wg.Add(1)
 			go p.shut(b)
 		}

@@ -281,12 +281,34 @@ func TestRenderAsksBeforeEachNavigation(t *testing.T) {
 }
 
 // TestPoolRetiresAfterPages renders 7 pages with browsers retired after 3: three
-// browsers start, two retire, nothing is left after Close.
+// browsers start, two retire, never more than one runs (a retiring browser finishes
+// and closes before its replacement starts), nothing is left after Close.
 func TestPoolRetiresAfterPages(t *testing.T) {
 	s := newSite(t, "127.0.0.1:1")
 	p := newPool(t, browser.Config{RetireAfter: 3, Tabs: 2})
+	var most atomic.Int64
+	stop := make(chan struct{})
+	watched := make(chan struct{})
+	go func() {
+		defer close(watched)
+		for {
+			if n := int64(p.Stats().Live); n > most.Load() {
+				most.Store(n)
+			}
+			select {
+			case <-stop:
+				return
+			case <-time.After(2 * time.Millisecond):
+			}
+		}
+	}()
 	for i := 0; i < 7; i++ {
 		render(t, p, browser.Job{URL: s.URL + "/plain", Dial: browsertest.Dialer(), Page: &spiders.Page{Wait: &spiders.Wait{}}})
+	}
+	close(stop)
+	<-watched
+	if n := most.Load(); n != 1 {
+		t.Errorf("%d browsers ran at once, want 1", n)
 	}
 	waitFor(t, func() bool { return p.Stats().Live == 1 })
 	st := p.Stats()

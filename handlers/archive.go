@@ -14,7 +14,7 @@ import (
 	"github.com/streamcrawl/streamcrawl/processors/warcs3"
 	"github.com/streamcrawl/streamcrawl/spiders"
 	"github.com/streamcrawl/streamcrawl/streams"
-	"github.com/streamcrawl/streamcrawl/streams/frontier"
+	"github.com/streamcrawl/streamcrawl/streams/inspect"
 )
 
 // DefaultArchiveGroup is the consumer group of archivers on the responses streams.
@@ -65,7 +65,7 @@ func Archive(ctx context.Context, cfg ArchiveConfig) error {
 		cfg.Group = DefaultArchiveGroup
 	}
 	if cfg.Group == streams.StageFetch || cfg.Group == streams.StageParse || cfg.Group == streams.StageStore {
-		return streams.ErrStageGroup
+		return inspect.ErrStageGroup
 	}
 	if cfg.MaxBodySize <= 0 {
 		cfg.MaxBodySize = spiders.DefaultMaxBodySize
@@ -76,13 +76,13 @@ func Archive(ctx context.Context, cfg ArchiveConfig) error {
 	base := Config{Consumer: cfg.Consumer, Logger: cfg.Logger}
 	base.setBasicDefaults()
 	log := base.Logger
-	layout, err := frontier.ReadLayout(ctx, cfg.Client, cfg.Crawl)
+	layout, err := streams.ReadLayout(ctx, cfg.Client, cfg.Crawl)
 	if err != nil {
 		return err
 	}
 	var responses []string
-	for _, k := range layout.Parts() {
-		responses = append(responses, k.Responses())
+	for _, k := range layout.Parts {
+		responses = append(responses, k.Responses)
 	}
 	w, err := openArchiveWriter(ctx, cfg, cfg.Crawl+"-"+base.Consumer, log)
 	if err != nil {
@@ -96,7 +96,7 @@ func Archive(ctx context.Context, cfg ArchiveConfig) error {
 	}()
 	log.Info("archive open", zap.String("dir", cfg.Dir), zap.Int("pages", w.Len()))
 	handle := func(msg *message.Message) error {
-		if err := ensureResponseDict(msg.Context(), cfg.Client, layout.Global(), msg.Payload); err != nil {
+		if err := ensureResponseDict(msg.Context(), cfg.Client, layout.Global, msg.Payload); err != nil {
 			return err
 		}
 		res, err := spiders.UnmarshalResponseLimit(msg.Payload, cfg.MaxBodySize)
@@ -126,11 +126,11 @@ func Archive(ctx context.Context, cfg ArchiveConfig) error {
 	}
 	// The archiver trims the responses it acked, with the retention the crawl recorded:
 	// an archiver that lags behind a finished crawl must not leave them in Redis.
-	retention, err := streams.RecordedRetention(ctx, cfg.Client, layout.Global().Meta(), "responses")
+	retention, err := inspect.RecordedRetention(ctx, cfg.Client, layout.Global.Meta, "responses")
 	if err != nil {
 		log.Warn("retention of the responses unknown; trimming them once acked", zap.Error(err))
 	}
-	trim := map[string]streams.Retention{}
+	trim := map[string]spiders.StreamRetention{}
 	for _, s := range responses {
 		trim[s] = retention
 	}
@@ -142,22 +142,19 @@ func Archive(ctx context.Context, cfg ArchiveConfig) error {
 	if cerr := w.Close(ctx); err == nil && cerr != nil {
 		err = fmt.Errorf("handlers: archive: %w", cerr)
 	}
-	tctx, tcancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-	streams.TrimOnce(tctx, cfg.Client, trim, log)
-	tcancel()
-	return err
+	return err // the trimmer trimmed once more as the group stopped
 }
 
 // EnsureArchiveGroup creates the archive group on the crawl's responses streams (at
 // their start) if missing, so that no response is trimmed before it is archived.
-func EnsureArchiveGroup(ctx context.Context, rdb redis.UniversalClient, layout frontier.Layout, group string) error {
+func EnsureArchiveGroup(ctx context.Context, rdb redis.UniversalClient, layout streams.Layout, group string) error {
 	if group == "" {
 		group = DefaultArchiveGroup
 	}
-	for _, k := range layout.Parts() {
-		err := rdb.XGroupCreateMkStream(ctx, k.Responses(), group, "0").Err()
+	for _, k := range layout.Parts {
+		err := rdb.XGroupCreateMkStream(ctx, k.Responses, group, "0").Err()
 		if err != nil && !isBusyGroup(err) {
-			return fmt.Errorf("handlers: create group %s on %s: %w", group, k.Responses(), err)
+			return fmt.Errorf("handlers: create group %s on %s: %w", group, k.Responses, err)
 		}
 	}
 	return nil

@@ -17,7 +17,6 @@ import (
 	"github.com/streamcrawl/streamcrawl/handlers"
 	"github.com/streamcrawl/streamcrawl/processors/warc"
 	"github.com/streamcrawl/streamcrawl/streams"
-	"github.com/streamcrawl/streamcrawl/streams/frontier"
 	"github.com/streamcrawl/streamcrawl/streams/streamstest"
 )
 
@@ -32,7 +31,7 @@ func TestArchiveEveryPageOnceAcrossARestart(t *testing.T) {
 	sp := titleSpider("arch", base)
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	if err := handlers.EnsureArchiveGroup(ctx, rdb, frontier.NewLayout("arch", 1), ""); err != nil {
+	if err := handlers.EnsureArchiveGroup(ctx, rdb, streams.NewLayout("arch", 1), ""); err != nil {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
@@ -103,7 +102,7 @@ func TestArchiveEveryPageOnceAcrossARestart(t *testing.T) {
 		t.Fatalf("archived %d pages, fetched %d; want 60 and 60", len(counts), fetched)
 	}
 	// The archiver, last to ack, trimmed them (default retention: until acked).
-	if n := rdb.XLen(ctx, frontier.NewKeys("arch").Responses()).Val(); n != 0 {
+	if n := rdb.XLen(ctx, streams.NewKeys("arch").Responses).Val(); n != 0 {
 		t.Errorf("responses stream holds %d entries once archived and parsed, want 0", n)
 	}
 }

@@ -13,7 +13,7 @@ import (
 
 	"github.com/streamcrawl/streamcrawl/spiders"
 	"github.com/streamcrawl/streamcrawl/streams"
-	"github.com/streamcrawl/streamcrawl/streams/frontier"
+	"github.com/streamcrawl/streamcrawl/streams/inspect"
 	"github.com/streamcrawl/streamcrawl/streams/streamstest"
 )
 
@@ -75,7 +75,7 @@ func TestABackgroundComponentThatStopsEndsTheRun(t *testing.T) {
 	if err := r.serve(ctx); !errors.Is(err, stopped) {
 		t.Fatalf("run = %v; want it ended by the component's error", err)
 	}
-	p, err := frontier.ReadProgress(ctx, srv.Client(), r.layout)
+	p, err := inspect.ReadProgress(ctx, srv.Client(), r.layout)
 	if err != nil {
 		t.Fatal(err)
 	}

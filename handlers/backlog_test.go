@@ -10,7 +10,6 @@ import (
 
 	"github.com/streamcrawl/streamcrawl/handlers"
 	"github.com/streamcrawl/streamcrawl/streams"
-	"github.com/streamcrawl/streamcrawl/streams/frontier"
 	"github.com/streamcrawl/streamcrawl/streams/streamstest"
 )
 
@@ -32,7 +31,7 @@ func TestFetchersPauseWhileTheParseStageIsBehind(t *testing.T) {
 	if _, err := handlers.Seed(ctx, rdb, sp, urls); err != nil {
 		t.Fatal(err)
 	}
-	if err := rdb.XGroupCreateMkStream(ctx, frontier.NewKeys("backlog").Responses(), streams.StageParse, "0").Err(); err != nil {
+	if err := rdb.XGroupCreateMkStream(ctx, streams.NewKeys("backlog").Responses, streams.StageParse, "0").Err(); err != nil {
 		t.Fatal(err)
 	}
 	err := handlers.Run(ctx, handlers.Config{Client: rdb, Spider: sp, Stages: []string{streams.StageFetch},
@@ -40,7 +39,7 @@ func TestFetchersPauseWhileTheParseStageIsBehind(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n := rdb.XLen(context.Background(), frontier.NewKeys("backlog").Responses()).Val()
+	n := rdb.XLen(context.Background(), streams.NewKeys("backlog").Responses).Val()
 	// The bound is checked every 100 ms (at 4 × 50 pages/s: 20 pages a look), plus the 4
 	// in flight; allow one late look on a loaded machine.
 	if n < 30 || n > 30+2*20+4 {

@@ -10,7 +10,8 @@ import (
 	"github.com/klauspost/compress/zstd"
 	"github.com/redis/go-redis/v9"
 
-	"github.com/streamcrawl/streamcrawl/streams/frontier"
+	"github.com/streamcrawl/streamcrawl/streams"
+	"github.com/streamcrawl/streamcrawl/streams/inspect"
 	"github.com/streamcrawl/streamcrawl/streams/streamstest"
 )
 
@@ -37,8 +38,8 @@ func TestForgedCompressedResponseIsADeadLetter(t *testing.T) {
 	}
 	forged.Write(enc.EncodeAll([]byte(`"}`), nil))
 	t.Logf("forged entry: %d bytes compressed, ~200 MB decoded", forged.Len())
-	k := frontier.NewKeys("bomb")
-	if err := rdb.XAdd(ctx, &redis.XAddArgs{Stream: k.Responses(), Values: map[string]any{
+	k := streams.NewKeys("bomb")
+	if err := rdb.XAdd(ctx, &redis.XAddArgs{Stream: k.Responses, Values: map[string]any{
 		"_watermill_message_uuid": "u", "metadata": "", "payload": forged.Bytes()}}).Err(); err != nil {
 		t.Fatal(err)
 	}
@@ -47,7 +48,7 @@ func TestForgedCompressedResponseIsADeadLetter(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantAllPages(t, sink, base, 20)
-	dead, err := frontier.ListDead(ctx, rdb, k, "-", 100)
+	dead, err := inspect.ListDead(ctx, rdb, streams.NewLayout(k.Crawl, 1), 100)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,8 @@ import (
 
 	"github.com/streamcrawl/streamcrawl/spiders"
 	"github.com/streamcrawl/streamcrawl/spiders/webtest"
-	"github.com/streamcrawl/streamcrawl/streams/frontier"
+	"github.com/streamcrawl/streamcrawl/streams"
+	"github.com/streamcrawl/streamcrawl/streams/inspect"
 	"github.com/streamcrawl/streamcrawl/streams/streamstest"
 )
 
@@ -45,7 +46,7 @@ func TestRealWebPagesAreReadAsBrowsersReadThem(t *testing.T) {
 	if n := site.Hits()[webtest.BinaryPath]; n != 1 {
 		t.Errorf("binary body fetched %d times, want once (not retried)", n)
 	}
-	st, err := frontier.ReadStatus(ctx, rdb, frontier.NewLayout("realweb", 1))
+	st, err := inspect.ReadStatus(ctx, rdb, streams.NewLayout("realweb", 1))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,8 @@ import (
 	"time"
 
 	"github.com/streamcrawl/streamcrawl/spiders"
-	"github.com/streamcrawl/streamcrawl/streams/frontier"
+	"github.com/streamcrawl/streamcrawl/streams"
+	"github.com/streamcrawl/streamcrawl/streams/inspect"
 	"github.com/streamcrawl/streamcrawl/streams/streamstest"
 )
 
@@ -130,7 +131,7 @@ func TestRevisitOfAnUnchangedSiteIsAllNotModified(t *testing.T) {
 			t.Errorf("%s stored %d times, want %d", u, got, want)
 		}
 	}
-	st, err := frontier.ReadStatus(ctx, rdb, frontier.NewLayout("revisit", 1))
+	st, err := inspect.ReadStatus(ctx, rdb, streams.NewLayout("revisit", 1))
 	if err != nil {
 		t.Fatal(err)
 	}

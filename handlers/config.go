@@ -51,7 +51,7 @@ type Config struct {
 	// by stage of its reading group. Missing stages get the spider's
 	// settings.retention, or its defaults (requests and responses nothing, items a day
 	// up to 16 MB).
-	Retain map[string]streams.Retention
+	Retain map[string]spiders.StreamRetention
 	// TrimInterval is how often this process trims its stages' input streams.
 	// Default streams.DefaultTrimInterval.
 	TrimInterval time.Duration
@@ -120,9 +120,9 @@ func (c *Config) setDefaults() {
 	sp := *c.Spider
 	sp.Settings.SetDefaults()
 	c.Spider = &sp
-	retain := map[string]streams.Retention{}
+	retain := map[string]spiders.StreamRetention{}
 	for kind, r := range sp.Settings.EffectiveRetention() {
-		retain[stageOfStream[kind]] = streams.Retention{Age: r.MaxAge, MaxBytes: int64(r.MaxBytes)}
+		retain[stageOfStream[kind]] = r
 	}
 	for k, v := range c.Retain {
 		retain[k] = v

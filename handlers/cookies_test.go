@@ -10,6 +10,7 @@ import (
 
 	"github.com/streamcrawl/streamcrawl/handlers/fetch"
 	"github.com/streamcrawl/streamcrawl/spiders"
+	"github.com/streamcrawl/streamcrawl/streams"
 	"github.com/streamcrawl/streamcrawl/streams/frontier"
 	"github.com/streamcrawl/streamcrawl/streams/streamstest"
 )
@@ -88,13 +89,13 @@ func TestLoginThenMembersPagesAcrossTwoFetchProcesses(t *testing.T) {
 
 	// A fetch process of its own, which never logs in, reads the shared jar.
 	ctx := context.Background()
-	layout := frontier.NewLayout("members", 1)
-	hosts, err := frontier.NewHosts(srv.Client(), layout, frontier.HostDefaults{}, "")
+	layout := streams.NewLayout("members", 1)
+	hosts, err := frontier.New(frontier.Config{Client: srv.Client(), Layout: layout})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer hosts.Close()
-	f, err := fetch.New(fetch.Config{Settings: sp.Settings, Hosts: hosts, Client: srv.Client(), Layout: layout})
+	f, err := fetch.New(fetch.Config{Settings: sp.Settings, Frontier: hosts, Client: srv.Client(), Layout: layout})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,7 +12,7 @@ import (
 	"github.com/streamcrawl/streamcrawl/processors"
 	"github.com/streamcrawl/streamcrawl/spiders"
 	"github.com/streamcrawl/streamcrawl/streams"
-	"github.com/streamcrawl/streamcrawl/streams/frontier"
+	"github.com/streamcrawl/streamcrawl/streams/inspect"
 )
 
 // Options says how Crawl runs a spider. The zero value runs every stage in this process
@@ -51,7 +51,7 @@ type Options struct {
 	// Started, when set, is called once the crawl is seeded, before the stages start;
 	// the function it returns is called when they have stopped. The command line shows
 	// its progress line with it.
-	Started func(ctx context.Context, rdb *streams.Client, l frontier.Layout) (stop func())
+	Started func(ctx context.Context, rdb *streams.Client, l streams.Layout) (stop func())
 	// Tuning holds the finer settings of the run (consumer name, concurrency, retention,
 	// subscriber, metrics, ...). Its Client, Spider, Stages, Sink, Processors,
 	// UntilDone and Logger are set from the fields above.
@@ -76,7 +76,7 @@ var AllStages = []string{streams.StageFetch, streams.StageParse, streams.StageSt
 //
 // A ctx that ends is not an error: the in-flight work is finished and acked, and the
 // returned status says whether the crawl was done.
-func Crawl(ctx context.Context, sp *spiders.Spider, opts Options) (st *frontier.Status, err error) {
+func Crawl(ctx context.Context, sp *spiders.Spider, opts Options) (st *inspect.Status, err error) {
 	stages := opts.Stages
 	if len(stages) == 0 {
 		stages = AllStages
@@ -131,7 +131,7 @@ func Crawl(ctx context.Context, sp *spiders.Spider, opts Options) (st *frontier.
 		return nil, err
 	}
 	if opts.Started != nil {
-		l, lerr := frontier.ReadLayout(ctx, c, sp.Name)
+		l, lerr := streams.ReadLayout(ctx, c, sp.Name)
 		if lerr == nil {
 			stop := opts.Started(ctx, c, l)
 			defer stop()
@@ -146,9 +146,9 @@ func Crawl(ctx context.Context, sp *spiders.Spider, opts Options) (st *frontier.
 	// The run's ctx may have ended: the status is read all the same.
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), statusTimeout)
 	defer cancel()
-	layout, err := frontier.ReadLayout(rctx, c, sp.Name)
+	layout, err := streams.ReadLayout(rctx, c, sp.Name)
 	if err == nil {
-		st, err = frontier.ReadStatus(rctx, c, layout)
+		st, err = inspect.ReadStatus(rctx, c, layout)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrNoStatus, err)
@@ -171,11 +171,11 @@ func openSink(ctx context.Context, name string, opts Options, log *zap.Logger) (
 // prepare resets the crawl when asked and seeds its start URLs.
 func prepare(ctx context.Context, c *streams.Client, sp *spiders.Spider, opts Options) error {
 	if opts.Fresh {
-		layout, err := frontier.ReadLayout(ctx, c, sp.Name)
+		layout, err := streams.ReadLayout(ctx, c, sp.Name)
 		if err != nil {
 			return err
 		}
-		if _, err := frontier.Reset(ctx, c, layout); err != nil {
+		if _, err := inspect.Reset(ctx, c, layout); err != nil {
 			return err
 		}
 	}

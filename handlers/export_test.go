@@ -7,6 +7,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/streamcrawl/streamcrawl/spiders"
+	"github.com/streamcrawl/streamcrawl/streams"
 	"github.com/streamcrawl/streamcrawl/streams/frontier"
 )
 
@@ -24,6 +25,6 @@ func NewFrontier(ctx context.Context, rdb redis.UniversalClient, sp *spiders.Spi
 }
 
 // OpenLayout returns the crawl's layout (see openLayout).
-func OpenLayout(ctx context.Context, rdb redis.UniversalClient, sp *spiders.Spider, log *zap.Logger) (frontier.Layout, error) {
+func OpenLayout(ctx context.Context, rdb redis.UniversalClient, sp *spiders.Spider, log *zap.Logger) (streams.Layout, error) {
 	return openLayout(ctx, rdb, sp, log)
 }

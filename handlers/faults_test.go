@@ -11,7 +11,8 @@ import (
 
 	"github.com/streamcrawl/streamcrawl/handlers"
 	"github.com/streamcrawl/streamcrawl/spiders"
-	"github.com/streamcrawl/streamcrawl/streams/frontier"
+	"github.com/streamcrawl/streamcrawl/streams"
+	"github.com/streamcrawl/streamcrawl/streams/inspect"
 	"github.com/streamcrawl/streamcrawl/streams/streamstest"
 )
 
@@ -45,7 +46,7 @@ func TestPoisonPageEndsAsOneDeadLetter(t *testing.T) {
 	if err := runCrawl(ctx, t, rdb, sp, sink, nil); err != nil {
 		t.Fatal(err)
 	}
-	dead, err := frontier.ListDead(ctx, rdb, frontier.NewKeys("poison"), "-", 100)
+	dead, err := inspect.ListDead(ctx, rdb, streams.NewLayout("poison", 1), 100)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,12 +76,12 @@ func TestMalformedEntriesGoToDeadLettersAtOnce(t *testing.T) {
 	defer cancel()
 	site := newChainSite(20, 0)
 	base := serve(t, site)
-	k := frontier.NewKeys("bad")
+	k := streams.NewKeys("bad")
 	bad := []struct{ stream, why string }{
-		{k.Requests(), `{"v":1,"url":"not a url"}`},
-		{k.Requests(), `{"v":99,"url":"http://127.0.0.1/"}`},
-		{k.Responses(), `{not json`},
-		{k.Items(), `{"v":1,"type":""}`},
+		{k.Requests, `{"v":1,"url":"not a url"}`},
+		{k.Requests, `{"v":99,"url":"http://127.0.0.1/"}`},
+		{k.Responses, `{not json`},
+		{k.Items, `{"v":1,"type":""}`},
 	}
 	for _, b := range bad {
 		if err := rdb.XAdd(ctx, &redis.XAddArgs{Stream: b.stream, Values: map[string]any{
@@ -89,14 +90,14 @@ func TestMalformedEntriesGoToDeadLettersAtOnce(t *testing.T) {
 		}
 	}
 	// And entries that are not even Watermill messages.
-	rdb.XAdd(ctx, &redis.XAddArgs{Stream: k.Responses(), Values: map[string]any{"hello": "world"}})
-	rdb.XAdd(ctx, &redis.XAddArgs{Stream: k.Items(), Values: map[string]any{"_watermill_message_uuid": "u", "metadata": "\xc1", "payload": "x"}})
+	rdb.XAdd(ctx, &redis.XAddArgs{Stream: k.Responses, Values: map[string]any{"hello": "world"}})
+	rdb.XAdd(ctx, &redis.XAddArgs{Stream: k.Items, Values: map[string]any{"_watermill_message_uuid": "u", "metadata": "\xc1", "payload": "x"}})
 	sink := newMemSink()
 	if err := runCrawl(ctx, t, rdb, titleSpider("bad", base), sink, nil); err != nil {
 		t.Fatal(err)
 	}
 	wantAllPages(t, sink, base, 20)
-	dead, err := frontier.ListDead(ctx, rdb, k, "-", 100)
+	dead, err := inspect.ListDead(ctx, rdb, streams.NewLayout(k.Crawl, 1), 100)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,8 +135,8 @@ func TestGracefulShutdownFinishesInFlightWork(t *testing.T) {
 	if took := time.Since(stopped); took > 5*time.Second {
 		t.Errorf("shutdown took %s, more than the 5s shutdown timeout", took)
 	}
-	k := frontier.NewKeys("graceful")
-	p, err := frontier.ReadProgress(context.Background(), rdb, frontier.NewLayout(k.Crawl(), 1))
+	k := streams.NewKeys("graceful")
+	p, err := inspect.ReadProgress(context.Background(), rdb, streams.NewLayout(k.Crawl, 1))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -182,7 +183,7 @@ func TestCrawlSurvivesRedisRestarts(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantAllPages(t, sink, base, 300)
-	p, err := frontier.ReadProgress(ctx, rdb, frontier.NewLayout("restarts", 1))
+	p, err := inspect.ReadProgress(ctx, rdb, streams.NewLayout("restarts", 1))
 	if err != nil || !p.Done() {
 		t.Fatalf("progress after restarts = %+v, %v; want done", p, err)
 	}

@@ -22,7 +22,7 @@ import (
 // letter with its error. A retry is in Redis before the input is acked.
 type fetchHandler struct {
 	f        *fetch.Fetcher
-	delayed  *frontier.Delayed
+	frontier *frontier.Frontier
 	encode   func(context.Context, *spiders.Response) ([]byte, error)
 	counters *streams.Counters
 	retryLog *zap.Logger // INFO, sampled: a few lines per second at most
@@ -64,7 +64,7 @@ func (h *fetchHandler) retry(ctx context.Context, next *spiders.Request, at time
 	if err != nil {
 		return fmt.Errorf("%w: %w", streams.ErrPoison, err)
 	}
-	if err := h.delayed.Schedule(ctx, spiders.HostKey(next.URL), next.Priority, next.Depth, payload, at); err != nil {
+	if err := h.frontier.Retry(ctx, spiders.HostKey(next.URL), next.Priority, next.Depth, payload, at); err != nil {
 		return err // not in Redis: the input is not acked and comes back
 	}
 	if h.counters != nil {

@@ -8,6 +8,8 @@ import (
 
 	"github.com/streamcrawl/streamcrawl/handlers/fetch"
 	"github.com/streamcrawl/streamcrawl/spiders"
+	"github.com/streamcrawl/streamcrawl/streams"
+	"github.com/streamcrawl/streamcrawl/streams/dedup"
 	"github.com/streamcrawl/streamcrawl/streams/frontier"
 )
 
@@ -18,8 +20,10 @@ type frontierUse struct {
 	seeding bool
 	// countUnread: its hand-outs count unread requests with XRANGE rather than trust
 	// XINFO's lag, which the embedded Redis reports wrongly (see
-	// frontier.DispatcherConfig).
+	// frontier.Config.CountUnread).
 	countUnread bool
+	// log receives the frontier's failures (its Run's); nil means none.
+	log *zap.Logger
 }
 
 // newFrontier returns the crawl's frontier as the spider's settings configure it
@@ -32,43 +36,46 @@ func newFrontier(ctx context.Context, rdb redis.UniversalClient, sp *spiders.Spi
 	if err != nil {
 		return nil, err
 	}
-	mode, err := frontier.ParseDedupMode(s.Dedup)
+	d, err := dedup.Open(ctx, rdb, layout, dedup.Config{Mode: dedup.Mode(s.Dedup), Capacity: s.Capacity, ErrorRate: s.ErrorRate}, log)
 	if err != nil {
 		return nil, err
 	}
-	d, err := frontier.OpenLayoutDeduper(ctx, rdb, layout, frontier.DedupConfig{Mode: mode, Capacity: s.Capacity, ErrorRate: s.ErrorRate}, log)
-	if err != nil {
-		return nil, err
-	}
-	seenCache := 0 // the frontier's default
+	cfg := frontierConfig(rdb, layout, s)
+	cfg.Dedup, cfg.CountUnread, cfg.Logger = d, use.countUnread, use.log
 	if use.seeding {
-		seenCache = -1 // none
+		cfg.SeenCache = -1 // none
 	}
-	return frontier.NewFrontier(frontier.FrontierConfig{
-		Client: rdb, Layout: layout, SeenCache: seenCache, Dedup: d,
-		Order: frontier.Order(s.Order), MaxRequests: s.MaxPages, Window: s.FrontierWindow, CountUnread: use.countUnread,
-		Revisit: s.RevisitAfter, Hosts: fetch.HostDefaults(s), Rules: fetch.HostRules(s),
-	})
+	return frontier.New(cfg)
+}
+
+// frontierConfig is the crawl's frontier as the spider's settings s configure it: its
+// order, max_pages, revisit_after and per-host politeness, and the frontier window,
+// which emits and finished fetches hand requests out within as the dispatcher does.
+func frontierConfig(rdb redis.UniversalClient, layout streams.Layout, s spiders.Settings) frontier.Config {
+	cfg := frontier.Config{Client: rdb, Layout: layout, Order: s.Order, MaxRequests: s.MaxPages, Revisit: s.RevisitAfter,
+		Window: s.FrontierWindow, EmitHandsOut: true, FinishHandsOut: true}
+	fetch.Politeness(s, &cfg)
+	return cfg
 }
 
 // openLayout returns the crawl's layout: the partitions stored for it, or the spider's
 // partitions setting for a new crawl (with a warning when they differ). A frontier from
 // before host queues is moved into them.
-func openLayout(ctx context.Context, rdb redis.UniversalClient, sp *spiders.Spider, log *zap.Logger) (frontier.Layout, error) {
+func openLayout(ctx context.Context, rdb redis.UniversalClient, sp *spiders.Spider, log *zap.Logger) (streams.Layout, error) {
 	want := max(sp.Settings.Partitions, 1)
-	l, differs, err := frontier.OpenLayout(ctx, rdb, sp.Name, want)
+	l, differs, err := streams.OpenLayout(ctx, rdb, sp.Name, want)
 	if err != nil {
-		return frontier.Layout{}, err
+		return streams.Layout{}, err
 	}
 	if differs && log != nil {
 		log.Warn("crawl keeps the partitions it started with; reset the crawl to change them",
-			zap.Int("stored", l.N()), zap.Int("asked", want))
+			zap.Int("stored", len(l.Parts)), zap.Int("asked", want))
 	}
 	s := sp.Settings
 	s.SetDefaults()
-	n, err := frontier.MigrateFrontier(ctx, rdb, l, fetch.HostDefaults(s), frontier.Order(s.Order), requestHost)
+	n, err := frontier.Migrate(ctx, frontierConfig(rdb, l, s), requestHost)
 	if err != nil {
-		return frontier.Layout{}, err
+		return streams.Layout{}, err
 	}
 	if n > 0 && log != nil {
 		log.Info("moved the requests of a frontier from before host queues into their hosts' queues", zap.Int("requests", n))

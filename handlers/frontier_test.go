@@ -16,6 +16,7 @@ import (
 	"github.com/streamcrawl/streamcrawl/spiders"
 	"github.com/streamcrawl/streamcrawl/streams"
 	"github.com/streamcrawl/streamcrawl/streams/frontier"
+	"github.com/streamcrawl/streamcrawl/streams/inspect"
 	"github.com/streamcrawl/streamcrawl/streams/streamstest"
 )
 
@@ -219,7 +220,7 @@ func TestRobotsFetchedOnceAndObeyedAcrossFourFetchers(t *testing.T) {
 			t.Errorf("requests %s apart; robots.txt Crawl-delay is 100ms (50ms tolerance)", gap)
 		}
 	}
-	st, err := frontier.ReadStatus(context.Background(), srv.Client(), frontier.NewLayout("robots", 1))
+	st, err := inspect.ReadStatus(context.Background(), srv.Client(), streams.NewLayout("robots", 1))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -241,7 +242,7 @@ func TestPrivateAddressesAreDroppedUnlessAllowed(t *testing.T) {
 			off := false
 			sp.Settings.ObeyRobots = &off
 			runCluster(t, srv, sp, 1, newMemSink(), nil)
-			st, err := frontier.ReadStatus(context.Background(), srv.Client(), frontier.NewLayout("private", 1))
+			st, err := inspect.ReadStatus(context.Background(), srv.Client(), streams.NewLayout("private", 1))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -268,7 +269,7 @@ func TestRuntimeJSONSeedIsFetchedWithinASecondWithItsMeta(t *testing.T) {
 		time.Sleep(500 * time.Millisecond) // the crawl is running
 		pushed = time.Now()
 		seed := fmt.Sprintf(`{"url": "%s/landing?x=1", "meta": {"campaign": "spring"}, "priority": 10}`, base)
-		if err := srv.Client().LPush(context.Background(), frontier.SeedKey("seeds"), seed).Err(); err != nil {
+		if err := srv.Client().LPush(context.Background(), streams.NewKeys("seeds").Seeds, seed).Err(); err != nil {
 			t.Error(err)
 		}
 	})
@@ -326,7 +327,7 @@ func TestServerSeesPriorityOrder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.Emit(ctx, cands, nil); err != nil {
+	if _, err := f.Emit(ctx, 0, cands, nil); err != nil {
 		t.Fatal(err)
 	}
 	f.Close()
@@ -350,7 +351,7 @@ func TestRuntimeSeedsFromASet(t *testing.T) {
 	site := &recSite{n: 0}
 	base := serve(t, site)
 	sp := politeSpider("setseeds", base)
-	if err := srv.Client().SAdd(context.Background(), frontier.SeedKey("setseeds"), base+"/s/1", base+"/s/2", base+"/s/3").Err(); err != nil {
+	if err := srv.Client().SAdd(context.Background(), streams.NewKeys("setseeds").Seeds, base+"/s/1", base+"/s/2", base+"/s/3").Err(); err != nil {
 		t.Fatal(err)
 	}
 	runCluster(t, srv, sp, 1, newMemSink(), nil)

@@ -13,7 +13,6 @@ import (
 
 	"github.com/streamcrawl/streamcrawl/handlers/metrics"
 	"github.com/streamcrawl/streamcrawl/streams"
-	"github.com/streamcrawl/streamcrawl/streams/frontier"
 	"github.com/streamcrawl/streamcrawl/streams/loop"
 )
 
@@ -62,13 +61,13 @@ func runGroup(ctx context.Context, cfg groupConfig) error {
 	}
 	log := base.Logger.With(zap.String("group", cfg.Group), zap.String("consumer", base.Consumer))
 	scfg := cfg.Subscriber
-	scfg.Client, scfg.Group, scfg.Consumer, scfg.DeadStreamFor, scfg.Logger = cfg.Client, cfg.Group, base.Consumer, frontier.DeadOf, log
+	scfg.Client, scfg.Group, scfg.Consumer, scfg.Logger = cfg.Client, cfg.Group, base.Consumer, log
 	scfg.StartID, scfg.MaxInFlight, scfg.BeforeAck = cfg.StartID, cfg.Concurrency, cfg.BeforeAck
 	if cfg.Metrics != nil {
 		scfg.OnEvent = cfg.Metrics.SubscriberEvent
 	}
 	if scfg.Outage == nil {
-		scfg.Outage = streams.NewOutage(log, nil)
+		scfg.Outage = &streams.Outage{Logger: log}
 	}
 	sub, err := newStageSubscriber(scfg)
 	if err != nil {

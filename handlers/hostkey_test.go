@@ -11,6 +11,7 @@ import (
 
 	"github.com/streamcrawl/streamcrawl/handlers"
 	"github.com/streamcrawl/streamcrawl/spiders"
+	"github.com/streamcrawl/streamcrawl/streams"
 	"github.com/streamcrawl/streamcrawl/streams/frontier"
 	"github.com/streamcrawl/streamcrawl/streams/streamstest"
 )
@@ -38,11 +39,11 @@ func TestOneHostWhateverWayItsURLsWriteIt(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	e, err := f.Emit(ctx, cands, nil)
+	e, err := f.Emit(ctx, 0, cands, nil)
 	if err != nil || e.Requests != 4 {
 		t.Fatalf("emit: %+v, %v; want 4 requests queued", e, err)
 	}
-	k := frontier.NewLayout("onehost", 1).Part(0)
+	k := streams.NewLayout("onehost", 1).Parts[0]
 	if got := hostsNamed(ctx, t, rdb, k); fmt.Sprint(got) != "[shop.example]" {
 		t.Errorf("hosts in the frontier %v, want [shop.example]", got)
 	}
@@ -50,17 +51,17 @@ func TestOneHostWhateverWayItsURLsWriteIt(t *testing.T) {
 
 // hostsNamed returns the hosts partition k's scheduling names: in host queue keys, the
 // ready and scheduled sets, and the leases.
-func hostsNamed(ctx context.Context, t *testing.T, rdb redis.UniversalClient, k frontier.Keys) []string {
+func hostsNamed(ctx context.Context, t *testing.T, rdb redis.UniversalClient, k streams.Keys) []string {
 	t.Helper()
 	named := map[string]bool{}
-	queues, err := rdb.Keys(ctx, k.HostQueuePrefix()+"*").Result()
+	queues, err := rdb.Keys(ctx, k.HostQueues+"*").Result()
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, q := range queues {
-		named[strings.TrimPrefix(q, k.HostQueuePrefix())] = true
+		named[strings.TrimPrefix(q, k.HostQueues)] = true
 	}
-	for _, set := range []string{k.Ready(), k.Sched(), k.Leases()} {
+	for _, set := range []string{k.Ready, k.Sched, k.Leases} {
 		members, err := rdb.ZRange(ctx, set, 0, -1).Result()
 		if err != nil {
 			t.Fatal(err)

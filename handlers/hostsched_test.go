@@ -9,7 +9,7 @@ import (
 
 	"github.com/streamcrawl/streamcrawl/spiders"
 	"github.com/streamcrawl/streamcrawl/spiders/broadsite"
-	"github.com/streamcrawl/streamcrawl/streams/frontier"
+	"github.com/streamcrawl/streamcrawl/streams"
 	"github.com/streamcrawl/streamcrawl/streams/streamstest"
 )
 
@@ -131,7 +131,7 @@ func TestPrioritySeedInABroadCrawlGoesBeforeItsHostsBacklog(t *testing.T) {
 		time.Sleep(500 * time.Millisecond)
 		pushed = time.Now()
 		seed := fmt.Sprintf(`{"url": %q, "priority": 10}`, seedURL)
-		if err := srv.Client().LPush(context.Background(), frontier.SeedKey("prio"), seed).Err(); err != nil {
+		if err := srv.Client().LPush(context.Background(), streams.NewKeys("prio").Seeds, seed).Err(); err != nil {
 			t.Error(err)
 		}
 	})

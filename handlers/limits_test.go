@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/streamcrawl/streamcrawl/spiders"
-	"github.com/streamcrawl/streamcrawl/streams/frontier"
+	"github.com/streamcrawl/streamcrawl/streams"
 	"github.com/streamcrawl/streamcrawl/streams/streamstest"
 )
 
@@ -51,7 +51,7 @@ func TestOversizedLinksAndItemsAreDropped(t *testing.T) {
 	if n := site.counts()["/long"]; n != 0 {
 		t.Fatalf("a link over max_url_length was fetched %d times", n)
 	}
-	stats := rdb.HGetAll(ctx, frontier.NewKeys("limits").Stats()).Val()
+	stats := rdb.HGetAll(ctx, streams.NewKeys("limits").Stats).Val()
 	if stats["items_dropped_too_large"] != "20" || stats["dropped_url_too_long"] == "" || stats["seeds_too_large"] != "1" {
 		t.Fatalf("stats: items_dropped_too_large=%q dropped_url_too_long=%q seeds_too_large=%q; want 20, some, 1",
 			stats["items_dropped_too_large"], stats["dropped_url_too_long"], stats["seeds_too_large"])

@@ -1,7 +1,6 @@
 package handlers
 
 import (
-	"errors"
 	"fmt"
 	"time"
 
@@ -29,15 +28,9 @@ func recordFailures(log *zap.Logger, outage *streams.Outage) message.HandlerMidd
 				if err == nil {
 					return
 				}
-				if outage.Refused(err) {
-					streams.MarkOutage(msg, err)
-					return
+				if !streams.Fail(msg, err, outage) {
+					return // held for the outage (logged there), or poison (the subscriber logs it)
 				}
-				if errors.Is(err, streams.ErrPoison) {
-					streams.MarkPoison(msg, err) // the subscriber logs its move to dead letters
-					return
-				}
-				streams.RecordError(msg, err)
 				failures.Warn("handler failed", err, zap.String("id", msg.Metadata.Get(streams.MetaStreamID)),
 					zap.String("deliveries", msg.Metadata.Get(streams.MetaDeliveries)))
 			}()

@@ -20,7 +20,6 @@ import (
 
 	"github.com/streamcrawl/streamcrawl/handlers"
 	"github.com/streamcrawl/streamcrawl/streams"
-	"github.com/streamcrawl/streamcrawl/streams/frontier"
 	"github.com/streamcrawl/streamcrawl/streams/streamstest"
 )
 
@@ -152,7 +151,7 @@ func TestFullRedisStallsThenResumesWithoutLoss(t *testing.T) {
 	if logs.FilterMessageSnippet("redis accepts writes again").Len() == 0 {
 		t.Errorf("the end of the outage was not logged")
 	}
-	stats, err := rdb.HGetAll(ctx, frontier.NewKeys("full").Stats()).Result()
+	stats, err := rdb.HGetAll(ctx, streams.NewKeys("full").Stats).Result()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -181,7 +180,7 @@ func usedMemory(ctx context.Context, t *testing.T, rdb redis.UniversalClient) in
 
 func deadCount(ctx context.Context, t *testing.T, rdb redis.UniversalClient) int64 {
 	t.Helper()
-	n, err := rdb.XLen(ctx, frontier.NewKeys("full").Dead()).Result()
+	n, err := rdb.XLen(ctx, streams.NewKeys("full").Dead).Result()
 	if err != nil {
 		t.Fatal(err)
 	}

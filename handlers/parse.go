@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ThreeDotsLabs/watermill/message"
+	"github.com/redis/go-redis/v9"
 	"go.uber.org/zap"
 
 	"github.com/streamcrawl/streamcrawl/spiders"
@@ -24,6 +25,8 @@ type parser struct {
 	spider   *spiders.Spider
 	scope    *spiders.Scope
 	frontier *frontier.Frontier
+	rdb      redis.UniversalClient // the frontier's, for the response dictionaries
+	layout   streams.Layout
 	counters *streams.Counters
 	log      *zap.Logger
 	limits   *loop.Errors // what exceeds a size limit, logged short at most once a second
@@ -33,6 +36,10 @@ type parser struct {
 type parserConfig struct {
 	Spider   *spiders.Spider
 	Frontier *frontier.Frontier
+	// Client and Layout are the frontier's Redis and crawl layout, where the response
+	// dictionaries are looked up.
+	Client redis.UniversalClient
+	Layout streams.Layout
 	// Counters and Logger may be nil.
 	Counters *streams.Counters
 	Logger   *zap.Logger
@@ -51,7 +58,7 @@ func newParser(cfg parserConfig) (*parser, error) {
 	if log == nil {
 		log = zap.NewNop()
 	}
-	return &parser{spider: cfg.Spider, scope: scope, frontier: cfg.Frontier, counters: cfg.Counters, log: log,
+	return &parser{spider: cfg.Spider, scope: scope, frontier: cfg.Frontier, rdb: cfg.Client, layout: cfg.Layout, counters: cfg.Counters, log: log,
 		limits: loop.NewErrors(log, time.Second)}, nil
 }
 
@@ -82,13 +89,10 @@ func (p *parser) handle(msg *message.Message, part int) error {
 		return err
 	}
 	// Requests and items go out in one script; the page is acked after it ran.
-	e, err := p.frontier.EmitFrom(ctx, part, cands, items)
-	if streams.IsWriteRefused(err) {
-		// Redis is full (or read-only): not the page's fault. The page is held, not
-		// retried as a delivery, and parsed again once Redis takes writes.
-		return fmt.Errorf("%w: handlers: output of %s: %w", streams.ErrWriteRefused, res.URL, err)
-	}
+	e, err := p.frontier.Emit(ctx, part, cands, items)
 	if err != nil {
+		// Redis full (or read-only) is not the page's fault: streams.Fail sees the refusal
+		// in the chain, and the page is held, not retried as a delivery.
 		return fmt.Errorf("handlers: output of %s: %w", res.URL, err)
 	}
 	countEmitted(p.counters, e)

@@ -12,7 +12,7 @@ import (
 	"github.com/streamcrawl/streamcrawl/handlers/metrics"
 	"github.com/streamcrawl/streamcrawl/processors"
 	"github.com/streamcrawl/streamcrawl/streams"
-	"github.com/streamcrawl/streamcrawl/streams/frontier"
+	"github.com/streamcrawl/streamcrawl/streams/inspect"
 )
 
 // ProcessConfig runs a post-processor: a consumer group of its own on the crawl's items
@@ -24,7 +24,7 @@ type ProcessConfig struct {
 	Crawl string
 	// Group names the post-processor; not fetch, parse or store.
 	Group string
-	// From is where a new group starts (streams.ParsePosition); default the beginning.
+	// From is where a new group starts (inspect.ParsePosition); default the beginning.
 	From string
 	// Processors run on each item, in order, before Sink.
 	Processors processors.Chain
@@ -49,7 +49,7 @@ type ProcessConfig struct {
 // only at its own stage groups.
 func Process(ctx context.Context, cfg ProcessConfig) (err error) {
 	if cfg.Group == streams.StageFetch || cfg.Group == streams.StageParse || cfg.Group == streams.StageStore {
-		return streams.ErrStageGroup
+		return inspect.ErrStageGroup
 	}
 	if cfg.Sink == nil {
 		return errors.New("handlers: a post-processor needs a sink")
@@ -58,23 +58,20 @@ func Process(ctx context.Context, cfg ProcessConfig) (err error) {
 		cfg.Logger = zap.NewNop()
 	}
 	defer closeSink(ctx, cfg.Sink, &err)
-	layout, err := frontier.ReadLayout(ctx, cfg.Client, cfg.Crawl)
+	layout, err := streams.ReadLayout(ctx, cfg.Client, cfg.Crawl)
 	if err != nil {
 		return err
 	}
-	keys := layout.Global()
+	keys := layout.Global
 	var items []string
-	for _, k := range layout.Parts() {
-		items = append(items, k.Items())
+	for _, k := range layout.Parts {
+		items = append(items, k.Items)
 	}
-	start, err := streams.ParsePosition(cfg.From, time.Now())
+	start, err := inspect.GroupStart(cfg.From, time.Now())
 	if err != nil {
 		return err
 	}
-	if start != "$" {
-		start = streams.Before(start)
-	}
-	counters := streams.NewCounters(cfg.Client, keys.Stats(), streams.DefaultCountersInterval)
+	counters := streams.NewCounters(cfg.Client, keys.Stats, 0, nil)
 	defer counters.Close()
 	store, err := newStorer(cfg.Sink, cfg.Processors, nil)
 	if err != nil {

@@ -16,7 +16,9 @@ import (
 	"github.com/streamcrawl/streamcrawl/handlers/fetch"
 	"github.com/streamcrawl/streamcrawl/spiders"
 	"github.com/streamcrawl/streamcrawl/spiders/webtest"
+	"github.com/streamcrawl/streamcrawl/streams"
 	"github.com/streamcrawl/streamcrawl/streams/frontier"
+	"github.com/streamcrawl/streamcrawl/streams/inspect"
 	"github.com/streamcrawl/streamcrawl/streams/streamstest"
 )
 
@@ -83,13 +85,13 @@ func TestRequestsGoThroughASOCKS5Proxy(t *testing.T) {
 
 	// Per request: a spider without proxies, one request naming the proxy in its meta.
 	plain := proxiedSpider("permeta", base)
-	layout := frontier.NewLayout("permeta", 1)
-	hosts, err := frontier.NewHosts(srv.Client(), layout, frontier.HostDefaults{}, "")
+	layout := streams.NewLayout("permeta", 1)
+	hosts, err := frontier.New(frontier.Config{Client: srv.Client(), Layout: layout})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer hosts.Close()
-	f, err := fetch.New(fetch.Config{Settings: plain.Settings, Hosts: hosts, Client: srv.Client(), Layout: layout})
+	f, err := fetch.New(fetch.Config{Settings: plain.Settings, Frontier: hosts, Client: srv.Client(), Layout: layout})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,7 +133,7 @@ func TestProxyRotationBenchesTheFailingProxy(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantAllPages(t, sink, base, 30)
-	st, err := frontier.ReadStatus(ctx, srv.Client(), frontier.NewLayout("rotation", 1))
+	st, err := inspect.ReadStatus(ctx, srv.Client(), streams.NewLayout("rotation", 1))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,7 +12,8 @@ import (
 
 	"github.com/streamcrawl/streamcrawl/handlers"
 	"github.com/streamcrawl/streamcrawl/spiders"
-	"github.com/streamcrawl/streamcrawl/streams/frontier"
+	"github.com/streamcrawl/streamcrawl/streams"
+	"github.com/streamcrawl/streamcrawl/streams/inspect"
 	"github.com/streamcrawl/streamcrawl/streams/streamstest"
 )
 
@@ -101,7 +102,7 @@ func TestRedirectHopsAreCheckedLikeLinks(t *testing.T) {
 	if _, ok := sink.item(fmt.Sprintf(`["page","%s/ok"]`, base)); !ok {
 		t.Errorf("the allowed redirect's target was not stored: %v", sink.keys())
 	}
-	st, err := frontier.ReadStatus(ctx, srv.Client(), frontier.NewLayout("redirects", 1))
+	st, err := inspect.ReadStatus(ctx, srv.Client(), streams.NewLayout("redirects", 1))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,7 +136,7 @@ func TestMaxRedirectsZeroFollowsNone(t *testing.T) {
 	if err := runCrawl(ctx, t, srv.Client(), sp, newMemSink(), nil); err != nil {
 		t.Fatal(err)
 	}
-	st, err := frontier.ReadStatus(ctx, srv.Client(), frontier.NewLayout("noredirect", 1))
+	st, err := inspect.ReadStatus(ctx, srv.Client(), streams.NewLayout("noredirect", 1))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -226,7 +227,7 @@ func TestAllowNetworksByHostName(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantAllPages(t, sink, named, 5)
-	st, err := frontier.ReadStatus(ctx, srv.Client(), frontier.NewLayout("byname", 1))
+	st, err := inspect.ReadStatus(ctx, srv.Client(), streams.NewLayout("byname", 1))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -275,7 +276,7 @@ settings:
 	if site.count("/home") != 1 || site.count("/p/1") != 1 || site.count("/private/x") != 0 {
 		t.Errorf("home %d, /p/1 %d, /private/x %d; want 1, 1, 0", site.count("/home"), site.count("/p/1"), site.count("/private/x"))
 	}
-	st, err := frontier.ReadStatus(ctx, srv.Client(), frontier.NewLayout("rules", 1))
+	st, err := inspect.ReadStatus(ctx, srv.Client(), streams.NewLayout("rules", 1))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/streamcrawl/streamcrawl/handlers/fetch/browser/browsertest"
 	"github.com/streamcrawl/streamcrawl/spiders"
 	"github.com/streamcrawl/streamcrawl/spiders/jssite"
+	"github.com/streamcrawl/streamcrawl/streams"
 	"github.com/streamcrawl/streamcrawl/streams/streamstest"
 )
 
@@ -43,7 +44,7 @@ func renderCrawl(t *testing.T, rdb redis.UniversalClient, site *jssite.Site, bas
 	}); err != nil {
 		t.Fatal(err)
 	}
-	stats, err := rdb.HGetAll(ctx, "sc:{"+name+"}:stats").Result()
+	stats, err := rdb.HGetAll(ctx, streams.NewKeys(name).Stats).Result()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,7 +17,7 @@ import (
 	"github.com/streamcrawl/streamcrawl/processors"
 	"github.com/streamcrawl/streamcrawl/spiders"
 	"github.com/streamcrawl/streamcrawl/streams"
-	"github.com/streamcrawl/streamcrawl/streams/frontier"
+	"github.com/streamcrawl/streamcrawl/streams/inspect"
 )
 
 // ReplayConfig re-runs the parse or store stage over retained entries.
@@ -31,7 +31,7 @@ type ReplayConfig struct {
 	// Stage is streams.StageParse (re-parse stored responses, fetching nothing) or
 	// streams.StageStore (re-deliver stored items).
 	Stage string
-	// From and To bound the entries (inclusive), as streams.ParsePosition reads them;
+	// From and To bound the entries (inclusive), as inspect.ParsePosition reads them;
 	// To "" means the stream's newest entry when the replay starts.
 	From, To string
 	// Sink receives the items. For parse it may be nil: the items then go to the items
@@ -72,11 +72,11 @@ func Replay(ctx context.Context, cfg ReplayConfig) (res ReplayResult, err error)
 	if cfg.Sink != nil {
 		defer closeSink(ctx, cfg.Sink, &err)
 	}
-	layout, err := frontier.ReadLayout(ctx, cfg.Client, cfg.Crawl)
+	layout, err := streams.ReadLayout(ctx, cfg.Client, cfg.Crawl)
 	if err != nil {
 		return res, err
 	}
-	rp := &replayer{cfg: cfg, dicts: layout.Global()}
+	rp := &replayer{cfg: cfg, dicts: layout.Global}
 	streamsIn, err := rp.inputs(layout)
 	if err != nil {
 		return res, err
@@ -93,20 +93,20 @@ func Replay(ctx context.Context, cfg ReplayConfig) (res ReplayResult, err error)
 		rp.cfg.Group = "replay-" + cfg.Stage + "-" + strconv.FormatInt(now.UnixMilli(), 10)
 	}
 	if g := rp.cfg.Group; g == streams.StageFetch || g == streams.StageParse || g == streams.StageStore {
-		return res, streams.ErrStageGroup
+		return res, inspect.ErrStageGroup
 	}
 	for _, stream := range streamsIn {
 		if rp.toOf[stream] == "" {
 			continue
 		}
-		if err := streams.CreateGroup(ctx, cfg.Client, stream, rp.cfg.Group, start, true); err != nil {
+		if err := inspect.CreateGroup(ctx, cfg.Client, stream, rp.cfg.Group, start, true); err != nil {
 			return res, err
 		}
 		rp.replayed = append(rp.replayed, stream)
 	}
 	res.Group = rp.cfg.Group
 	if cfg.Sink == nil {
-		if rp.pub, err = streams.NewPublisher(cfg.Client); err != nil {
+		if rp.pub, err = streams.NewPublisher(cfg.Client, nil); err != nil {
 			return res, err
 		}
 		defer rp.pub.Shutdown()
@@ -129,28 +129,28 @@ type replayer struct {
 	replayed []string          // the streams with something to replay
 	pub      *streams.Publisher
 	parse    *parser
-	dicts    frontier.Keys // where the crawl's response dictionaries are
+	dicts    streams.Keys // where the crawl's response dictionaries are
 
 	entries, items, skipped, discarded atomic.Int64
 }
 
 // inputs returns the streams the stage reads: every partition's, each replayed up to
 // its own last entry; a replayed page's items go to its partition's items stream.
-func (rp *replayer) inputs(layout frontier.Layout) ([]string, error) {
+func (rp *replayer) inputs(layout streams.Layout) ([]string, error) {
 	var in []string
 	rp.itemsOf = map[string]string{}
 	switch rp.cfg.Stage {
 	case streams.StageParse:
-		for _, k := range layout.Parts() {
-			in = append(in, k.Responses())
-			rp.itemsOf[k.Responses()] = k.Items()
+		for _, k := range layout.Parts {
+			in = append(in, k.Responses)
+			rp.itemsOf[k.Responses] = k.Items
 		}
 		if rp.cfg.Spider == nil {
 			return nil, errors.New("handlers: a parse replay needs the spider")
 		}
 	case streams.StageStore:
-		for _, k := range layout.Parts() {
-			in = append(in, k.Items())
+		for _, k := range layout.Parts {
+			in = append(in, k.Items)
 		}
 		if rp.cfg.Sink == nil {
 			return nil, errors.New("handlers: a store replay needs a sink (--out)")
@@ -164,7 +164,7 @@ func (rp *replayer) inputs(layout frontier.Layout) ([]string, error) {
 // bounds sets the last entry to replay of each stream (From..To) and returns the ID
 // the group starts after.
 func (rp *replayer) bounds(ctx context.Context, in []string, now time.Time) (start string, err error) {
-	from, err := streams.ParsePosition(rp.cfg.From, now)
+	start, err = inspect.GroupStart(rp.cfg.From, now)
 	if err != nil {
 		return "", err
 	}
@@ -172,12 +172,12 @@ func (rp *replayer) bounds(ctx context.Context, in []string, now time.Time) (sta
 	for _, stream := range in {
 		to := rp.cfg.To
 		if to == "" || to == "$" {
-			st, err := streams.ReadGroupState(ctx, rp.cfg.Client, stream, "")
+			st, err := inspect.ReadGroupState(ctx, rp.cfg.Client, stream, "")
 			if err != nil {
 				return "", err
 			}
 			to = st.LastEntry // "" when empty: nothing of it is replayed
-		} else if to, err = streams.ParsePosition(to, now); err != nil {
+		} else if to, err = inspect.ParsePosition(to, now); err != nil {
 			return "", err
 		}
 		if to != "" {
@@ -187,17 +187,14 @@ func (rp *replayer) bounds(ctx context.Context, in []string, now time.Time) (sta
 	if len(rp.toOf) == 0 {
 		return "", fmt.Errorf("handlers: %s is empty: nothing to replay", strings.Join(in, ", "))
 	}
-	if from == "$" {
-		return from, nil
-	}
-	return streams.Before(from), nil
+	return start, nil
 }
 
 // handle replays one entry: an item is stored again; a response is parsed again (its
 // links are not followed) and its items stored, or published to the items stream.
 func (rp *replayer) handle(msg *message.Message) error {
 	stream := message.SubscribeTopicFromCtx(msg.Context())
-	if streams.CompareIDs(msg.Metadata.Get(streams.MetaStreamID), rp.toOf[stream]) > 0 {
+	if inspect.CompareIDs(msg.Metadata.Get(streams.MetaStreamID), rp.toOf[stream]) > 0 {
 		rp.skipped.Add(1)
 		return nil
 	}

@@ -11,7 +11,7 @@ import (
 	"github.com/streamcrawl/streamcrawl/processors"
 	"github.com/streamcrawl/streamcrawl/spiders"
 	"github.com/streamcrawl/streamcrawl/spiders/demosite"
-	"github.com/streamcrawl/streamcrawl/streams/frontier"
+	"github.com/streamcrawl/streamcrawl/streams"
 	"github.com/streamcrawl/streamcrawl/streams/streamstest"
 )
 
@@ -28,7 +28,7 @@ func TestReplayFromWARCGivesTheCrawlsItems(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
-	if err := handlers.EnsureArchiveGroup(ctx, rdb, frontier.NewLayout("wshop", 1), ""); err != nil {
+	if err := handlers.EnsureArchiveGroup(ctx, rdb, streams.NewLayout("wshop", 1), ""); err != nil {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()

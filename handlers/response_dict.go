@@ -15,7 +15,6 @@ import (
 
 	"github.com/streamcrawl/streamcrawl/spiders"
 	"github.com/streamcrawl/streamcrawl/streams"
-	"github.com/streamcrawl/streamcrawl/streams/frontier"
 )
 
 // Response dictionaries (spiders/response_dict.go) in Redis: the first fetch process to
@@ -61,7 +60,7 @@ var (
 )
 
 // dictsOf returns the process's dictionary state of the crawl whose global keys are k.
-func dictsOf(rdb redis.UniversalClient, k frontier.Keys, log *zap.Logger) *responseDicts {
+func dictsOf(rdb redis.UniversalClient, k streams.Keys, log *zap.Logger) *responseDicts {
 	dictsMu.Lock()
 	defer dictsMu.Unlock()
 	m := dictsByKey[rdb]
@@ -69,25 +68,25 @@ func dictsOf(rdb redis.UniversalClient, k frontier.Keys, log *zap.Logger) *respo
 		m = map[string]*responseDicts{}
 		dictsByKey[rdb] = m
 	}
-	d := m[k.Dicts()]
+	d := m[k.Dicts]
 	if d == nil {
 		if log == nil {
 			log = zap.NewNop()
 		}
-		d = &responseDicts{rdb: rdb, key: k.Dicts(), log: log}
-		m[k.Dicts()] = d
+		d = &responseDicts{rdb: rdb, key: k.Dicts, log: log}
+		m[k.Dicts] = d
 	}
 	return d
 }
 
 // responseEncoder returns the encoder of fetched responses for the responses stream:
 // with the crawl's dictionary once there is one, unless the spider turned it off.
-func responseEncoder(s spiders.Settings, rdb redis.UniversalClient, layout frontier.Layout, counters *streams.Counters, log *zap.Logger) func(context.Context, *spiders.Response) ([]byte, error) {
+func responseEncoder(s spiders.Settings, rdb redis.UniversalClient, layout streams.Layout, counters *streams.Counters, log *zap.Logger) func(context.Context, *spiders.Response) ([]byte, error) {
 	if s.ResponseDict == spiders.ResponseDictOff || rdb == nil {
 		return func(_ context.Context, res *spiders.Response) ([]byte, error) { return spiders.MarshalResponse(res) }
 	}
 	return func(ctx context.Context, res *spiders.Response) ([]byte, error) {
-		return marshalResponse(ctx, dictsOf(rdb, layout.Global(), log), counters, res)
+		return marshalResponse(ctx, dictsOf(rdb, layout.Global, log), counters, res)
 	}
 }
 
@@ -245,25 +244,25 @@ var dictMissing sync.Map // key+"/"+id -> struct{}
 // the crawl's dicts hash (global keys k) once per process. A dictionary missing from
 // Redis is a poison error (streams.ErrPoison wrapping spiders.ErrUnknownDict); a Redis
 // failure is not (the delivery is retried).
-func ensureResponseDict(ctx context.Context, rdb redis.UniversalClient, k frontier.Keys, payload []byte) error {
+func ensureResponseDict(ctx context.Context, rdb redis.UniversalClient, k streams.Keys, payload []byte) error {
 	id := spiders.ResponseDictID(payload)
 	if id == 0 || spiders.ResponseDictRegistered(id) {
 		return nil
 	}
-	if _, missing := dictMissing.Load(k.Dicts() + "/" + strconv.FormatUint(uint64(id), 10)); missing {
-		return fmt.Errorf("%w: %w (id %d, not in %s)", streams.ErrPoison, spiders.ErrUnknownDict, id, k.Dicts())
+	if _, missing := dictMissing.Load(k.Dicts + "/" + strconv.FormatUint(uint64(id), 10)); missing {
+		return fmt.Errorf("%w: %w (id %d, not in %s)", streams.ErrPoison, spiders.ErrUnknownDict, id, k.Dicts)
 	}
-	_, err := loadDict(ctx, rdb, k.Dicts(), id)
+	_, err := loadDict(ctx, rdb, k.Dicts, id)
 	if errors.Is(err, spiders.ErrUnknownDict) {
-		dictMissing.Store(k.Dicts()+"/"+strconv.FormatUint(uint64(id), 10), struct{}{})
+		dictMissing.Store(k.Dicts+"/"+strconv.FormatUint(uint64(id), 10), struct{}{})
 	}
 	return err
 }
 
 // ensureDict registers the dictionary the response in msg needs (see ensureResponseDict).
 func (p *parser) ensureDict(msg *message.Message) error {
-	if p.frontier == nil {
+	if p.rdb == nil {
 		return nil
 	}
-	return ensureResponseDict(msg.Context(), p.frontier.Client(), p.frontier.Layout().Global(), msg.Payload)
+	return ensureResponseDict(msg.Context(), p.rdb, p.layout.Global, msg.Payload)
 }

@@ -11,7 +11,6 @@ import (
 
 	"github.com/streamcrawl/streamcrawl/spiders"
 	"github.com/streamcrawl/streamcrawl/streams"
-	"github.com/streamcrawl/streamcrawl/streams/frontier"
 	"github.com/streamcrawl/streamcrawl/streams/streamstest"
 )
 
@@ -36,7 +35,7 @@ func TestEnsureResponseDict(t *testing.T) {
 	srv := streamstest.Start(t)
 	rdb := srv.Client()
 	ctx := t.Context()
-	keys := frontier.NewKeys("ens")
+	keys := streams.NewKeys("ens")
 	d, err := spiders.TrainResponseDict(dictSamplesFor(64))
 	if err != nil {
 		t.Fatal(err)
@@ -53,9 +52,9 @@ func TestEnsureResponseDict(t *testing.T) {
 		t.Fatalf("missing dictionary: %v, want a poison ErrUnknownDict", err)
 	}
 	// Published under another crawl's key does not count either; under this crawl's, it loads.
-	other := frontier.NewKeys("ens2")
+	other := streams.NewKeys("ens2")
 	id := strconv.FormatUint(uint64(d.ID()), 10)
-	rdb.HSet(ctx, other.Dicts(), id, d.Bytes(), "current", id)
+	rdb.HSet(ctx, other.Dicts, id, d.Bytes(), "current", id)
 	if err := ensureResponseDict(ctx, rdb, other, payload); err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +69,7 @@ func TestEnsureResponseDict(t *testing.T) {
 	}
 	p2, _ := spiders.MarshalResponseDict(res, d2)
 	srv.Kill()
-	err = ensureResponseDict(ctx, rdb, frontier.NewKeys("ens3"), p2)
+	err = ensureResponseDict(ctx, rdb, streams.NewKeys("ens3"), p2)
 	if err == nil || errors.Is(err, streams.ErrPoison) {
 		t.Fatalf("redis down: %v, want an error that is not poison", err)
 	}
@@ -81,9 +80,9 @@ func TestPublishDictOneWins(t *testing.T) {
 	srv := streamstest.Start(t)
 	rdb := srv.Client()
 	ctx := t.Context()
-	k := frontier.NewKeys("win")
-	a := &responseDicts{rdb: rdb, key: k.Dicts(), log: nil}
-	b := &responseDicts{rdb: rdb, key: k.Dicts(), log: nil}
+	k := streams.NewKeys("win")
+	a := &responseDicts{rdb: rdb, key: k.Dicts, log: nil}
+	b := &responseDicts{rdb: rdb, key: k.Dicts, log: nil}
 	a.log, b.log = zap.NewNop(), zap.NewNop()
 	if err := a.train(ctx, dictSamplesFor(64)); err != nil {
 		t.Fatal(err)
@@ -94,7 +93,7 @@ func TestPublishDictOneWins(t *testing.T) {
 	if a.cur.Load() == nil || b.cur.Load() == nil || a.cur.Load().ID() != b.cur.Load().ID() {
 		t.Fatal("the two trainers use different dictionaries")
 	}
-	if n := rdb.HLen(ctx, k.Dicts()).Val(); n != 2 {
+	if n := rdb.HLen(ctx, k.Dicts).Val(); n != 2 {
 		t.Fatalf("dicts hash has %d fields, want current and one dictionary", n)
 	}
 }

@@ -8,7 +8,7 @@ import (
 
 	"github.com/streamcrawl/streamcrawl/handlers"
 	"github.com/streamcrawl/streamcrawl/spiders"
-	"github.com/streamcrawl/streamcrawl/streams/frontier"
+	"github.com/streamcrawl/streamcrawl/streams"
 	"github.com/streamcrawl/streamcrawl/streams/streamstest"
 )
 
@@ -37,10 +37,10 @@ func TestResponseDictTrainedOncePerCrawl(t *testing.T) {
 			if n := len(sink.items); n != 800 {
 				t.Fatalf("%d items, want 800", n)
 			}
-			keys := frontier.NewKeys(name)
-			encoded, _ := strconv.Atoi(rdb.HGet(ctx, keys.Stats(), "responses_dict_encoded").Val())
+			keys := streams.NewKeys(name)
+			encoded, _ := strconv.Atoi(rdb.HGet(ctx, keys.Stats, "responses_dict_encoded").Val())
 			if off {
-				if n := rdb.HLen(ctx, keys.Dicts()).Val(); n != 0 || encoded != 0 {
+				if n := rdb.HLen(ctx, keys.Dicts).Val(); n != 0 || encoded != 0 {
 					t.Fatalf("dictionary off: %d dicts fields, %d responses encoded with one", n, encoded)
 				}
 				return
@@ -49,7 +49,7 @@ func TestResponseDictTrainedOncePerCrawl(t *testing.T) {
 			// than the rest of this small crawl under -race): wait for its result.
 			var dicts map[string]string
 			for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-				if dicts = rdb.HGetAll(ctx, keys.Dicts()).Val(); dicts["current"] != "" {
+				if dicts = rdb.HGetAll(ctx, keys.Dicts).Val(); dicts["current"] != "" {
 					break
 				}
 			}

@@ -10,6 +10,7 @@ import (
 	"github.com/ThreeDotsLabs/watermill/message"
 	"go.uber.org/zap"
 
+	"github.com/streamcrawl/streamcrawl/spiders"
 	"github.com/streamcrawl/streamcrawl/streams"
 	"github.com/streamcrawl/streamcrawl/streams/frontier"
 )
@@ -18,8 +19,8 @@ import (
 type run struct {
 	cfg      Config
 	log      *zap.Logger
-	layout   frontier.Layout
-	keys     frontier.Keys
+	layout   streams.Layout
+	keys     streams.Keys
 	counters *streams.Counters
 	waits    *waitLog
 	outage   *streams.Outage
@@ -92,23 +93,21 @@ func (r *run) open(ctx context.Context) error {
 	if r.layout, err = openLayout(ctx, cfg.Client, cfg.Spider, r.log); err != nil {
 		return err
 	}
-	r.keys = r.layout.Global()
+	r.keys = r.layout.Global
 	if err := frontier.CheckSeedKey(ctx, cfg.Client, cfg.Spider.Name); err != nil {
 		return err
 	}
-	r.counters = streams.NewCounters(cfg.Client, r.keys.Stats(), streams.DefaultCountersInterval)
 	r.waits = &waitLog{log: r.log}
-	r.counters.Observe(func(field string, n int64) {
+	r.counters = streams.NewCounters(cfg.Client, r.keys.Stats, 0, func(field string, n int64) {
 		r.waits.count(field, n)
 		cfg.Metrics.Count(field, n) // a nil Metrics does nothing
 	})
-	if r.pub, err = streams.NewPublisher(cfg.Client); err != nil {
-		return err
-	}
 	// One outage state per process: a stage that finds Redis refusing writes stops every
 	// stage's reading, and the crawl is not done while it lasts.
-	r.outage = streams.NewOutage(r.log, r.counters)
-	r.pub.HoldOnRefusal(r.outage)
+	r.outage = &streams.Outage{Logger: r.log, Counters: r.counters}
+	if r.pub, err = streams.NewPublisher(cfg.Client, r.outage); err != nil {
+		return err
+	}
 	r.router, err = message.NewRouter(message.RouterConfig{
 		CloseTimeout: cfg.Subscriber.ShutdownTimeout + 10*time.Second,
 	}, newZapAdapter(r.log))
@@ -126,11 +125,11 @@ func (r *run) open(ctx context.Context) error {
 // done, then stops them in order (steps 1 to 3 of runStages' shutdown).
 func (r *run) serve(ctx context.Context) error {
 	cfg := r.cfg
-	trim := r.trimmed(ctx)
+	trim := r.trimmed()
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	w := &watcher{cfg: cfg, layout: r.layout, outage: r.outage, log: r.log, stop: cancel}
-	r.background = append(r.background, r.waits, &streams.Trimmer{Client: cfg.Client, Streams: trim, Interval: cfg.TrimInterval, Logger: r.log}, w)
+	r.background = append(r.background, r.waits, &streams.Trimmer{Client: cfg.Client, Streams: trim, Interval: cfg.TrimInterval, Logger: r.log, Meta: r.keys.Meta}, w)
 	bg := &background{stop: cancel, log: r.log} // a component that stops early ends the run
 	bg.start(runCtx, r.background...)
 	r.log.Info("stages running", zap.Strings("stages", cfg.Stages))
@@ -140,31 +139,17 @@ func (r *run) serve(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("handlers: %w", err)
 	}
-	// The last acks are in: leave nothing acked past retention behind.
-	tctx, tcancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-	streams.TrimOnce(tctx, cfg.Client, trim, r.log)
-	tcancel()
-	return bgErr
+	return bgErr // the trimmer trimmed once more as it stopped, after the last acks
 }
 
 // trimmed returns the streams this run trims (its stages' inputs) with their
-// retention, and records the retention for status.
-func (r *run) trimmed(ctx context.Context) map[string]streams.Retention {
-	cfg := r.cfg
-	trim := map[string]streams.Retention{}
-	recorded := map[string]streams.Retention{}
-	for _, stage := range cfg.Stages {
-		for _, k := range r.layout.Parts() {
-			trim[k.Input(stage)] = cfg.Retain[stage]
+// retention (the trimmer records it for status).
+func (r *run) trimmed() map[string]spiders.StreamRetention {
+	trim := map[string]spiders.StreamRetention{}
+	for _, stage := range r.cfg.Stages {
+		for _, k := range r.layout.Parts {
+			trim[k.Input(stage)] = r.cfg.Retain[stage]
 		}
-		for kind, st := range stageOfStream {
-			if st == stage {
-				recorded[kind] = cfg.Retain[stage]
-			}
-		}
-	}
-	if err := streams.RecordRetention(ctx, cfg.Client, r.keys.Meta(), recorded); err != nil {
-		r.log.Debug("retention not recorded for status", zap.Error(err))
 	}
 	return trim
 }
@@ -187,14 +172,14 @@ func (r *run) close() {
 }
 
 // handlerName names the router handler of a stage's partition i.
-func handlerName(stage string, i int, l frontier.Layout) string {
-	if l.N() == 1 {
+func handlerName(stage string, i int, l streams.Layout) string {
+	if len(l.Parts) == 1 {
 		return stage
 	}
 	return stage + "-" + strconv.Itoa(i)
 }
 
 func newStageSubscriber(cfg streams.SubscriberConfig) (*streams.Subscriber, error) {
-	cfg.BatchSize = min(max(cfg.BatchSize, streams.DefaultBatchSize), cfg.MaxInFlight)
+	cfg.BatchSize = min(max(cfg.BatchSize, streams.SubscriberDefaults().BatchSize), cfg.MaxInFlight)
 	return streams.NewSubscriber(cfg)
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/streamcrawl/streamcrawl/spiders"
+	"github.com/streamcrawl/streamcrawl/streams"
 	"github.com/streamcrawl/streamcrawl/streams/frontier"
 )
 
@@ -48,15 +49,15 @@ func Seed(ctx context.Context, rdb redis.UniversalClient, spider *spiders.Spider
 		return 0, err
 	}
 	defer f.Close()
-	e, err := f.Emit(ctx, cands, nil)
+	e, err := f.Emit(ctx, 0, cands, nil)
 	if err != nil {
 		return 0, err
 	}
 	n := e.Requests
-	if err := rdb.HIncrBy(ctx, frontier.NewKeys(spider.Name).Stats(), "requests_queued", int64(n)).Err(); err != nil {
+	if err := rdb.HIncrBy(ctx, streams.NewKeys(spider.Name).Stats, "requests_queued", int64(n)).Err(); err != nil {
 		return n, fmt.Errorf("handlers: seed: %w", err)
 	}
-	if err := f.MarkSeeded(ctx, spider.Name); err != nil {
+	if err := f.MarkSeeded(ctx); err != nil {
 		return n, err
 	}
 	return n, nil

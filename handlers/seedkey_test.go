@@ -29,7 +29,7 @@ func TestSortedSetSeedKeyIsCrawled(t *testing.T) {
 	defer cancel()
 	// URLs no page links to: only the seeds bring them in.
 	for i := range 3 {
-		if err := rdb.ZAdd(ctx, frontier.SeedKey("zseeds"), redis.Z{Score: float64(i), Member: fmt.Sprintf("%s/%d?from=zset", base, i)}).Err(); err != nil {
+		if err := rdb.ZAdd(ctx, streams.NewKeys("zseeds").Seeds, redis.Z{Score: float64(i), Member: fmt.Sprintf("%s/%d?from=zset", base, i)}).Err(); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -43,7 +43,7 @@ func TestSortedSetSeedKeyIsCrawled(t *testing.T) {
 			t.Errorf("sorted-set seed %d not crawled", i)
 		}
 	}
-	if n, _ := rdb.Exists(ctx, frontier.SeedKey("zseeds")).Result(); n != 0 {
+	if n, _ := rdb.Exists(ctx, streams.NewKeys("zseeds").Seeds).Result(); n != 0 {
 		t.Errorf("seed key still holds seeds")
 	}
 }
@@ -59,7 +59,7 @@ func TestSeedKeyOfAnotherTypeStopsTheCrawlWithAMessage(t *testing.T) {
 	defer cancel()
 
 	sp := titleSpider("hashseeds", base)
-	if err := rdb.HSet(ctx, frontier.SeedKey("hashseeds"), "url", base+"/0").Err(); err != nil {
+	if err := rdb.HSet(ctx, streams.NewKeys("hashseeds").Seeds, "url", base+"/0").Err(); err != nil {
 		t.Fatal(err)
 	}
 	err := runCrawl(ctx, t, rdb, sp, newMemSink(), nil)
@@ -81,7 +81,7 @@ func TestSeedKeyOfAnotherTypeStopsTheCrawlWithAMessage(t *testing.T) {
 	for len(chain.counts()) == 0 && ctx.Err() == nil {
 		time.Sleep(10 * time.Millisecond) // until the run is past its start
 	}
-	if err := rdb.Set(ctx, frontier.SeedKey("lateseeds"), "http://oops/", 0).Err(); err != nil {
+	if err := rdb.Set(ctx, streams.NewKeys("lateseeds").Seeds, "http://oops/", 0).Err(); err != nil {
 		t.Fatal(err)
 	}
 	select {

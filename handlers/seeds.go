@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/redis/go-redis/v9"
 	"go.uber.org/zap"
 
 	"github.com/streamcrawl/streamcrawl/spiders"
@@ -55,12 +54,9 @@ const seedPoll = 200 * time.Millisecond
 
 // seedPoller queues the seeds pushed to <crawl>:start_urls while services run.
 type seedPoller struct {
-	rdb      redis.UniversalClient
 	spider   *spiders.Spider
 	scope    *spiders.Scope
-	seeds    *frontier.Seeds
 	frontier *frontier.Frontier
-	dead     string // dead-letter stream for invalid seeds
 	counters *streams.Counters
 	log      *zap.Logger
 }
@@ -70,30 +66,26 @@ func (p *seedPoller) Run(ctx context.Context) error {
 	return loop.Every(ctx, seedPoll, loop.Config{Log: p.log, Msg: "taking runtime seeds failed; retrying"}, p.poll)
 }
 
-// poll queues one batch of seeds.
+// poll queues one batch of seeds (frontier.TakeSeeds); an invalid one goes to the dead
+// letters, one too large or with a URL too long is dropped.
 func (p *seedPoller) poll(ctx context.Context) error {
-	batch, err := p.seeds.Take(ctx, 100)
-	if err != nil || len(batch) == 0 {
-		return err
-	}
-	cands := make([]frontier.Candidate, 0, len(batch))
 	maxURL := p.spider.Settings.MaxURLLength
 	if maxURL == 0 {
 		maxURL = spiders.DefaultMaxURLLength
 	}
-	for _, sd := range batch {
-		if len(sd.Raw) > spiders.DefaultMaxSeedSize {
+	taken, e, err := p.frontier.TakeSeeds(ctx, 100, func(raw string) (*frontier.Candidate, error) {
+		if len(raw) > spiders.DefaultMaxSeedSize {
 			p.counters.Add("seeds_too_large", 1)
-			p.log.Warn("runtime seed dropped: too large", zap.String("seed", short(sd.Raw)),
-				zap.Int("bytes", len(sd.Raw)), zap.Int("max", spiders.DefaultMaxSeedSize))
-			continue
+			p.log.Warn("runtime seed dropped: too large", zap.String("seed", short(raw)),
+				zap.Int("bytes", len(raw)), zap.Int("max", spiders.DefaultMaxSeedSize))
+			return nil, nil
 		}
-		r, err := parseSeed(sd.Raw)
+		r, err := parseSeed(raw)
 		if err == nil && len(r.URL) > maxURL {
 			p.counters.Add("dropped_url_too_long", 1)
 			p.log.Warn("runtime seed dropped: URL too long", zap.String("url", short(r.URL)),
 				zap.Int("length", len(r.URL)), zap.Int("max_url_length", maxURL))
-			continue
+			return nil, nil
 		}
 		if err == nil {
 			if ok, reason := p.scope.Allows(r); !ok {
@@ -106,25 +98,16 @@ func (p *seedPoller) poll(ctx context.Context) error {
 		}
 		if err != nil {
 			p.counters.Add("seeds_invalid", 1)
-			p.log.Warn("invalid seed moved to dead letters", zap.String("seed", short(sd.Raw)), zap.Error(err))
-			if derr := p.rdb.XAdd(ctx, &redis.XAddArgs{Stream: p.dead, Values: map[string]any{
-				streams.DeadFieldStage: "seed", streams.DeadFieldError: err.Error(), "payload": sd.Raw,
-			}}).Err(); derr != nil {
-				return derr
-			}
-			continue
+			p.log.Warn("invalid seed moved to dead letters", zap.String("seed", short(raw)), zap.Error(err))
+			return nil, err
 		}
-		cands = append(cands, c)
-	}
-	e, err := p.frontier.Emit(ctx, cands, nil)
-	if err != nil {
+		return &c, nil
+	})
+	if err != nil || taken == 0 {
 		return err
 	}
 	countEmitted(p.counters, e)
-	if err := p.frontier.MarkSeeded(ctx, p.spider.Name); err != nil {
-		return err
-	}
-	p.counters.Add("seeds_taken", int64(len(batch)))
-	p.log.Info("runtime seeds queued", zap.Int("taken", len(batch)), zap.Int("new", e.Requests))
-	return p.seeds.Done(ctx, batch)
+	p.counters.Add("seeds_taken", int64(taken))
+	p.log.Info("runtime seeds queued", zap.Int("taken", taken), zap.Int("new", e.Requests))
+	return nil
 }

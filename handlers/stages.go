@@ -8,7 +8,6 @@ import (
 
 	"github.com/streamcrawl/streamcrawl/handlers/fetch"
 	"github.com/streamcrawl/streamcrawl/streams"
-	"github.com/streamcrawl/streamcrawl/streams/frontier"
 )
 
 // addStage builds one stage of the run: its subscriber, its handlers on the router
@@ -30,8 +29,8 @@ func (r *run) addStage(ctx context.Context, stage string) error {
 func (r *run) subscriberConfig(stage string) streams.SubscriberConfig {
 	cfg := r.cfg
 	scfg := cfg.Subscriber
-	scfg.Client, scfg.Group, scfg.Consumer, scfg.DeadStreamFor, scfg.Logger, scfg.Outage =
-		cfg.Client, stage, cfg.Consumer, frontier.DeadOf, r.log, r.outage
+	scfg.Client, scfg.Group, scfg.Consumer, scfg.Logger, scfg.Outage =
+		cfg.Client, stage, cfg.Consumer, r.log, r.outage
 	if cfg.BeforeAck != nil {
 		hook := cfg.BeforeAck
 		scfg.BeforeAck = func(m *message.Message) { hook(stage, m) }
@@ -43,48 +42,32 @@ func (r *run) subscriberConfig(stage string) streams.SubscriberConfig {
 }
 
 // fetchStage reads requests, fetches them and publishes responses. Beside it run the
-// dispatcher (frontier to requests stream), the delayed mover (retries back to their
-// hosts' queues), the seed poller (seeds pushed at runtime) and, with a MaxBacklog,
-// the backlog watch that pauses fetching while the parse stage is behind.
+// frontier (requests of the hosts that may start one into the requests stream, retries
+// back to their hosts' queues when due), the seed poller (seeds pushed at runtime) and,
+// with a MaxBacklog, the backlog watch that pauses fetching while the parse stage is
+// behind.
 func (r *run) fetchStage(ctx context.Context, scfg streams.SubscriberConfig) error {
 	cfg, layout, log := r.cfg, r.layout, r.log
-	order, defaults := frontier.Order(cfg.Spider.Settings.Order), fetch.HostDefaults(cfg.Spider.Settings)
-	defaults.CountUnread = cfg.CountUnread // Hosts.Finish hands freed slots out within the window
-	delayed, err := frontier.NewDelayed(cfg.Client, layout, order, defaults)
+	// The fetch stage's frontier: its Run hands requests out and moves due retries back,
+	// the fetcher finishes its turns at hosts there, the seed poller queues through it.
+	fr, err := newFrontier(ctx, cfg.Client, cfg.Spider, frontierUse{seeding: true, countUnread: cfg.CountUnread, log: log}, log)
 	if err != nil {
 		return err
 	}
-	r.closers = append(r.closers, delayed.Close)
-	delayed.Logger = log
-	dispatcher, err := frontier.NewDispatcher(frontier.DispatcherConfig{Client: cfg.Client, Layout: layout,
-		Window: cfg.Spider.Settings.FrontierWindow, CountUnread: cfg.CountUnread, Hosts: defaults, Logger: log})
-	if err != nil {
-		return err
-	}
-	seedFrontier, err := newFrontier(ctx, cfg.Client, cfg.Spider, frontierUse{seeding: true, countUnread: cfg.CountUnread}, log)
-	if err != nil {
-		return err
-	}
-	r.closers = append(r.closers, seedFrontier.Close)
+	r.closers = append(r.closers, fr.Close)
 	scope, err := cfg.Spider.Scope()
 	if err != nil {
 		return err
 	}
-	seeds := &seedPoller{rdb: cfg.Client, spider: cfg.Spider, scope: scope, seeds: frontier.NewSeeds(cfg.Client, cfg.Spider.Name),
-		frontier: seedFrontier, dead: layout.Part(0).Dead(), counters: r.counters, log: log}
-	r.background = append(r.background, delayed, dispatcher, seeds)
-	hosts, err := frontier.NewHosts(cfg.Client, layout, defaults, order)
-	if err != nil {
-		return err
-	}
-	r.closers = append(r.closers, hosts.Close)
-	hostStats := streams.NewCounters(cfg.Client, r.keys.HostStats(), streams.DefaultCountersInterval)
+	seeds := &seedPoller{spider: cfg.Spider, scope: scope, frontier: fr, counters: r.counters, log: log}
+	r.background = append(r.background, fr, seeds)
+	hostStats := streams.NewCounters(cfg.Client, r.keys.HostStats, 0, nil)
 	r.closers = append(r.closers, hostStats.Close)
 	pool, err := r.browsers(ctx)
 	if err != nil {
 		return err
 	}
-	f, err := fetch.New(fetch.Config{Settings: cfg.Spider.Settings, Scope: scope, FollowFilter: cfg.Spider.FollowFilter, Hosts: hosts,
+	f, err := fetch.New(fetch.Config{Settings: cfg.Spider.Settings, Scope: scope, FollowFilter: cfg.Spider.FollowFilter, Frontier: fr,
 		Client: cfg.Client, Layout: layout, RetryBase: cfg.RetryBase, RobotsRetry: cfg.RobotsRetry, Counters: r.counters,
 		Metrics: cfg.Metrics, HostStats: hostStats, Logger: log,
 		Browsers: pool, Render: cfg.Spider.Render, Page: cfg.Spider.Page})
@@ -96,15 +79,16 @@ func (r *run) fetchStage(ctx context.Context, scfg streams.SubscriberConfig) err
 			return err
 		}
 	}
-	h := &fetchHandler{f: f, delayed: delayed, counters: r.counters, retryLog: sampled(log, 3),
+	h := &fetchHandler{f: f, frontier: fr, counters: r.counters, retryLog: sampled(log, 3),
 		encode: responseEncoder(cfg.Spider.Settings, cfg.Client, layout, r.counters, log)}
 	scfg.MaxInFlight = cfg.Spider.Settings.Concurrency
 	if cfg.MaxBacklog > 0 {
 		var responses []string
-		for _, k := range layout.Parts() {
-			responses = append(responses, k.Responses())
+		for _, k := range layout.Parts {
+			responses = append(responses, k.Responses)
 		}
-		backlog := streams.NewBacklog(cfg.Client, responses, streams.StageParse, cfg.MaxBacklog)
+		backlog := &streams.Backlog{Client: cfg.Client, Streams: responses, Group: streams.StageParse, Max: cfg.MaxBacklog,
+			CountUnread: cfg.CountUnread}
 		scfg.Gate = backlog.Under
 		r.background = append(r.background, backlog)
 	}
@@ -112,8 +96,8 @@ func (r *run) fetchStage(ctx context.Context, scfg streams.SubscriberConfig) err
 	if err != nil {
 		return err
 	}
-	for i, k := range layout.Parts() {
-		r.router.AddHandler(handlerName(streams.StageFetch, i, layout), k.Requests(), sub, k.Responses(), r.pub, h.handle)
+	for i, k := range layout.Parts {
+		r.router.AddHandler(handlerName(streams.StageFetch, i, layout), k.Requests, sub, k.Responses, r.pub, h.handle)
 	}
 	return nil
 }
@@ -129,11 +113,11 @@ func (r *run) parseStage(ctx context.Context, scfg streams.SubscriberConfig) err
 		}
 		r.fr = fr
 	}
-	p, err := newParser(parserConfig{Spider: cfg.Spider, Frontier: r.fr, Counters: r.counters, Logger: r.log})
+	p, err := newParser(parserConfig{Spider: cfg.Spider, Frontier: r.fr, Client: cfg.Client, Layout: r.layout, Counters: r.counters, Logger: r.log})
 	if err != nil {
 		return err
 	}
-	return r.consumeParts(streams.StageParse, scfg, cfg.ParseConcurrency, frontier.Keys.Responses, p.handleIn)
+	return r.consumeParts(streams.StageParse, scfg, cfg.ParseConcurrency, func(k streams.Keys) string { return k.Responses }, p.handleIn)
 }
 
 // storeStage reads items, runs the processors and writes them to the sink.
@@ -143,21 +127,21 @@ func (r *run) storeStage(scfg streams.SubscriberConfig) error {
 	if err != nil {
 		return err
 	}
-	return r.consumeParts(streams.StageStore, scfg, cfg.StoreConcurrency, frontier.Keys.Items,
+	return r.consumeParts(streams.StageStore, scfg, cfg.StoreConcurrency, func(k streams.Keys) string { return k.Items },
 		func(int) message.NoPublishHandlerFunc { return s.handle })
 }
 
 // consumeParts adds a handler of stage per partition, reading the partition's stream
 // with one subscriber that holds maxInFlight messages at once; handler gives the
 // partition's handler.
-func (r *run) consumeParts(stage string, scfg streams.SubscriberConfig, maxInFlight int, stream func(frontier.Keys) string,
+func (r *run) consumeParts(stage string, scfg streams.SubscriberConfig, maxInFlight int, stream func(streams.Keys) string,
 	handler func(part int) message.NoPublishHandlerFunc) error {
 	scfg.MaxInFlight = maxInFlight
 	sub, err := newStageSubscriber(scfg)
 	if err != nil {
 		return err
 	}
-	for i, k := range r.layout.Parts() {
+	for i, k := range r.layout.Parts {
 		r.router.AddConsumerHandler(handlerName(stage, i, r.layout), stream(k), sub, handler(i))
 	}
 	return nil

@@ -7,7 +7,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/streamcrawl/streamcrawl/streams"
-	"github.com/streamcrawl/streamcrawl/streams/frontier"
+	"github.com/streamcrawl/streamcrawl/streams/inspect"
 	"github.com/streamcrawl/streamcrawl/streams/loop"
 )
 
@@ -18,7 +18,7 @@ const progressLogInterval = 5 * time.Second
 // done.
 type watcher struct {
 	cfg    Config
-	layout frontier.Layout
+	layout streams.Layout
 	outage *streams.Outage
 	log    *zap.Logger
 	stop   context.CancelFunc // ends the run
@@ -29,10 +29,10 @@ type watcher struct {
 // crawl to finish with that error; a service keeps serving and says so.
 func (w *watcher) Run(ctx context.Context) error {
 	lastLog := time.Now()
-	seedErrs := loop.NewErrors(w.log, loop.DefaultLogEvery)
+	seedErrs := loop.NewErrors(w.log, 0)
 	cfg := loop.Config{Log: w.log, Msg: "cannot read crawl progress; retrying"}
 	return loop.Every(ctx, w.cfg.PollInterval, cfg, func(ctx context.Context) error {
-		p, err := frontier.ReadProgress(ctx, w.cfg.Client, w.layout)
+		p, err := inspect.ReadProgress(ctx, w.cfg.Client, w.layout)
 		if err != nil {
 			return err
 		}

@@ -51,22 +51,27 @@ func (b ByteSize) String() string {
 }
 
 // StreamRetention bounds what a stream keeps of the entries every consumer group has
-// acked (for replays and late post-processors). Entries a group has not acked are kept
-// whatever the retention. Both zero: nothing is kept once acked. MaxAge alone keeps
-// acked entries younger than it; MaxBytes alone keeps the newest acked entries up to
-// that much stream memory; both: entries that satisfy both.
+// acked (for replays and late post-processors); the stream trimmers of package streams
+// apply it. Entries a group has not acked are kept whatever the retention. All zero:
+// nothing is kept once acked. MaxAge alone keeps acked entries younger than it;
+// MaxBytes alone keeps the newest acked entries up to that much stream memory; both:
+// entries that satisfy both. MinCount keeps at least the last MinCount entries whatever
+// the others say.
 type StreamRetention struct {
 	// MaxAge is the age past which acked entries are removed.
 	MaxAge time.Duration `yaml:"max_age"`
 	// MaxBytes caps the stream's memory in Redis (MEMORY USAGE); the oldest acked
 	// entries go first.
 	MaxBytes ByteSize `yaml:"max_bytes"`
+	// MinCount is the fewest entries kept, the newest, whatever MaxAge and MaxBytes say.
+	MinCount int64 `yaml:"min_count"`
 }
 
 // Keeps reports whether r keeps anything once acked.
-func (r StreamRetention) Keeps() bool { return r.MaxAge > 0 || r.MaxBytes > 0 }
+func (r StreamRetention) Keeps() bool { return r.MaxAge > 0 || r.MaxBytes > 0 || r.MinCount > 0 }
 
-// String is "max_age=10m0s max_bytes=64MB", or "until acked".
+// String is "max_age=10m0s max_bytes=64MB min_count=5" (the parts set), or "until
+// acked"; ParseStreamRetention reads it back.
 func (r StreamRetention) String() string {
 	var parts []string
 	if r.MaxAge > 0 {
@@ -75,10 +80,43 @@ func (r StreamRetention) String() string {
 	if r.MaxBytes > 0 {
 		parts = append(parts, "max_bytes="+r.MaxBytes.String())
 	}
+	if r.MinCount > 0 {
+		parts = append(parts, "min_count="+strconv.FormatInt(r.MinCount, 10))
+	}
 	if len(parts) == 0 {
 		return "until acked"
 	}
 	return strings.Join(parts, " ")
+}
+
+// ParseStreamRetention reads what StreamRetention.String writes ("until acked",
+// "max_age=10m0s max_bytes=64MB min_count=5").
+func ParseStreamRetention(s string) (StreamRetention, error) {
+	var r StreamRetention
+	s = strings.TrimSpace(s)
+	if s == "" || s == "until acked" {
+		return r, nil
+	}
+	for _, part := range strings.Fields(s) {
+		k, v, ok := strings.Cut(part, "=")
+		var err error
+		switch {
+		case !ok:
+			err = fmt.Errorf("no '='")
+		case k == "max_age":
+			r.MaxAge, err = time.ParseDuration(v)
+		case k == "max_bytes":
+			r.MaxBytes, err = ParseByteSize(v)
+		case k == "min_count":
+			r.MinCount, err = strconv.ParseInt(v, 10, 64)
+		default:
+			err = fmt.Errorf("unknown key %q", k)
+		}
+		if err != nil {
+			return StreamRetention{}, fmt.Errorf("spiders: retention %q: %s: %w", s, part, err)
+		}
+	}
+	return r, nil
 }
 
 // RetainedStreams are the streams settings.retention may name.
@@ -119,6 +157,8 @@ func (s *Settings) validateRetention() error {
 			return fmt.Errorf("spiders: settings.retention.%s.max_age %s is negative", name, r.MaxAge)
 		case r.MaxBytes < 0:
 			return fmt.Errorf("spiders: settings.retention.%s.max_bytes %d is negative", name, r.MaxBytes)
+		case r.MinCount < 0:
+			return fmt.Errorf("spiders: settings.retention.%s.min_count %d is negative", name, r.MinCount)
 		}
 	}
 	return nil

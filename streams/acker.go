@@ -114,8 +114,7 @@ func (a *acker) flush(ids []string, closing bool) {
 		return
 	}
 	deadline := time.Now().Add(5 * time.Second)
-	backoff := 50 * time.Millisecond
-	for {
+	for attempt := 1; ; attempt++ {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		err := a.rdb.XAck(ctx, a.stream, a.group, ids...).Err()
 		cancel()
@@ -126,6 +125,7 @@ func (a *acker) flush(ids []string, closing bool) {
 		if closing && time.Now().After(deadline) {
 			return
 		}
+		backoff := loop.Backoff(50*time.Millisecond, 2*time.Second, attempt)
 		if !closing {
 			select {
 			case <-a.stop:
@@ -135,7 +135,6 @@ func (a *acker) flush(ids []string, closing bool) {
 		} else {
 			time.Sleep(backoff)
 		}
-		backoff = min(backoff*2, 2*time.Second)
 	}
 }
 

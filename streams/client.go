@@ -41,6 +41,7 @@ type ClientOptions struct {
 
 // Client is a connected Redis client and what it takes to close it.
 type Client struct {
+	// UniversalClient is the go-redis client (a cluster client for a Redis Cluster).
 	redis.UniversalClient
 	// Embedded is the in-process server when running without a Redis URL.
 	Embedded *miniredis.Miniredis
@@ -56,17 +57,6 @@ func (c *Client) Close() error {
 	}
 	return err
 }
-
-// QuietRedisLog stops go-redis from printing its own messages (dial failures, pool
-// notices) to stderr, for the whole program: go-redis has one global logger. A program
-// whose components log failures themselves, rate-limited, through zap (as every
-// streams component does) calls it once in main; a library never does.
-func QuietRedisLog() { redis.SetLogger(quietRedis{}) }
-
-// quietRedis is a go-redis logger that drops every message.
-type quietRedis struct{}
-
-func (quietRedis) Printf(context.Context, string, ...any) {}
 
 // Connect opens a client, checks that the server answers, and warns (through the
 // logger) when the server's settings could lose crawl state.
@@ -172,8 +162,8 @@ func redactURL(raw string) string {
 	return raw[:scheme+3] + "***" + raw[at:]
 }
 
-// IsNoGroup reports a NOGROUP error (the stream or its group was deleted under us).
-func IsNoGroup(err error) bool {
+// isNoGroup reports a NOGROUP error (the stream or its group was deleted under us).
+func isNoGroup(err error) bool {
 	return err != nil && strings.HasPrefix(err.Error(), "NOGROUP")
 }
 

@@ -16,9 +16,9 @@ func isClusterURL(raw string) bool {
 	return strings.HasPrefix(raw, "redis+cluster://") || strings.HasPrefix(raw, "rediss+cluster://")
 }
 
-// ParseClusterURL reads redis+cluster://[user:password@]host:port,host:port[?options]
-// (rediss+cluster:// for TLS; options as in go-redis ParseClusterURL).
-func ParseClusterURL(raw string) (*redis.ClusterOptions, error) {
+// parseClusterURL reads redis+cluster://[user:password@]host:port,host:port[?options]
+// (rediss+cluster:// for TLS; options as in go-redis parseClusterURL).
+func parseClusterURL(raw string) (*redis.ClusterOptions, error) {
 	scheme, rest, _ := strings.Cut(raw, "://")
 	scheme = strings.TrimSuffix(scheme, "+cluster")
 	rest, query, _ := strings.Cut(rest, "?")
@@ -50,7 +50,7 @@ func ParseClusterURL(raw string) (*redis.ClusterOptions, error) {
 // connectCluster connects to a Redis Cluster and checks that it answers and covers
 // every slot.
 func connectCluster(ctx context.Context, o ClientOptions, log *zap.Logger) (*Client, error) {
-	opt, err := ParseClusterURL(o.URL)
+	opt, err := parseClusterURL(o.URL)
 	if err != nil {
 		return nil, fmt.Errorf("streams: bad redis cluster url %q: %w", redactURL(o.URL), err)
 	}

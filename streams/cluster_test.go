@@ -7,9 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/streamcrawl/streamcrawl/streams/frontier"
-
-	"github.com/redis/go-redis/v9"
+	"github.com/streamcrawl/streamcrawl/streams/inspect"
 
 	"github.com/streamcrawl/streamcrawl/streams"
 	"github.com/streamcrawl/streamcrawl/streams/streamstest"
@@ -42,14 +40,18 @@ func TestConnectClusterAndItsErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	l := frontier.NewLayout("spread", 3)
-	for _, k := range l.Parts() {
-		if err := c.HSet(ctx, k.Stats(), "x", 1).Err(); err != nil {
+	l := streams.NewLayout("spread", 3)
+	for _, k := range l.Parts {
+		if err := c.HSet(ctx, k.Stats, "x", 1).Err(); err != nil {
 			t.Fatal(err)
 		}
 	}
-	nodes, err := frontier.ReadNodes(ctx, c.UniversalClient.(*redis.ClusterClient), l)
-	if err != nil || len(nodes) != 3 {
+	st, err := inspect.ReadStatus(ctx, c.UniversalClient, l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nodes := st.Nodes
+	if len(nodes) != 3 {
 		t.Fatalf("nodes %+v, %v", nodes, err)
 	}
 	var keys int64

@@ -14,8 +14,8 @@ const (
 	MetaStreamID = "sc_stream_id"
 	// MetaDeliveries is how many times the entry has been delivered, this time included.
 	MetaDeliveries = "sc_deliveries"
-	// MetaError carries a handler's error to the Subscriber (see RecordError).
-	MetaError = "sc_error"
+	// metaError carries a handler's error to the Subscriber (see Fail).
+	metaError = "sc_error"
 )
 
 // wire is watermill-redisstream's format: our streams stay readable by any Watermill
@@ -45,24 +45,39 @@ func decode(values map[string]any) (msg *message.Message, err error) {
 	return msg, nil
 }
 
-// RecordError attaches a handler's error to msg so that the Subscriber can put it in the
+// recordError attaches a handler's error to msg so that the Subscriber can put it in the
 // dead-letter entry if msg ends up there.
-func RecordError(msg *message.Message, err error) {
+func recordError(msg *message.Message, err error) {
 	if err != nil {
-		msg.Metadata.Set(MetaError, err.Error())
+		msg.Metadata.Set(metaError, err.Error())
 	}
 }
 
-// MetaPoison marks a message whose failure no retry can fix (see MarkPoison).
-const MetaPoison = "sc_poison"
+// metaPoison marks a message whose failure no retry can fix.
+const metaPoison = "sc_poison"
 
 // ErrPoison wraps errors that no retry can fix: a message that cannot be decoded, a URL
-// that cannot be fetched. The router middleware marks such messages, and the Subscriber
-// moves them to dead letters at once instead of retrying.
+// that cannot be fetched. A message failed with one (Fail) goes to the dead letters at
+// once instead of being retried.
 var ErrPoison = errors.New("poison")
 
-// MarkPoison records err on msg and marks it for dead letters without retries.
-func MarkPoison(msg *message.Message, err error) {
-	RecordError(msg, err)
-	msg.Metadata.Set(MetaPoison, "1")
+// Fail records a handler's error on msg before the handler nacks it, and so decides
+// what the Subscriber does with it: an error of a write that Redis refused for its own
+// reasons (out of memory, read-only, a loading server, ...) holds msg for the outage,
+// recorded in o (no delivery counted, no dead letter; handed out again once Redis takes
+// writes); an error wrapping ErrPoison sends it to the dead letters at once; any other
+// error is retried after a backoff, and dead-lettered with it after MaxDeliveries. It
+// reports whether err was such an ordinary failure, for the caller to log. o may be
+// nil.
+func Fail(msg *message.Message, err error, o *Outage) (ordinary bool) {
+	recordError(msg, err)
+	switch {
+	case o.refused(err):
+		msg.Metadata.Set(metaOutage, "1")
+		return false
+	case errors.Is(err, ErrPoison):
+		msg.Metadata.Set(metaPoison, "1") // the subscriber logs its move to dead letters
+		return false
+	}
+	return true
 }

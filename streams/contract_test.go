@@ -30,7 +30,6 @@ import (
 func contractConfig(rdb redis.UniversalClient, group string) streams.SubscriberConfig {
 	return streams.SubscriberConfig{
 		Client: rdb, Group: group, Consumer: "c-" + watermill.NewShortUUID(),
-		DeadStreamFor:   func(stream string) string { return stream + ":dead" },
 		MaxDeliveries:   100,
 		RetryBackoff:    10 * time.Millisecond,
 		MaxRetryBackoff: 100 * time.Millisecond,
@@ -47,7 +46,7 @@ func contractPubSub(srv *streamstest.Server, group func(t *testing.T) string, mo
 	return func(t *testing.T) (message.Publisher, message.Subscriber) {
 		rdb := redis.NewClient(&redis.Options{Addr: srv.Addr})
 		t.Cleanup(func() { _ = rdb.Close() })
-		pub, err := streams.NewPublisher(rdb)
+		pub, err := streams.NewPublisher(rdb, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

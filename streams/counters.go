@@ -6,30 +6,42 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/streamcrawl/streamcrawl/streams/loop"
 )
 
-// DefaultCountersInterval is how often Counters sends its increments.
-const DefaultCountersInterval = time.Second
+// defaultCountersInterval is how often Counters sends its increments.
+const defaultCountersInterval = time.Second
 
 // Counters accumulates crawl statistics in process and adds them to the crawl's stats
 // hash once per interval with one pipelined HINCRBY per field, so that counting costs
 // Redis nothing per page. Increments not yet sent when a process is killed are lost:
 // the stats are for people, the crawl's correctness never depends on them.
 type Counters struct {
-	rdb  redis.UniversalClient
-	key  string
-	mu   sync.Mutex
-	m    map[string]int64
-	stop chan struct{}
-	done chan struct{}
-	once sync.Once
-	obs  func(field string, n int64)
+	rdb    redis.UniversalClient
+	key    string
+	mu     sync.Mutex
+	m      map[string]int64
+	obs    func(field string, n int64)
+	cancel context.CancelFunc
+	done   chan struct{}
 }
 
-// NewCounters returns counters for stats hash key, flushed every interval.
-func NewCounters(rdb redis.UniversalClient, key string, interval time.Duration) *Counters {
-	c := &Counters{rdb: rdb, key: key, m: map[string]int64{}, stop: make(chan struct{}), done: make(chan struct{})}
-	go c.run(interval)
+// NewCounters returns counters for stats hash key, flushed every interval (0: a second)
+// until Close. observe, when set, is also called with every Add (a hook for process
+// metrics, which see increments at once rather than once per flush); it must not
+// block.
+func NewCounters(rdb redis.UniversalClient, key string, interval time.Duration, observe func(field string, n int64)) *Counters {
+	if interval <= 0 {
+		interval = defaultCountersInterval
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	c := &Counters{rdb: rdb, key: key, m: map[string]int64{}, obs: observe, cancel: cancel, done: make(chan struct{})}
+	go func() {
+		defer close(c.done)
+		_ = loop.Every(ctx, interval, loop.Config{}, func(context.Context) error { c.flush(); return nil })
+		c.flush() // what is left at Close
+	}()
 	return c
 }
 
@@ -37,33 +49,9 @@ func NewCounters(rdb redis.UniversalClient, key string, interval time.Duration) 
 func (c *Counters) Add(field string, n int64) {
 	c.mu.Lock()
 	c.m[field] += n
-	obs := c.obs
 	c.mu.Unlock()
-	if obs != nil {
-		obs(field, n)
-	}
-}
-
-// Observe makes every later Add also call fn (a hook for process metrics, which see
-// increments at once rather than once per flush). fn must not block; nil removes it.
-func (c *Counters) Observe(fn func(field string, n int64)) {
-	c.mu.Lock()
-	c.obs = fn
-	c.mu.Unlock()
-}
-
-func (c *Counters) run(interval time.Duration) {
-	defer close(c.done)
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-t.C:
-			c.flush()
-		case <-c.stop:
-			c.flush()
-			return
-		}
+	if c.obs != nil {
+		c.obs(field, n)
 	}
 }
 
@@ -93,6 +81,6 @@ func (c *Counters) flush() {
 
 // Close sends what is left and stops.
 func (c *Counters) Close() {
-	c.once.Do(func() { close(c.stop) })
+	c.cancel()
 	<-c.done
 }

@@ -1,17 +1,34 @@
-// Package streams is streamcrawl's transport on Redis Streams.
+// Package streams is streamcrawl's transport on Redis Streams and the crawl's place in
+// Redis.
 //
 // Requests, responses and items are Watermill messages (the wire format of
 // watermill-redisstream: fields _watermill_message_uuid, metadata, payload) on one stream
 // per kind per crawl partition. Each stage reads its input stream in a consumer group
-// through a Subscriber that reads and acks in batches, reclaims the entries of dead
-// consumers with XAUTOCLAIM and moves poison entries to dead letters, and writes its
-// output through a Publisher that pipelines concurrent XADDs into one round trip.
-// Trim (and a Trimmer, periodically) removes what every group has acked, past
-// retention; a Backlog watches a group's backlog for a Subscriber's Gate; Counters
-// batch the crawl's stats; an Outage holds writers while Redis refuses them. Connect
-// opens a Redis, a Redis Cluster or an embedded Redis and checks its settings;
-// InfoNumbers reads INFO. Long-running parts have Run(ctx) error.
+// through a Subscriber and writes its output through a Publisher. Where each behaviour
+// lives:
 //
-// The crawl's state beside the streams (keys, dedup, the host-scheduled frontier,
-// progress and status) is package streams/frontier.
+//   - keys.go, layout.go: every key of a crawl (Keys), its partitions (Layout: one hash
+//     tag per partition, a host's partition, the count stored at the first open);
+//   - subscriber.go, subscription.go: reading in a consumer group, in batches, with a
+//     bound on messages in flight; acker.go: acks in batches; retry.go: a nacked entry
+//     redelivered after a backoff; reclaim.go: entries of dead consumers taken over;
+//     hold.go: a message held while Redis refuses writes;
+//   - deadletter.go: poison and over-delivered entries to the dead letters (the entry
+//     format is streams/internal/rkit's dead.go);
+//   - codec.go: the wire format, and Fail, what a handler's error does to its message;
+//   - publisher.go: writes of many goroutines in shared pipelines;
+//   - outage.go: Redis refusing writes (out of memory, read-only) waited out, never a
+//     reason to drop work;
+//   - trim.go: retention (spiders.StreamRetention): what every group acked goes, past
+//     the retention, never an entry a group still needs;
+//   - backlog.go: the bound on a group's backlog that pauses the fetchers;
+//   - counters.go: the crawl's counters, added once a second;
+//   - client.go, cluster.go: Connect to a Redis, a Redis Cluster or an embedded Redis,
+//     and the settings that could lose crawl state.
+//
+// The crawl's frontier is package streams/frontier, its request dedup streams/dedup,
+// status, "done" and dead-letter tools streams/inspect, periodic work streams/loop.
+// Components that work in the background have Run(ctx) error and return nil when ctx
+// ends; writers that batch (Publisher.Shutdown, Counters.Close) send what is queued when
+// closed.
 package streams

@@ -29,8 +29,8 @@ func (s *subscription) hold(msg *message.Message, id string, deliveries int) {
 		return
 	}
 	again := msg.Copy()
-	delete(again.Metadata, MetaOutage)
-	delete(again.Metadata, MetaError)
+	delete(again.Metadata, metaOutage)
+	delete(again.Metadata, metaError)
 	again.Metadata.Set(metaHeld, strconv.Itoa(n+1))
 	s.waiters.Add(1)
 	s.handOut(again, id, deliveries)

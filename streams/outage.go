@@ -6,31 +6,30 @@ import (
 	"sync"
 	"time"
 
-	"github.com/ThreeDotsLabs/watermill/message"
 	"go.uber.org/zap"
 
 	"github.com/streamcrawl/streamcrawl/streams/loop"
 )
 
-// MetaOutage marks a message whose handler failed because Redis refused a write for a
-// reason that is not about the message (see MarkOutage).
-const MetaOutage = "sc_outage"
+// metaOutage marks a message whose handler failed because Redis refused a write for a
+// reason that is not about the message (see Fail).
+const metaOutage = "sc_outage"
 
-// ErrWriteRefused wraps errors of a Redis server that refuses writes for a reason that is
+// errWriteRefused wraps errors of a Redis server that refuses writes for a reason that is
 // not about the message: out of memory under noeviction, a read-only replica, a failing
 // RDB save, missing replicas, a loading server. Such a failure is an outage to wait out,
 // never a reason to count a delivery, refetch a page or write a dead letter.
-var ErrWriteRefused = errors.New("streams: redis refuses writes")
+var errWriteRefused = errors.New("streams: redis refuses writes")
 
 // refusalPrefixes are the Redis error codes that refuse a write for the server's own
 // reasons. Errors raised inside a script keep the code at the start of the message.
 var refusalPrefixes = []string{"OOM ", "READONLY ", "MISCONF ", "NOREPLICAS ", "MASTERDOWN ", "LOADING ", "CLUSTERDOWN "}
 
-// IsWriteRefused reports whether err (or any error it wraps) is a server-side refusal of
-// a write that is not about the message (see ErrWriteRefused).
-func IsWriteRefused(err error) bool {
+// isWriteRefused reports whether err (or any error it wraps) is a server-side refusal of
+// a write that is not about the message (see errWriteRefused).
+func isWriteRefused(err error) bool {
 	for err != nil {
-		if err == ErrWriteRefused {
+		if err == errWriteRefused {
 			return true
 		}
 		msg := err.Error()
@@ -47,7 +46,7 @@ func IsWriteRefused(err error) bool {
 			err = u.Unwrap()
 		case interface{ Unwrap() []error }:
 			for _, e := range u.Unwrap() {
-				if IsWriteRefused(e) {
+				if isWriteRefused(e) {
 					return true
 				}
 			}
@@ -59,23 +58,17 @@ func IsWriteRefused(err error) bool {
 	return false
 }
 
-// MarkOutage records err on msg and marks it as failed by an outage: the Subscriber
-// holds it (no delivery counted, no dead letter) and hands it out again once Redis may
-// take writes.
-func MarkOutage(msg *message.Message, err error) {
-	RecordError(msg, err)
-	msg.Metadata.Set(MetaOutage, "1")
-}
-
 // Outage tracks whether Redis refuses this process's writes. Every stage of a process
 // shares one: while it is on, subscribers read no new entries, held messages wait, and
 // the runner never reports the crawl done. It logs one line when an outage starts, a
 // reminder once a minute while it lasts and one line when it ends, and counts
 // write_outages (outages seen) and writes_refused (refused writes) in the crawl's
-// counters. A nil *Outage is valid and tracks nothing.
+// counters. A nil *Outage is valid and tracks nothing; a zero one logs nothing.
 type Outage struct {
-	log      *zap.Logger
-	counters *Counters
+	// Logger gets the outage's lines; nil means no-op.
+	Logger *zap.Logger
+	// Counters, when set, counts write_outages and writes_refused.
+	Counters *Counters
 
 	now func() time.Time // the clock; time.Now
 
@@ -83,17 +76,9 @@ type Outage struct {
 	since    time.Time // zero: no outage
 	last     time.Time // the last refusal
 	lastLog  time.Time
-	refused  int64
+	nRefused int64
 	lastErr  string
 	notified chan struct{} // closed when the outage ends
-}
-
-// NewOutage returns an Outage that logs to log and counts in counters (either may be nil).
-func NewOutage(log *zap.Logger, counters *Counters) *Outage {
-	if log == nil {
-		log = zap.NewNop()
-	}
-	return &Outage{log: log, counters: counters, now: time.Now}
 }
 
 // outageStale is how long after its last refusal an outage counts as over even though
@@ -102,16 +87,16 @@ func NewOutage(log *zap.Logger, counters *Counters) *Outage {
 // again starts a new outage.
 const outageStale = 15 * time.Second
 
-// Refused records a refused write. It returns false (and records nothing) when err is
+// refused records a refused write. It returns false (and records nothing) when err is
 // not a refusal.
-func (o *Outage) Refused(err error) bool {
-	if !IsWriteRefused(err) {
+func (o *Outage) refused(err error) bool {
+	if !isWriteRefused(err) {
 		return false
 	}
 	if o == nil {
 		return true
 	}
-	now := o.now()
+	now := o.clock()
 	o.mu.Lock()
 	if !o.since.IsZero() && now.Sub(o.last) >= outageStale {
 		o.since = time.Time{} // stale: this is a new outage
@@ -119,38 +104,38 @@ func (o *Outage) Refused(err error) bool {
 	}
 	started := o.since.IsZero()
 	if started {
-		o.since, o.lastLog, o.refused = now, now, 0
+		o.since, o.lastLog, o.nRefused = now, now, 0
 		o.notified = make(chan struct{})
 	}
-	o.refused++
+	o.nRefused++
 	o.last = now
 	o.lastErr = err.Error()
 	remind := !started && now.Sub(o.lastLog) >= time.Minute
 	if remind {
 		o.lastLog = now
 	}
-	since, n := o.since, o.refused
+	since, n := o.since, o.nRefused
 	o.mu.Unlock()
-	if o.counters != nil {
-		o.counters.Add("writes_refused", 1)
+	if o.Counters != nil {
+		o.Counters.Add("writes_refused", 1)
 		if started {
-			o.counters.Add("write_outages", 1)
+			o.Counters.Add("write_outages", 1)
 		}
 	}
 	switch {
 	case started:
-		o.log.Error("redis refuses writes: stopped reading new work, holding what is in flight "+
+		o.logger().Error("redis refuses writes: stopped reading new work, holding what is in flight "+
 			"until it accepts writes again (free memory or raise maxmemory; nothing is dropped)",
 			zap.Error(err))
 	case remind:
-		o.log.Error("redis still refuses writes; crawl stalled", zap.Duration("for", now.Sub(since).Round(time.Second)),
+		o.logger().Error("redis still refuses writes; crawl stalled", zap.Duration("for", now.Sub(since).Round(time.Second)),
 			zap.Int64("refused_writes", n), zap.Error(err))
 	}
 	return true
 }
 
-// Accepted records that a write went through: an outage, if any, is over.
-func (o *Outage) Accepted() {
+// accepted records that a write went through: an outage, if any, is over.
+func (o *Outage) accepted() {
 	if o == nil {
 		return
 	}
@@ -159,11 +144,11 @@ func (o *Outage) Accepted() {
 		o.mu.Unlock()
 		return
 	}
-	d, n := o.now().Sub(o.since), o.refused
+	d, n := o.clock().Sub(o.since), o.nRefused
 	o.since = time.Time{}
 	close(o.notified)
 	o.mu.Unlock()
-	o.log.Warn("redis accepts writes again; resuming", zap.Duration("outage", d.Round(time.Millisecond)),
+	o.logger().Warn("redis accepts writes again; resuming", zap.Duration("outage", d.Round(time.Millisecond)),
 		zap.Int64("refused_writes", n))
 }
 
@@ -174,7 +159,7 @@ func (o *Outage) Active() bool {
 	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	return !o.since.IsZero() && o.now().Sub(o.last) < outageStale
+	return !o.since.IsZero() && o.clock().Sub(o.last) < outageStale
 }
 
 // ended returns a channel closed when the current outage ends (nil when there is none).
@@ -194,4 +179,20 @@ func (o *Outage) ended() <-chan struct{} {
 // 50-150 ms up to 5 s.
 func outageBackoff(n int) time.Duration {
 	return loop.Backoff(100*time.Millisecond, 5*time.Second, n+1)
+}
+
+// clock is the outage's clock (time.Now unless a test sets now).
+func (o *Outage) clock() time.Time {
+	if o.now != nil {
+		return o.now()
+	}
+	return time.Now()
+}
+
+// logger is Logger, or a no-op.
+func (o *Outage) logger() *zap.Logger {
+	if o.Logger != nil {
+		return o.Logger
+	}
+	return zap.NewNop()
 }

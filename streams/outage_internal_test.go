@@ -13,19 +13,19 @@ import (
 func TestOutageEndsWhenAcceptedOrStale(t *testing.T) {
 	var mu sync.Mutex
 	clock := time.Unix(1000, 0)
-	o := NewOutage(nil, nil)
+	o := &Outage{}
 	o.now = func() time.Time { mu.Lock(); defer mu.Unlock(); return clock }
 	advance := func(d time.Duration) { mu.Lock(); clock = clock.Add(d); mu.Unlock() }
 	oom := errors.New("OOM command not allowed when used memory > 'maxmemory'.")
 
-	if o.Refused(errors.New("WRONGTYPE Operation against a key")) || o.Active() {
+	if o.refused(errors.New("WRONGTYPE Operation against a key")) || o.Active() {
 		t.Fatal("a wrong-type error started an outage")
 	}
-	if !o.Refused(oom) || !o.Active() {
+	if !o.refused(oom) || !o.Active() {
 		t.Fatal("OOM did not start an outage")
 	}
 	ended := o.ended()
-	o.Accepted()
+	o.accepted()
 	select {
 	case <-ended:
 	default:
@@ -35,7 +35,7 @@ func TestOutageEndsWhenAcceptedOrStale(t *testing.T) {
 		t.Fatal("active after Accepted")
 	}
 
-	o.Refused(oom)
+	o.refused(oom)
 	advance(outageStale - time.Second)
 	if !o.Active() {
 		t.Fatal("outage over before it went stale")
@@ -45,7 +45,7 @@ func TestOutageEndsWhenAcceptedOrStale(t *testing.T) {
 		t.Fatal("outage still active after outageStale without a refusal")
 	}
 	first := o.ended()
-	o.Refused(oom) // a new outage
+	o.refused(oom) // a new outage
 	select {
 	case <-first:
 	default:
@@ -55,8 +55,8 @@ func TestOutageEndsWhenAcceptedOrStale(t *testing.T) {
 		t.Fatal("a refusal after a stale outage did not start a new one")
 	}
 	var nilOutage *Outage
-	if nilOutage.Active() || !nilOutage.Refused(oom) {
+	if nilOutage.Active() || !nilOutage.refused(oom) {
 		t.Fatal("a nil Outage must track nothing and still classify")
 	}
-	nilOutage.Accepted()
+	nilOutage.accepted()
 }

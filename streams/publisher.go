@@ -13,44 +13,28 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// DefaultPublishTimeout bounds one pipelined round trip of the Publisher.
-const DefaultPublishTimeout = 10 * time.Second
-
-// DefaultPublishLinger is how long a pipelined write waits for others to share its round
-// trip. Each round trip that finds Redis idle costs it a wake-up (measured on a 2-core
-// VM: ~50 µs of Redis CPU, against 2–5 µs per small command), so a few milliseconds of
-// latency here save more Redis CPU than any command does.
-const DefaultPublishLinger = 5 * time.Millisecond
-
 // Publisher appends messages to streams and implements Watermill's message.Publisher.
 // Concurrent Publish calls share pipelined round trips (group commit); each call returns
 // only after Redis has every message of the call. It never trims: trimming is the
 // trimmer's job, which knows what every group has acked.
 type Publisher struct {
-	b      *rkit.Batcher
+	b      *rkit.Pipeline
 	outage *Outage
 	stop   chan struct{}
 	once   sync.Once
 }
 
-// NewPublisher returns a Publisher on rdb. It does not own rdb.
-func NewPublisher(rdb redis.UniversalClient) (*Publisher, error) {
+// NewPublisher returns a Publisher on rdb. It does not own rdb. With an outage o it waits
+// out writes that Redis refuses for its own reasons (out of memory, read-only, see
+// Fail): each refused message is sent again with a growing wait until Redis takes it,
+// ctx ends or Shutdown is called, and o records the outage, so that a fetch stage never
+// fetches a page again because Redis was full when its response was ready. Without one
+// (nil) a refusal is the caller's error.
+func NewPublisher(rdb redis.UniversalClient, o *Outage) (*Publisher, error) {
 	if rdb == nil {
 		return nil, errors.New("streams: publisher needs a redis client")
 	}
-	return &Publisher{b: rkit.NewBatcher(rdb, 256, DefaultPublishTimeout, DefaultPublishLinger), stop: make(chan struct{})}, nil
-}
-
-// HoldOnRefusal makes the publisher wait out writes that Redis refuses for its own
-// reasons (out of memory, read-only, see ErrWriteRefused): each refused message is sent
-// again with a growing wait until Redis takes it, ctx ends or Shutdown is called, and o
-// records the outage. A fetch stage then never fetches a page again because Redis was
-// full when its response was ready. Call it before the first Publish.
-func (p *Publisher) HoldOnRefusal(o *Outage) {
-	if o == nil {
-		o = NewOutage(nil, nil)
-	}
-	p.outage = o
+	return &Publisher{b: rkit.NewPipeline(rdb, 256, rkit.WriteTimeout, rkit.WriteLinger), outage: o, stop: make(chan struct{})}, nil
 }
 
 // Publish appends msgs to stream topic and returns once all are in Redis.
@@ -72,11 +56,11 @@ func (p *Publisher) PublishContext(ctx context.Context, topic string, msgs ...*m
 		refused, err := p.send(ctx, topic, all)
 		if len(refused) == 0 || p.outage == nil {
 			if err == nil && attempt > 0 {
-				p.outage.Accepted()
+				p.outage.accepted()
 			}
 			return err
 		}
-		p.outage.Refused(err)
+		p.outage.refused(err)
 		t := time.NewTimer(outageBackoff(attempt))
 		select {
 		case <-t.C:
@@ -92,25 +76,27 @@ func (p *Publisher) PublishContext(ctx context.Context, topic string, msgs ...*m
 }
 
 // send appends every entry of all to topic in shared pipelines. It returns the entries
-// Redis refused for its own reasons (ErrWriteRefused: not written, safe to send again)
+// Redis refused for its own reasons (errWriteRefused: not written, safe to send again)
 // with the first refusal, or any other error alone.
 func (p *Publisher) send(ctx context.Context, topic string, all []map[string]any) (refused []map[string]any, first error) {
-	jobs := make([]*rkit.Job, 0, len(all))
+	calls := make([]*rkit.Call, 0, len(all))
+	waits := make([]<-chan struct{}, 0, len(all))
 	for _, values := range all {
-		j, err := p.b.Submit(ctx, func(ctx context.Context, pipe redis.Pipeliner) redis.Cmder {
+		c := &rkit.Call{Add: func(ctx context.Context, pipe redis.Pipeliner) redis.Cmder {
 			return pipe.XAdd(ctx, &redis.XAddArgs{Stream: topic, Values: values})
-		})
+		}}
+		done, err := p.b.Submit(ctx, c)
 		if err != nil {
 			return nil, err
 		}
-		jobs = append(jobs, j)
+		calls, waits = append(calls, c), append(waits, done)
 	}
 	var other error
-	for i, j := range jobs {
-		_, err := j.Wait()
-		switch {
+	for i, c := range calls {
+		<-waits[i]
+		switch err := c.Reply.Err(); {
 		case err == nil:
-		case IsWriteRefused(err):
+		case isWriteRefused(err):
 			refused = append(refused, all[i])
 			if first == nil {
 				first = err

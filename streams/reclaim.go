@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/streamcrawl/streamcrawl/streams/internal/rkit"
 	"go.uber.org/zap"
 )
 
@@ -16,7 +18,7 @@ import (
 // ARGV[1] -> group, ARGV[2] -> consumer, ARGV[3] -> min idle (ms), ARGV[4] -> cursor,
 // ARGV[5] -> count, ARGV[6] -> max deliveries
 // Output: {next cursor, dead-lettered count, {id, deliveries, fields}...}
-var claimScript = redis.NewScript(deadLetterLua + `
+var claimScript = redis.NewScript(rkit.LuaDead + `
 local r = redis.call('XAUTOCLAIM', KEYS[1], ARGV[1], ARGV[2], ARGV[3], ARGV[4], 'COUNT', ARGV[5])
 local out = {r[1], 0}
 local maxd = tonumber(ARGV[6])
@@ -91,17 +93,11 @@ func (s *subscription) reclaim() {
 			}
 			id, _ := e[0].(string)
 			n, _ := e[1].(int64)
-			fields, err := pairsToMap(e[2])
-			if err != nil {
-				s.deadLetter(id, int(n), err.Error())
-				continue
-			}
-			if !s.acquire() {
-				return
-			}
 			s.log.Info("reclaimed idle entry", zap.String("id", id), zap.Int64("deliveries", n))
 			s.cfg.event("reclaimed", 1)
-			s.dispatch(redis.XMessage{ID: id, Values: fields}, int(n))
+			if !s.dispatchFields(id, e[2], int(n)) {
+				return
+			}
 		}
 		if next == "" || next == "0-0" {
 			return
@@ -149,11 +145,17 @@ func (s *subscription) sweepConsumers() {
 		if c.Name == s.cfg.Consumer || c.Pending > 0 || c.Idle < 10*s.cfg.MinIdle {
 			continue
 		}
-		// XGROUP DELCONSUMER drops the consumer's pending entries, so check again
-		// atomically: delete only if it still holds none.
-		if err := delIdleConsumerScript.Run(ctx, s.rdb, []string{s.stream}, s.cfg.Group, c.Name).Err(); err == nil {
-			s.log.Info("removed idle consumer", zap.String("gone", c.Name), zap.Duration("idle", c.Idle))
-		}
+		s.removeIdleConsumer(ctx, c.Name, c.Idle)
+	}
+}
+
+// removeIdleConsumer deletes consumer name, which the caller saw idle for idle with
+// nothing pending. XGROUP DELCONSUMER drops the consumer's pending entries, so the
+// script checks again atomically and deletes it only if it still holds none.
+func (s *subscription) removeIdleConsumer(ctx context.Context, name string, idle time.Duration) {
+	removed, err := delIdleConsumerScript.Run(ctx, s.rdb, []string{s.stream}, s.cfg.Group, name).Int()
+	if err == nil && removed == 1 {
+		s.log.Info("removed idle consumer", zap.String("gone", name), zap.Duration("idle", idle))
 	}
 }
 

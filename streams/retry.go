@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/streamcrawl/streamcrawl/streams/internal/rkit"
 	"go.uber.org/zap"
 
 	"github.com/streamcrawl/streamcrawl/streams/loop"
@@ -20,7 +22,7 @@ import (
 // ARGV[5] -> last error
 // Output: {deliveries, fields} when claimed back (deliveries counts this one); {-1} when
 // dead-lettered; {0} when the entry is no longer ours (acked, deleted or taken over).
-var redeliverScript = redis.NewScript(deadLetterLua + `
+var redeliverScript = redis.NewScript(rkit.LuaDead + `
 local p = redis.call('XPENDING', KEYS[1], ARGV[1], ARGV[3], ARGV[3], 1)
 if #p == 0 or p[1][2] ~= ARGV[2] then return {0} end
 local n = tonumber(p[1][4])
@@ -47,7 +49,7 @@ func (s *subscription) retry(id string, deliveries int, lastErr string) {
 	if !sleepCtx(s.ctx, wait) {
 		return // shutting down: stays pending for our restart or a reclaim
 	}
-	for {
+	for attempt := 1; ; attempt++ {
 		ctx, cancel := context.WithTimeout(s.ctx, 5*time.Second)
 		res, err := redeliverScript.Run(ctx, s.rdb, []string{s.stream, s.dead},
 			s.cfg.Group, s.cfg.Consumer, id, s.cfg.MaxDeliveries, lastErr).Slice()
@@ -57,7 +59,7 @@ func (s *subscription) retry(id string, deliveries int, lastErr string) {
 			return
 		}
 		s.errLog.Warn("redeliver failed; retrying", err, zap.String("id", id))
-		if !sleepCtx(s.ctx, time.Second) {
+		if !sleepCtx(s.ctx, loop.Backoff(time.Second, 5*time.Second, attempt)) {
 			return
 		}
 	}
@@ -73,15 +75,23 @@ func (s *subscription) redelivered(id string, res []any, lastErr string) {
 	case n == 0 || len(res) < 2:
 		return
 	}
-	fields, err := pairsToMap(res[1])
+	s.dispatchFields(id, res[1], int(n))
+}
+
+// dispatchFields hands out entry id, whose fields a script returned as a flat list
+// (deliveries: its delivery count), once a slot is free, or dead-letters it when they
+// cannot be read. It returns false when the subscription shuts down first.
+func (s *subscription) dispatchFields(id string, flat any, deliveries int) bool {
+	fields, err := pairsToMap(flat)
 	if err != nil {
-		s.deadLetter(id, int(n), err.Error())
-		return
+		s.deadLetter(id, deliveries, err.Error())
+		return true
 	}
 	if !s.acquire() {
-		return
+		return false
 	}
-	s.dispatch(redis.XMessage{ID: id, Values: fields}, int(n))
+	s.dispatch(redis.XMessage{ID: id, Values: fields}, deliveries)
+	return true
 }
 
 // pairsToMap turns a flat [field, value, ...] script reply into stream values.

@@ -6,9 +6,3 @@ const (
 	StageParse = "parse"
 	StageStore = "store"
 )
-
-// StreamGroup is a stream and the stage group reading it.
-type StreamGroup struct {
-	Stream string
-	Group  string
-}

@@ -16,22 +16,30 @@ import (
 	"go.uber.org/zap"
 )
 
-// Defaults of SubscriberConfig.
+// Defaults of SubscriberConfig (see SubscriberDefaults).
 const (
-	DefaultBatchSize       = 64
-	DefaultMaxInFlight     = 64
-	DefaultBlockTime       = 2 * time.Second
-	DefaultReadLinger      = 20 * time.Millisecond
-	DefaultAckBatch        = 256
-	DefaultAckInterval     = 50 * time.Millisecond
-	DefaultMaxDeliveries   = 5
-	DefaultRetryBackoff    = time.Second
-	DefaultMaxRetryBackoff = time.Minute
-	DefaultMinIdle         = 30 * time.Second
-	DefaultClaimInterval   = 5 * time.Second
-	DefaultClaimBatch      = 100
-	DefaultShutdownTimeout = 20 * time.Second
+	defaultBatchSize       = 64
+	defaultMaxInFlight     = 64
+	defaultBlockTime       = 2 * time.Second
+	defaultReadLinger      = 20 * time.Millisecond
+	defaultAckBatch        = 256
+	defaultAckInterval     = 50 * time.Millisecond
+	defaultMaxDeliveries   = 5
+	defaultRetryBackoff    = time.Second
+	defaultMaxRetryBackoff = time.Minute
+	defaultMinIdle         = 30 * time.Second
+	defaultClaimInterval   = 5 * time.Second
+	defaultClaimBatch      = 100
+	defaultShutdownTimeout = 20 * time.Second
 )
+
+// SubscriberDefaults returns the settings a zero SubscriberConfig gets (for flags and
+// messages that show them).
+func SubscriberDefaults() SubscriberConfig {
+	var c SubscriberConfig
+	c.setDefaults()
+	return c
+}
 
 // SubscriberConfig configures a Subscriber.
 type SubscriberConfig struct {
@@ -42,12 +50,10 @@ type SubscriberConfig struct {
 	// Consumer is this process's name in the group. Keep it stable across restarts of
 	// one process slot: a restarted consumer re-reads its own pending entries first.
 	Consumer string
-	// DeadStream is the dead-letter stream. Required unless DeadStreamFor is set.
+	// DeadStream is the dead-letter stream. Default: the dead-letter stream of the
+	// partition of each stream read (sc:{tag}:dead for sc:{tag}:requests; the move is one
+	// script, so both must share a slot), <stream>:dead for a stream outside a crawl.
 	DeadStream string
-	// DeadStreamFor, when set, names the dead-letter stream of each topic read (a stage
-	// reading one stream per partition dead-letters into the partition's: the move is
-	// one script, so both must share a slot).
-	DeadStreamFor func(stream string) string
 	// StartID is where a new group starts reading. Default "0" (the whole stream).
 	StartID string
 	// BatchSize is the COUNT of each XREADGROUP. Default 64.
@@ -91,7 +97,7 @@ type SubscriberConfig struct {
 	Gate func() bool
 	// Outage, when set, is shared by the process's stages: while Redis refuses writes the
 	// subscriber reads nothing new, and it ends when a held message goes through. A
-	// message nacked with MarkOutage is always held (no delivery counted, never a dead
+	// message failed with an outage (Fail) is always held (no delivery counted, never a dead
 	// letter) and handed out again with a growing wait, or as soon as the outage ends.
 	Outage *Outage
 	// BeforeAck, when set, is called for each acked message just before its ID is queued
@@ -115,26 +121,26 @@ func (c *SubscriberConfig) setDefaults() {
 	if c.StartID == "" {
 		c.StartID = "0"
 	}
-	c.BatchSize = cmp.Or(c.BatchSize, DefaultBatchSize)
-	c.MaxInFlight = cmp.Or(c.MaxInFlight, DefaultMaxInFlight)
-	c.BlockTime = cmp.Or(c.BlockTime, DefaultBlockTime)
-	c.ReadLinger = cmp.Or(c.ReadLinger, DefaultReadLinger)
-	c.AckBatch = cmp.Or(c.AckBatch, DefaultAckBatch)
-	c.AckInterval = cmp.Or(c.AckInterval, DefaultAckInterval)
-	c.MaxDeliveries = cmp.Or(c.MaxDeliveries, DefaultMaxDeliveries)
-	c.RetryBackoff = cmp.Or(c.RetryBackoff, DefaultRetryBackoff)
-	c.MaxRetryBackoff = cmp.Or(c.MaxRetryBackoff, DefaultMaxRetryBackoff)
-	c.MinIdle = cmp.Or(c.MinIdle, DefaultMinIdle)
-	c.ClaimInterval = cmp.Or(c.ClaimInterval, DefaultClaimInterval)
-	c.ClaimBatch = cmp.Or(c.ClaimBatch, DefaultClaimBatch)
-	c.ShutdownTimeout = cmp.Or(c.ShutdownTimeout, DefaultShutdownTimeout)
+	c.BatchSize = cmp.Or(c.BatchSize, defaultBatchSize)
+	c.MaxInFlight = cmp.Or(c.MaxInFlight, defaultMaxInFlight)
+	c.BlockTime = cmp.Or(c.BlockTime, defaultBlockTime)
+	c.ReadLinger = cmp.Or(c.ReadLinger, defaultReadLinger)
+	c.AckBatch = cmp.Or(c.AckBatch, defaultAckBatch)
+	c.AckInterval = cmp.Or(c.AckInterval, defaultAckInterval)
+	c.MaxDeliveries = cmp.Or(c.MaxDeliveries, defaultMaxDeliveries)
+	c.RetryBackoff = cmp.Or(c.RetryBackoff, defaultRetryBackoff)
+	c.MaxRetryBackoff = cmp.Or(c.MaxRetryBackoff, defaultMaxRetryBackoff)
+	c.MinIdle = cmp.Or(c.MinIdle, defaultMinIdle)
+	c.ClaimInterval = cmp.Or(c.ClaimInterval, defaultClaimInterval)
+	c.ClaimBatch = cmp.Or(c.ClaimBatch, defaultClaimBatch)
+	c.ShutdownTimeout = cmp.Or(c.ShutdownTimeout, defaultShutdownTimeout)
 	if c.Logger == nil {
 		c.Logger = zap.NewNop()
 	}
 }
 
-// Validate reports a config that cannot work.
-func (c *SubscriberConfig) Validate() error {
+// validate reports a config that cannot work.
+func (c *SubscriberConfig) validate() error {
 	switch {
 	case c.Client == nil:
 		return errors.New("streams: subscriber needs a redis client")
@@ -142,8 +148,6 @@ func (c *SubscriberConfig) Validate() error {
 		return errors.New("streams: subscriber needs a consumer group")
 	case c.Consumer == "":
 		return errors.New("streams: subscriber needs a consumer name")
-	case c.DeadStream == "" && c.DeadStreamFor == nil:
-		return errors.New("streams: subscriber needs a dead-letter stream")
 	case c.BatchSize > c.MaxInFlight:
 		return fmt.Errorf("streams: batch size %d exceeds max in flight %d", c.BatchSize, c.MaxInFlight)
 	}
@@ -173,7 +177,7 @@ type Subscriber struct {
 // NewSubscriber validates cfg and returns a Subscriber.
 func NewSubscriber(cfg SubscriberConfig) (*Subscriber, error) {
 	cfg.setDefaults()
-	if err := cfg.Validate(); err != nil {
+	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
 	log := cfg.Logger.With(zap.String("group", cfg.Group))
@@ -194,8 +198,7 @@ func (s *Subscriber) Subscribe(ctx context.Context, topic string) (<-chan *messa
 	}
 	sub := newSubscription(ctx, s.cfg, topic, s.slots, s.log.With(zap.String("stream", topic)))
 	s.subs = append(s.subs, sub)
-	sub.readers.Add(2) // the read loop and the claimer (see run)
-	go sub.run()
+	sub.start()
 	return sub.out, nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -33,7 +34,7 @@ func newSub(t *testing.T, rdb redis.UniversalClient, consumer string, mod func(*
 
 func publishN(t *testing.T, rdb redis.UniversalClient, stream string, n int) {
 	t.Helper()
-	pub, err := streams.NewPublisher(rdb)
+	pub, err := streams.NewPublisher(rdb, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,7 +119,7 @@ func TestSubscriberNackRedeliversThenDeadLetters(t *testing.T) {
 		select {
 		case m := <-ch:
 			deliveries = append(deliveries, m.Metadata.Get(streams.MetaDeliveries))
-			streams.RecordError(m, errors.New("boom"))
+			streams.Fail(m, errors.New("boom"), nil)
 			m.Nack()
 		case <-deadline:
 			t.Fatalf("deliveries = %v", deliveries)
@@ -236,5 +237,38 @@ func TestSubscriberRereadsItsOwnPendingAfterRestart(t *testing.T) {
 	_ = sub2.Close()
 	if p := pending(t, rdb, "s"); p != 0 {
 		t.Fatalf("pending = %d, want 0", p)
+	}
+}
+
+// Close right after Subscribe waits for the subscription's read loop even when that
+// loop had not started yet: once Close returns, nothing of the subscription reads.
+func TestSubscriberCloseRightAfterSubscribeStopsTheReadLoop(t *testing.T) {
+	rdb := streamstest.Start(t).Client()
+	ctx := context.Background()
+	for i := range 30 {
+		var closed, readAfterClose atomic.Bool
+		sub := newSub(t, rdb, "c1", func(c *streams.SubscriberConfig) {
+			c.Gate = func() bool { // asked before every read of new entries
+				if closed.Load() {
+					readAfterClose.Store(true)
+				}
+				return true
+			}
+		})
+		ch, err := sub.Subscribe(ctx, "s")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := sub.Close(); err != nil {
+			t.Fatal(err)
+		}
+		closed.Store(true)
+		if _, ok := <-ch; ok {
+			t.Fatal("a message came out of a subscription closed before anything was published")
+		}
+		time.Sleep(5 * time.Millisecond) // a read loop that outlived Close would ask the gate by now
+		if readAfterClose.Load() {
+			t.Fatalf("round %d: the read loop asked to read after Close returned", i)
+		}
 	}
 }

@@ -3,7 +3,6 @@ package streams
 import (
 	"context"
 	"fmt"
-	"math/rand/v2"
 	"strconv"
 	"sync"
 	"time"
@@ -52,15 +51,22 @@ func newSubscription(parent context.Context, cfg SubscriberConfig, stream string
 		ctx: ctx, cancel: cancel, hard: hard, hardStop: hardStop,
 		inflight: map[string]time.Time{},
 	}
-	if cfg.DeadStreamFor != nil {
-		s.dead = cfg.DeadStreamFor(stream)
+	if s.dead == "" {
+		s.dead = deadOf(stream)
 	}
 	s.acks = newAcker(cfg.Client, stream, cfg.Group, cfg.AckBatch, cfg.AckInterval, s.errLog)
 	return s
 }
 
-// run reads until the subscription closes. Its caller counts it and the claimer in
-// readers (two) before starting it, so that a Close racing the start waits for both.
+// start starts the read loop and the claimer. Both are counted in readers before
+// either goroutine starts, so that a Close that comes at once waits for them.
+func (s *subscription) start() {
+	s.readers.Add(2)
+	go s.run()
+}
+
+// run reads until the subscription closes (counted in readers by start, with the
+// claimer it starts).
 func (s *subscription) run() {
 	go func() { defer s.readers.Done(); s.claimLoop() }()
 	go func() {
@@ -74,7 +80,7 @@ func (s *subscription) run() {
 
 // readOwnPending re-delivers entries this consumer holds from a previous life.
 func (s *subscription) readOwnPending() {
-	id := "0"
+	id, failures := "0", 0
 	for s.ctx.Err() == nil {
 		// Reads use the hard context: a read cancelled in flight could leave entries
 		// delivered to us with nobody to handle them.
@@ -86,9 +92,11 @@ func (s *subscription) readOwnPending() {
 			if s.ctx.Err() != nil {
 				return
 			}
-			s.readFailed(err)
+			failures++
+			s.readFailed(err, failures)
 			continue
 		}
+		failures = 0
 		if len(res) == 0 || len(res[0].Messages) == 0 {
 			return
 		}
@@ -130,6 +138,7 @@ func (s *subscription) deliveryCounts(msgs []redis.XMessage) map[string]int64 {
 // while its read blocks, so the claimer can dispatch meanwhile; a read entry waits for a
 // slot before it is handed out.
 func (s *subscription) readNew() {
+	failures := 0
 	for {
 		if s.cfg.Outage.Active() || (s.cfg.Gate != nil && !s.cfg.Gate()) {
 			if !sleepCtx(s.ctx, 100*time.Millisecond) {
@@ -168,7 +177,10 @@ func (s *subscription) readNew() {
 			if s.ctx.Err() != nil {
 				return
 			}
-			s.readFailed(err)
+			failures++
+			s.readFailed(err, failures)
+		} else {
+			failures = 0
 		}
 	}
 }
@@ -224,15 +236,16 @@ func (s *subscription) trickleWait() time.Duration {
 // free returns the number of free slots.
 func (s *subscription) free() int { return cap(s.slots) - len(s.slots) }
 
-// readFailed logs a read error at a bounded rate, repairs a missing group, and backs off.
-func (s *subscription) readFailed(err error) {
+// readFailed logs a read error at a bounded rate, repairs a missing group, and backs
+// off (failures counts the reads that failed in a row, this one included).
+func (s *subscription) readFailed(err error, failures int) {
 	s.errLog.Warn("read failed; retrying", err)
-	if IsNoGroup(err) {
+	if isNoGroup(err) {
 		if gerr := ensureGroup(s.ctx, s.rdb, s.stream, s.cfg.Group, s.cfg.StartID); gerr != nil {
 			s.errLog.Warn("recreate group failed", gerr)
 		}
 	}
-	sleepCtx(s.ctx, 200*time.Millisecond+rand.N(300*time.Millisecond))
+	sleepCtx(s.ctx, loop.Backoff(300*time.Millisecond, time.Second, failures))
 }
 
 // dispatch hands one entry (holding a slot) to the handler, or dead-letters it when it
@@ -281,7 +294,7 @@ func (s *subscription) await(msg *message.Message, id string, deliveries int, do
 	select {
 	case <-msg.Acked():
 		if msg.Metadata.Get(metaHeld) != "" {
-			s.cfg.Outage.Accepted() // its writes went through
+			s.cfg.Outage.accepted() // its writes went through
 		}
 		if s.cfg.BeforeAck != nil {
 			s.cfg.BeforeAck(msg)
@@ -290,22 +303,22 @@ func (s *subscription) await(msg *message.Message, id string, deliveries int, do
 		s.forget(id)
 		s.release()
 	case <-msg.Nacked():
-		if msg.Metadata.Get(MetaOutage) != "" {
+		if msg.Metadata.Get(metaOutage) != "" {
 			s.waiters.Add(1)
 			go s.hold(msg, id, deliveries)
 			return
 		}
 		s.forget(id)
-		if msg.Metadata.Get(MetaPoison) != "" {
+		if msg.Metadata.Get(metaPoison) != "" {
 			s.log.Warn("poison message moved to dead letters", zap.String("id", id),
-				zap.String("error", msg.Metadata.Get(MetaError)))
-			s.deadLetter(id, deliveries, msg.Metadata.Get(MetaError))
+				zap.String("error", msg.Metadata.Get(metaError)))
+			s.deadLetter(id, deliveries, msg.Metadata.Get(metaError))
 			s.release()
 			return
 		}
 		s.release()
 		s.waiters.Add(1)
-		go s.retry(id, deliveries, msg.Metadata.Get(MetaError))
+		go s.retry(id, deliveries, msg.Metadata.Get(metaError))
 	case <-s.hard.Done():
 		// Shutdown deadline: left pending for our restart or a reclaim.
 		s.forget(id)

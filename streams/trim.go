@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"math"
 	"strconv"
-	"strings"
 	"time"
 
+	"github.com/streamcrawl/streamcrawl/spiders"
 	"github.com/streamcrawl/streamcrawl/streams/internal/rkit"
 	"github.com/streamcrawl/streamcrawl/streams/loop"
 
@@ -15,61 +15,17 @@ import (
 	"go.uber.org/zap"
 )
 
-// Default retention (what stays after every group has acked it, for replay) and trim
-// interval. Responses and requests go once acked: bodies leave Redis once parsed.
+// DefaultTrimInterval is how often a Trimmer trims every stream.
+const DefaultTrimInterval = time.Second
+
 const (
-	DefaultRetainRequests     = 0
-	DefaultRetainResponses    = 0
-	DefaultRetainItems        = 24 * time.Hour
-	DefaultRetainItemsBytes   = 16 << 20
-	DefaultTrimInterval       = time.Second
-	DefaultBytesTrimChunk     = 256
+	// bytesTrimChunk is how many of the oldest acked entries one script removes for a
+	// byte limit (one short script each, so Redis never stalls).
+	bytesTrimChunk = 256
+	// bytesRetentionMinInterval is how often streams with a byte limit are trimmed at
+	// least.
 	bytesRetentionMinInterval = 250 * time.Millisecond
 )
-
-// Retention says how much of a stream to keep after every group has acked it. Entries
-// that some group has not acked are always kept, whatever the retention.
-//
-// With Age and MaxBytes both zero nothing acked is kept. Age alone keeps acked entries
-// younger than it; MaxBytes alone keeps the newest acked entries while the stream's
-// memory (MEMORY USAGE) stays within it; both keep entries that satisfy both. Count,
-// when set, keeps at least the last Count entries whatever the others say.
-type Retention struct {
-	Age      time.Duration
-	MaxBytes int64
-	Count    int64
-}
-
-// String is "max_age=10m0s max_bytes=64MB", or "until acked".
-func (r Retention) String() string {
-	var parts []string
-	if r.Age > 0 {
-		parts = append(parts, "max_age="+r.Age.String())
-	}
-	if r.MaxBytes > 0 {
-		parts = append(parts, "max_bytes="+formatBytes(r.MaxBytes))
-	}
-	if r.Count > 0 {
-		parts = append(parts, "min_count="+strconv.FormatInt(r.Count, 10))
-	}
-	if len(parts) == 0 {
-		return "until acked"
-	}
-	return strings.Join(parts, " ")
-}
-
-// formatBytes writes n with the largest binary unit that divides it ("64MB").
-func formatBytes(n int64) string {
-	for _, u := range []struct {
-		name string
-		n    int64
-	}{{"GB", 1 << 30}, {"MB", 1 << 20}, {"KB", 1 << 10}} {
-		if n%u.n == 0 {
-			return strconv.FormatInt(n/u.n, 10) + u.name
-		}
-	}
-	return strconv.FormatInt(n, 10) + "B"
-}
 
 // trimScript trims a stream below what every consumer group has acked and below its
 // retention, with XTRIM MINID (never a blind MAXLEN).
@@ -79,34 +35,18 @@ func formatBytes(n int64) string {
 // ARGV[3] -> retention count (0 = none), ARGV[4] -> oldest entries to drop for the byte
 // limit (-1: no byte limit)
 // Output: {entries removed, the MINID used or an empty string}
-var trimScript = redis.NewScript(`
-local function parse(id)
-  local ms, seq = string.match(id, '(%d+)-(%d+)')
-  return tonumber(ms), tonumber(seq)
-end
-local function less(a, b)
-  local am, as = parse(a)
-  local bm, bs = parse(b)
-  return am < bm or (am == bm and as < bs)
-end
-local function after(id)
-  local ms, seq = parse(id)
-  return string.format('%d-%d', ms, seq + 1)
-end
-if redis.call('EXISTS', KEYS[1]) == 0 then return {0, ''} end
-local groups = redis.call('XINFO', 'GROUPS', KEYS[1])
-if #groups == 0 then return {0, ''} end
+var trimScript = redis.NewScript(rkit.LuaIDs + rkit.LuaGroups + `
+local groups = groups_of(KEYS[1])
+if groups == nil or #groups == 0 then return {0, ''} end
 local minid = nil
-for _, g in ipairs(groups) do
-  local f = {}
-  for j = 1, #g, 2 do f[g[j]] = g[j + 1] end
+for _, f in ipairs(groups) do
   local keep
   if tonumber(f['pending']) > 0 then
     keep = redis.call('XPENDING', KEYS[1], f['name'])[2]
   else
-    keep = after(f['last-delivered-id'])
+    keep = id_after(f['last-delivered-id'])
   end
-  if minid == nil or less(keep, minid) then minid = keep end
+  if minid == nil or id_less(keep, minid) then minid = keep end
 end
 -- cut: entries below it are past retention (nil: nothing is retained)
 local cut = nil
@@ -117,26 +57,26 @@ if drop >= 0 then
   local bcut = '0-0'
   if drop > 0 then
     local r = redis.call('XRANGE', KEYS[1], '-', '+', 'COUNT', drop + 1)
-    if #r == drop + 1 then bcut = r[drop + 1][1] elseif #r > 0 then bcut = after(r[#r][1]) end
+    if #r == drop + 1 then bcut = r[drop + 1][1] elseif #r > 0 then bcut = id_after(r[#r][1]) end
   end
-  if cut == nil or less(cut, bcut) then cut = bcut end
+  if cut == nil or id_less(cut, bcut) then cut = bcut end
 end
 local count = tonumber(ARGV[3])
 if count > 0 then
   local last = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', count)
   if #last < count then return {0, ''} end
-  if cut == nil or less(last[count][1], cut) then cut = last[count][1] end
+  if cut == nil or id_less(last[count][1], cut) then cut = last[count][1] end
 end
-if cut ~= nil and less(cut, minid) then minid = cut end
+if cut ~= nil and id_less(cut, minid) then minid = cut end
 return {redis.call('XTRIM', KEYS[1], 'MINID', minid), minid}
 `)
 
-// Trim removes the entries of stream that every group has acked and that are past
+// trim removes the entries of stream that every group has acked and that are past
 // retention. It returns how many it removed. A byte limit is enforced from the
 // stream's MEMORY USAGE and its mean entry size, removing the oldest acked entries in
-// chunks of DefaultBytesTrimChunk (one short script each, so Redis never stalls); a
+// chunks of bytesTrimChunk (one short script each, so Redis never stalls); a
 // server without MEMORY USAGE (the embedded one) keeps everything the age allows.
-func Trim(ctx context.Context, rdb redis.UniversalClient, stream string, r Retention, now time.Time) (int64, error) {
+func trim(ctx context.Context, rdb redis.UniversalClient, stream string, r spiders.StreamRetention, now time.Time) (int64, error) {
 	total, err := trimChunk(ctx, rdb, stream, r, now, -1)
 	if err != nil || r.MaxBytes <= 0 {
 		return total, err
@@ -144,12 +84,12 @@ func Trim(ctx context.Context, rdb redis.UniversalClient, stream string, r Reten
 	// The mean entry size carries the stream's fixed overhead, so one estimate can stop
 	// short of the limit: measure again, a few times at most.
 	for round := 0; round < 4; round++ {
-		drop, err := overBytes(ctx, rdb, stream, r.MaxBytes)
+		drop, err := overBytes(ctx, rdb, stream, int64(r.MaxBytes))
 		if err != nil || drop == 0 {
 			return total, nil // no MEMORY USAGE (embedded Redis): the age alone decides
 		}
 		for drop > 0 {
-			chunk := min(drop, DefaultBytesTrimChunk)
+			chunk := min(drop, bytesTrimChunk)
 			n, err := trimChunk(ctx, rdb, stream, r, now, chunk)
 			total += n
 			if err != nil {
@@ -166,12 +106,12 @@ func Trim(ctx context.Context, rdb redis.UniversalClient, stream string, r Reten
 
 // trimChunk runs trimScript once; drop is the number of oldest entries the byte limit
 // removes (-1: no byte limit in this call, 0: the byte limit keeps everything).
-func trimChunk(ctx context.Context, rdb redis.UniversalClient, stream string, r Retention, now time.Time, drop int64) (int64, error) {
+func trimChunk(ctx context.Context, rdb redis.UniversalClient, stream string, r spiders.StreamRetention, now time.Time, drop int64) (int64, error) {
 	if drop < 0 && r.MaxBytes > 0 {
 		drop = 0
 	}
 	res, err := trimScript.Run(ctx, rdb, []string{stream},
-		r.Age.Milliseconds(), strconv.FormatInt(now.UnixMilli(), 10), r.Count, drop).Slice()
+		r.MaxAge.Milliseconds(), strconv.FormatInt(now.UnixMilli(), 10), r.MinCount, drop).Slice()
 	if err != nil {
 		return 0, fmt.Errorf("streams: trim %s: %w", stream, err)
 	}
@@ -204,16 +144,23 @@ type Trimmer struct {
 	// Client is the Redis client; Run does not close it.
 	Client redis.UniversalClient
 	// Streams are the streams to trim, with their retention.
-	Streams map[string]Retention
+	Streams map[string]spiders.StreamRetention
 	// Interval is how often every stream is trimmed. Default DefaultTrimInterval.
 	Interval time.Duration
 	// Logger; nil means no-op.
 	Logger *zap.Logger
+	// Meta, when set, is the crawl's meta hash: Run first records there the retention
+	// of each kind of stream it trims (requests, responses, items), which status shows
+	// (the last process started says).
+	Meta string
 }
 
-// Run trims every Interval until ctx ends, then returns nil; streams with a byte limit
-// at least four times a second, so that they overshoot it by no more than a quarter
-// second of inflow. A failed trim is logged (at most once a minute) and tried again.
+// Run trims every Interval until ctx ends; streams with a byte limit at least four times
+// a second, so that they overshoot it by no more than a quarter second of inflow. A
+// failed trim is logged (at most once a minute) and tried again. When ctx ends it trims
+// every stream once more, within 5 s, and returns nil: a stage process stops its
+// trimmer after its router, so its last acks are in and a finished crawl leaves no
+// acked entry past retention.
 func (tr *Trimmer) Run(ctx context.Context) error {
 	log := tr.Logger
 	if log == nil {
@@ -230,8 +177,11 @@ func (tr *Trimmer) Run(ctx context.Context) error {
 			tick = min(tick, bytesRetentionMinInterval)
 		}
 	}
+	if err := tr.record(ctx); err != nil {
+		log.Debug("retention not recorded for status", zap.Error(err))
+	}
 	var last time.Time
-	return loop.Every(ctx, tick, loop.Config{}, func(ctx context.Context) error {
+	err := loop.Every(ctx, tick, loop.Config{}, func(ctx context.Context) error {
 		all := time.Since(last) >= interval-tick/2
 		if all {
 			last = time.Now()
@@ -239,24 +189,19 @@ func (tr *Trimmer) Run(ctx context.Context) error {
 		trimAll(ctx, tr.Client, tr.Streams, !all, errLog, log)
 		return nil
 	})
-}
-
-// TrimOnce trims every stream once (a stage process does it last at shutdown, after its
-// final acks, so that a finished crawl leaves no acked entry past retention).
-func TrimOnce(ctx context.Context, rdb redis.UniversalClient, streams map[string]Retention, log *zap.Logger) {
-	if log == nil {
-		log = zap.NewNop()
-	}
-	trimAll(ctx, rdb, streams, false, loop.NewErrors(log, time.Minute), log)
+	final, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	trimAll(final, tr.Client, tr.Streams, false, errLog, log)
+	return err
 }
 
 // trimAll trims streams (only those with a byte limit when bytesOnly).
-func trimAll(ctx context.Context, rdb redis.UniversalClient, streams map[string]Retention, bytesOnly bool, errLog *loop.Errors, log *zap.Logger) {
+func trimAll(ctx context.Context, rdb redis.UniversalClient, streams map[string]spiders.StreamRetention, bytesOnly bool, errLog *loop.Errors, log *zap.Logger) {
 	for stream, r := range streams {
 		if bytesOnly && r.MaxBytes == 0 {
 			continue
 		}
-		n, err := Trim(ctx, rdb, stream, r, time.Now())
+		n, err := trim(ctx, rdb, stream, r, time.Now())
 		if err != nil {
 			if ctx.Err() == nil {
 				errLog.Warn("trim failed", err, zap.String("stream", stream))
@@ -269,81 +214,17 @@ func trimAll(ctx context.Context, rdb redis.UniversalClient, streams map[string]
 	}
 }
 
-// RetentionField is the field of the crawl's meta hash that records the retention a
-// stream kind ("requests", "responses", "items") is trimmed with, for status.
-func RetentionField(kind string) string { return "retention:" + kind }
-
-// RecordRetention records, in the crawl's meta hash (meta), the retention each stream
-// kind is trimmed with (the last process started says). Status shows it.
-func RecordRetention(ctx context.Context, rdb redis.UniversalClient, meta string, byKind map[string]Retention) error {
-	if len(byKind) == 0 {
+// record records, in Meta, the retention each kind of stream of Streams is trimmed with.
+func (tr *Trimmer) record(ctx context.Context) error {
+	if tr.Meta == "" || len(tr.Streams) == 0 {
 		return nil
 	}
-	vals := make([]any, 0, 2*len(byKind))
-	for kind, r := range byKind {
-		vals = append(vals, RetentionField(kind), r.String())
+	vals := make([]any, 0, 2*len(tr.Streams))
+	for stream, r := range tr.Streams {
+		vals = append(vals, rkit.RetentionField(kindOf(stream)), r.String())
 	}
-	if err := rdb.HSet(ctx, meta, vals...).Err(); err != nil {
+	if err := tr.Client.HSet(ctx, tr.Meta, vals...).Err(); err != nil {
 		return fmt.Errorf("streams: record retention: %w", err)
 	}
 	return nil
-}
-
-// ParseRetention reads what Retention.String writes ("until acked", "max_age=10m0s
-// max_bytes=64MB min_count=5").
-func ParseRetention(s string) (Retention, error) {
-	var r Retention
-	s = strings.TrimSpace(s)
-	if s == "" || s == "until acked" {
-		return r, nil
-	}
-	for _, part := range strings.Fields(s) {
-		k, v, ok := strings.Cut(part, "=")
-		var err error
-		switch {
-		case !ok:
-			err = fmt.Errorf("no '='")
-		case k == "max_age":
-			r.Age, err = time.ParseDuration(v)
-		case k == "max_bytes":
-			r.MaxBytes, err = parseBytes(v)
-		case k == "min_count":
-			r.Count, err = strconv.ParseInt(v, 10, 64)
-		default:
-			err = fmt.Errorf("unknown key %q", k)
-		}
-		if err != nil {
-			return Retention{}, fmt.Errorf("streams: retention %q: %s: %w", s, part, err)
-		}
-	}
-	return r, nil
-}
-
-// parseBytes reads formatBytes's output.
-func parseBytes(v string) (int64, error) {
-	mult := int64(1)
-	for _, u := range []struct {
-		suffix string
-		n      int64
-	}{{"GB", 1 << 30}, {"MB", 1 << 20}, {"KB", 1 << 10}, {"B", 1}} {
-		if strings.HasSuffix(v, u.suffix) {
-			v, mult = strings.TrimSuffix(v, u.suffix), u.n
-			break
-		}
-	}
-	n, err := strconv.ParseInt(v, 10, 64)
-	return n * mult, err
-}
-
-// RecordedRetention returns the retention the crawl's stage processes recorded for a
-// stream kind in its meta hash (RecordRetention); "until acked" when none did.
-func RecordedRetention(ctx context.Context, rdb redis.UniversalClient, meta, kind string) (Retention, error) {
-	v, err := rdb.HGet(ctx, meta, RetentionField(kind)).Result()
-	if rkit.ErrNil(err) {
-		return Retention{}, nil
-	}
-	if err != nil {
-		return Retention{}, fmt.Errorf("streams: read retention: %w", err)
-	}
-	return ParseRetention(v)
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/streamcrawl/streamcrawl/spiders"
 	"github.com/streamcrawl/streamcrawl/streams"
 	"github.com/streamcrawl/streamcrawl/streams/streamstest"
 )
@@ -51,12 +52,12 @@ func TestTrimKeepsWhatAnyGroupHasNotAcked(t *testing.T) {
 	}
 	tests := []struct {
 		name    string
-		r       streams.Retention
+		r       spiders.StreamRetention
 		wantLen int64
 	}{
-		{"count retention keeps the last 80", streams.Retention{Count: 80}, 80},
-		{"age retention keeps everything young", streams.Retention{Age: time.Hour}, 80},
-		{"no retention trims to the oldest pending of the lagging group", streams.Retention{}, 70},
+		{"count retention keeps the last 80", spiders.StreamRetention{MinCount: 80}, 80},
+		{"age retention keeps everything young", spiders.StreamRetention{MaxAge: time.Hour}, 80},
+		{"no retention trims to the oldest pending of the lagging group", spiders.StreamRetention{}, 70},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -85,7 +86,7 @@ func TestTrimWithoutGroupsKeepsEverything(t *testing.T) {
 	for i := 0; i < 10; i++ {
 		rdb.XAdd(ctx, &redis.XAddArgs{Stream: "s", Values: map[string]any{"i": i}})
 	}
-	if _, err := streams.Trim(ctx, rdb, "s", streams.Retention{}, time.Now()); err != nil {
+	if _, err := streams.Trim(ctx, rdb, "s", spiders.StreamRetention{}, time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	if n := rdb.XLen(ctx, "s").Val(); n != 10 {
@@ -119,7 +120,7 @@ func TestRetentionAgeWithTheTrimmerAndAStoppedGroup(t *testing.T) {
 	trimmer, stop := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() {
-		tr := &streams.Trimmer{Client: rdb, Streams: map[string]streams.Retention{"items": {Age: time.Hour}}, Interval: 20 * time.Millisecond}
+		tr := &streams.Trimmer{Client: rdb, Streams: map[string]spiders.StreamRetention{"items": {MaxAge: time.Hour}}, Interval: 20 * time.Millisecond}
 		if err := tr.Run(trimmer); err != nil {
 			t.Error(err)
 		}
@@ -183,7 +184,7 @@ func TestTrimByBytes(t *testing.T) {
 		rdb.XAck(ctx, "s", "slow", m.ID)
 	}
 	const limit = 512 << 10 // ~125 entries; the slow group still needs 150
-	r := streams.Retention{MaxBytes: limit}
+	r := spiders.StreamRetention{MaxBytes: limit}
 	before := rdb.MemoryUsage(ctx, "s", 0).Val()
 	if _, err := streams.Trim(ctx, rdb, "s", r, time.Now()); err != nil {
 		t.Fatal(err)
@@ -211,7 +212,7 @@ func TestTrimByBytes(t *testing.T) {
 	}
 	// Age and bytes together: an age of 0 with a byte limit keeps by bytes only; a
 	// short age removes what the bytes would have kept.
-	if _, err := streams.Trim(ctx, rdb, "s", streams.Retention{MaxBytes: limit, Age: time.Millisecond}, time.Now().Add(time.Second)); err != nil {
+	if _, err := streams.Trim(ctx, rdb, "s", spiders.StreamRetention{MaxBytes: limit, MaxAge: time.Millisecond}, time.Now().Add(time.Second)); err != nil {
 		t.Fatal(err)
 	}
 	if n := rdb.XLen(ctx, "s").Val(); n != 0 {
@@ -220,13 +221,13 @@ func TestTrimByBytes(t *testing.T) {
 }
 
 func TestParseRetentionReadsString(t *testing.T) {
-	for _, r := range []streams.Retention{{}, {Age: 10 * time.Minute}, {MaxBytes: 64 << 20}, {Age: time.Hour, MaxBytes: 1000, Count: 5}} {
-		got, err := streams.ParseRetention(r.String())
+	for _, r := range []spiders.StreamRetention{{}, {MaxAge: 10 * time.Minute}, {MaxBytes: 64 << 20}, {MaxAge: time.Hour, MaxBytes: 1000, MinCount: 5}} {
+		got, err := spiders.ParseStreamRetention(r.String())
 		if err != nil || got != r {
 			t.Errorf("ParseRetention(%q) = %+v, %v; want %+v", r.String(), got, err, r)
 		}
 	}
-	if _, err := streams.ParseRetention("max_age=soon"); err == nil {
+	if _, err := spiders.ParseStreamRetention("max_age=soon"); err == nil {
 		t.Error("ParseRetention accepted a bad duration")
 	}
 }

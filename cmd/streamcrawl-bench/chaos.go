@@ -17,14 +17,13 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/streamcrawl/streamcrawl/streams/frontier"
-
 	"github.com/redis/go-redis/v9"
 
 	"github.com/streamcrawl/streamcrawl/handlers"
 	"github.com/streamcrawl/streamcrawl/spiders"
 	"github.com/streamcrawl/streamcrawl/spiders/demosite"
 	"github.com/streamcrawl/streamcrawl/streams"
+	"github.com/streamcrawl/streamcrawl/streams/inspect"
 )
 
 // chaosOptions configure a chaos run.
@@ -62,7 +61,7 @@ type chaosRun struct {
 	exe    string
 	spider string
 	rdb    redis.UniversalClient
-	keys   frontier.Keys
+	keys   streams.Keys
 	mu     sync.Mutex
 	procs  []*worker
 	begin  time.Time
@@ -112,12 +111,12 @@ func runChaos(ctx context.Context, opt chaosOptions) (*chaosReport, error) {
 		return nil, err
 	}
 	defer c.Close()
-	r := &chaosRun{opt: opt, exe: exe, spider: spiderPath, rdb: c, keys: frontier.NewKeys(sp.Name)}
-	old, err := frontier.ReadLayout(ctx, c, sp.Name)
+	r := &chaosRun{opt: opt, exe: exe, spider: spiderPath, rdb: c, keys: streams.NewKeys(sp.Name)}
+	old, err := streams.ReadLayout(ctx, c, sp.Name)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := frontier.Reset(ctx, c, old); err != nil {
+	if _, err := inspect.Reset(ctx, c, old); err != nil {
 		return nil, err
 	}
 	if _, err := handlers.Seed(ctx, c, sp, nil); err != nil {

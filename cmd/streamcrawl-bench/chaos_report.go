@@ -11,9 +11,9 @@ import (
 	"sort"
 	"time"
 
-	"github.com/streamcrawl/streamcrawl/streams/frontier"
-
 	"github.com/streamcrawl/streamcrawl/spiders/demosite"
+	"github.com/streamcrawl/streamcrawl/streams"
+	"github.com/streamcrawl/streamcrawl/streams/inspect"
 )
 
 // chaosReport is the outcome of a chaos run, checked against the site's ground truth.
@@ -97,7 +97,7 @@ func (r *chaosRun) check(ctx context.Context, site *demosite.Site, base string) 
 			rep.LostItems++
 		}
 	}
-	p, err := frontier.ReadProgress(ctx, r.rdb, frontier.NewLayout(r.keys.Crawl(), 1)) // the chaos spider has one partition
+	p, err := inspect.ReadProgress(ctx, r.rdb, streams.NewLayout(r.keys.Crawl, 1)) // the chaos spider has one partition
 	if err != nil {
 		return err
 	}

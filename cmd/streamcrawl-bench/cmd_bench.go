@@ -10,15 +10,13 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/streamcrawl/streamcrawl/streams/frontier"
-
 	"github.com/redis/go-redis/v9"
 	"github.com/spf13/cobra"
 
 	"github.com/streamcrawl/streamcrawl/cmd/internal/cli"
 	"github.com/streamcrawl/streamcrawl/spiders"
 	"github.com/streamcrawl/streamcrawl/spiders/demosite"
-	"github.com/streamcrawl/streamcrawl/streams"
+	"github.com/streamcrawl/streamcrawl/streams/inspect"
 )
 
 func (a *app) benchCommand() *cobra.Command {
@@ -152,14 +150,14 @@ func peakRSS() int64 {
 
 // redisInfo returns the INFO fields bench compares before and after.
 func redisInfo(ctx context.Context, rdb redis.UniversalClient) map[string]float64 {
-	info, err := streams.InfoNumbers(ctx, rdb, "cpu", "stats", "memory")
+	info, err := inspect.InfoNumbers(ctx, rdb, "cpu", "stats", "memory")
 	if err != nil {
 		return map[string]float64{}
 	}
 	return info
 }
 
-func printBench(w io.Writer, st *frontier.Status, took time.Duration, cpu float64, before, after map[string]float64, realRedis bool) {
+func printBench(w io.Writer, st *inspect.Status, took time.Duration, cpu float64, before, after map[string]float64, realRedis bool) {
 	pages := float64(st.Stats["pages_fetched"])
 	fmt.Fprintf(w, "streamcrawl bench: %d pages fetched, %d items stored, done=%v\n", int64(pages), st.ItemsStored, st.Done)
 	fmt.Fprintf(w, "  wall time                     %.2f s\n", took.Seconds())

@@ -6,11 +6,11 @@ import (
 	"io"
 	"time"
 
-	"github.com/streamcrawl/streamcrawl/streams/frontier"
-
 	"github.com/spf13/cobra"
 
 	"github.com/streamcrawl/streamcrawl/spiders/broadsite"
+	"github.com/streamcrawl/streamcrawl/streams"
+	"github.com/streamcrawl/streamcrawl/streams/inspect"
 )
 
 // broadOptions configure a broad-crawl benchmark.
@@ -99,11 +99,11 @@ func runBroad(ctx context.Context, opt broadOptions, log io.Writer) (*broadResul
 		return nil, fmt.Errorf("bench-broad: workers failed (logs in %s): %v", opt.Dir, failed)
 	}
 	redisCPU, redisCmds := w.redisCost(ctx)
-	l, err := frontier.ReadLayout(ctx, w.c, w.sp.Name)
+	l, err := streams.ReadLayout(ctx, w.c, w.sp.Name)
 	if err != nil {
 		return nil, err
 	}
-	st, err := frontier.ReadStatus(ctx, w.c, l)
+	st, err := inspect.ReadStatus(ctx, w.c, l)
 	if err != nil {
 		return nil, err
 	}

@@ -12,14 +12,14 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/streamcrawl/streamcrawl/streams/frontier"
-
 	"github.com/ThreeDotsLabs/watermill"
 	"github.com/redis/go-redis/v9"
 	"github.com/spf13/cobra"
 
 	"github.com/streamcrawl/streamcrawl/spiders"
 	"github.com/streamcrawl/streamcrawl/streams"
+	"github.com/streamcrawl/streamcrawl/streams/dedup"
+	"github.com/streamcrawl/streamcrawl/streams/inspect"
 )
 
 // benchDedupFlags are the flags of bench-dedup.
@@ -129,20 +129,22 @@ that server blur the CPU and used_memory figures.`,
 	cmd.Flags().IntVar(&f.batch, "batch", 1000, "fingerprints per script call")
 	cmd.Flags().IntVar(&f.clients, "clients", 4, "concurrent script calls")
 	cmd.Flags().Int64Var(&f.capacity, "capacity", 0, "planned URLs for exact buckets and the first Bloom filter (default --urls)")
-	cmd.Flags().Float64Var(&f.errorRate, "error-rate", frontier.DefaultDedupErrorRate, "Bloom false-positive rate")
+	cmd.Flags().Float64Var(&f.errorRate, "error-rate", dedup.DefaultErrorRate, "Bloom false-positive rate")
 	cmd.Flags().BoolVar(&f.enqueue, "enqueue", true, "also measure dedup + XADD of the new URLs")
 	return cmd
 }
 
-func benchDedupModes(s string) ([]frontier.DedupMode, error) {
+func benchDedupModes(s string) ([]dedup.Mode, error) {
 	if s == "all" {
-		return []frontier.DedupMode{frontier.DedupExact, frontier.DedupBloom, frontier.DedupSet}, nil
+		return []dedup.Mode{dedup.Exact, dedup.Bloom, dedup.Set}, nil
 	}
-	m, err := frontier.ParseDedupMode(s)
-	if err != nil {
-		return nil, err
+	switch m := dedup.Mode(strings.ToLower(strings.TrimSpace(s))); m {
+	case dedup.Exact, dedup.Bloom, dedup.Set:
+		return []dedup.Mode{m}, nil
+	case "":
+		return []dedup.Mode{dedup.Exact}, nil
 	}
-	return []frontier.DedupMode{m}, nil
+	return nil, fmt.Errorf("unknown dedup mode %q: want exact, bloom, set or all", s)
 }
 
 // benchWork is the input of every mode, made before any clock starts.
@@ -188,13 +190,13 @@ func parallel(n int, fn func(i int)) {
 
 // dedupBenchResult is one mode's figures.
 type dedupBenchResult struct {
-	mode            frontier.DedupMode
+	mode            dedup.Mode
 	layout          string
 	urls            int
 	dedupRate       float64 // URLs/s
 	dedupCPU        float64 // Redis µs per URL
 	enqRate, enqCPU float64
-	usage           frontier.DedupUsage
+	usage           dedup.Usage
 	usedMemory      float64 // bytes per URL by used_memory
 	dropped         int     // distinct URLs reported seen on insert
 	fpRate          float64 // measured on never-inserted probes
@@ -202,23 +204,23 @@ type dedupBenchResult struct {
 	expectDropped   float64
 }
 
-func benchDedupMode(ctx context.Context, rdb redis.UniversalClient, mode frontier.DedupMode, f *benchDedupFlags, w *benchWork) (dedupBenchResult, error) {
+func benchDedupMode(ctx context.Context, rdb redis.UniversalClient, mode dedup.Mode, f *benchDedupFlags, w *benchWork) (dedupBenchResult, error) {
 	r := dedupBenchResult{mode: mode, urls: f.urls}
-	cfg := frontier.DedupConfig{Mode: mode, Capacity: f.capacity, ErrorRate: f.errorRate}
-	if mode != frontier.DedupBloom {
+	cfg := dedup.Config{Mode: mode, Capacity: f.capacity, ErrorRate: f.errorRate}
+	if mode != dedup.Bloom {
 		cfg.ErrorRate = 0
 	}
 	crawl := fmt.Sprintf("bench-dedup-%s-%d", mode, os.Getpid())
-	cleanup := func(k frontier.Keys) {
+	cleanup := func(k streams.Keys) {
 		ctx := context.WithoutCancel(ctx)
-		_, _ = frontier.DeleteSeen(ctx, rdb, k)
-		rdb.Del(ctx, k.Meta(), k.Requests(), k.Stats())
+		_, _ = dedup.Delete(ctx, rdb, k)
+		rdb.Del(ctx, k.Meta, k.Requests, k.Stats)
 	}
 	// Warm up a crawl of the same config (same scripts) so that script loading and
 	// client buffers are not counted in used_memory.
-	warm := frontier.NewKeys(crawl + "-warm")
+	warm := streams.NewKeys(crawl + "-warm")
 	cleanup(warm)
-	d, err := frontier.OpenDeduper(ctx, rdb, warm, cfg, nil)
+	d, err := dedup.Open(ctx, rdb, streams.NewLayout(warm.Crawl, 1), cfg, nil)
 	if err != nil {
 		return r, err
 	}
@@ -234,12 +236,12 @@ func benchDedupMode(ctx context.Context, rdb redis.UniversalClient, mode frontie
 	}
 	cleanup(warm)
 
-	keys := frontier.NewKeys(crawl)
+	keys := streams.NewKeys(crawl)
 	cleanup(keys)
 	defer cleanup(keys)
 	waitLazyFree(ctx, rdb)
 	before := redisInfo(ctx, rdb)
-	if d, err = frontier.OpenDeduper(ctx, rdb, keys, cfg, nil); err != nil {
+	if d, err = dedup.Open(ctx, rdb, streams.NewLayout(keys.Crawl, 1), cfg, nil); err != nil {
 		return r, err
 	}
 	r.layout = d.String()
@@ -281,7 +283,7 @@ func benchDedupMode(ctx context.Context, rdb redis.UniversalClient, mode frontie
 	cleanup(keys)
 
 	if f.enqueue {
-		if r.enqRate, r.enqCPU, err = benchEnqueue(ctx, rdb, frontier.NewKeys(crawl+"-enqueue"), cfg, f, w); err != nil {
+		if r.enqRate, r.enqCPU, err = benchEnqueue(ctx, rdb, streams.NewKeys(crawl+"-enqueue"), cfg, f, w); err != nil {
 			return r, err
 		}
 	}
@@ -313,15 +315,15 @@ return new
 
 // benchEnqueue pushes every URL through dedup + XADD and returns URLs/s and Redis µs
 // per URL.
-func benchEnqueue(ctx context.Context, rdb redis.UniversalClient, keys frontier.Keys, cfg frontier.DedupConfig, f *benchDedupFlags, w *benchWork) (rate, cpu float64, err error) {
+func benchEnqueue(ctx context.Context, rdb redis.UniversalClient, keys streams.Keys, cfg dedup.Config, f *benchDedupFlags, w *benchWork) (rate, cpu float64, err error) {
 	cleanup := func() {
 		ctx := context.WithoutCancel(ctx)
-		_, _ = frontier.DeleteSeen(ctx, rdb, keys)
-		rdb.Del(ctx, keys.Meta(), keys.Requests(), keys.Stats())
+		_, _ = dedup.Delete(ctx, rdb, keys)
+		rdb.Del(ctx, keys.Meta, keys.Requests, keys.Stats)
 	}
 	cleanup()
 	defer cleanup()
-	d, err := frontier.OpenDeduper(ctx, rdb, keys, cfg, nil)
+	d, err := dedup.Open(ctx, rdb, streams.NewLayout(keys.Crawl, 1), cfg, nil)
 	if err != nil {
 		return 0, 0, err
 	}
@@ -329,7 +331,7 @@ func benchEnqueue(ctx context.Context, rdb redis.UniversalClient, keys frontier.
 	if err := script.Load(ctx, rdb).Err(); err != nil {
 		return 0, 0, fmt.Errorf("load enqueue script: %w", err)
 	}
-	skeys := []string{keys.Seen(), keys.Requests(), keys.Stats()}
+	skeys := []string{keys.Seen, keys.Requests, keys.Stats}
 	before := redisInfo(ctx, rdb)
 	took, err := runBatches(ctx, f.urls, f.batch, f.clients, func(ctx context.Context, from, to int) error {
 		args := make([]any, 0, 3*(to-from))
@@ -380,7 +382,7 @@ func runBatches(ctx context.Context, n, batch, clients int, fn func(ctx context.
 // background thread, so that used_memory deltas do not count it.
 func waitLazyFree(ctx context.Context, rdb redis.UniversalClient) {
 	for i := 0; i < 1000; i++ {
-		info, err := streams.InfoNumbers(ctx, rdb, "memory")
+		info, err := inspect.InfoNumbers(ctx, rdb, "memory")
 		if pending, ok := info["lazyfree_pending_objects"]; err != nil || !ok || pending == 0 {
 			return
 		}
@@ -415,11 +417,11 @@ func printDedupResult(w io.Writer, r dedupBenchResult) {
 	fmt.Fprintf(w, "  memory           %9.2f bytes/URL by MEMORY USAGE (%d bytes in %d keys), %.2f by used_memory\n",
 		float64(r.usage.Bytes)/float64(r.urls), r.usage.Bytes, r.usage.Keys, r.usedMemory)
 	fmt.Fprintf(w, "  dropped on insert %8d of %d distinct URLs (%.3f%%)", r.dropped, r.urls, 100*float64(r.dropped)/float64(r.urls))
-	if r.mode == frontier.DedupBloom {
+	if r.mode == dedup.Bloom {
 		fmt.Fprintf(w, ", expected %.0f", r.expectDropped)
 	}
 	fmt.Fprintf(w, "\n  false positives  %9.3f%% of %d never-inserted URLs", 100*r.fpRate, r.urls)
-	if r.mode == frontier.DedupBloom {
+	if r.mode == dedup.Bloom {
 		fmt.Fprintf(w, ", expected %.3f%%", 100*r.expectRate)
 	}
 	fmt.Fprintln(w)

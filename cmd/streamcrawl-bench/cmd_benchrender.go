@@ -21,7 +21,8 @@ import (
 
 	"github.com/streamcrawl/streamcrawl/handlers/fetch/browser"
 	"github.com/streamcrawl/streamcrawl/spiders/jssite"
-	"github.com/streamcrawl/streamcrawl/streams/frontier"
+	"github.com/streamcrawl/streamcrawl/streams"
+	"github.com/streamcrawl/streamcrawl/streams/inspect"
 )
 
 // The Crawlee side of bench-render: its script and package.json, written to the
@@ -198,11 +199,11 @@ func (a *app) renderStreamcrawl(ctx context.Context, o renderOptions, mode strin
 		return nil, err
 	}
 	defer w.c.Close()
-	l, err := frontier.ReadLayout(ctx, w.c, name)
+	l, err := streams.ReadLayout(ctx, w.c, name)
 	if err != nil {
 		return nil, err
 	}
-	stats := l.Global().Stats()
+	stats := l.Global.Stats
 	rendered := func() int64 {
 		n, _ := w.c.HGet(ctx, stats, "pages_rendered").Int64()
 		return n
@@ -219,7 +220,7 @@ func (a *app) renderStreamcrawl(ctx context.Context, o renderOptions, mode strin
 	failed := w.wait()
 	r := &renderRun{tool: "streamcrawl", mode: mode, took: time.Since(w.start), cpu: s.finish()}
 	r.redisCPU, _ = w.redisCost(ctx)
-	st, err := frontier.ReadStatus(ctx, w.c, l)
+	st, err := inspect.ReadStatus(ctx, w.c, l)
 	if err != nil {
 		return nil, err
 	}

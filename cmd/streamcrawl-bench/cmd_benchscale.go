@@ -11,7 +11,8 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/spf13/cobra"
 
-	"github.com/streamcrawl/streamcrawl/streams/frontier"
+	"github.com/streamcrawl/streamcrawl/streams"
+	"github.com/streamcrawl/streamcrawl/streams/inspect"
 )
 
 // scaleOptions configure a scaling benchmark.
@@ -121,7 +122,7 @@ func runScale(ctx context.Context, opt scaleOptions, base string, n int) (*scale
 	}
 	defer w.c.Close()
 	c, start := w.c, w.start
-	l, err := frontier.ReadLayout(ctx, c, w.sp.Name)
+	l, err := streams.ReadLayout(ctx, c, w.sp.Name)
 	if err != nil {
 		return nil, err
 	}
@@ -146,7 +147,7 @@ poll:
 		return nil, fmt.Errorf("bench-scale: workers failed (logs in %s): %v", opt.Dir, failed)
 	}
 	redisCPU, redisCmds := w.redisCost(ctx)
-	st, err := frontier.ReadStatus(ctx, c, l)
+	st, err := inspect.ReadStatus(ctx, c, l)
 	if err != nil {
 		return nil, err
 	}
@@ -161,10 +162,10 @@ poll:
 
 // pagesFetched reads the crawl's pages_fetched counter: one HGET per partition (the
 // full status costs Redis far more, and polling it would count in the figures).
-func pagesFetched(ctx context.Context, c redis.UniversalClient, l frontier.Layout) int64 {
+func pagesFetched(ctx context.Context, c redis.UniversalClient, l streams.Layout) int64 {
 	var n int64
-	for _, k := range l.Parts() {
-		v, _ := c.HGet(ctx, k.Stats(), "pages_fetched").Int64()
+	for _, k := range l.Parts {
+		v, _ := c.HGet(ctx, k.Stats, "pages_fetched").Int64()
 		n += v
 	}
 	return n

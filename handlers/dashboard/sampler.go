@@ -8,12 +8,11 @@ import (
 	"sync"
 	"time"
 
-	"github.com/streamcrawl/streamcrawl/streams/frontier"
-
 	"github.com/redis/go-redis/v9"
 
 	"github.com/streamcrawl/streamcrawl/handlers/metrics"
 	"github.com/streamcrawl/streamcrawl/streams"
+	"github.com/streamcrawl/streamcrawl/streams/inspect"
 	"github.com/streamcrawl/streamcrawl/streams/loop"
 )
 
@@ -77,7 +76,7 @@ func (s *sampler) sample(ctx context.Context) {
 	defer cancel()
 	var smp Sample
 	var slow, failing []Host
-	l, err := frontier.ReadLayout(ctx, s.rdb, s.crawl)
+	l, err := streams.ReadLayout(ctx, s.rdb, s.crawl)
 	if err == nil {
 		smp, err = readSample(ctx, s.rdb, l)
 	}
@@ -122,8 +121,8 @@ func (s *sampler) snapshot() (history []Sample, slow, failing []Host, lastErr st
 }
 
 // readSample reads one sample of the crawl.
-func readSample(ctx context.Context, rdb redis.UniversalClient, l frontier.Layout) (Sample, error) {
-	st, err := frontier.ReadStatus(ctx, rdb, l)
+func readSample(ctx context.Context, rdb redis.UniversalClient, l streams.Layout) (Sample, error) {
+	st, err := inspect.ReadStatus(ctx, rdb, l)
 	if err != nil {
 		return Sample{}, err
 	}
@@ -163,8 +162,8 @@ func stageOf(kind string) string {
 
 // readHosts returns the n slowest hosts (by mean time, with at least 3 requests) and
 // the n with the most failures, from the crawl's per-host figures.
-func readHosts(ctx context.Context, rdb redis.UniversalClient, l frontier.Layout, n int) (slow, failing []Host, err error) {
-	raw, err := rdb.HGetAll(ctx, l.Global().HostStats()).Result()
+func readHosts(ctx context.Context, rdb redis.UniversalClient, l streams.Layout, n int) (slow, failing []Host, err error) {
+	raw, err := rdb.HGetAll(ctx, l.Global.HostStats).Result()
 	if err != nil {
 		return nil, nil, err
 	}

@@ -10,12 +10,12 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/streamcrawl/streamcrawl/streams/frontier"
-
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/zap"
 
 	"github.com/streamcrawl/streamcrawl/handlers"
+	"github.com/streamcrawl/streamcrawl/streams"
+	"github.com/streamcrawl/streamcrawl/streams/inspect"
 )
 
 //go:embed static
@@ -111,28 +111,23 @@ type deadLetter struct {
 }
 
 func (d *Dashboard) dead(w http.ResponseWriter, r *http.Request) {
-	l, err := frontier.ReadLayout(r.Context(), d.cfg.Client, d.cfg.Crawl)
+	l, err := streams.ReadLayout(r.Context(), d.cfg.Client, d.cfg.Crawl)
 	if err != nil {
 		writeJSON(w, http.StatusInternalServerError, map[string]string{"error": err.Error()})
 		return
 	}
 	out := []deadLetter{}
-	for _, k := range l.Parts() {
-		list, err := frontier.ListDead(r.Context(), d.cfg.Client, k, "-", int64(DefaultDeadList-len(out)))
-		if err != nil {
-			writeJSON(w, http.StatusInternalServerError, map[string]string{"error": err.Error()})
-			return
+	list, err := inspect.ListDead(r.Context(), d.cfg.Client, l, DefaultDeadList)
+	if err != nil {
+		writeJSON(w, http.StatusInternalServerError, map[string]string{"error": err.Error()})
+		return
+	}
+	for _, dl := range list {
+		var p struct {
+			URL string `json:"url"`
 		}
-		for _, dl := range list {
-			var p struct {
-				URL string `json:"url"`
-			}
-			_ = json.Unmarshal([]byte(dl.Fields["payload"]), &p)
-			out = append(out, deadLetter{ID: dl.ID, Stage: dl.Stage, Deliveries: dl.Deliveries, URL: p.URL, Error: dl.Error})
-		}
-		if len(out) >= DefaultDeadList {
-			break
-		}
+		_ = json.Unmarshal([]byte(dl.Fields["payload"]), &p)
+		out = append(out, deadLetter{ID: dl.ID, Stage: dl.Stage, Deliveries: dl.Deliveries, URL: p.URL, Error: dl.Error})
 	}
 	writeJSON(w, http.StatusOK, out)
 }
@@ -150,7 +145,7 @@ func (d *Dashboard) retry(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "want {\"ids\": [\"<dead-letter id>\", ...]}"})
 		return
 	}
-	l, err := frontier.ReadLayout(r.Context(), d.cfg.Client, d.cfg.Crawl)
+	l, err := streams.ReadLayout(r.Context(), d.cfg.Client, d.cfg.Crawl)
 	if err != nil {
 		writeJSON(w, http.StatusInternalServerError, map[string]string{"error": err.Error()})
 		return

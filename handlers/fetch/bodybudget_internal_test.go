@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/streamcrawl/streamcrawl/spiders"
+	"github.com/streamcrawl/streamcrawl/streams"
 	"github.com/streamcrawl/streamcrawl/streams/frontier"
 	"github.com/streamcrawl/streamcrawl/streams/streamstest"
 )
@@ -34,8 +35,8 @@ func TestBodyBudgetBoundsBytesInFlight(t *testing.T) {
 	defer srv.Close()
 	rs := streamstest.Start(t)
 	rdb := rs.Client()
-	layout := frontier.NewLayout("budget", 1)
-	hosts, err := frontier.NewHosts(rdb, layout, frontier.HostDefaults{}, "")
+	layout := streams.NewLayout("budget", 1)
+	hosts, err := frontier.New(frontier.Config{Client: rdb, Layout: layout})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,7 +44,7 @@ func TestBodyBudgetBoundsBytesInFlight(t *testing.T) {
 	allow, robots := true, false
 	const maxBody = 1100 << 10
 	f, err := New(Config{Settings: spiders.Settings{AllowPrivateNetworks: allow, ObeyRobots: &robots,
-		MaxBodySize: maxBody, BodyBudget: 2 << 20}, Hosts: hosts})
+		MaxBodySize: maxBody, BodyBudget: 2 << 20}, Frontier: hosts})
 	if err != nil {
 		t.Fatal(err)
 	}

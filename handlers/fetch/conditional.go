@@ -12,7 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/streamcrawl/streamcrawl/spiders"
-	"github.com/streamcrawl/streamcrawl/streams/frontier"
+	"github.com/streamcrawl/streamcrawl/streams"
 )
 
 // validators remembers, per URL, what the last fetch's answer carried (ETag,
@@ -24,14 +24,14 @@ import (
 // bytes would share validators: the server then answers 200 and nothing is lost.
 type validators struct {
 	rdb     redis.UniversalClient
-	layout  frontier.Layout
+	layout  streams.Layout
 	buckets uint32
 }
 
 // validatorsPerBucket is how many URLs a validators hash holds at the planned capacity.
 const validatorsPerBucket = 64
 
-func newValidators(rdb redis.UniversalClient, layout frontier.Layout, capacity int64) *validators {
+func newValidators(rdb redis.UniversalClient, layout streams.Layout, capacity int64) *validators {
 	if capacity <= 0 {
 		capacity = defaultCapacity
 	}

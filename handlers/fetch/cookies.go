@@ -14,7 +14,7 @@ import (
 	"golang.org/x/net/publicsuffix"
 
 	"github.com/streamcrawl/streamcrawl/spiders"
-	"github.com/streamcrawl/streamcrawl/streams/frontier"
+	"github.com/streamcrawl/streamcrawl/streams"
 )
 
 // defaultCookieSession is the cookie session of requests without a cookiejar meta.
@@ -27,7 +27,7 @@ const defaultCookieSession = "default"
 type cookieStore struct {
 	mode   string
 	rdb    redis.UniversalClient
-	layout frontier.Layout
+	layout streams.Layout
 
 	mu    sync.Mutex
 	local map[string]*cookiejar.Jar // process mode, by session
@@ -48,7 +48,7 @@ type cachedCookies struct {
 	vals map[string]string
 }
 
-func newCookieStore(mode string, rdb redis.UniversalClient, layout frontier.Layout) *cookieStore {
+func newCookieStore(mode string, rdb redis.UniversalClient, layout streams.Layout) *cookieStore {
 	if mode == "" {
 		mode = spiders.CookiesShared
 	}

@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/streamcrawl/streamcrawl/spiders"
+	"github.com/streamcrawl/streamcrawl/streams"
 	"github.com/streamcrawl/streamcrawl/streams/frontier"
 	"github.com/streamcrawl/streamcrawl/streams/streamstest"
 )
@@ -36,8 +37,8 @@ func BenchmarkFetch32Pages10MB(b *testing.B) {
 	defer srv.Close()
 	rs := streamstest.Start(b)
 	rdb := rs.Client()
-	layout := frontier.NewLayout("mem", 1)
-	hosts, err := frontier.NewHosts(rdb, layout, frontier.HostDefaults{}, "")
+	layout := streams.NewLayout("mem", 1)
+	hosts, err := frontier.New(frontier.Config{Client: rdb, Layout: layout})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -50,7 +51,7 @@ func BenchmarkFetch32Pages10MB(b *testing.B) {
 		}
 	}
 	f, err := New(Config{Settings: spiders.Settings{AllowPrivateNetworks: allow, ObeyRobots: &robots,
-		PerHostConcurrency: -1, Concurrency: 32, BodyBudget: budget}, Hosts: hosts})
+		PerHostConcurrency: -1, Concurrency: 32, BodyBudget: budget}, Frontier: hosts})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -24,16 +24,17 @@ type Config struct {
 	// cookies, proxies, body size and budget, retries. Unset fields take the defaults of
 	// spiders.Settings.SetDefaults.
 	Settings spiders.Settings
-	// Hosts is the crawl's per-host politeness state: every fetch gives its host's slot
-	// back there and tells it the back-off a 429 or 503 asks for. Required.
-	Hosts *frontier.Hosts
+	// Frontier is the crawl's frontier, which keeps the per-host politeness state:
+	// every fetch gives its host's slot back there and tells it the back-off a 429 or
+	// 503 asks for. Required.
+	Frontier *frontier.Frontier
 	// Client and Layout hold what the fetchers of a crawl share in Redis: the
 	// robots.txt cache, the cookie jar, the conditional-request validators and the
 	// login lock. Client is required when the spider obeys robots.txt (the default);
 	// without it cookies are kept per process and revisits are not conditional.
 	Client redis.UniversalClient
 	// Layout is the crawl's layout in Client: where those keys are.
-	Layout frontier.Layout
+	Layout streams.Layout
 	// Scope is checked again on every redirect hop. Default nil: any http(s) target.
 	Scope *spiders.Scope
 	// FollowFilter is the spider's: checked on the redirect hops of found links.
@@ -50,7 +51,7 @@ type Config struct {
 	// Default nil: not counted.
 	Counters *streams.Counters
 	// HostStats receives per-host request counts, times and failures (the crawl's
-	// frontier.Keys.HostStats hash). Default nil: not kept.
+	// streams.Keys.HostStats hash). Default nil: not kept.
 	HostStats *streams.Counters
 	// Metrics times each HTTP round trip. Default nil: not timed.
 	Metrics *metrics.Metrics
@@ -84,7 +85,7 @@ func (c *Config) Validate() error {
 	if err := c.Settings.Validate(); err != nil {
 		return err
 	}
-	if c.Hosts == nil {
+	if c.Frontier == nil {
 		return errors.New("fetch: a fetcher needs the hosts' politeness state")
 	}
 	if c.Settings.RobotsObeyed() && c.Client == nil {
@@ -106,10 +107,10 @@ func (c *Config) Validate() error {
 // rendered.
 type Fetcher struct {
 	*shared
-	hosts *frontier.Hosts
+	hosts *frontier.Frontier
 	rdb   redis.UniversalClient
-	keys  frontier.Keys // the crawl's global keys (the login lock)
-	http  *httpFetch    // robots.txt and the login form go over HTTP whatever fetches pages
+	keys  streams.Keys // the crawl's global keys (the login lock)
+	http  *httpFetch   // robots.txt and the login form go over HTTP whatever fetches pages
 	trip  roundTripper
 	base  time.Duration
 
@@ -168,7 +169,7 @@ func New(cfg Config) (*Fetcher, error) {
 			return h.viaProxy(ctx, &spiders.Request{URL: hreq.URL.String()}, hreq)
 		}
 	}
-	f := &Fetcher{shared: sh, hosts: cfg.Hosts, rdb: cfg.Client, keys: cfg.Layout.Global(), http: h, trip: h, base: cfg.RetryBase,
+	f := &Fetcher{shared: sh, hosts: cfg.Frontier, rdb: cfg.Client, keys: cfg.Layout.Global, http: h, trip: h, base: cfg.RetryBase,
 		render: cfg.Render}
 	if cfg.Browsers != nil {
 		f.browser = newBrowserFetch(sh, cfg)
@@ -247,7 +248,7 @@ func (r Result) Release() {
 // Do fetches req, which came as d says, and returns what became of it.
 //
 // The frontier hands a request out only when its host may start one (see
-// frontier.Hosts), so Do never waits for politeness; it gives the host's slot back when
+// frontier.Frontier.Finish), so Do never waits for politeness; it gives the host's slot back when
 // the fetch is over (see turn). When this process fetched the host's robots.txt for the
 // request, that fetch was the host's turn: the page goes back to its host's queue, to be
 // fetched after the host's delay. Network errors, timeouts, 408, 429 and 5xx answers are
@@ -274,7 +275,7 @@ func (f *Fetcher) Do(ctx context.Context, req *spiders.Request, d Delivery) (Res
 	}
 	trip, err := f.tripFor(ctx, req)
 	if err != nil {
-		t.finish(ctx, frontier.Finish{Outcome: frontier.NotStarted})
+		t.finish(ctx, frontier.Finish{}) // no request was made
 		return dead(err), nil
 	}
 	ctx, started := traceStart(ctx)

@@ -9,7 +9,7 @@ import (
 )
 
 // hostStatsTransport records each HTTP round trip of the fetch stage in the crawl's
-// per-host figures (frontier.Keys.HostStats) by host key, through counters flushed once a second, so
+// per-host figures (streams.Keys.HostStats) by host key, through counters flushed once a second, so
 // that the dashboard can show the slowest and the most failing hosts of the whole crawl.
 type hostStatsTransport struct {
 	next     http.RoundTripper

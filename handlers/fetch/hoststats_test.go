@@ -29,16 +29,16 @@ func TestHostStatsAreByHostKey(t *testing.T) {
 	srv := streamstest.Start(t)
 	rdb := srv.Client()
 	ctx := context.Background()
-	layout := frontier.NewLayout("hoststats", 1)
-	hosts, err := frontier.NewHosts(rdb, layout, frontier.HostDefaults{}, "")
+	layout := streams.NewLayout("hoststats", 1)
+	hosts, err := frontier.New(frontier.Config{Client: rdb, Layout: layout})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer hosts.Close()
-	stats := streams.NewCounters(rdb, layout.Global().HostStats(), streams.DefaultCountersInterval)
+	stats := streams.NewCounters(rdb, layout.Global.HostStats, 0, nil)
 	off := false
 	f, err := fetch.New(fetch.Config{Settings: spiders.Settings{ObeyRobots: &off, AllowNetworks: []string{"127.0.0.1/32", "::1/128"}},
-		Hosts: hosts, Client: rdb, Layout: layout, HostStats: stats})
+		Frontier: hosts, Client: rdb, Layout: layout, HostStats: stats})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +54,7 @@ func TestHostStatsAreByHostKey(t *testing.T) {
 		}
 	}
 	stats.Close() // flushes
-	got, err := rdb.HGetAll(ctx, layout.Global().HostStats()).Result()
+	got, err := rdb.HGetAll(ctx, layout.Global.HostStats).Result()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -80,7 +80,7 @@ func (f *Fetcher) Login(ctx context.Context, l *spiders.Login) error {
 		return f.login(ctx, l)
 	}
 	rdb := f.rdb
-	key := f.keys.Login()
+	key := f.keys.Login
 	won, err := rdb.SetNX(ctx, key, "pending", loginWait).Result()
 	if err != nil {
 		return fmt.Errorf("fetch: login lock: %w", err)

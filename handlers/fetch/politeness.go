@@ -13,15 +13,16 @@ import (
 // fetch (robots.txt first, then the page) may take.
 func leaseTTL(s spiders.Settings) time.Duration { return 2*s.DownloadTimeout + 30*time.Second }
 
-// HostDefaults is the spider's per-host politeness for hosts without a limit rule. A
-// fetch that gives a slot back hands the host's next requests out itself, within the
-// frontier window.
-func HostDefaults(s spiders.Settings) frontier.HostDefaults {
-	return frontier.HostDefaults{
-		HostRule:      frontier.HostRule{Concurrency: max(s.PerHostConcurrency, 0), Delay: s.PerHostDelay},
-		LeaseTTL:      leaseTTL(s),
-		HandOutWindow: s.FrontierWindow,
-	}
+// Politeness sets the spider's per-host politeness on a frontier's config: the rule of
+// hosts without a limit of their own, the limits' rules, and how long a slot stays
+// taken when its fetcher died.
+func Politeness(s spiders.Settings, c *frontier.Config) {
+	c.Hosts, c.LeaseTTL, c.Rules = defaultRule(s), leaseTTL(s), hostRules(s)
+}
+
+// defaultRule is the spider's per-host politeness for hosts without a limit rule.
+func defaultRule(s spiders.Settings) frontier.HostRule {
+	return frontier.HostRule{Concurrency: max(s.PerHostConcurrency, 0), Delay: s.PerHostDelay}
 }
 
 // limitRule returns the rule of the spider's first limit whose glob matches host
@@ -44,8 +45,8 @@ func limitRule(s spiders.Settings, host string) *frontier.HostRule {
 	return nil
 }
 
-// HostRules is limitRule of the spider, for the frontier (nil when it has no limits).
-func HostRules(s spiders.Settings) func(string) *frontier.HostRule {
+// hostRules is limitRule of the spider, for the frontier (nil when it has no limits).
+func hostRules(s spiders.Settings) func(string) *frontier.HostRule {
 	if len(s.Limits) == 0 {
 		return nil
 	}
@@ -59,5 +60,5 @@ func ruleOf(s spiders.Settings, host string) frontier.HostRule {
 	if r := limitRule(s, host); r != nil {
 		return *r
 	}
-	return HostDefaults(s).HostRule
+	return defaultRule(s)
 }

@@ -18,7 +18,6 @@ import (
 
 	"github.com/streamcrawl/streamcrawl/spiders"
 	"github.com/streamcrawl/streamcrawl/streams"
-	"github.com/streamcrawl/streamcrawl/streams/frontier"
 )
 
 // Robots policy.
@@ -57,7 +56,7 @@ func robotsClient(c *http.Client) *http.Client {
 // whether a URL may be fetched, with the host's Crawl-delay.
 type robots struct {
 	rdb      redis.UniversalClient
-	layout   frontier.Layout
+	layout   streams.Layout
 	client   *http.Client
 	agent    string
 	counters *streams.Counters
@@ -76,7 +75,7 @@ type robotsEntry struct {
 	until time.Time        // when an unavailable entry is looked up again
 }
 
-func newRobots(rdb redis.UniversalClient, layout frontier.Layout, client *http.Client, agent string, retry time.Duration, counters *streams.Counters, log *zap.Logger) *robots {
+func newRobots(rdb redis.UniversalClient, layout streams.Layout, client *http.Client, agent string, retry time.Duration, counters *streams.Counters, log *zap.Logger) *robots {
 	return &robots{rdb: rdb, layout: layout, client: client, agent: agent, counters: counters, log: log,
 		retry: retry, cache: map[string]robotsEntry{}}
 }

@@ -49,7 +49,7 @@ func (t *turn) slotLost(ctx context.Context, d Delivery) (bool, error) {
 		return false, err
 	}
 	t.f.count("requests_requeued_slot_lost", 1)
-	return true, t.requeue(ctx, frontier.NotStarted, time.Time{}, 0)
+	return true, t.requeue(ctx, time.Time{}, 0)
 }
 
 // robots applies the robots.txt verdict to the turn. It returns why the turn ended
@@ -62,7 +62,7 @@ func (t *turn) robots(ctx context.Context, v robotsVerdict) (reason string, err 
 	case v.wait > 0:
 		// Another fetcher is fetching robots.txt: the request waits in its host's queue.
 		f.count("robots_waits", 1)
-		return DropRequeued, t.requeue(ctx, frontier.NotStarted, time.Time{}, v.wait)
+		return DropRequeued, t.requeue(ctx, time.Time{}, v.wait)
 	case !v.fetched.IsZero() && v.delay > 0:
 		if err := f.hosts.SetCrawlDelay(ctx, t.host, v.delay); err != nil {
 			return DropRequeued, err
@@ -72,38 +72,35 @@ func (t *turn) robots(ctx context.Context, v robotsVerdict) (reason string, err 
 	case !v.allowed:
 		f.count("robots_disallowed", 1)
 		f.log.Debug("disallowed by robots.txt", zap.String("url", t.req.URL))
-		fin := frontier.Finish{Outcome: frontier.NotStarted}
-		if !v.fetched.IsZero() {
-			fin = frontier.Finish{Outcome: frontier.Done, Started: v.fetched}
-		}
-		t.finish(ctx, fin)
+		t.finish(ctx, frontier.Finish{Started: v.fetched}) // zero when robots.txt was not fetched
 		return DropRobots, nil
 	case !v.fetched.IsZero() && (t.rule.Delay > 0 || v.delay > 0):
 		// robots.txt was this turn's request to the host: the page waits for the delay.
 		f.count("robots_turns", 1)
-		return DropRequeued, t.requeue(ctx, frontier.Done, v.fetched, 0)
+		return DropRequeued, t.requeue(ctx, v.fetched, 0)
 	}
 	return "", nil
 }
 
-// requeue ends the turn and puts the request back in its host's queue in one step.
-func (t *turn) requeue(ctx context.Context, outcome frontier.Outcome, started time.Time, wait time.Duration) error {
+// requeue ends the turn (started: when its request started; zero: none was made) and
+// puts the request back in its host's queue in one step.
+func (t *turn) requeue(ctx context.Context, started time.Time, wait time.Duration) error {
 	payload, err := spiders.MarshalRequest(t.req)
 	if err != nil {
 		return err
 	}
-	_, err = t.f.hosts.Finish(ctx, frontier.Finish{Host: t.host, Lease: t.lease, Outcome: outcome, Started: started,
+	_, err = t.f.hosts.Finish(ctx, frontier.Finish{Host: t.host, Lease: t.lease, Started: started,
 		Requeue: payload, Priority: t.req.Priority, Depth: t.req.Depth, Wait: wait})
 	return err
 }
 
 // fetched ends the turn after a fetch started at started; slow is a 429 or 503.
 func (t *turn) fetched(ctx context.Context, started time.Time, slow bool, rerr *retryableError) {
-	fin := frontier.Finish{Outcome: frontier.Done, Started: started, Autothrottle: t.f.autothrottle()}
+	fin := frontier.Finish{Started: started, Autothrottle: t.f.autothrottle()}
 	if slow {
-		fin.Outcome = frontier.SlowDown
+		fin.SlowDown = true
 		if d, ok := parseRetryAfter(rerr.retryAfter, time.Now()); ok {
-			fin.RetryAfter = min(d, frontier.MaxHostBackoff)
+			fin.RetryAfter = d // the frontier counts at most its longest back-off
 		}
 		t.f.count("host_slowdowns", 1)
 		t.f.log.Info("host asks to slow down; every fetcher backs off", zap.String("host", t.host),
@@ -116,7 +113,7 @@ func (t *turn) fetched(ctx context.Context, started time.Time, slow bool, rerr *
 // happened. Needless for a host without limits, unless it must learn something. A
 // failure is logged: the lease then expires by itself.
 func (t *turn) finish(ctx context.Context, fin frontier.Finish) {
-	if t.lease == "" && fin.Outcome != frontier.SlowDown && !fin.Autothrottle {
+	if t.lease == "" && !fin.SlowDown && !fin.Autothrottle {
 		return
 	}
 	fin.Host, fin.Lease = t.host, t.lease

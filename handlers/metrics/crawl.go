@@ -7,13 +7,12 @@ import (
 	"sync"
 	"time"
 
-	"github.com/streamcrawl/streamcrawl/streams/frontier"
-
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/zap"
 
 	"github.com/streamcrawl/streamcrawl/streams"
+	"github.com/streamcrawl/streamcrawl/streams/inspect"
 )
 
 // DefaultScrapeTimeout bounds the Redis reads of one scrape of a CrawlCollector.
@@ -103,11 +102,11 @@ func (c *CrawlCollector) Collect(ch chan<- prometheus.Metric) {
 }
 
 func (c *CrawlCollector) collectCrawl(ctx context.Context, crawl string, ch chan<- prometheus.Metric) error {
-	l, err := frontier.ReadLayout(ctx, c.rdb, crawl)
+	l, err := streams.ReadLayout(ctx, c.rdb, crawl)
 	if err != nil {
 		return err
 	}
-	st, err := frontier.ReadStatus(ctx, c.rdb, l)
+	st, err := inspect.ReadStatus(ctx, c.rdb, l)
 	if err != nil {
 		return err
 	}
@@ -153,7 +152,7 @@ func (c *CrawlCollector) collectCrawl(ctx context.Context, crawl string, ch chan
 // cluster.
 func RedisMemory(ctx context.Context, rdb redis.UniversalClient) (used, limit int64, err error) {
 	read := func(ctx context.Context, c *redis.Client) error {
-		f, err := streams.InfoNumbers(ctx, c, "memory")
+		f, err := inspect.InfoNumbers(ctx, c, "memory")
 		if err != nil {
 			return err
 		}

@@ -4,9 +4,10 @@ import (
 	"context"
 	"time"
 
-	"github.com/streamcrawl/streamcrawl/streams/frontier"
-
 	"github.com/redis/go-redis/v9"
+
+	"github.com/streamcrawl/streamcrawl/streams"
+	"github.com/streamcrawl/streamcrawl/streams/inspect"
 )
 
 // Frontier is what the crawl collector shows of a crawl's frontier.
@@ -23,12 +24,12 @@ type Frontier struct {
 // ReadFrontier reads a crawl's frontier figures. Every read of frontier keys by this
 // package goes through here, so that a new frontier layout needs only this function
 // changed.
-func ReadFrontier(ctx context.Context, rdb redis.UniversalClient, l frontier.Layout) (Frontier, error) {
-	p, err := frontier.ReadProgress(ctx, rdb, l)
+func ReadFrontier(ctx context.Context, rdb redis.UniversalClient, l streams.Layout) (Frontier, error) {
+	p, err := inspect.ReadProgress(ctx, rdb, l)
 	if err != nil {
 		return Frontier{}, err
 	}
-	due, err := frontier.DueHosts(ctx, rdb, l, time.Now())
+	due, err := inspect.DueHosts(ctx, rdb, l, time.Now())
 	if err != nil {
 		return Frontier{}, err
 	}

@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/streamcrawl/streamcrawl/processors/warc"
+	"github.com/streamcrawl/streamcrawl/streams/loop"
 )
 
 // Spool uploads the files a warc.Writer closes: pass Spool.Closed as
@@ -55,11 +56,11 @@ func (s *Spool) Pending() int {
 // Run uploads queued files until ctx ends, retrying a failed upload with a backoff
 // (up to 30 s) so that an unreachable bucket is waited out: the files stay in the spool.
 func (s *Spool) Run(ctx context.Context) {
-	backoff := time.Second
+	failures := 0
 	for {
 		err := s.uploadAll(ctx)
 		if err == nil {
-			backoff = time.Second
+			failures = 0
 			select {
 			case <-ctx.Done():
 				return
@@ -70,13 +71,14 @@ func (s *Spool) Run(ctx context.Context) {
 		if ctx.Err() != nil {
 			return
 		}
+		failures++
+		backoff := loop.Backoff(time.Second, 30*time.Second, failures)
 		s.log.Warn("archive upload failed; retrying", zap.Duration("in", backoff), zap.Int("files", s.Pending()), zap.Error(err))
 		select {
 		case <-ctx.Done():
 			return
 		case <-time.After(backoff):
 		}
-		backoff = min(2*backoff, 30*time.Second)
 	}
 }
 

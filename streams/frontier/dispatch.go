@@ -1,94 +1,25 @@
 package frontier
 
 import (
-	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"strconv"
-	"sync"
 	"time"
 
-	"github.com/streamcrawl/streamcrawl/streams"
-	"github.com/streamcrawl/streamcrawl/streams/loop"
-
 	"github.com/redis/go-redis/v9"
-	"go.uber.org/zap"
+
+	"github.com/streamcrawl/streamcrawl/streams/loop"
 )
 
-// Defaults of the Dispatcher.
-const (
-	DefaultDispatchWindow   = 128
-	DefaultDispatchInterval = 20 * time.Millisecond
-	// DefaultDispatchIdleInterval is the longest wait between rounds while every
-	// frontier is empty.
-	DefaultDispatchIdleInterval = 100 * time.Millisecond
-)
+// Dispatch: Run hands requests of the hosts that may start one now to the requests
+// stream (see hostSchedLua), best band first, keeping the stream's unread backlog at
+// most Window; it also makes hosts whose time came ready and takes back the slots of
+// dead fetchers. Each round is one Lua script per partition, so a crash inside it
+// cannot lose or duplicate a request.
 
 // maxHandOut is the most requests one dispatch call moves (about 30 µs of Redis time
 // each with their hosts' bookkeeping), so that no call holds Redis up for long.
 const maxHandOut = 256
-
-// DispatcherConfig configures a Dispatcher.
-type DispatcherConfig struct {
-	Client redis.UniversalClient
-	// Layout of the crawl: every partition's frontier is dispatched to its own stream.
-	// When it is zero, Keys (a crawl of one partition).
-	Layout Layout
-	Keys   Keys
-	// Window is the most requests left unread in the requests stream: the frontier
-	// keeps the rest, in order, so a high-priority request seeded mid-crawl waits behind
-	// at most Window others. Default DefaultDispatchWindow.
-	Window int
-	// Interval between dispatch rounds. Default DefaultDispatchInterval.
-	Interval time.Duration
-	// IdleInterval is the longest wait between rounds while every frontier is empty (no
-	// host ready or scheduled, no lease held): the wait doubles from Interval up to it
-	// after each round that finds them empty, and falls back to Interval once one holds
-	// something. Requests queued into an idle frontier are handed out by the emit that
-	// queued them. Default DefaultDispatchIdleInterval.
-	IdleInterval time.Duration
-	// CountUnread counts unread entries with XRANGE instead of trusting XINFO's lag
-	// (needed where lag is unreliable, as in the embedded Redis).
-	CountUnread bool
-	// Hosts is the crawl's default per-host politeness. Its zero value: no limits.
-	Hosts HostDefaults
-	// Logger; nil means no-op.
-	Logger *zap.Logger
-}
-
-// Dispatcher hands requests of the hosts that may start one now to the requests stream
-// (see hostSchedLua), best band first, keeping the stream's unread backlog at most
-// Window; it also makes hosts whose time came ready and takes back the slots of dead
-// fetchers. Each round is one Lua script per partition, so a crash inside it cannot
-// lose or duplicate a request. Every fetch process runs one; any number may run at once.
-type Dispatcher struct {
-	cfg DispatcherConfig
-	log *zap.Logger
-	mu  sync.Mutex
-	hot []bool // per partition: the last round moved requests there
-	// beforeRun, set only by tests (export_test.go), is called before each dispatch
-	// script with the window; an error stands for a process killed there.
-	beforeRun func(window int) error
-}
-
-// NewDispatcher returns a Dispatcher.
-func NewDispatcher(cfg DispatcherConfig) (*Dispatcher, error) {
-	if cfg.Client == nil {
-		return nil, errors.New("frontier: dispatcher needs a redis client")
-	}
-	if cfg.Layout.N() == 0 {
-		cfg.Layout = NewLayout(cfg.Keys.Crawl(), 1)
-	}
-	cfg.Window = cmp.Or(cfg.Window, DefaultDispatchWindow)
-	cfg.Hosts.setDefaults()
-	cfg.Interval = cmp.Or(cfg.Interval, DefaultDispatchInterval)
-	cfg.IdleInterval = cmp.Or(cfg.IdleInterval, max(DefaultDispatchIdleInterval, cfg.Interval))
-	if cfg.Logger == nil {
-		cfg.Logger = zap.NewNop()
-	}
-	return &Dispatcher{cfg: cfg, log: cfg.Logger, hot: make([]bool, cfg.Layout.N())}, nil
-}
 
 // dispatchScript runs one dispatch round in a partition: takes back the slots of dead
 // fetchers' leases, makes the hosts whose time has come ready, and hands out requests of
@@ -96,63 +27,49 @@ func NewDispatcher(cfg DispatcherConfig) (*Dispatcher, error) {
 // Every step is bounded (at most 1,000 leases and hosts looked at, maxHandOut requests
 // moved), so one call never holds Redis up for long.
 //
-// KEYS[1] -> sc:{c}:requests, KEYS[2] -> sc:{c}:waiting, KEYS[3] -> sc:{c}:seq,
-// KEYS[4] -> sc:{c}:ready, KEYS[5] -> sc:{c}:sched, KEYS[6] -> sc:{c}:leases,
-// KEYS[7] -> sc:{c}:hosts, KEYS[8] -> sc:{c}:hq: (host queue prefix)
-// ARGV[1] -> the fetch group, ARGV[2] -> window, ARGV[3] -> 'lag' or 'range' (how to
-// count unread entries), ARGV[4] -> unused (kept so the numbers below stay),
-// ARGV[5..8] -> the hosts' defaults (S.conc, S.delay, S.ttl, S.quantum),
-// ARGV[9] -> message UUID prefix, ARGV[10] -> most requests to move (maxHandOut)
+// KEYS[1..8], ARGV[1..8] -> schedKeys, schedArgs (see hostSchedLua)
+// ARGV[9] -> most requests to move (maxHandOut)
 // Output: number of requests moved
-var dispatchScript = redis.NewScript(nowLua + xaddLua + unreadLua + hostSchedLua + `
-S.stream, S.waiting, S.seq, S.ready, S.sched, S.leases, S.hosts, S.hq = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8]
-S.conc, S.delay, S.ttl, S.quantum, S.idp = tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8]), ARGV[9]
+var dispatchScript = schedScript("", `
 local now = now_ms()
 expire_leases(now, 1000)
 promote(now, 1000)
 if redis.call('ZCARD', S.ready) == 0 then return 0 end
-local window = tonumber(ARGV[2])
-local room = math.min(window - unread(S.stream, ARGV[1], window, ARGV[3]), tonumber(ARGV[10]))
-if room <= 0 then return 0 end
-return hand_out(room, now)
+local r = room(tonumber(ARGV[9]))
+if r <= 0 then return 0 end
+return hand_out(r, now)
 `)
 
-// Dispatch runs one round over every partition and returns how many requests it moved.
-// Partitions with nothing to do are skipped after a pipelined look (ZCARD, ZCOUNT):
-// most rounds find nothing to move, and a script call costs Redis several times what a
-// look does.
-func (d *Dispatcher) Dispatch(ctx context.Context) (int, error) {
-	n, _, err := d.round(ctx)
-	return n, err
-}
-
-// round is Dispatch that also reports whether every partition's frontier was empty:
+// round runs one dispatch round over every partition and returns how many requests it
+// moved, and whether every partition's frontier was empty:
 // no host ready, scheduled or holding a lease. A partition where the last round moved
 // requests is dispatched again without a look first (a busy frontier, as in a broad
 // crawl, has something due nearly every round: the look would be one more round trip
-// for Redis to wake up to); the others are looked at first.
-func (d *Dispatcher) round(ctx context.Context) (moved int, idle bool, err error) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
+// for Redis to wake up to); the others are looked at first, after a pipelined look
+// (ZCARD, ZCOUNT): most rounds find nothing to move, and a script call costs Redis
+// several times what a look does.
+func (f *Frontier) round(ctx context.Context) (moved int, idle bool, err error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
 	total := 0
 	var firstErr error
 	var looks []partLook
-	for _, h := range d.hot {
+	for _, h := range f.hot {
 		if !h {
-			looks = d.look(ctx)
+			looks = f.look(ctx)
 			break
 		}
 	}
 	idle = looks != nil
-	for part := range d.hot {
+	for part := range f.hot {
 		if looks != nil {
 			idle = idle && looks[part].empty
-			if !looks[part].due && !d.hot[part] {
+			if !looks[part].due && !f.hot[part] {
 				continue
 			}
 		}
-		n, err := d.dispatchPart(ctx, part)
-		d.hot[part] = n > 0
+		n, err := f.dispatchPart(ctx, part)
+		f.hot[part] = n > 0
 		total += n
 		if err != nil && firstErr == nil {
 			firstErr = err
@@ -170,14 +87,14 @@ type partLook struct {
 // look looks at every partition's frontier in one pipeline. The answer is only a hint
 // (the script decides, on the Redis clock; the look uses the local one, an interval
 // ahead to allow for skew); a failed look counts as "due".
-func (d *Dispatcher) look(ctx context.Context) []partLook {
-	soon := strconv.FormatInt(time.Now().Add(d.cfg.Interval).UnixMilli(), 10)
-	parts := d.cfg.Layout.Parts()
+func (f *Frontier) look(ctx context.Context) []partLook {
+	soon := strconv.FormatInt(time.Now().Add(f.cfg.Interval).UnixMilli(), 10)
+	parts := f.layout.Parts
 	cmds := make([][5]*redis.IntCmd, len(parts))
-	_, _ = d.cfg.Client.Pipelined(ctx, func(p redis.Pipeliner) error { // errors are read per command
+	_, _ = f.rdb.Pipelined(ctx, func(p redis.Pipeliner) error { // errors are read per command
 		for i, k := range parts {
-			cmds[i] = [5]*redis.IntCmd{p.ZCard(ctx, k.Ready()), p.ZCount(ctx, k.Sched(), "-inf", soon),
-				p.ZCount(ctx, k.Leases(), "-inf", soon), p.ZCard(ctx, k.Sched()), p.ZCard(ctx, k.Leases())}
+			cmds[i] = [5]*redis.IntCmd{p.ZCard(ctx, k.Ready), p.ZCount(ctx, k.Sched, "-inf", soon),
+				p.ZCount(ctx, k.Leases, "-inf", soon), p.ZCard(ctx, k.Sched), p.ZCard(ctx, k.Leases)}
 		}
 		return nil
 	})
@@ -196,23 +113,17 @@ func (d *Dispatcher) look(ctx context.Context) []partLook {
 }
 
 // dispatchPart runs one round in partition part.
-func (d *Dispatcher) dispatchPart(ctx context.Context, part int) (int, error) {
-	mode := "lag"
-	if d.cfg.CountUnread {
-		mode = "range"
-	}
-	if d.beforeRun != nil { // set by tests only (export_test.go)
-		if err := d.beforeRun(d.cfg.Window); err != nil {
+func (f *Frontier) dispatchPart(ctx context.Context, part int) (int, error) {
+	if f.beforeRun != nil { // set by tests only (export_test.go)
+		if err := f.beforeRun(f.cfg.Window); err != nil {
 			return 0, fmt.Errorf("frontier: dispatch: %w", err)
 		}
 	}
-	k := d.cfg.Layout.Part(part)
-	keys := []string{k.Requests(), k.Waiting(), k.Seq(), k.Ready(), k.Sched(), k.Leases(), k.Hosts(), k.HostQueuePrefix()}
-	args := append([]any{streams.StageFetch, d.cfg.Window, mode, "0"}, d.cfg.Hosts.args()...)
-	args = append(args, d.cfg.Layout.idPrefix(part), maxHandOut)
+	keys := schedKeys(f.layout.Parts[part])
+	args := schedArgs(f.hosts, partIDPrefix(part), f.cfg.Window, f.cfg.CountUnread, maxHandOut)
 	total := 0
 	for range 64 { // a window larger than maxHandOut fills in several calls
-		n, err := dispatchScript.Run(ctx, d.cfg.Client, keys, args...).Int()
+		n, err := dispatchScript.Run(ctx, f.rdb, keys, args...).Int()
 		if err != nil {
 			return total, fmt.Errorf("frontier: dispatch: %w", err)
 		}
@@ -224,18 +135,18 @@ func (d *Dispatcher) dispatchPart(ctx context.Context, part int) (int, error) {
 	return total, nil
 }
 
-// Run dispatches every Interval until ctx ends, and less often while every frontier is
-// empty (see DispatcherConfig.IdleInterval). A host's next request is handed out within
-// about an Interval of its time. A failed round is logged and tried again; Run returns
-// nil when ctx ends.
-func (d *Dispatcher) Run(ctx context.Context) error {
-	wait := d.cfg.Interval
-	return loop.Paced(ctx, wait, loop.Config{Log: d.log, Msg: "dispatch failed; retrying"}, func(ctx context.Context) (time.Duration, error) {
-		_, idle, err := d.round(ctx)
+// runDispatch dispatches every Interval until ctx ends, and less often while every
+// frontier is empty (see Config.IdleInterval). A host's next request is handed out
+// within about an Interval of its time. A failed round is logged and tried again; it
+// returns nil when ctx ends.
+func (f *Frontier) runDispatch(ctx context.Context) error {
+	wait := f.cfg.Interval
+	return loop.Paced(ctx, wait, loop.Config{Log: f.cfg.Logger, Msg: "dispatch failed; retrying"}, func(ctx context.Context) (time.Duration, error) {
+		_, idle, err := f.round(ctx)
 		if idle && err == nil {
-			wait = min(2*wait, d.cfg.IdleInterval)
+			wait = min(2*wait, f.cfg.IdleInterval)
 		} else {
-			wait = d.cfg.Interval
+			wait = f.cfg.Interval
 		}
 		return wait, err
 	})

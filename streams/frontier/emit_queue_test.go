@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/streamcrawl/streamcrawl/streams"
 	"github.com/streamcrawl/streamcrawl/streams/frontier"
 
 	"github.com/streamcrawl/streamcrawl/streams/streamstest"
@@ -31,14 +32,14 @@ func TestConcurrentPagesShareOneEmitCallAndEachGetsItsOwnCounts(t *testing.T) {
 	srv := streamstest.Start(t)
 	rdb := srv.Client()
 	ctx := context.Background()
-	k := frontier.NewKeys("coalesce")
-	f, err := frontier.NewFrontier(frontier.FrontierConfig{Client: rdb, Keys: k, Linger: 200 * time.Millisecond})
+	k := streams.NewKeys("coalesce")
+	f, err := frontier.New(frontier.Config{Client: rdb, Layout: streams.NewLayout(k.Crawl, 1), Linger: 200 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
 	// Warm the script cache so the count below is of emit calls only.
-	if _, err := f.Enqueue(ctx, []frontier.Candidate{cand(1000, 0, 0)}); err != nil {
+	if _, err := enqueue(ctx, f, []frontier.Candidate{cand(1000, 0, 0)}); err != nil {
 		t.Fatal(err)
 	}
 	rdb.ConfigResetStat(ctx)
@@ -53,7 +54,7 @@ func TestConcurrentPagesShareOneEmitCallAndEachGetsItsOwnCounts(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			item := frontier.ItemOut{Key: fmt.Appendf(nil, "item-%d", p/2), Payload: fmt.Appendf(nil, "item of page %d", p)}
-			e, err := f.EmitFrom(ctx, 0, []frontier.Candidate{cand(p, 0, 1), cand(1000, 0, 0)}, []frontier.ItemOut{item})
+			e, err := f.Emit(ctx, 0, []frontier.Candidate{cand(p, 0, 1), cand(1000, 0, 0)}, []frontier.ItemOut{item})
 			if err != nil {
 				t.Error(err)
 			}
@@ -76,17 +77,17 @@ func TestConcurrentPagesShareOneEmitCallAndEachGetsItsOwnCounts(t *testing.T) {
 	if sum.Items != pages/2 || sum.DuplicateItems != pages/2 {
 		t.Fatalf("items added %d, duplicates %d; want %d each (one of each twin pair)", sum.Items, sum.DuplicateItems, pages/2)
 	}
-	if n := rdb.XLen(ctx, k.Items()).Val(); n != pages/2 {
+	if n := rdb.XLen(ctx, k.Items).Val(); n != pages/2 {
 		t.Fatalf("items stream holds %d, want %d", n, pages/2)
 	}
-	if n := rdb.SCard(ctx, k.ItemKeys()).Val(); n != pages/2 {
+	if n := rdb.SCard(ctx, k.ItemKeys).Val(); n != pages/2 {
 		t.Fatalf("item keys recorded %d, want %d", n, pages/2)
 	}
 	if n := waiting(t, rdb, k); n != pages+1 {
 		t.Fatalf("frontier holds %d requests, want %d", n, pages+1)
 	}
 	// Every item message has its own ID.
-	msgs, _ := rdb.XRange(ctx, k.Items(), "-", "+").Result()
+	msgs, _ := rdb.XRange(ctx, k.Items, "-", "+").Result()
 	ids := map[string]bool{}
 	for _, m := range msgs {
 		ids[m.Values["_watermill_message_uuid"].(string)] = true
@@ -100,11 +101,11 @@ func TestEmitAfterCloseFailsAndCloseRunsWhatWasQueued(t *testing.T) {
 	srv := streamstest.Start(t)
 	rdb := srv.Client()
 	ctx := context.Background()
-	k := frontier.NewKeys("closing")
-	f, _ := frontier.NewFrontier(frontier.FrontierConfig{Client: rdb, Keys: k, Linger: time.Second})
+	k := streams.NewKeys("closing")
+	f, _ := frontier.New(frontier.Config{Client: rdb, Layout: streams.NewLayout(k.Crawl, 1), Linger: time.Second})
 	done := make(chan error, 1)
 	go func() {
-		_, err := f.Enqueue(ctx, []frontier.Candidate{cand(1, 0, 0)})
+		_, err := enqueue(ctx, f, []frontier.Candidate{cand(1, 0, 0)})
 		done <- err
 	}()
 	time.Sleep(50 * time.Millisecond) // queued, lingering
@@ -115,7 +116,7 @@ func TestEmitAfterCloseFailsAndCloseRunsWhatWasQueued(t *testing.T) {
 	if n := waiting(t, rdb, k); n != 1 {
 		t.Fatalf("frontier holds %d after Close ran the queued emit, want 1", n)
 	}
-	if _, err := f.Enqueue(ctx, []frontier.Candidate{cand(2, 0, 0)}); err == nil {
+	if _, err := enqueue(ctx, f, []frontier.Candidate{cand(2, 0, 0)}); err == nil {
 		t.Fatal("emit after Close succeeded, want an error")
 	}
 }
@@ -124,10 +125,10 @@ func TestAPageWithHugelyManyLinksIsQueuedInBoundedChunks(t *testing.T) {
 	srv := streamstest.Start(t)
 	rdb := srv.Client()
 	ctx := context.Background()
-	k := frontier.NewKeys("huge")
-	f, _ := frontier.NewFrontier(frontier.FrontierConfig{Client: rdb, Keys: k, Linger: time.Second})
+	k := streams.NewKeys("huge")
+	f, _ := frontier.New(frontier.Config{Client: rdb, Layout: streams.NewLayout(k.Crawl, 1), Linger: time.Second})
 	defer f.Close()
-	if _, err := f.Enqueue(ctx, []frontier.Candidate{cand(-1, 0, 0)}); err != nil { // load the script
+	if _, err := enqueue(ctx, f, []frontier.Candidate{cand(-1, 0, 0)}); err != nil { // load the script
 		t.Fatal(err)
 	}
 	rdb.ConfigResetStat(ctx)
@@ -142,12 +143,12 @@ func TestAPageWithHugelyManyLinksIsQueuedInBoundedChunks(t *testing.T) {
 			defer wg.Done()
 			if p == 2 {
 				time.Sleep(200 * time.Millisecond) // arrives while the small pages' batch gathers
-				if n, err := f.Enqueue(ctx, sitemap); err != nil || n != len(sitemap) {
+				if n, err := enqueue(ctx, f, sitemap); err != nil || n != len(sitemap) {
 					t.Errorf("sitemap page queued %d, %v", n, err)
 				}
 				return
 			}
-			if n, err := f.Enqueue(ctx, []frontier.Candidate{cand(p, 0, 1)}); err != nil || n != 1 {
+			if n, err := enqueue(ctx, f, []frontier.Candidate{cand(p, 0, 1)}); err != nil || n != 1 {
 				t.Errorf("page %d queued %d, %v", p, n, err)
 			}
 		}()

@@ -5,275 +5,190 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"go.uber.org/zap"
+
+	"github.com/streamcrawl/streamcrawl/streams"
+	"github.com/streamcrawl/streamcrawl/streams/dedup"
+	"github.com/streamcrawl/streamcrawl/streams/internal/rkit"
+	"github.com/streamcrawl/streamcrawl/streams/loop"
 )
 
-// Candidate is a request offered to the frontier.
-type Candidate struct {
-	// Fingerprint identifies the request (see spiders.Fingerprint). Empty means "do not
-	// filter": the request is queued even if seen (retries, recrawls).
-	Fingerprint []byte
-	// Payload is the encoded request (spiders.MarshalRequest).
-	Payload []byte
-	// Priority and Depth of the request place it in the frontier (see Order).
-	Priority, Depth int
-	// Host is the request URL's host (name or name:port, as in the URL); its NormalHost
-	// picks the partition and the host queue.
-	Host string
-}
+// Defaults of Config.
+const (
+	defaultWindow        = 128
+	defaultInterval      = 20 * time.Millisecond
+	defaultIdleInterval  = 100 * time.Millisecond
+	defaultRetryInterval = 100 * time.Millisecond
+	defaultLeaseTTL      = 60 * time.Second
+	defaultQuantum       = 16
+	defaultSeenCache     = 1_000_000
+	// defaultLinger is how long the first page's emit waits for other pages' emits to
+	// share its script call.
+	defaultLinger = 10 * time.Millisecond
+	// maxHostBackoff bounds how long a host is pushed back after repeated 429/503, its
+	// Retry-After included.
+	maxHostBackoff = 10 * time.Minute
+)
 
-// FrontierConfig configures a Frontier.
-type FrontierConfig struct {
+// Config configures a crawl's Frontier.
+type Config struct {
 	// Client is the Redis client; the Frontier does not close it.
 	Client redis.UniversalClient
-	// Layout of the crawl; when it is zero, Keys (a crawl of one partition).
-	Layout Layout
-	// Keys of a crawl of one partition, when Layout is not set.
-	Keys Keys
-	// SeenCache is how many fingerprints known to be in the seen set are remembered in
-	// process, so that links every page repeats (navigation) stop costing Redis work.
-	// Default 1,000,000 (about 40 MB); negative disables it.
-	SeenCache int
-	// Order of the frontier. Default OrderPriority.
-	Order Order
+	// Layout of the crawl (streams.OpenLayout).
+	Layout streams.Layout
+	// Order is the order requests are handed out in: "priority" (higher priority first;
+	// the default), "breadth-first" (shallower first, then higher priority) or
+	// "depth-first" (deeper first). Within one band requests keep their order of
+	// discovery (depth-first: the newest first).
+	Order string
+	// Hosts is the politeness of every host without a rule of its own. Zero: no limits.
+	Hosts HostRule
+	// Rules returns the politeness of a host (its key) that has a rule of its own (the
+	// spider's limits), nil for Hosts. Nil: every host has Hosts.
+	Rules func(host string) *HostRule
+	// LeaseTTL bounds how long a host's slot stays taken when its fetcher died without
+	// giving it back; set it above the download timeout. Default 60s.
+	LeaseTTL time.Duration
+	// Quantum is the most requests of one host without limits handed out per turn, so
+	// hosts of one band take turns even when one has a huge backlog. Default 16.
+	Quantum int
+	// Window is the most requests left unread in the requests stream: the frontier keeps
+	// the rest, in order, so a high-priority request seeded mid-crawl waits behind at
+	// most Window others. Default 128.
+	Window int
+	// EmitHandsOut makes an emit hand requests of ready hosts out itself while the
+	// requests stream has room in the Window (an idle host's new ones straight, without
+	// a trip through its queue), so they reach idle fetchers at once.
+	EmitHandsOut bool
+	// FinishHandsOut makes Finish hand requests of ready hosts out in the same script
+	// call that gives a slot back, within the Window: a freed slot is used at once
+	// instead of at the next dispatch round.
+	FinishHandsOut bool
+	// CountUnread counts the requests stream's unread entries with XRANGE instead of
+	// trusting XINFO's lag (needed where lag is unreliable, as in the embedded Redis).
+	CountUnread bool
+	// Interval between dispatch rounds of Run. Default 20ms.
+	Interval time.Duration
+	// IdleInterval is the longest wait between dispatch rounds while every partition's
+	// frontier is empty (no host ready or scheduled, no lease held): the wait doubles
+	// from Interval up to it after each round that finds them empty. Requests queued
+	// into an idle frontier are handed out by the emit that queued them. Default 100ms
+	// (at least Interval).
+	IdleInterval time.Duration
+	// RetryInterval is how often Run moves due retries back to their hosts' queues.
+	// Default 100ms.
+	RetryInterval time.Duration
 	// MaxRequests stops queueing new requests once this many were ever queued (the
 	// spider's max_pages); 0 means no limit.
 	MaxRequests int64
-	// Window is the dispatch window (see DispatcherConfig.Window): while the requests
-	// stream has fewer unread entries than this, an emit hands requests of ready hosts
-	// out itself (an idle host's new ones straight, without a trip through its queue),
-	// so they reach idle fetchers at once. 0 leaves handing out to the Dispatcher.
-	Window int
-	// CountUnread: see DispatcherConfig.CountUnread.
-	CountUnread bool
-	// Dedup is the crawl's duplicate filter (OpenDeduper); nil means a plain set.
-	Dedup *Deduper
 	// Revisit lets a URL be queued again once it was last queued this long ago (crawls
 	// that run every day). Its fingerprints then live in a hash with their time instead
 	// of the seen set. 0: a URL is seen forever.
 	Revisit time.Duration
+	// Dedup is the crawl's duplicate filter (dedup.Open); nil means a plain set.
+	Dedup *dedup.Deduper
+	// SeenCache is how many fingerprints known to be in the seen set are remembered in
+	// process, so that links every page repeats (navigation) stop costing Redis work.
+	// Default 1,000,000 (about 40 MB); negative disables it.
+	SeenCache int
 	// Linger is how long a page's emit waits for other pages' emits to share one script
-	// call (see emitQueue). Default DefaultEmitLinger; negative: no wait.
+	// call (see Frontier.flush). Default 10ms; negative: no wait.
 	Linger time.Duration
-	// Hosts is the crawl's default per-host politeness, which requests handed out by
-	// an emit obey. Its zero value: no limits.
-	Hosts HostDefaults
-	// Rules returns the politeness of a host (NormalHost) that has a rule of its own
-	// (the spider's limits), nil for the defaults. Nil: every host has the defaults.
-	Rules func(host string) *HostRule
+	// Logger receives Run's failures (rate-limited); nil means no-op.
+	Logger *zap.Logger
 }
 
-// Frontier deduplicates and queues requests and items. Dedup and enqueue are one Lua
-// script, so a crash never leaves a URL or an item key marked seen but not queued.
+func (c *Config) setDefaults() {
+	c.Order = cmp.Or(c.Order, string(orderPriority))
+	c.LeaseTTL = cmp.Or(c.LeaseTTL, defaultLeaseTTL)
+	c.Quantum = cmp.Or(c.Quantum, defaultQuantum)
+	c.Window = cmp.Or(c.Window, defaultWindow)
+	c.Interval = cmp.Or(c.Interval, defaultInterval)
+	c.IdleInterval = cmp.Or(c.IdleInterval, max(defaultIdleInterval, c.Interval))
+	c.RetryInterval = cmp.Or(c.RetryInterval, defaultRetryInterval)
+	c.SeenCache = cmp.Or(c.SeenCache, defaultSeenCache)
+	c.Linger = cmp.Or(c.Linger, defaultLinger)
+	if c.Logger == nil {
+		c.Logger = zap.NewNop()
+	}
+}
+
+// validate reports a config that cannot work.
+func (c *Config) validate() error {
+	switch {
+	case c.Client == nil:
+		return errors.New("frontier: frontier needs a redis client")
+	case len(c.Layout.Parts) == 0 || c.Layout.Crawl == "":
+		return errors.New("frontier: frontier needs a crawl layout")
+	}
+	return order(c.Order).validate()
+}
+
+// Frontier is a crawl's host-scheduled frontier in Redis (the Mercator / URLFrontier
+// shape, see hostSchedLua): what comes in (Emit: a page's new requests and items, dedup
+// and enqueue in one script; TakeSeeds: seeds pushed at runtime), what goes out to the
+// fetchers (Run: requests of the hosts that may start one now, into the requests
+// stream, and due retries back to their hosts' queues), and the fetchers' side of
+// per-host politeness (Finish, Leased, SetCrawlDelay; Retry). State lives in Redis,
+// timed by the Redis clock, so N processes are as polite as one; every change is one
+// Lua script touching one partition's slot. Any number of Frontiers of one crawl may
+// run at once, in any processes.
 type Frontier struct {
-	rdb         redis.UniversalClient
-	layout      Layout
-	queue       *emitQueue
-	seen        *seenCache
-	order       Order
-	maxRequests int64
-	window      int
-	countUnread bool
-	revisit     time.Duration
-	emit        *redis.Script
-	fpArg       func(fp []byte) string // a fingerprint as the emit script takes it
-	hosts       HostDefaults
-	rules       func(host string) *HostRule
+	cfg    Config
+	rdb    redis.UniversalClient
+	layout streams.Layout
+	order  order
+	hosts  hostDefaults
+
+	// emit (emit.go)
+	queue *rkit.Group[*emitShare]
+	seen  *seenCache
+	emit  *redis.Script
+	fpArg func(fp []byte) string // a fingerprint as the emit script takes it
+
+	// the fetchers' side (hosts.go, retries.go)
+	pipe *rkit.Pipeline
+	fin  *rkit.Group[*finishJob]
+	now  func() time.Time // the clock that turns a retry's due time into a wait
+
+	// dispatch (dispatch.go)
+	mu  sync.Mutex
+	hot []bool // per partition: the last round moved requests there
+	// beforeRun, set only by tests (export_test.go), is called before each dispatch
+	// script with the window; an error stands for a process killed there.
+	beforeRun func(window int) error
 }
 
-// NewFrontier returns a Frontier.
-func NewFrontier(cfg FrontierConfig) (*Frontier, error) {
-	if cfg.Client == nil {
-		return nil, errors.New("frontier: frontier needs a redis client")
-	}
-	if cfg.Layout.N() == 0 {
-		cfg.Layout = NewLayout(cfg.Keys.Crawl(), 1)
-	}
-	if cfg.Layout.Crawl() == "" {
-		return nil, errors.New("frontier: frontier needs a crawl name")
-	}
-	if cfg.SeenCache == 0 {
-		cfg.SeenCache = 1_000_000
-	}
-	if cfg.Order == "" {
-		cfg.Order = OrderPriority
-	}
-	if err := cfg.Order.Validate(); err != nil {
+// New returns the Frontier of the crawl cfg.Layout names. Close it when done.
+func New(cfg Config) (*Frontier, error) {
+	cfg.setDefaults()
+	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	cfg.Linger = cmp.Or(cfg.Linger, DefaultEmitLinger)
-	cfg.Hosts.setDefaults()
-	f := &Frontier{rdb: cfg.Client, layout: cfg.Layout,
-		order: cfg.Order, maxRequests: cfg.MaxRequests, window: cfg.Window, countUnread: cfg.CountUnread,
-		revisit: cfg.Revisit, hosts: cfg.Hosts, rules: cfg.Rules}
+	f := &Frontier{cfg: cfg, rdb: cfg.Client, layout: cfg.Layout, order: order(cfg.Order), now: time.Now,
+		hosts: hostDefaults{HostRule: cfg.Hosts, leaseTTL: cfg.LeaseTTL, quantum: cfg.Quantum},
+		hot:   make([]bool, len(cfg.Layout.Parts))}
 	seenAdd := setSeenAdd
 	f.fpArg = func(fp []byte) string { return string(fp) }
 	if cfg.Dedup != nil {
 		seenAdd = cfg.Dedup.LuaSeenAdd()
 		if cfg.Revisit == 0 { // revisited URLs' fingerprints go to the seenat hash as they are
-			f.fpArg = cfg.Dedup.rec.scriptArg
+			f.fpArg = cfg.Dedup.ScriptArg
 		}
 	}
-	f.emit = redis.NewScript(seenAdd + nowLua + xaddLua + unreadLua + hostSchedLua + emitHeadLua + emitBody)
+	f.emit = newEmitScript(seenAdd)
 	if cfg.SeenCache > 0 && cfg.Revisit == 0 { // revisited URLs must reach the script
 		f.seen = newSeenCache(cfg.SeenCache)
 	}
-	f.queue = newEmitQueue(f, cfg.Linger)
+	f.queue = rkit.NewGroup(rkit.GroupConfig[*emitShare]{Max: maxEmitArgs, Size: (*emitShare).args,
+		Linger: cfg.Linger, Timeout: rkit.WriteTimeout, Flush: f.flush})
+	f.pipe = rkit.NewPipeline(cfg.Client, 64, rkit.WriteTimeout, rkit.WriteLinger)
+	f.fin = rkit.NewGroup(rkit.GroupConfig[*finishJob]{Max: 64, Linger: rkit.WriteLinger, Timeout: rkit.WriteTimeout, Flush: f.finishTurns})
 	return f, nil
-}
-
-// ItemOut is an item a page yields, offered to Emit.
-type ItemOut struct {
-	// Key is the item's key fingerprint; an item whose key was emitted before is
-	// dropped. Empty means "do not filter".
-	Key []byte
-	// Payload is the encoded item (spiders.MarshalItem).
-	Payload []byte
-}
-
-// Emitted says what Emit queued.
-type Emitted struct {
-	Requests, DuplicateRequests int
-	Items, DuplicateItems       int
-	// OverLimit counts requests dropped because the crawl reached max_pages.
-	OverLimit int
-}
-
-// Enqueue queues the candidates not seen before and returns how many it queued.
-func (f *Frontier) Enqueue(ctx context.Context, cands []Candidate) (int, error) {
-	e, err := f.Emit(ctx, cands, nil)
-	return e.Requests, err
-}
-
-// Emit is EmitFrom partition 0 (the only one of a crawl of one partition).
-func (f *Frontier) Emit(ctx context.Context, cands []Candidate, items []ItemOut) (Emitted, error) {
-	return f.EmitFrom(ctx, 0, cands, items)
-}
-
-// EmitFrom queues the requests not seen before, each in the partition of its host, and
-// appends the items whose keys were not emitted before to the items stream of partition
-// part, the page's own, all at the same time. Requests known in process to be seen
-// are dropped before Redis. The rest goes to the emit queue, which runs one script
-// call per partition for the pages parsed at about the same time (see emitQueue); in
-// each, dedup and enqueue are one step.
-func (f *Frontier) EmitFrom(ctx context.Context, part int, cands []Candidate, items []ItemOut) (Emitted, error) {
-	var e Emitted
-	var shares []*emitShare
-	// share returns the share of partition p that the next request goes in: a page's
-	// requests of one partition go in chunks of at most maxEmitChunk, each its own
-	// script call, so a page with a huge number of links never blocks Redis for long.
-	share := func(p int) *emitShare {
-		for i := len(shares) - 1; i >= 0; i-- {
-			if s := shares[i]; s.part == p {
-				if s.nreqs() < maxEmitChunk {
-					return s
-				}
-				break
-			}
-		}
-		s := &emitShare{part: p}
-		shares = append(shares, s)
-		return s
-	}
-	for _, c := range cands {
-		if len(c.Fingerprint) > 0 && f.seen != nil && f.seen.has(c.Fingerprint) {
-			e.DuplicateRequests++
-			continue
-		}
-		host := NormalHost(c.Host)
-		p := 0
-		if f.layout.N() > 1 {
-			p = f.layout.PartitionOf(host)
-		}
-		s := share(p)
-		var fp, rule string
-		if len(c.Fingerprint) > 0 {
-			fp = f.fpArg(c.Fingerprint)
-		}
-		if f.rules != nil {
-			if r := f.rules(host); r != nil {
-				rule = r.arg()
-			}
-		}
-		s.reqs = append(s.reqs, fp, f.order.band(c.Priority, c.Depth), string(c.Payload), host, rule)
-		s.fps = append(s.fps, c.Fingerprint)
-	}
-	if len(items) > 0 {
-		s := share(part)
-		for _, it := range items {
-			s.items = append(s.items, string(it.Key), string(it.Payload), nextMessageID())
-		}
-	}
-	var err error
-	var queued []*emitShare
-	for _, s := range shares {
-		if err = f.queue.submit(ctx, s); err != nil {
-			break
-		}
-		queued = append(queued, s)
-	}
-	for _, s := range queued {
-		<-s.done
-		if s.err != nil {
-			if err == nil {
-				err = s.err
-			}
-			continue
-		}
-		f.count(&e, s)
-	}
-	return e, err
-}
-
-// count adds a share's outcomes to e and remembers its seen fingerprints.
-func (f *Frontier) count(e *Emitted, s *emitShare) {
-	for i := 0; i < len(s.out); i++ {
-		isReq, c := i < s.nreqs(), s.out[i]
-		switch {
-		case isReq && c == 'q':
-			e.Requests++
-		case isReq && c == 'o':
-			e.OverLimit++
-		case isReq:
-			e.DuplicateRequests++
-		case c == 'a':
-			e.Items++
-		default:
-			e.DuplicateItems++
-		}
-		if isReq && c != 'o' && f.seen != nil && len(s.fps[i]) > 0 {
-			f.seen.add(s.fps[i]) // queued now or seen before: either way it is in the set
-		}
-	}
-}
-
-// reserve takes up to n of the crawl-wide max_pages budget.
-func (f *Frontier) reserve(ctx context.Context, n int) (int64, error) {
-	take, err := reserveScript.Run(ctx, f.rdb, []string{f.layout.Global().Stats()}, n, f.maxRequests).Int64()
-	if err != nil {
-		return 0, fmt.Errorf("frontier: reserve max_pages budget: %w", err)
-	}
-	return take, nil
-}
-
-// unreadMode says how the emit script counts the requests stream's unread entries.
-func (f *Frontier) unreadMode() string {
-	if f.countUnread {
-		return "range"
-	}
-	return "lag"
-}
-
-// EmitItems appends the items whose keys were not emitted before to the items stream of
-// partition part (EmitFrom without requests). An item's key is recorded in the same
-// script step that appends it, so a key is never recorded while its item is not in the
-// stream, and two pages yielding the same item at the same moment add it once. Items
-// without a key are always added.
-func (f *Frontier) EmitItems(ctx context.Context, part int, items []ItemOut) (added, dups int, err error) {
-	e, err := f.EmitFrom(ctx, part, nil, items)
-	return e.Items, e.DuplicateItems, err
 }
 
 // Known reports whether fp is known in process to be in the seen set already (false
@@ -281,12 +196,13 @@ func (f *Frontier) EmitItems(ctx context.Context, part int, items []ItemOut) (ad
 // before encoding it.
 func (f *Frontier) Known(fp []byte) bool { return f.seen != nil && f.seen.has(fp) }
 
-// MarkSeeded records that the crawl has been seeded, which "done" requires.
-func (f *Frontier) MarkSeeded(ctx context.Context, spider string) error {
-	meta := f.layout.Global().Meta()
+// MarkSeeded records that the crawl has been seeded, which "done" requires, and the
+// spider's name (the crawl's).
+func (f *Frontier) MarkSeeded(ctx context.Context) error {
+	meta := f.layout.Global.Meta
 	err := f.rdb.HSetNX(ctx, meta, "seeded_at", time.Now().UTC().Format(time.RFC3339)).Err()
 	if err == nil {
-		err = f.rdb.HSet(ctx, meta, "spider", spider).Err()
+		err = f.rdb.HSet(ctx, meta, "spider", f.layout.Crawl).Err()
 	}
 	if err != nil {
 		return fmt.Errorf("frontier: mark crawl seeded: %w", err)
@@ -294,8 +210,29 @@ func (f *Frontier) MarkSeeded(ctx context.Context, spider string) error {
 	return nil
 }
 
-// Layout returns the crawl's layout.
-func (f *Frontier) Layout() Layout { return f.layout }
+// Run hands requests out until ctx ends, then returns nil: every Interval (less often
+// while every partition's frontier is empty, see Config.IdleInterval) it takes back
+// the slots of dead fetchers, makes the hosts whose time has come ready and moves
+// requests of ready hosts into the requests stream within the Window (dispatch.go),
+// and every RetryInterval it moves due retries back to their hosts' queues
+// (retries.go). A failed round is logged and tried again. Every fetch process runs
+// one; any number may run at once.
+func (f *Frontier) Run(ctx context.Context) error {
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		_ = loop.Every(ctx, f.cfg.RetryInterval, loop.Config{Log: f.cfg.Logger, Msg: "moving delayed requests failed; retrying"}, f.moveAllDue)
+	}()
+	err := f.runDispatch(ctx)
+	wg.Wait()
+	return err
+}
 
-// Close stops the frontier's batcher.
-func (f *Frontier) Close() { f.queue.close() }
+// Close sends what is queued (emits, finished turns, retries) and stops. Run must have
+// returned.
+func (f *Frontier) Close() {
+	f.queue.Close()
+	f.fin.Close()
+	f.pipe.Close()
+}

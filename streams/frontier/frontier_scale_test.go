@@ -25,13 +25,13 @@ func BenchmarkFrontierScale(b *testing.B) {
 		srv := streamstest.Start(b)
 		rdb := srv.Client()
 		ctx := context.Background()
-		hosts := frontier.HostDefaults{HostRule: frontier.HostRule{Concurrency: 1, Delay: time.Second}}
+		hosts := frontier.HostRule{Concurrency: 1, Delay: time.Second}
 		payload := func(h, i int) []byte {
 			return []byte(fmt.Sprintf(`{"v":1,"url":"http://host%06d.example/p/%d","cb":"parse","depth":1}`, h, i))
 		}
-		page := func(crawl string, host func(i int) int) (frontier.Keys, int64, time.Duration) {
-			k := frontier.NewKeys(crawl)
-			f, err := frontier.NewFrontier(frontier.FrontierConfig{Client: rdb, Keys: k, SeenCache: -1, Hosts: hosts})
+		page := func(crawl string, host func(i int) int) (streams.Keys, int64, time.Duration) {
+			k := streams.NewKeys(crawl)
+			f, err := frontier.New(frontier.Config{Client: rdb, Layout: streams.NewLayout(k.Crawl, 1), SeenCache: -1, Hosts: hosts})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -42,11 +42,11 @@ func BenchmarkFrontierScale(b *testing.B) {
 				cands[i] = frontier.Candidate{Fingerprint: []byte(fmt.Sprintf("%s-%d", crawl, i)), Payload: payload(h, i),
 					Host: fmt.Sprintf("host%06d.example", h)}
 			}
-			m0 := usedMemory(b, rdb)
+			m0 := streamstest.UsedMemory(b, rdb)
 			rdb.ConfigSet(ctx, "slowlog-max-len", "1000000")
 			rdb.ConfigSet(ctx, "slowlog-log-slower-than", "0")
 			rdb.SlowLogReset(ctx)
-			if q, err := f.Enqueue(ctx, cands); err != nil || q != n {
+			if q, err := enqueue(ctx, f, cands); err != nil || q != n {
 				b.Fatalf("queued %d, %v", q, err)
 			}
 			longest := longestCall(b, rdb)
@@ -54,17 +54,17 @@ func BenchmarkFrontierScale(b *testing.B) {
 			rdb.SlowLogReset(ctx)
 			b.Logf("%s: one host queue %d B, ready set %d B, used_memory +%d B", crawl,
 				rdb.MemoryUsage(ctx, k.HostQueue(fmt.Sprintf("host%06d.example", host(0))), 0).Val(),
-				rdb.MemoryUsage(ctx, k.Ready(), 0).Val(), usedMemory(b, rdb)-m0)
+				rdb.MemoryUsage(ctx, k.Ready, 0).Val(), streamstest.UsedMemory(b, rdb)-m0)
 			// The dedup's set grows with the page too: count it out.
-			seen := rdb.MemoryUsage(ctx, k.Seen(), 0).Val()
-			return k, usedMemory(b, rdb) - m0 - seen, longest
+			seen := rdb.MemoryUsage(ctx, k.Seen, 0).Val()
+			return k, streamstest.UsedMemory(b, rdb) - m0 - seen, longest
 		}
 		_, oneHost, longestOne := page("onehost", func(int) int { return 0 })
 		k, manyHosts, longestMany := page("manyhosts", func(i int) int { return i })
-		if err := rdb.XGroupCreateMkStream(ctx, k.Requests(), streams.StageFetch, "$").Err(); err != nil {
+		if err := rdb.XGroupCreateMkStream(ctx, k.Requests, streams.StageFetch, "$").Err(); err != nil {
 			b.Fatal(err)
 		}
-		d, _ := frontier.NewDispatcher(frontier.DispatcherConfig{Client: rdb, Keys: k, Window: 1000, Hosts: hosts})
+		d, _ := frontier.New(frontier.Config{Client: rdb, Layout: streams.NewLayout(k.Crawl, 1), Window: 1000, Hosts: hosts})
 		cpu0 := srv.UsedCPU()
 		rdb.ConfigSet(ctx, "slowlog-log-slower-than", "0")
 		rdb.SlowLogReset(ctx)
@@ -76,7 +76,7 @@ func BenchmarkFrontierScale(b *testing.B) {
 			}
 			moved += m
 			// Every request is read at once (the window is the only bound here).
-			if err := rdb.XGroupSetID(ctx, k.Requests(), streams.StageFetch, "$").Err(); err != nil {
+			if err := rdb.XGroupSetID(ctx, k.Requests, streams.StageFetch, "$").Err(); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -15,15 +15,21 @@ import (
 	"github.com/streamcrawl/streamcrawl/streams/streamstest"
 )
 
+// enqueue queues cands (Emit without items) and returns how many it queued.
+func enqueue(ctx context.Context, f *frontier.Frontier, cands []frontier.Candidate) (int, error) {
+	e, err := f.Emit(ctx, 0, cands, nil)
+	return e.Requests, err
+}
+
 func cand(i, priority, depth int) frontier.Candidate {
 	return frontier.Candidate{Fingerprint: []byte(fmt.Sprintf("fp-%04d", i)), Payload: []byte(fmt.Sprintf("req-%d", i)),
 		Priority: priority, Depth: depth}
 }
 
 // streamPayloads returns the payloads of the requests stream in order.
-func streamPayloads(t *testing.T, rdb redis.UniversalClient, k frontier.Keys) []string {
+func streamPayloads(t *testing.T, rdb redis.UniversalClient, k streams.Keys) []string {
 	t.Helper()
-	msgs, err := rdb.XRange(context.Background(), k.Requests(), "-", "+").Result()
+	msgs, err := rdb.XRange(context.Background(), k.Requests, "-", "+").Result()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,15 +42,15 @@ func streamPayloads(t *testing.T, rdb redis.UniversalClient, k frontier.Keys) []
 
 // waiting returns the frontier's count of requests waiting in host queues, checked
 // against the queues' own sizes.
-func waiting(t *testing.T, rdb redis.UniversalClient, k frontier.Keys) int64 {
+func waiting(t *testing.T, rdb redis.UniversalClient, k streams.Keys) int64 {
 	t.Helper()
 	ctx := context.Background()
-	n, err := rdb.HLen(ctx, k.Waiting()).Result()
+	n, err := rdb.HLen(ctx, k.Waiting).Result()
 	if err != nil {
 		t.Fatal(err)
 	}
 	var inQueues int64
-	keys, err := rdb.Keys(ctx, k.HostQueuePrefix()+"*").Result()
+	keys, err := rdb.Keys(ctx, k.HostQueues+"*").Result()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,29 +65,29 @@ func waiting(t *testing.T, rdb redis.UniversalClient, k frontier.Keys) int64 {
 
 func TestFrontierOrders(t *testing.T) {
 	tests := []struct {
-		order frontier.Order
+		order string
 		want  string
 	}{
-		{frontier.OrderPriority, "[req-3 req-1 req-4 req-0 req-2]"},
-		{frontier.OrderBreadthFirst, "[req-4 req-0 req-2 req-3 req-1]"},
-		{frontier.OrderDepthFirst, "[req-3 req-1 req-2 req-0 req-4]"},
+		{"priority", "[req-3 req-1 req-4 req-0 req-2]"},
+		{"breadth-first", "[req-4 req-0 req-2 req-3 req-1]"},
+		{"depth-first", "[req-3 req-1 req-2 req-0 req-4]"},
 	}
 	for _, tt := range tests {
 		t.Run(string(tt.order), func(t *testing.T) {
 			srv := streamstest.Start(t)
 			rdb := srv.Client()
 			ctx := context.Background()
-			k := frontier.NewKeys("order")
-			f, err := frontier.NewFrontier(frontier.FrontierConfig{Client: rdb, Keys: k, Order: tt.order})
+			k := streams.NewKeys("order")
+			f, err := frontier.New(frontier.Config{Client: rdb, Layout: streams.NewLayout(k.Crawl, 1), Order: tt.order})
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer f.Close()
 			// (index, priority, depth)
-			if _, err := f.Enqueue(ctx, []frontier.Candidate{cand(0, 0, 1), cand(1, 5, 2), cand(2, 0, 1), cand(3, 10, 2), cand(4, 1, 0)}); err != nil {
+			if _, err := enqueue(ctx, f, []frontier.Candidate{cand(0, 0, 1), cand(1, 5, 2), cand(2, 0, 1), cand(3, 10, 2), cand(4, 1, 0)}); err != nil {
 				t.Fatal(err)
 			}
-			d, _ := frontier.NewDispatcher(frontier.DispatcherConfig{Client: rdb, Keys: k, Window: 100})
+			d, _ := frontier.New(frontier.Config{Client: rdb, Layout: streams.NewLayout(k.Crawl, 1), Window: 100})
 			if n, err := d.Dispatch(ctx); err != nil || n != 5 {
 				t.Fatalf("dispatched %d, %v; want 5", n, err)
 			}
@@ -96,14 +102,14 @@ func TestEmitIntoAnEmptyFrontierFillsTheWindowInOrderAndQueuesTheRest(t *testing
 	srv := streamstest.Start(t)
 	rdb := srv.Client()
 	ctx := context.Background()
-	k := frontier.NewKeys("direct")
-	if err := rdb.XGroupCreateMkStream(ctx, k.Requests(), streams.StageFetch, "$").Err(); err != nil {
+	k := streams.NewKeys("direct")
+	if err := rdb.XGroupCreateMkStream(ctx, k.Requests, streams.StageFetch, "$").Err(); err != nil {
 		t.Fatal(err)
 	}
-	f, _ := frontier.NewFrontier(frontier.FrontierConfig{Client: rdb, Keys: k, Window: 3})
+	f, _ := frontier.New(frontier.Config{Client: rdb, Layout: streams.NewLayout(k.Crawl, 1), Window: 3, EmitHandsOut: true})
 	defer f.Close()
 	// (index, priority, depth): the window takes the three best, the frontier the rest.
-	n, err := f.Enqueue(ctx, []frontier.Candidate{cand(0, 0, 1), cand(1, 5, 2), cand(2, 0, 1), cand(3, 10, 2), cand(4, 1, 0)})
+	n, err := enqueue(ctx, f, []frontier.Candidate{cand(0, 0, 1), cand(1, 5, 2), cand(2, 0, 1), cand(3, 10, 2), cand(4, 1, 0)})
 	if err != nil || n != 5 {
 		t.Fatalf("queued %d, %v; want 5", n, err)
 	}
@@ -111,7 +117,7 @@ func TestEmitIntoAnEmptyFrontierFillsTheWindowInOrderAndQueuesTheRest(t *testing
 		t.Fatalf("stream = %s, want %s", got, want)
 	}
 	ids, _ := rdb.ZRange(ctx, k.HostQueue(""), 0, -1).Result()
-	if got := rdb.HMGet(ctx, k.Waiting(), ids...).Val(); fmt.Sprint(got) != "[req-0 req-2]" {
+	if got := rdb.HMGet(ctx, k.Waiting, ids...).Val(); fmt.Sprint(got) != "[req-0 req-2]" {
 		t.Fatalf("host queue = %v, want [req-0 req-2]", got)
 	}
 	if n := waiting(t, rdb, k); n != 2 {
@@ -119,14 +125,14 @@ func TestEmitIntoAnEmptyFrontierFillsTheWindowInOrderAndQueuesTheRest(t *testing
 	}
 	// The window is full now: a new request waits in its host's queue for the
 	// Dispatcher, even though it outranks what the queue holds.
-	if _, err := f.Enqueue(ctx, []frontier.Candidate{cand(5, 20, 0)}); err != nil {
+	if _, err := enqueue(ctx, f, []frontier.Candidate{cand(5, 20, 0)}); err != nil {
 		t.Fatal(err)
 	}
-	if got := rdb.XLen(ctx, k.Requests()).Val(); got != 3 {
+	if got := rdb.XLen(ctx, k.Requests).Val(); got != 3 {
 		t.Fatalf("stream holds %d after an emit into a non-empty frontier, want 3", got)
 	}
 	// The stream's message IDs name distinct messages.
-	msgs, _ := rdb.XRange(ctx, k.Requests(), "-", "+").Result()
+	msgs, _ := rdb.XRange(ctx, k.Requests, "-", "+").Result()
 	uuids := map[string]bool{}
 	for _, m := range msgs {
 		uuids[m.Values["_watermill_message_uuid"].(string)] = true
@@ -140,20 +146,20 @@ func TestDispatchKeepsTheWindowAndAHighPrioritySeedJumpsTheBacklog(t *testing.T)
 	srv := streamstest.Start(t)
 	rdb := srv.Client()
 	ctx := context.Background()
-	k := frontier.NewKeys("window")
-	f, _ := frontier.NewFrontier(frontier.FrontierConfig{Client: rdb, Keys: k})
+	k := streams.NewKeys("window")
+	f, _ := frontier.New(frontier.Config{Client: rdb, Layout: streams.NewLayout(k.Crawl, 1)})
 	defer f.Close()
 	var backlog []frontier.Candidate
 	for i := 0; i < 50; i++ {
 		backlog = append(backlog, cand(i, 0, 1))
 	}
-	if _, err := f.Enqueue(ctx, backlog); err != nil {
+	if _, err := enqueue(ctx, f, backlog); err != nil {
 		t.Fatal(err)
 	}
-	if err := rdb.XGroupCreateMkStream(ctx, k.Requests(), streams.StageFetch, "0").Err(); err != nil {
+	if err := rdb.XGroupCreateMkStream(ctx, k.Requests, streams.StageFetch, "0").Err(); err != nil {
 		t.Fatal(err)
 	}
-	d, _ := frontier.NewDispatcher(frontier.DispatcherConfig{Client: rdb, Keys: k, Window: 10})
+	d, _ := frontier.New(frontier.Config{Client: rdb, Layout: streams.NewLayout(k.Crawl, 1), Window: 10})
 	if n, _ := d.Dispatch(ctx); n != 10 {
 		t.Fatalf("first round moved %d, want the window of 10", n)
 	}
@@ -162,8 +168,8 @@ func TestDispatchKeepsTheWindowAndAHighPrioritySeedJumpsTheBacklog(t *testing.T)
 	}
 	// A fetcher reads 4; a priority-10 request arrives; the next round tops the window up
 	// with it first.
-	rdb.XReadGroup(ctx, &redis.XReadGroupArgs{Group: streams.StageFetch, Consumer: "c", Streams: []string{k.Requests(), ">"}, Count: 4})
-	if _, err := f.Enqueue(ctx, []frontier.Candidate{cand(99, 10, 1)}); err != nil {
+	rdb.XReadGroup(ctx, &redis.XReadGroupArgs{Group: streams.StageFetch, Consumer: "c", Streams: []string{k.Requests, ">"}, Count: 4})
+	if _, err := enqueue(ctx, f, []frontier.Candidate{cand(99, 10, 1)}); err != nil {
 		t.Fatal(err)
 	}
 	if n, _ := d.Dispatch(ctx); n != 4 {
@@ -182,18 +188,18 @@ func TestDispatcherCrashBetweenPopAndPushLosesAndDuplicatesNothing(t *testing.T)
 	srv := streamstest.Start(t)
 	rdb := srv.Client()
 	ctx := context.Background()
-	k := frontier.NewKeys("fault")
-	f, _ := frontier.NewFrontier(frontier.FrontierConfig{Client: rdb, Keys: k})
+	k := streams.NewKeys("fault")
+	f, _ := frontier.New(frontier.Config{Client: rdb, Layout: streams.NewLayout(k.Crawl, 1)})
 	defer f.Close()
 	var cs []frontier.Candidate
 	for i := 0; i < 30; i++ {
 		cs = append(cs, cand(i, 0, 0))
 	}
-	if _, err := f.Enqueue(ctx, cs); err != nil {
+	if _, err := enqueue(ctx, f, cs); err != nil {
 		t.Fatal(err)
 	}
 	crash := errors.New("killed")
-	bad, _ := frontier.NewDispatcher(frontier.DispatcherConfig{Client: rdb, Keys: k, Window: 20})
+	bad, _ := frontier.New(frontier.Config{Client: rdb, Layout: streams.NewLayout(k.Crawl, 1), Window: 20})
 	bad.SetBeforeRun(func(int) error { return crash })
 	if _, err := bad.Dispatch(ctx); err == nil {
 		t.Fatal("the fault hook did not fire")
@@ -201,10 +207,10 @@ func TestDispatcherCrashBetweenPopAndPushLosesAndDuplicatesNothing(t *testing.T)
 	if n := waiting(t, rdb, k); n != 30 {
 		t.Fatalf("after the crash the frontier holds %d, want all 30", n)
 	}
-	if n := rdb.XLen(ctx, k.Requests()).Val(); n != 0 {
+	if n := rdb.XLen(ctx, k.Requests).Val(); n != 0 {
 		t.Fatalf("after the crash the stream holds %d, want 0", n)
 	}
-	good, _ := frontier.NewDispatcher(frontier.DispatcherConfig{Client: rdb, Keys: k, Window: 100})
+	good, _ := frontier.New(frontier.Config{Client: rdb, Layout: streams.NewLayout(k.Crawl, 1), Window: 100})
 	if n, err := good.Dispatch(ctx); err != nil || n != 30 {
 		t.Fatalf("dispatch after the crash moved %d, %v; want 30", n, err)
 	}
@@ -224,14 +230,14 @@ func TestMaxPagesStopsQueueing(t *testing.T) {
 	srv := streamstest.Start(t)
 	rdb := srv.Client()
 	ctx := context.Background()
-	k := frontier.NewKeys("maxpages")
-	f, _ := frontier.NewFrontier(frontier.FrontierConfig{Client: rdb, Keys: k, MaxRequests: 7})
+	k := streams.NewKeys("maxpages")
+	f, _ := frontier.New(frontier.Config{Client: rdb, Layout: streams.NewLayout(k.Crawl, 1), MaxRequests: 7})
 	defer f.Close()
 	var cs []frontier.Candidate
 	for i := 0; i < 10; i++ {
 		cs = append(cs, cand(i, 0, 0))
 	}
-	e, err := f.Emit(ctx, cs, nil)
+	e, err := f.Emit(ctx, 0, cs, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -244,8 +250,8 @@ func TestRevisitQueuesAURLAgainAfterTheInterval(t *testing.T) {
 	srv := streamstest.Start(t)
 	rdb := srv.Client()
 	ctx := context.Background()
-	k := frontier.NewKeys("revisit")
-	f, _ := frontier.NewFrontier(frontier.FrontierConfig{Client: rdb, Keys: k, Revisit: 400 * time.Millisecond, SeenCache: -1})
+	k := streams.NewKeys("revisit")
+	f, _ := frontier.New(frontier.Config{Client: rdb, Layout: streams.NewLayout(k.Crawl, 1), Revisit: 400 * time.Millisecond, SeenCache: -1})
 	defer f.Close()
 	steps := []struct {
 		wait time.Duration
@@ -253,7 +259,7 @@ func TestRevisitQueuesAURLAgainAfterTheInterval(t *testing.T) {
 	}{{0, 1}, {0, 0}, {500 * time.Millisecond, 1}, {0, 0}}
 	for i, s := range steps {
 		time.Sleep(s.wait)
-		n, err := f.Enqueue(ctx, []frontier.Candidate{cand(1, 0, 0)})
+		n, err := enqueue(ctx, f, []frontier.Candidate{cand(1, 0, 0)})
 		if err != nil {
 			t.Fatal(err)
 		}

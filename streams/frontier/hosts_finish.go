@@ -4,29 +4,41 @@ import (
 	"context"
 	"errors"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/streamcrawl/streamcrawl/streams"
 	"github.com/streamcrawl/streamcrawl/streams/internal/rkit"
 )
 
-// maxBackoffMs is MaxHostBackoff for the scripts.
-var maxBackoffMs = strconv.FormatInt(MaxHostBackoff.Milliseconds(), 10)
+// maxBackoffMs is maxHostBackoff for the scripts.
+var maxBackoffMs = strconv.FormatInt(maxHostBackoff.Milliseconds(), 10)
 
 // finishOneLua (after hostSchedLua) defines finish_one(): one fetcher's turn at a host
 // ends: its slot comes back, the host's next start moves to its delay after the
 // request's start (or further for a back-off), a request is requeued when asked, and
 // the host is placed again.
 //
-// host, lease (requests stream ID; ” none), took (ms since the request started; -1: no
+// host, lease (requests stream ID; empty: none), took (ms since the request started; -1: no
 // request was made), outcome ('done', 'slow', 'none'), retry (Retry-After ms), auto ('1'
-// feeds AutoThrottle), requeue (request; ” none), band, sign (order), wait (least ms
+// feeds AutoThrottle), requeue (request; empty: none), band, sign (order), wait (least ms
 // before the next start), now (ms, Redis clock)
 // Output: the host's next start (ms, Redis clock; 0 when it may start now)
 var finishOneLua = `
+-- next_start puts host in the schedule at want when that is later than now (later
+-- than any time it has: it leaves the ready set), and returns its next start: want,
+-- its time in the schedule, or nil when it may start now.
+local function next_start(host, want, now)
+  if want > now then
+    redis.call('ZREM', S.ready, host)
+    redis.call('ZADD', S.sched, 'GT', want, host)
+    return want
+  end
+  local at = redis.call('ZSCORE', S.sched, host)
+  if at then return tonumber(at) end
+  return nil
+end
+
 local function finish_one(host, lease, took, outcome, retry, auto, requeue, band, sign, wait, now)
   if lease ~= '' and redis.call('ZREM', S.leases, host .. '|' .. lease) == 1 then free_slot(host) end
   if took >= 0 and auto == '1' then
@@ -50,14 +62,8 @@ local function finish_one(host, lease, took, outcome, retry, auto, requeue, band
     want = math.max(want, now + wait)
     queued = true
   end
-  if want > now then
-    -- Later than any time it has: the host leaves the ready set for the schedule.
-    redis.call('ZREM', S.ready, host)
-    redis.call('ZADD', S.sched, 'GT', want, host)
-    return want
-  end
-  local at = redis.call('ZSCORE', S.sched, host)
-  if at then return tonumber(at) end
+  local at = next_start(host, want, now)
+  if at then return at end
   if queued then
     wake(host, band)
   elseif not redis.call('ZSCORE', S.ready, host) then
@@ -83,14 +89,10 @@ local function finish_plain(host, leases, took, now)
   if level > 0 then
     if level <= #leases then redis.call('HDEL', S.hosts, host .. ':b') else redis.call('HINCRBY', S.hosts, host .. ':b', -#leases) end
   end
-  if delay > 0 and now - took + delay > now then
-    local want = now - took + delay
-    redis.call('ZREM', S.ready, host)
-    redis.call('ZADD', S.sched, 'GT', want, host)
-    return want
-  end
-  local at = redis.call('ZSCORE', S.sched, host)
-  if at then return tonumber(at) end
+  local want = 0
+  if delay > 0 then want = now - took + delay end
+  local at = next_start(host, want, now)
+  if at then return at end
   if not redis.call('ZSCORE', S.ready, host) then place(host, inflight, conc) end
   return 0
 end
@@ -109,18 +111,12 @@ const finishFields = 10
 // dispatcher's next round, and a page costs one script call per batch instead of its
 // own.
 //
-// KEYS[1] -> sc:{c}:hosts, KEYS[2] -> sc:{c}:ready, KEYS[3] -> sc:{c}:sched,
-// KEYS[4] -> sc:{c}:leases, KEYS[5] -> sc:{c}:waiting, KEYS[6] -> sc:{c}:seq,
-// KEYS[7] -> sc:{c}:hq: (host queue prefix), KEYS[8] -> sc:{c}:requests
-// ARGV[1..4] -> the hosts' defaults (S.conc, S.delay, S.ttl, S.quantum),
-// ARGV[5] -> message UUID prefix, ARGV[6] -> the fetch group, ARGV[7] -> handOut (the
-// window; 0: no hand-out), ARGV[8] -> 'lag' or 'range' (how to count unread entries),
-// ARGV[9] -> most requests to move, then per turn 10 fields: host, lease, took, outcome,
-// Retry-After ms, autothrottle, requeue, band, sign, wait ms (see finish_one)
+// KEYS[1..8], ARGV[1..8] -> schedKeys, schedArgs (see hostSchedLua; the window is
+// handOut)
+// ARGV[9] -> most requests to move, then per turn 10 fields: host, lease, took,
+// outcome, Retry-After ms, autothrottle, requeue, band, sign, wait ms (see finish_one)
 // Output: each turn's next start (as finish_one), then the number of requests handed out
-var finishScript = redis.NewScript(nowLua + xaddLua + unreadLua + hostSchedLua + finishOneLua + `
-S.hosts, S.ready, S.sched, S.leases, S.waiting, S.seq, S.hq, S.stream = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8]
-S.conc, S.delay, S.ttl, S.quantum, S.idp = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]), ARGV[5]
+var finishScript = schedScript("", finishOneLua+`
 local now = now_ms()
 local out = {}
 -- Plain turns (done, no AutoThrottle, no requeue) first, grouped by host; then the
@@ -153,10 +149,9 @@ for i = 10, #ARGV, 10 do
   end
 end
 local moved = 0
-local window = tonumber(ARGV[7])
-if window > 0 and redis.call('ZCARD', S.ready) > 0 then
-  local room = math.min(window - unread(S.stream, ARGV[6], window, ARGV[8]), tonumber(ARGV[9]))
-  if room > 0 then moved = hand_out(room, now) end
+if S.window > 0 and redis.call('ZCARD', S.ready) > 0 then
+  local r = room(tonumber(ARGV[9]))
+  if r > 0 then moved = hand_out(r, now) end
 end
 out[#out + 1] = moved
 return out
@@ -169,91 +164,12 @@ type finishJob struct {
 	f    Finish
 	next int64 // the host's next start (ms), as the script returned it
 	err  error
-	done chan struct{}
 }
 
-// finisher gathers the Finish calls of many fetchers and sends each partition's in one
-// script call, the calls of every partition in one pipeline. After the first call of a
-// batch arrives it waits up to linger for others, as the other writers do.
-type finisher struct {
-	h      *Hosts
-	max    int
-	linger time.Duration
-	jobs   chan *finishJob
-	stop   chan struct{}
-	wg     sync.WaitGroup
-	once   sync.Once
-	gate   rkit.Gate
-}
-
-func newFinisher(h *Hosts, max int, linger time.Duration) *finisher {
-	fz := &finisher{h: h, max: max, linger: linger, jobs: make(chan *finishJob, max), stop: make(chan struct{})}
-	fz.wg.Add(1)
-	go fz.run()
-	return fz
-}
-
-// do queues j and waits for its batch to run.
-func (fz *finisher) do(ctx context.Context, j *finishJob) error {
-	j.done = make(chan struct{})
-	if !fz.gate.Enter() {
-		return rkit.ErrClosed
-	}
-	select {
-	case fz.jobs <- j:
-		fz.gate.Leave()
-	case <-ctx.Done():
-		fz.gate.Leave()
-		return ctx.Err()
-	}
-	<-j.done // once queued a job always runs
-	return j.err
-}
-
-func (fz *finisher) run() {
-	defer fz.wg.Done()
-	batch := make([]*finishJob, 0, fz.max)
-	for {
-		select {
-		case j := <-fz.jobs:
-			batch = append(batch[:0], j)
-		case <-fz.stop:
-			for {
-				select {
-				case j := <-fz.jobs:
-					fz.exec([]*finishJob{j})
-				default:
-					return
-				}
-			}
-		}
-		fz.fill(&batch)
-		fz.exec(batch)
-	}
-}
-
-// fill adds queued jobs to batch, waiting up to linger for more.
-func (fz *finisher) fill(batch *[]*finishJob) {
-	t := time.NewTimer(fz.linger)
-	defer t.Stop()
-	for len(*batch) < fz.max {
-		select {
-		case j := <-fz.jobs:
-			*batch = append(*batch, j)
-		case <-t.C:
-			return
-		case <-fz.stop:
-			return
-		}
-	}
-}
-
-// exec runs batch: one script call per partition, all in one pipeline; a partition
-// whose call found the script missing from the server's cache runs again with EVAL
-// (NOSCRIPT means it did not run).
-func (fz *finisher) exec(batch []*finishJob) {
-	ctx, cancel := context.WithTimeout(context.Background(), streams.DefaultPublishTimeout)
-	defer cancel()
+// finishTurns runs a batch of Finish calls of many fetchers (gathered by the group commit
+// of the Frontier, waiting up to WriteLinger for company as the other writers do): one
+// script call per partition, all in one pipeline.
+func (f *Frontier) finishTurns(ctx context.Context, batch []*finishJob) {
 	byPart := map[int][]*finishJob{}
 	var parts []int
 	for _, j := range batch {
@@ -262,21 +178,14 @@ func (fz *finisher) exec(batch []*finishJob) {
 		}
 		byPart[j.part] = append(byPart[j.part], j)
 	}
-	keys := make([][]string, len(parts))
-	args := make([][]any, len(parts))
-	cmds := make([]*redis.Cmd, len(parts))
-	pipe := fz.h.rdb.Pipeline()
+	calls := make([]*rkit.Call, len(parts))
 	for i, p := range parts {
-		keys[i], args[i] = fz.h.finishCall(p, byPart[p])
-		cmds[i] = finishScript.EvalSha(ctx, pipe, keys[i], args[i]...)
+		keys, args := f.finishCall(p, byPart[p])
+		calls[i] = &rkit.Call{Script: finishScript, Keys: keys, Args: args}
 	}
-	_, _ = pipe.Exec(ctx) // read per call
+	rkit.Exec(ctx, f.rdb, calls)
 	for i, p := range parts {
-		cmd := cmds[i]
-		if rkit.IsNoScript(cmd.Err()) {
-			cmd = finishScript.Run(ctx, fz.h.rdb, keys[i], args[i]...)
-		}
-		settle(byPart[p], cmd)
+		settle(byPart[p], calls[i].Reply.(*redis.Cmd))
 	}
 }
 
@@ -292,43 +201,34 @@ func settle(jobs []*finishJob, cmd *redis.Cmd) {
 		} else {
 			j.next = res[i]
 		}
-		close(j.done)
 	}
-}
-
-// close stops taking jobs after running the queued ones.
-func (fz *finisher) close() {
-	fz.once.Do(func() {
-		fz.gate.Shut()
-		close(fz.stop)
-	})
-	fz.wg.Wait()
 }
 
 // finishCall returns the keys and arguments of finishScript for jobs of partition part.
 // The time since each request started is taken now, when the call leaves for Redis.
-func (h *Hosts) finishCall(part int, jobs []*finishJob) ([]string, []any) {
-	k := h.layout.Part(part)
-	keys := []string{k.Hosts(), k.Ready(), k.Sched(), k.Leases(), k.Waiting(), k.Seq(), k.HostQueuePrefix(), k.Requests()}
-	mode := "lag"
-	if h.defaults.CountUnread {
-		mode = "range"
+func (f *Frontier) finishCall(part int, jobs []*finishJob) ([]string, []any) {
+	keys := schedKeys(f.layout.Parts[part])
+	window := 0
+	if f.cfg.FinishHandsOut {
+		window = f.cfg.Window
 	}
 	args := make([]any, 0, 9+finishFields*len(jobs))
-	args = append(args, h.defaults.args()...)
-	args = append(args, h.layout.idPrefix(part), streams.StageFetch, max(h.defaults.HandOutWindow, 0), mode, maxHandOut)
+	args = append(args, schedArgs(f.hosts, partIDPrefix(part), window, f.cfg.CountUnread, maxHandOut)...)
 	for _, j := range jobs {
-		f := j.f
-		took := int64(-1)
-		if f.Outcome != NotStarted {
-			took = max(time.Since(f.Started).Milliseconds(), 0)
+		fin := j.f
+		took, outcome := int64(-1), "none"
+		if !fin.Started.IsZero() {
+			took, outcome = max(time.Since(fin.Started).Milliseconds(), 0), "done"
+		}
+		if fin.SlowDown {
+			outcome = "slow"
 		}
 		auto := 0
-		if f.Autothrottle {
+		if fin.Autothrottle {
 			auto = 1
 		}
-		args = append(args, j.host, f.Lease, took, f.Outcome.arg(), max(f.RetryAfter.Milliseconds(), 0), auto,
-			string(f.Requeue), h.order.band(f.Priority, f.Depth), h.order.sign(), max(f.Wait.Milliseconds(), 0))
+		args = append(args, j.host, fin.Lease, took, outcome, max(fin.RetryAfter.Milliseconds(), 0), auto,
+			string(fin.Requeue), f.order.band(fin.Priority, fin.Depth), f.order.sign(), max(fin.Wait.Milliseconds(), 0))
 	}
 	return keys, args
 }

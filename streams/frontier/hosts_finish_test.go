@@ -15,14 +15,14 @@ import (
 func TestAFinishHandsTheHostsNextRequestOutWithinTheWindow(t *testing.T) {
 	rdb := streamstest.Start(t).Client()
 	ctx := context.Background()
-	k := frontier.NewKeys("handout")
-	if err := rdb.XGroupCreateMkStream(ctx, k.Requests(), streams.StageFetch, "$").Err(); err != nil {
+	k := streams.NewKeys("handout")
+	if err := rdb.XGroupCreateMkStream(ctx, k.Requests, streams.StageFetch, "$").Err(); err != nil {
 		t.Fatal(err)
 	}
-	hosts := frontier.HostDefaults{HostRule: frontier.HostRule{Concurrency: 1}, HandOutWindow: 1}
-	f, _ := frontier.NewFrontier(frontier.FrontierConfig{Client: rdb, Keys: k, SeenCache: -1, Hosts: hosts, Window: 10})
+	hosts := frontier.HostRule{Concurrency: 1}
+	f, _ := frontier.New(frontier.Config{Client: rdb, Layout: streams.NewLayout(k.Crawl, 1), SeenCache: -1, Hosts: hosts, Window: 10, EmitHandsOut: true})
 	defer f.Close()
-	if _, err := f.Enqueue(ctx, []frontier.Candidate{hostCand(1, "a.test"), hostCand(2, "a.test"), hostCand(3, "a.test"),
+	if _, err := enqueue(ctx, f, []frontier.Candidate{hostCand(1, "a.test"), hostCand(2, "a.test"), hostCand(3, "a.test"),
 		hostCand(4, "b.test"), hostCand(5, "b.test")}); err != nil {
 		t.Fatal(err)
 	}
@@ -30,14 +30,14 @@ func TestAFinishHandsTheHostsNextRequestOutWithinTheWindow(t *testing.T) {
 	if len(first) != 2 {
 		t.Fatalf("%d requests handed out at concurrency 1 over two hosts, want 2", len(first))
 	}
-	h, _ := frontier.NewHosts(rdb, frontier.NewLayout("handout", 1), hosts, "")
+	h, _ := frontier.New(frontier.Config{Client: rdb, Layout: streams.NewLayout("handout", 1), Hosts: hosts, Window: 1, FinishHandsOut: true})
 	defer h.Close()
 	// a.test's finish frees its slot: its next request goes out in the same call, no
 	// dispatcher round needed.
 	if _, err := h.Finish(ctx, frontier.Finish{Host: "a.test", Lease: first[0].ID, Started: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
-	if n := rdb.XLen(ctx, k.Requests()).Val(); n != 3 {
+	if n := rdb.XLen(ctx, k.Requests).Val(); n != 3 {
 		t.Fatalf("requests stream holds %d after a finish, want 3 (the freed slot's request handed out)", n)
 	}
 	// That request is unread and the window is 1: b.test's finish frees a slot but
@@ -45,13 +45,13 @@ func TestAFinishHandsTheHostsNextRequestOutWithinTheWindow(t *testing.T) {
 	if _, err := h.Finish(ctx, frontier.Finish{Host: "b.test", Lease: first[1].ID, Started: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
-	if n := rdb.XLen(ctx, k.Requests()).Val(); n != 3 {
+	if n := rdb.XLen(ctx, k.Requests).Val(); n != 3 {
 		t.Fatalf("requests stream holds %d with the window full, want 3", n)
 	}
-	if s := rdb.ZScore(ctx, k.Ready(), "b.test"); s.Err() != nil {
+	if s := rdb.ZScore(ctx, k.Ready, "b.test"); s.Err() != nil {
 		t.Fatalf("b.test not ready after its finish with the window full: %v", s.Err())
 	}
-	if f := rdb.HGet(ctx, k.Hosts(), "b.test:f").Val(); f != "" {
+	if f := rdb.HGet(ctx, k.Hosts, "b.test:f").Val(); f != "" {
 		t.Fatalf("b.test in flight %q, want none", f)
 	}
 }
@@ -60,22 +60,22 @@ func TestConcurrentFinishesShareScriptCallsAndKeepEveryHostsCount(t *testing.T) 
 	srv := streamstest.Start(t)
 	rdb := srv.Client()
 	ctx := context.Background()
-	k := frontier.NewKeys("many")
-	if err := rdb.XGroupCreateMkStream(ctx, k.Requests(), streams.StageFetch, "$").Err(); err != nil {
+	k := streams.NewKeys("many")
+	if err := rdb.XGroupCreateMkStream(ctx, k.Requests, streams.StageFetch, "$").Err(); err != nil {
 		t.Fatal(err)
 	}
-	hosts := frontier.HostDefaults{HostRule: frontier.HostRule{Concurrency: 4}, HandOutWindow: 1000}
-	f, _ := frontier.NewFrontier(frontier.FrontierConfig{Client: rdb, Keys: k, SeenCache: -1, Hosts: hosts, Window: 1000})
+	hosts := frontier.HostRule{Concurrency: 4}
+	f, _ := frontier.New(frontier.Config{Client: rdb, Layout: streams.NewLayout(k.Crawl, 1), SeenCache: -1, Hosts: hosts, Window: 1000, EmitHandsOut: true})
 	defer f.Close()
 	const nHosts, perHost = 10, 20
 	var cs []frontier.Candidate
 	for i := range nHosts * perHost {
 		cs = append(cs, hostCand(i, fmt.Sprintf("h%d.test", i%nHosts)))
 	}
-	if _, err := f.Enqueue(ctx, cs); err != nil {
+	if _, err := enqueue(ctx, f, cs); err != nil {
 		t.Fatal(err)
 	}
-	h, _ := frontier.NewHosts(rdb, frontier.NewLayout("many", 1), hosts, "")
+	h, _ := frontier.New(frontier.Config{Client: rdb, Layout: streams.NewLayout("many", 1), Hosts: hosts, Window: 1000, FinishHandsOut: true})
 	defer h.Close()
 	before := evalshaCalls(t, srv)
 	// Fetchers finish every request they read, in parallel; each finish hands the
@@ -111,11 +111,11 @@ func TestConcurrentFinishesShareScriptCallsAndKeepEveryHostsCount(t *testing.T) 
 	if len(seen) != nHosts*perHost {
 		t.Fatalf("%d requests handed out, want %d", len(seen), nHosts*perHost)
 	}
-	if n := rdb.ZCard(ctx, k.Leases()).Val(); n != 0 {
+	if n := rdb.ZCard(ctx, k.Leases).Val(); n != 0 {
 		t.Fatalf("%d leases left, want 0", n)
 	}
-	if n := rdb.HLen(ctx, k.Hosts()).Val(); n != 0 {
-		t.Fatalf("%d host fields left (in flight counts), want 0: %v", n, rdb.HGetAll(ctx, k.Hosts()).Val())
+	if n := rdb.HLen(ctx, k.Hosts).Val(); n != 0 {
+		t.Fatalf("%d host fields left (in flight counts), want 0: %v", n, rdb.HGetAll(ctx, k.Hosts).Val())
 	}
 	calls := evalshaCalls(t, srv) - before
 	if calls >= nHosts*perHost/2 {

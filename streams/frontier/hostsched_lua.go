@@ -1,5 +1,15 @@
 package frontier
 
+import (
+	"context"
+	"strconv"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/streamcrawl/streamcrawl/streams"
+	"github.com/streamcrawl/streamcrawl/streams/internal/rkit"
+)
+
 // hostSchedLua defines the functions of the host-scheduled frontier (the Mercator /
 // URLFrontier shape, in Redis, per partition). Every host with waiting requests has
 // its own queue (sc:{c}:hq:<host>, in the crawl's order) and is in exactly one of three
@@ -19,22 +29,37 @@ package frontier
 // sets the host's next start. So a fetcher never reads a request it may not fetch now.
 // No function scans all hosts: each reads a bounded range of a sorted set.
 //
-// Needs nowLua and xaddLua before it. The calling script fills S from its KEYS and
-// ARGV before calling anything:
+// Every script that uses it (emit, dispatch, finish, move due retries, migrate) is
+// composed by schedScript and takes the same prologue: KEYS[1..8] are schedKeys and
+// ARGV[1..8] schedArgs, which fill S; the script's own keys and arguments follow, from
+// KEYS[9] and ARGV[9]:
 //
-//	S.hq      -> sc:{c}:hq: (prefix of the host queues)
-//	S.ready   -> sc:{c}:ready
-//	S.sched   -> sc:{c}:sched
-//	S.leases  -> sc:{c}:leases
-//	S.hosts   -> sc:{c}:hosts (per-host state, see Keys.Hosts)
-//	S.waiting -> sc:{c}:waiting (the payloads of the requests in the host queues)
-//	S.seq     -> sc:{c}:seq
-//	S.stream  -> sc:{c}:requests
-//	S.conc, S.delay, S.ttl, S.quantum -> the crawl's default per-host concurrency (0: no
-//	limit), delay (ms), lease TTL (ms) and most requests of one host per turn
-//	S.idp     -> prefix of the message UUIDs this script gives
+//	KEYS[1] -> S.stream  sc:{c}:requests
+//	KEYS[2] -> S.waiting sc:{c}:waiting (the payloads of the requests in the host queues)
+//	KEYS[3] -> S.seq     sc:{c}:seq
+//	KEYS[4] -> S.ready   sc:{c}:ready
+//	KEYS[5] -> S.sched   sc:{c}:sched
+//	KEYS[6] -> S.leases  sc:{c}:leases
+//	KEYS[7] -> S.hosts   sc:{c}:hosts (per-host state, see streams.Keys.Hosts)
+//	KEYS[8] -> S.hq      sc:{c}:hq: (prefix of the host queues)
+//	ARGV[1..4] -> S.conc, S.delay, S.ttl, S.quantum: the crawl's default per-host
+//	concurrency (0: no limit), delay (ms), lease TTL (ms) and most requests of one host
+//	per turn
+//	ARGV[5] -> S.idp: prefix of the message UUIDs the script gives
+//	ARGV[6] -> S.group: the fetch group, ARGV[7] -> S.mode: 'lag' or 'range' (how to
+//	count its unread requests, see rkit.LuaUnread), ARGV[8] -> S.window: the most
+//	requests left unread in the requests stream (0: the script hands nothing out)
 const hostSchedLua = `
-local S = {}
+local S = {stream = KEYS[1], waiting = KEYS[2], seq = KEYS[3], ready = KEYS[4], sched = KEYS[5],
+  leases = KEYS[6], hosts = KEYS[7], hq = KEYS[8],
+  conc = tonumber(ARGV[1]), delay = tonumber(ARGV[2]), ttl = tonumber(ARGV[3]), quantum = tonumber(ARGV[4]),
+  idp = ARGV[5], group = ARGV[6], mode = ARGV[7], window = tonumber(ARGV[8])}
+
+-- room returns how many requests may enter the requests stream now, at most most: the
+-- window less the entries the fetch group has not read yet.
+local function room(most)
+  return math.min(S.window - unread(S.stream, S.group, S.window, S.mode), most)
+end
 
 -- host_rule returns host's requests in flight, concurrency limit (0: none) and delay
 -- (ms): the crawl's defaults, or the spider's limit rule for it, raised by its
@@ -220,3 +245,47 @@ local function hand_out(room, now)
   return moved
 end
 `
+
+// schedScript composes a script of the host-scheduled frontier: before body, the
+// shared Lua (rkit) and hostSchedLua with its prologue; pre (a dedup snippet) goes
+// first.
+func schedScript(pre, body string) *redis.Script {
+	return redis.NewScript(pre + rkit.LuaNow + rkit.LuaXAdd + rkit.LuaUnread + hostSchedLua + body)
+}
+
+// schedKeys returns KEYS[1..8] of a host scheduler script on partition k (see
+// hostSchedLua), then the script's own keys.
+func schedKeys(k streams.Keys, own ...string) []string {
+	return append([]string{k.Requests, k.Waiting, k.Seq, k.Ready, k.Sched, k.Leases, k.Hosts, k.HostQueues}, own...)
+}
+
+// schedArgs returns ARGV[1..8] of a host scheduler script (see hostSchedLua): the
+// hosts' defaults, the message UUID prefix idp, and the hand-out window (0: none) with
+// how to count unread requests; then the script's own arguments.
+func schedArgs(d hostDefaults, idp string, window int, countUnread bool, own ...any) []any {
+	return append([]any{max(d.Concurrency, 0), max(d.Delay.Milliseconds(), 0), d.leaseTTL.Milliseconds(), d.quantum,
+		idp, streams.StageFetch, rkit.UnreadMode(countUnread), max(window, 0)}, own...)
+}
+
+// partIDPrefix is the prefix of the message UUIDs the frontier's scripts give to requests
+// of partition p (with the partition's sequence counter, unique in the crawl).
+func partIDPrefix(p int) string { return "sc-" + strconv.Itoa(p) + "-" }
+
+// holding runs count for every partition of l in one pipeline and reports, per
+// partition, whether it counted more than zero. A failed count reports true: the caller
+// then runs its script, which reports the error.
+func holding(ctx context.Context, rdb redis.UniversalClient, l streams.Layout, count func(redis.Pipeliner, streams.Keys) *redis.IntCmd) []bool {
+	parts := l.Parts
+	cmds := make([]*redis.IntCmd, len(parts))
+	_, _ = rdb.Pipelined(ctx, func(p redis.Pipeliner) error { // errors are read per command
+		for i, k := range parts {
+			cmds[i] = count(p, k)
+		}
+		return nil
+	})
+	out := make([]bool, len(cmds))
+	for i, c := range cmds {
+		out[i] = c.Err() != nil || c.Val() > 0
+	}
+	return out
+}

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/streamcrawl/streamcrawl/spiders"
 	"github.com/streamcrawl/streamcrawl/streams/frontier"
 
 	"github.com/redis/go-redis/v9"
@@ -17,10 +18,10 @@ import (
 
 // readAll reads up to n entries of the requests stream as the fetch group and returns
 // them (stream ID and payload), acking nothing.
-func readAll(t *testing.T, rdb redis.UniversalClient, k frontier.Keys, n int64) []redis.XMessage {
+func readAll(t *testing.T, rdb redis.UniversalClient, k streams.Keys, n int64) []redis.XMessage {
 	t.Helper()
 	res, err := rdb.XReadGroup(context.Background(), &redis.XReadGroupArgs{Group: streams.StageFetch, Consumer: "f",
-		Streams: []string{k.Requests(), ">"}, Count: n, Block: -1}).Result()
+		Streams: []string{k.Requests, ">"}, Count: n, Block: -1}).Result()
 	if err == redis.Nil {
 		return nil
 	}
@@ -33,11 +34,11 @@ func readAll(t *testing.T, rdb redis.UniversalClient, k frontier.Keys, n int64) 
 func TestAHostWithAHugeBacklogDoesNotStarveSmallHosts(t *testing.T) {
 	rdb := streamstest.Start(t).Client()
 	ctx := context.Background()
-	k := frontier.NewKeys("fair")
-	if err := rdb.XGroupCreateMkStream(ctx, k.Requests(), streams.StageFetch, "$").Err(); err != nil {
+	k := streams.NewKeys("fair")
+	if err := rdb.XGroupCreateMkStream(ctx, k.Requests, streams.StageFetch, "$").Err(); err != nil {
 		t.Fatal(err)
 	}
-	f, _ := frontier.NewFrontier(frontier.FrontierConfig{Client: rdb, Keys: k, SeenCache: -1})
+	f, _ := frontier.New(frontier.Config{Client: rdb, Layout: streams.NewLayout(k.Crawl, 1), SeenCache: -1})
 	defer f.Close()
 	// The big host's 2,000 requests are found first, then 100 hosts with 10 each (the
 	// 100,000-vs-10 case, scaled down). No host has a limit.
@@ -47,7 +48,7 @@ func TestAHostWithAHugeBacklogDoesNotStarveSmallHosts(t *testing.T) {
 		c.Host, c.Payload = "big.test", []byte(fmt.Sprintf("big-%d", i))
 		big = append(big, c)
 	}
-	if _, err := f.Enqueue(ctx, big); err != nil {
+	if _, err := enqueue(ctx, f, big); err != nil {
 		t.Fatal(err)
 	}
 	var small []frontier.Candidate
@@ -58,10 +59,10 @@ func TestAHostWithAHugeBacklogDoesNotStarveSmallHosts(t *testing.T) {
 			small = append(small, c)
 		}
 	}
-	if _, err := f.Enqueue(ctx, small); err != nil {
+	if _, err := enqueue(ctx, f, small); err != nil {
 		t.Fatal(err)
 	}
-	d, _ := frontier.NewDispatcher(frontier.DispatcherConfig{Client: rdb, Keys: k, Window: 50})
+	d, _ := frontier.New(frontier.Config{Client: rdb, Layout: streams.NewLayout(k.Crawl, 1), Window: 50})
 	bigBefore, smallOut, rounds := 0, 0, 0
 	for smallOut < 1000 && rounds < 1000 {
 		rounds++
@@ -91,16 +92,18 @@ func TestAHostWithAHugeBacklogDoesNotStarveSmallHosts(t *testing.T) {
 func TestOneHostKeyForEveryWayOfWritingIt(t *testing.T) {
 	rdb := streamstest.Start(t).Client()
 	ctx := context.Background()
-	k := frontier.NewKeys("norm")
-	f, _ := frontier.NewFrontier(frontier.FrontierConfig{Client: rdb, Keys: k, SeenCache: -1,
-		Hosts: frontier.HostDefaults{HostRule: frontier.HostRule{Concurrency: 1}}})
+	k := streams.NewKeys("norm")
+	f, _ := frontier.New(frontier.Config{Client: rdb, Layout: streams.NewLayout(k.Crawl, 1), SeenCache: -1,
+		Hosts: frontier.HostRule{Concurrency: 1}})
 	defer f.Close()
 	var cs []frontier.Candidate
-	for i, h := range []string{"Shop.Example:80", "shop.example", "SHOP.EXAMPLE:443", "shop.example:8080"} {
-		c := hostCand(i, h)
+	// Hosts arrive as keys (spiders.HostKey of the URL): the ways of writing one host
+	// make one key.
+	for i, u := range []string{"http://Shop.Example:80/", "http://shop.example/", "https://SHOP.EXAMPLE:443/", "http://shop.example:8080/"} {
+		c := hostCand(i, spiders.HostKey(u))
 		cs = append(cs, c)
 	}
-	if _, err := f.Enqueue(ctx, cs); err != nil {
+	if _, err := enqueue(ctx, f, cs); err != nil {
 		t.Fatal(err)
 	}
 	if n := rdb.ZCard(ctx, k.HostQueue("shop.example")).Val(); n != 3 {
@@ -109,8 +112,8 @@ func TestOneHostKeyForEveryWayOfWritingIt(t *testing.T) {
 	if n := rdb.ZCard(ctx, k.HostQueue("shop.example:8080")).Val(); n != 1 {
 		t.Fatalf("host queue of shop.example:8080 holds %d, want 1 (another port is another host)", n)
 	}
-	d, _ := frontier.NewDispatcher(frontier.DispatcherConfig{Client: rdb, Keys: k, Window: 10,
-		Hosts: frontier.HostDefaults{HostRule: frontier.HostRule{Concurrency: 1}}})
+	d, _ := frontier.New(frontier.Config{Client: rdb, Layout: streams.NewLayout(k.Crawl, 1), Window: 10,
+		Hosts: frontier.HostRule{Concurrency: 1}})
 	if n, err := d.Dispatch(ctx); err != nil || n != 2 {
 		t.Fatalf("dispatched %d, %v; want 2: one per host at concurrency 1", n, err)
 	}
@@ -119,17 +122,17 @@ func TestOneHostKeyForEveryWayOfWritingIt(t *testing.T) {
 func TestALeaseOfADeadFetcherExpiresAndTheHostGetsItsSlotBack(t *testing.T) {
 	rdb := streamstest.Start(t).Client()
 	ctx := context.Background()
-	k := frontier.NewKeys("lease")
-	if err := rdb.XGroupCreateMkStream(ctx, k.Requests(), streams.StageFetch, "$").Err(); err != nil {
+	k := streams.NewKeys("lease")
+	if err := rdb.XGroupCreateMkStream(ctx, k.Requests, streams.StageFetch, "$").Err(); err != nil {
 		t.Fatal(err)
 	}
-	hosts := frontier.HostDefaults{HostRule: frontier.HostRule{Concurrency: 1}, LeaseTTL: 300 * time.Millisecond}
-	f, _ := frontier.NewFrontier(frontier.FrontierConfig{Client: rdb, Keys: k, SeenCache: -1, Hosts: hosts, Window: 10})
+	hosts, ttl := frontier.HostRule{Concurrency: 1}, 300*time.Millisecond
+	f, _ := frontier.New(frontier.Config{Client: rdb, Layout: streams.NewLayout(k.Crawl, 1), SeenCache: -1, Hosts: hosts, LeaseTTL: ttl, Window: 10, EmitHandsOut: true})
 	defer f.Close()
-	if _, err := f.Enqueue(ctx, []frontier.Candidate{hostCand(1, "h.test"), hostCand(2, "h.test"), hostCand(3, "h.test")}); err != nil {
+	if _, err := enqueue(ctx, f, []frontier.Candidate{hostCand(1, "h.test"), hostCand(2, "h.test"), hostCand(3, "h.test")}); err != nil {
 		t.Fatal(err)
 	}
-	d, _ := frontier.NewDispatcher(frontier.DispatcherConfig{Client: rdb, Keys: k, Window: 10, Hosts: hosts})
+	d, _ := frontier.New(frontier.Config{Client: rdb, Layout: streams.NewLayout(k.Crawl, 1), Window: 10, Hosts: hosts, LeaseTTL: ttl})
 	first := readAll(t, rdb, k, 10)
 	if len(first) != 1 {
 		t.Fatalf("%d requests handed out at concurrency 1, want 1", len(first))
@@ -149,11 +152,11 @@ func TestALeaseOfADeadFetcherExpiresAndTheHostGetsItsSlotBack(t *testing.T) {
 	}
 	// The dead fetcher's request is still pending in the stream (XAUTOCLAIM gives it
 	// to another fetcher): nothing was lost.
-	if p := rdb.XPending(ctx, k.Requests(), streams.StageFetch).Val(); p.Count != 2 {
+	if p := rdb.XPending(ctx, k.Requests, streams.StageFetch).Val(); p.Count != 2 {
 		t.Fatalf("%d entries pending, want 2 (the dead fetcher's and the new one)", p.Count)
 	}
 	// Finishing the second gives its slot back at once: the third goes out.
-	h, _ := frontier.NewHosts(rdb, frontier.NewLayout("lease", 1), hosts, "")
+	h, _ := frontier.New(frontier.Config{Client: rdb, Layout: streams.NewLayout("lease", 1), Hosts: hosts, LeaseTTL: ttl})
 	defer h.Close()
 	if _, err := h.Finish(ctx, frontier.Finish{Host: "h.test", Lease: second[0].ID, Started: time.Now().Add(-10 * time.Millisecond)}); err != nil {
 		t.Fatal(err)
@@ -168,7 +171,7 @@ func TestALeaseOfADeadFetcherExpiresAndTheHostGetsItsSlotBack(t *testing.T) {
 	if _, err := h.Finish(ctx, frontier.Finish{Host: "h.test", Lease: first[0].ID, Started: time.Now().Add(-time.Second)}); err != nil {
 		t.Fatal(err)
 	}
-	if f := rdb.HGet(ctx, k.Hosts(), "h.test:f").Val(); f != "1" {
+	if f := rdb.HGet(ctx, k.Hosts, "h.test:f").Val(); f != "1" {
 		t.Fatalf("in flight = %q after a late finish of an expired lease, want 1", f)
 	}
 }
@@ -176,26 +179,26 @@ func TestALeaseOfADeadFetcherExpiresAndTheHostGetsItsSlotBack(t *testing.T) {
 func TestASlowDownPushesTheHostBackForEveryFetcherAndRecovers(t *testing.T) {
 	rdb := streamstest.Start(t).Client()
 	ctx := context.Background()
-	k := frontier.NewKeys("slow")
-	if err := rdb.XGroupCreateMkStream(ctx, k.Requests(), streams.StageFetch, "$").Err(); err != nil {
+	k := streams.NewKeys("slow")
+	if err := rdb.XGroupCreateMkStream(ctx, k.Requests, streams.StageFetch, "$").Err(); err != nil {
 		t.Fatal(err)
 	}
-	hosts := frontier.HostDefaults{HostRule: frontier.HostRule{Concurrency: 4}}
-	f, _ := frontier.NewFrontier(frontier.FrontierConfig{Client: rdb, Keys: k, SeenCache: -1, Hosts: hosts})
+	hosts := frontier.HostRule{Concurrency: 4}
+	f, _ := frontier.New(frontier.Config{Client: rdb, Layout: streams.NewLayout(k.Crawl, 1), SeenCache: -1, Hosts: hosts})
 	defer f.Close()
 	var cs []frontier.Candidate
 	for i := range 10 {
 		cs = append(cs, hostCand(i, "slow.test"), hostCand(100+i, "other.test"))
 	}
-	if _, err := f.Enqueue(ctx, cs); err != nil {
+	if _, err := enqueue(ctx, f, cs); err != nil {
 		t.Fatal(err)
 	}
-	d, _ := frontier.NewDispatcher(frontier.DispatcherConfig{Client: rdb, Keys: k, Window: 100, Hosts: hosts})
+	d, _ := frontier.New(frontier.Config{Client: rdb, Layout: streams.NewLayout(k.Crawl, 1), Window: 100, Hosts: hosts})
 	if n, _ := d.Dispatch(ctx); n != 8 {
 		t.Fatalf("dispatched %d, want 4 per host", n)
 	}
 	got := readAll(t, rdb, k, 100)
-	h, _ := frontier.NewHosts(rdb, frontier.NewLayout("slow", 1), hosts, "")
+	h, _ := frontier.New(frontier.Config{Client: rdb, Layout: streams.NewLayout("slow", 1), Hosts: hosts})
 	defer h.Close()
 	// slow.test's payloads are req-0 ... req-9, other.test's req-100 ... req-109.
 	isSlow := func(m redis.XMessage) bool { return len(m.Values["payload"].(string)) == len("req-0") }
@@ -210,7 +213,7 @@ func TestASlowDownPushesTheHostBackForEveryFetcherAndRecovers(t *testing.T) {
 		}
 		fin := frontier.Finish{Host: host, Lease: m.ID, Started: time.Now().Add(-5 * time.Millisecond)}
 		if host == "slow.test" && len(slowIDs) == 4 {
-			fin.Outcome, fin.RetryAfter = frontier.SlowDown, time.Second
+			fin.SlowDown, fin.RetryAfter = true, time.Second
 		}
 		if _, err := h.Finish(ctx, fin); err != nil {
 			t.Fatal(err)
@@ -227,7 +230,7 @@ func TestASlowDownPushesTheHostBackForEveryFetcherAndRecovers(t *testing.T) {
 			t.Fatalf("slow.test got %s during its back-off", m.Values["payload"])
 		}
 	}
-	at := rdb.ZScore(ctx, k.Sched(), "slow.test").Val()
+	at := rdb.ZScore(ctx, k.Sched, "slow.test").Val()
 	if wait := time.Until(time.UnixMilli(int64(at))); wait < 800*time.Millisecond || wait > 1100*time.Millisecond {
 		t.Fatalf("slow.test scheduled %s from now, want about its Retry-After of 1s", wait)
 	}
@@ -235,7 +238,7 @@ func TestASlowDownPushesTheHostBackForEveryFetcherAndRecovers(t *testing.T) {
 	if n, _ := d.Dispatch(ctx); n != 4 {
 		t.Fatalf("after the back-off dispatched %d, want slow.test's next 4", n)
 	}
-	if lvl := rdb.HGet(ctx, k.Hosts(), "slow.test:b").Val(); lvl != "1" {
+	if lvl := rdb.HGet(ctx, k.Hosts, "slow.test:b").Val(); lvl != "1" {
 		t.Fatalf("back-off level %q, want 1", lvl)
 	}
 	for _, m := range readAll(t, rdb, k, 100) {
@@ -243,7 +246,7 @@ func TestASlowDownPushesTheHostBackForEveryFetcherAndRecovers(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if rdb.HExists(ctx, k.Hosts(), "slow.test:b").Val() {
+	if rdb.HExists(ctx, k.Hosts, "slow.test:b").Val() {
 		t.Fatal("the back-off level stayed after successful answers; want it gone")
 	}
 }

@@ -58,12 +58,12 @@ func reportRedis(b *testing.B, rdb redis.UniversalClient, cpu0, cmds0 float64) {
 func BenchmarkEmitPage(b *testing.B) {
 	rdb := streamstest.Start(b).Client()
 	ctx := context.Background()
-	k := frontier.NewKeys("emit")
-	if err := rdb.XGroupCreateMkStream(ctx, k.Requests(), streams.StageFetch, "$").Err(); err != nil {
+	k := streams.NewKeys("emit")
+	if err := rdb.XGroupCreateMkStream(ctx, k.Requests, streams.StageFetch, "$").Err(); err != nil {
 		b.Fatal(err)
 	}
-	hosts := frontier.HostDefaults{HostRule: frontier.HostRule{Concurrency: 8}}
-	f, err := frontier.NewFrontier(frontier.FrontierConfig{Client: rdb, Keys: k, Hosts: hosts, Window: 16})
+	hosts := frontier.HostRule{Concurrency: 8}
+	f, err := frontier.New(frontier.Config{Client: rdb, Layout: streams.NewLayout(k.Crawl, 1), Hosts: hosts, Window: 16, EmitHandsOut: true})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -84,7 +84,7 @@ func BenchmarkEmitPage(b *testing.B) {
 		return cands, items
 	}
 	warm, _ := page(-500)
-	if _, err := f.Emit(ctx, warm, nil); err != nil { // the 68 old links are seen
+	if _, err := f.Emit(ctx, 0, warm, nil); err != nil { // the 68 old links are seen
 		b.Fatal(err)
 	}
 	pages := make([][]frontier.Candidate, b.N)
@@ -100,7 +100,7 @@ func BenchmarkEmitPage(b *testing.B) {
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
 			i := next.Add(1) - 1
-			if _, err := f.Emit(ctx, pages[i], items[i]); err != nil {
+			if _, err := f.Emit(ctx, 0, pages[i], items[i]); err != nil {
 				b.Error(err)
 			}
 		}
@@ -116,12 +116,12 @@ func BenchmarkEmitPage(b *testing.B) {
 func BenchmarkHostTurns(b *testing.B) {
 	rdb := streamstest.Start(b).Client()
 	ctx := context.Background()
-	k := frontier.NewKeys("turns")
-	if err := rdb.XGroupCreateMkStream(ctx, k.Requests(), streams.StageFetch, "$").Err(); err != nil {
+	k := streams.NewKeys("turns")
+	if err := rdb.XGroupCreateMkStream(ctx, k.Requests, streams.StageFetch, "$").Err(); err != nil {
 		b.Fatal(err)
 	}
-	hosts := frontier.HostDefaults{HostRule: frontier.HostRule{Concurrency: 8}}
-	f, err := frontier.NewFrontier(frontier.FrontierConfig{Client: rdb, Keys: k, SeenCache: -1, Hosts: hosts, Window: 64})
+	hosts := frontier.HostRule{Concurrency: 8}
+	f, err := frontier.New(frontier.Config{Client: rdb, Layout: streams.NewLayout(k.Crawl, 1), SeenCache: -1, Hosts: hosts, Window: 64, EmitHandsOut: true})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -133,22 +133,22 @@ func BenchmarkHostTurns(b *testing.B) {
 			cs = append(cs, frontier.Candidate{Fingerprint: []byte(fmt.Sprintf("t-%08d", j)),
 				Payload: []byte(fmt.Sprintf(`{"v":1,"url":"http://shop.test/p/%d"}`, j)), Host: "shop.test"})
 		}
-		if _, err := f.Enqueue(ctx, cs); err != nil {
+		if _, err := enqueue(ctx, f, cs); err != nil {
 			b.Fatal(err)
 		}
 	}
-	d, err := frontier.NewDispatcher(frontier.DispatcherConfig{Client: rdb, Keys: k, Window: 64, Hosts: hosts})
+	d, err := frontier.New(frontier.Config{Client: rdb, Layout: streams.NewLayout(k.Crawl, 1), Window: 64, Hosts: hosts})
 	if err != nil {
 		b.Fatal(err)
 	}
-	h, err := frontier.NewHosts(rdb, frontier.NewLayout("turns", 1), hosts, "")
+	h, err := frontier.New(frontier.Config{Client: rdb, Layout: streams.NewLayout("turns", 1), Hosts: hosts})
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer h.Close()
 	read := func() []redis.XMessage {
 		res, err := rdb.XReadGroup(ctx, &redis.XReadGroupArgs{Group: streams.StageFetch, Consumer: "f",
-			Streams: []string{k.Requests(), ">"}, Count: 64, Block: -1}).Result()
+			Streams: []string{k.Requests, ">"}, Count: 64, Block: -1}).Result()
 		if err == redis.Nil {
 			return nil
 		}

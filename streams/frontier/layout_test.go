@@ -5,89 +5,15 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/streamcrawl/streamcrawl/streams/dedup"
 	"github.com/streamcrawl/streamcrawl/streams/frontier"
+	"github.com/streamcrawl/streamcrawl/streams/inspect"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/streamcrawl/streamcrawl/streams"
 	"github.com/streamcrawl/streamcrawl/streams/streamstest"
 )
-
-func TestLayoutKeys(t *testing.T) {
-	one := frontier.NewLayout("shop", 1)
-	if got := one.Part(0).Requests(); got != "sc:{shop}:requests" {
-		t.Fatalf("one partition: %s", got)
-	}
-	if one.Global() != one.Part(0) {
-		t.Fatal("one partition: the crawl-wide keys must be the partition's")
-	}
-	three := frontier.NewLayout("shop", 3)
-	for i, want := range []string{"sc:{shop:0}:ready", "sc:{shop:1}:ready", "sc:{shop:2}:ready"} {
-		if got := three.Part(i).Ready(); got != want {
-			t.Fatalf("partition %d: %s, want %s", i, got, want)
-		}
-	}
-	if got := three.Global().Meta(); got != "sc:{shop}:meta" {
-		t.Fatalf("crawl-wide meta: %s", got)
-	}
-	if got := frontier.DeadOf("sc:{shop:2}:responses"); got != "sc:{shop:2}:dead" {
-		t.Fatalf("DeadOf: %s", got)
-	}
-}
-
-func TestPartitionOfSpreadsHostsAndIgnoresCaseAndDefaultPort(t *testing.T) {
-	l := frontier.NewLayout("c", 4)
-	same := [][]string{
-		{"Example.COM", "example.com", "example.com:80", "example.com:443"},
-		{"127.0.0.1:8080", "127.0.0.1:8080"},
-		{"[::1]:80", "[::1]"},
-	}
-	for _, hosts := range same {
-		for _, h := range hosts[1:] {
-			if l.PartitionOf(h) != l.PartitionOf(hosts[0]) {
-				t.Errorf("%s and %s in different partitions", h, hosts[0])
-			}
-		}
-	}
-	counts := make([]int, 4)
-	for i := range 400 {
-		counts[l.PartitionOf(fmt.Sprintf("127.0.0.1:%d", 20000+i))]++
-	}
-	for p, n := range counts {
-		if n < 60 { // 100 expected each
-			t.Errorf("partition %d got %d of 400 hosts: %v", p, n, counts)
-		}
-	}
-	if frontier.NewLayout("c", 1).PartitionOf("anything") != 0 {
-		t.Error("one partition: not 0")
-	}
-}
-
-func TestOpenLayoutKeepsTheStoredPartitions(t *testing.T) {
-	rdb := streamstest.Start(t).Client()
-	ctx := context.Background()
-	l, differs, err := frontier.OpenLayout(ctx, rdb, "kept", 3)
-	if err != nil || differs || l.N() != 3 {
-		t.Fatalf("first open: %d partitions, differs %v, %v", l.N(), differs, err)
-	}
-	l, differs, err = frontier.OpenLayout(ctx, rdb, "kept", 5)
-	if err != nil || !differs || l.N() != 3 {
-		t.Fatalf("second open: %d partitions, differs %v, %v", l.N(), differs, err)
-	}
-	if l, err = frontier.ReadLayout(ctx, rdb, "kept"); err != nil || l.N() != 3 {
-		t.Fatalf("read: %d partitions, %v", l.N(), err)
-	}
-	if l, err = frontier.ReadLayout(ctx, rdb, "never-seen"); err != nil || l.N() != 1 {
-		t.Fatalf("read a new crawl: %d partitions, %v", l.N(), err)
-	}
-	if _, _, err := frontier.OpenLayout(ctx, rdb, "bad", 0); err == nil {
-		t.Fatal("0 partitions accepted")
-	}
-	rdb.HSet(ctx, frontier.NewKeys("corrupt").Meta(), "partitions", "many")
-	if _, err := frontier.ReadLayout(ctx, rdb, "corrupt"); err == nil {
-		t.Fatal("a corrupt partition count read without error")
-	}
-}
 
 // hostCand is a candidate of host h.
 func hostCand(i int, h string) frontier.Candidate {
@@ -99,12 +25,12 @@ func hostCand(i int, h string) frontier.Candidate {
 func TestPartitionedFrontierQueuesEachRequestInItsHostsPartition(t *testing.T) {
 	rdb := streamstest.Start(t).Client()
 	ctx := context.Background()
-	l := frontier.NewLayout("parts", 3)
-	d, err := frontier.OpenLayoutDeduper(ctx, rdb, l, frontier.DedupConfig{Mode: frontier.DedupExact, Capacity: 3000}, nil)
+	l := streams.NewLayout("parts", 3)
+	d, err := dedup.Open(ctx, rdb, l, dedup.Config{Mode: dedup.Exact, Capacity: 3000}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, err := frontier.NewFrontier(frontier.FrontierConfig{Client: rdb, Layout: l, Dedup: d, SeenCache: -1})
+	f, err := frontier.New(frontier.Config{Client: rdb, Layout: l, Dedup: d, SeenCache: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,7 +42,7 @@ func TestPartitionedFrontierQueuesEachRequestInItsHostsPartition(t *testing.T) {
 		cands = append(cands, hostCand(i, h))
 		hostOf[fmt.Sprintf("req-%d", i)] = h
 	}
-	e, err := f.EmitFrom(ctx, 1, append(cands, cands[:10]...), []frontier.ItemOut{{Key: []byte("k1"), Payload: []byte("item")}})
+	e, err := f.Emit(ctx, 1, append(cands, cands[:10]...), []frontier.ItemOut{{Key: []byte("k1"), Payload: []byte("item")}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,7 +50,7 @@ func TestPartitionedFrontierQueuesEachRequestInItsHostsPartition(t *testing.T) {
 		t.Fatalf("emitted %+v, want 60 requests, 10 duplicates, 1 item", e)
 	}
 	total := 0
-	for p, k := range l.Parts() {
+	for p, k := range l.Parts {
 		var members []string
 		for h := range 12 {
 			host := fmt.Sprintf("127.0.0.1:%d", 30000+h)
@@ -132,7 +58,7 @@ func TestPartitionedFrontierQueuesEachRequestInItsHostsPartition(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, m := range rdb.HMGet(ctx, k.Waiting(), ids...).Val() {
+			for _, m := range rdb.HMGet(ctx, k.Waiting, ids...).Val() {
 				members = append(members, m.(string))
 			}
 		}
@@ -143,7 +69,7 @@ func TestPartitionedFrontierQueuesEachRequestInItsHostsPartition(t *testing.T) {
 				t.Errorf("%s (host %s) queued in partition %d, belongs in %d", m, hostOf[m], p, got)
 			}
 		}
-		if n := rdb.XLen(ctx, k.Items()).Val(); (p == 1) != (n == 1) {
+		if n := rdb.XLen(ctx, k.Items).Val(); (p == 1) != (n == 1) {
 			t.Errorf("partition %d has %d items; the page's item belongs in partition 1 only", p, n)
 		}
 	}
@@ -154,7 +80,7 @@ func TestPartitionedFrontierQueuesEachRequestInItsHostsPartition(t *testing.T) {
 	if err != nil || u.URLs != 60 {
 		t.Fatalf("dedup holds %d URLs over the partitions, want 60 (%v)", u.URLs, err)
 	}
-	again, err := f.Enqueue(ctx, cands)
+	again, err := enqueue(ctx, f, cands)
 	if err != nil || again != 0 {
 		t.Fatalf("re-enqueue queued %d, want 0 (%v)", again, err)
 	}
@@ -163,8 +89,8 @@ func TestPartitionedFrontierQueuesEachRequestInItsHostsPartition(t *testing.T) {
 func TestPartitionedMaxPagesIsCrawlWide(t *testing.T) {
 	rdb := streamstest.Start(t).Client()
 	ctx := context.Background()
-	l := frontier.NewLayout("capped", 4)
-	f, err := frontier.NewFrontier(frontier.FrontierConfig{Client: rdb, Layout: l, MaxRequests: 25, SeenCache: -1})
+	l := streams.NewLayout("capped", 4)
+	f, err := frontier.New(frontier.Config{Client: rdb, Layout: l, MaxRequests: 25, SeenCache: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,17 +102,17 @@ func TestPartitionedMaxPagesIsCrawlWide(t *testing.T) {
 			n := round*10 + i
 			cs = append(cs, hostCand(n, fmt.Sprintf("h%d.test", n%7)))
 		}
-		e, err := f.Emit(ctx, cs, nil)
+		e, err := f.Emit(ctx, 0, cs, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		queued, over = queued+e.Requests, over+e.OverLimit
 	}
 	var inFrontiers int64
-	for _, k := range l.Parts() {
+	for _, k := range l.Parts {
 		inFrontiers += waiting(t, rdb, k)
 	}
-	used, _ := rdb.HGet(ctx, l.Global().Stats(), "max_pages_used").Int()
+	used, _ := rdb.HGet(ctx, l.Global.Stats, "max_pages_used").Int()
 	if queued != 25 || inFrontiers != 25 || over != 25 || used != 25 {
 		t.Fatalf("queued %d (in frontiers %d), over the limit %d, budget used %d; want 25, 25, 25, 25", queued, inFrontiers, over, used)
 	}
@@ -195,38 +121,38 @@ func TestPartitionedMaxPagesIsCrawlWide(t *testing.T) {
 func TestPartitionedProgressSeesWorkInAnyPartition(t *testing.T) {
 	rdb := streamstest.Start(t).Client()
 	ctx := context.Background()
-	l := frontier.NewLayout("prog", 3)
-	rdb.HSet(ctx, l.Global().Meta(), "seeded_at", "now")
-	p, err := frontier.ReadProgress(ctx, rdb, l)
+	l := streams.NewLayout("prog", 3)
+	rdb.HSet(ctx, l.Global.Meta, "seeded_at", "now")
+	p, err := inspect.ReadProgress(ctx, rdb, l)
 	if err != nil || !p.Done() {
 		t.Fatalf("empty crawl: done %v, %+v, %v", p.Done(), p, err)
 	}
-	f, _ := frontier.NewFrontier(frontier.FrontierConfig{Client: rdb, Layout: l, SeenCache: -1})
+	f, _ := frontier.New(frontier.Config{Client: rdb, Layout: l, SeenCache: -1})
 	defer f.Close()
 	c := hostCand(1, "only.test")
-	if _, err := f.Enqueue(ctx, []frontier.Candidate{c}); err != nil {
+	if _, err := enqueue(ctx, f, []frontier.Candidate{c}); err != nil {
 		t.Fatal(err)
 	}
 	part := l.PartitionOf("only.test")
-	if p, err = frontier.ReadProgress(ctx, rdb, l); err != nil || p.Done() || p.Frontier != 1 {
+	if p, err = inspect.ReadProgress(ctx, rdb, l); err != nil || p.Done() || p.Frontier != 1 {
 		t.Fatalf("one request in partition %d: done %v, frontier %d, %v", part, p.Done(), p.Frontier, err)
 	}
 	// Dispatch it, read it in the fetch group: pending, not done.
-	d, _ := frontier.NewDispatcher(frontier.DispatcherConfig{Client: rdb, Layout: l, Window: 10})
+	d, _ := frontier.New(frontier.Config{Client: rdb, Layout: l, Window: 10})
 	if n, err := d.Dispatch(ctx); err != nil || n != 1 {
 		t.Fatalf("dispatched %d, %v", n, err)
 	}
-	k := l.Part(part)
-	rdb.XGroupCreateMkStream(ctx, k.Requests(), streams.StageFetch, "0")
-	res, err := rdb.XReadGroup(ctx, &redis.XReadGroupArgs{Group: streams.StageFetch, Consumer: "c", Streams: []string{k.Requests(), ">"}, Count: 1}).Result()
+	k := l.Parts[part]
+	rdb.XGroupCreateMkStream(ctx, k.Requests, streams.StageFetch, "0")
+	res, err := rdb.XReadGroup(ctx, &redis.XReadGroupArgs{Group: streams.StageFetch, Consumer: "c", Streams: []string{k.Requests, ">"}, Count: 1}).Result()
 	if err != nil || len(res[0].Messages) != 1 {
 		t.Fatalf("read: %v", err)
 	}
-	if p, _ = frontier.ReadProgress(ctx, rdb, l); p.Done() || p.Stages[0].Pending != 1 {
+	if p, _ = inspect.ReadProgress(ctx, rdb, l); p.Done() || p.Stages[0].Pending != 1 {
 		t.Fatalf("one pending fetch: done %v, %+v", p.Done(), p.Stages)
 	}
-	rdb.XAck(ctx, k.Requests(), streams.StageFetch, res[0].Messages[0].ID)
-	if p, _ = frontier.ReadProgress(ctx, rdb, l); !p.Done() {
+	rdb.XAck(ctx, k.Requests, streams.StageFetch, res[0].Messages[0].ID)
+	if p, _ = inspect.ReadProgress(ctx, rdb, l); !p.Done() {
 		t.Fatalf("all acked: not done: %+v", p)
 	}
 }

@@ -2,26 +2,26 @@ package frontier
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/streamcrawl/streamcrawl/streams"
+	"github.com/streamcrawl/streamcrawl/streams/internal/rkit"
 )
 
-// SeedKey is where running services take start URLs from: LPUSH a URL or a JSON request
-// ({"url": ..., "meta": {...}, "priority": N, ...}) to it, the scrapy-redis habit, SADD
-// them when their order does not matter, or ZADD them with a score (taken highest score
-// first, like scrapy-redis with REDIS_START_URLS_AS_ZSET). A key of any other type is
-// an error (SeedKeyError) that stops the crawl with a message rather than hang it. It has no hash tag of its own, so
-// `LPUSH shop:start_urls URL` works as scrapy-redis users type it; SeedProcessingKey
-// shares its slot.
-func SeedKey(crawl string) string { return crawl + ":start_urls" }
+// Seeds pushed at runtime (streams.Keys.Seeds: a list, a set or a sorted set): each is taken
+// into a processing list first and removed from it only after it is queued; seeds left
+// in processing by a process that died are taken again after a minute (the frontier's
+// dedup makes that harmless).
 
-// SeedProcessingKey holds seeds taken from SeedKey until they are in the frontier.
-func SeedProcessingKey(crawl string) string { return "{" + crawl + ":start_urls}:processing" }
+// ErrSeedKeyType is matched (errors.Is) by the error of a start-URL key holding
+// something seeds cannot be taken from (a hash, a string, a stream): the crawl stops
+// with it instead of waiting for seeds forever.
+var ErrSeedKeyType = rkit.ErrSeedKeyType
 
 // takeSeedsScript moves up to n seeds from the list, set or sorted set (highest score
 // first) to the processing list, stamped with the time, in one step: a seed is never
@@ -57,46 +57,68 @@ end
 return out
 `)
 
-// Seeds hands out the seeds pushed at runtime. Each is taken into a processing list
-// first and removed from it only after the caller has queued it (Done); seeds left in
-// processing by a process that died are handed out again after a minute (the frontier's
-// dedup makes that harmless).
-type Seeds struct {
-	rdb   redis.UniversalClient
-	crawl string
+// TakeSeeds queues up to n of the seeds pushed at runtime, plus seeds left in
+// processing for over a minute. read turns each seed as pushed into a candidate: nil
+// drops the seed, an error moves it to the crawl's dead letters (stage "seed", with the
+// error). The candidates are queued (Emit), the crawl is marked seeded, and only then
+// are the seeds removed from processing. It returns how many seeds it took and what
+// the emit queued.
+func (f *Frontier) TakeSeeds(ctx context.Context, n int, read func(raw string) (*Candidate, error)) (taken int, e Emitted, err error) {
+	batch, err := f.takeSeeds(ctx, n)
+	if err != nil || len(batch) == 0 {
+		return 0, e, err
+	}
+	cands := make([]Candidate, 0, len(batch))
+	dead := f.layout.Parts[0].Dead
+	for _, sd := range batch {
+		c, err := read(sd.raw)
+		if err != nil {
+			d := rkit.Dead{Stage: "seed", Error: err.Error()}
+			if err := f.rdb.XAdd(ctx, &redis.XAddArgs{Stream: dead, Values: d.Values("payload", sd.raw)}).Err(); err != nil {
+				return 0, e, fmt.Errorf("frontier: dead-letter a seed: %w", err)
+			}
+			continue
+		}
+		if c != nil {
+			cands = append(cands, *c)
+		}
+	}
+	if e, err = f.Emit(ctx, 0, cands, nil); err != nil {
+		return 0, e, err
+	}
+	if err := f.MarkSeeded(ctx); err != nil {
+		return 0, e, err
+	}
+	return len(batch), e, f.seedsDone(ctx, batch)
 }
 
-// NewSeeds returns the runtime seeds of crawl.
-func NewSeeds(rdb redis.UniversalClient, crawl string) *Seeds { return &Seeds{rdb: rdb, crawl: crawl} }
+// seed is one runtime seed as pushed (raw), with its processing-list entry.
+type seed struct{ raw, entry string }
 
-// Seed is one runtime seed as pushed, with its processing-list entry.
-type Seed struct {
-	Raw   string
-	entry string
-}
-
-// Take returns up to n new seeds, plus seeds abandoned in processing for over a minute.
-func (s *Seeds) Take(ctx context.Context, n int) ([]Seed, error) {
-	if waiting, err := readSeeds(ctx, s.rdb, s.crawl); err != nil {
+// takeSeeds returns up to n new seeds, plus seeds abandoned in processing for over a
+// minute.
+func (f *Frontier) takeSeeds(ctx context.Context, n int) ([]seed, error) {
+	k := f.layout.Global
+	if waiting, _, err := rkit.ReadSeeds(ctx, f.rdb, k.Seeds, k.SeedsProcessing, ""); err != nil {
 		return nil, fmt.Errorf("frontier: take seeds: %w", err)
 	} else if waiting == 0 {
 		return nil, nil // the usual case: one cheap round trip instead of a script call
 	}
 	now := time.Now().UnixMilli()
-	got, err := takeSeedsScript.Run(ctx, s.rdb, []string{SeedKey(s.crawl), SeedProcessingKey(s.crawl)}, n, now).StringSlice()
-	if t, ok := strings.CutPrefix(errString(err), "SEEDTYPE "); ok {
-		return nil, &SeedKeyError{Key: SeedKey(s.crawl), Type: t}
-	}
+	got, err := takeSeedsScript.Run(ctx, f.rdb, []string{k.Seeds, k.SeedsProcessing}, n, now).StringSlice()
 	if err != nil {
+		if t, ok := strings.CutPrefix(err.Error(), "SEEDTYPE "); ok {
+			return nil, rkit.CheckSeedType(k.Seeds, t)
+		}
 		return nil, fmt.Errorf("frontier: take seeds: %w", err)
 	}
-	var out []Seed
+	var out []seed
 	for _, e := range got {
 		_, raw, _ := strings.Cut(e, "|")
-		out = append(out, Seed{Raw: raw, entry: e})
+		out = append(out, seed{raw: raw, entry: e})
 	}
 	// Abandoned ones: the head of the processing list is the oldest.
-	old, err := s.rdb.LRange(ctx, SeedProcessingKey(s.crawl), 0, int64(n)-1).Result()
+	old, err := f.rdb.LRange(ctx, k.SeedsProcessing, 0, int64(n)-1).Result()
 	if err != nil {
 		return out, nil
 	}
@@ -104,20 +126,20 @@ func (s *Seeds) Take(ctx context.Context, n int) ([]Seed, error) {
 		ms, raw, ok := strings.Cut(e, "|")
 		at, perr := strconv.ParseInt(ms, 10, 64)
 		if !ok || perr != nil || now-at > time.Minute.Milliseconds() {
-			out = append(out, Seed{Raw: raw, entry: e})
+			out = append(out, seed{raw: raw, entry: e})
 		}
 	}
 	return out, nil
 }
 
-// Done removes seeds from processing once they are queued.
-func (s *Seeds) Done(ctx context.Context, seeds []Seed) error {
+// seedsDone removes seeds from processing once they are queued.
+func (f *Frontier) seedsDone(ctx context.Context, seeds []seed) error {
 	if len(seeds) == 0 {
 		return nil
 	}
-	pipe := s.rdb.Pipeline()
+	pipe := f.rdb.Pipeline()
 	for _, sd := range seeds {
-		pipe.LRem(ctx, SeedProcessingKey(s.crawl), 1, sd.entry)
+		pipe.LRem(ctx, f.layout.Global.SeedsProcessing, 1, sd.entry)
 	}
 	if _, err := pipe.Exec(ctx); err != nil {
 		return fmt.Errorf("frontier: seeds done: %w", err)
@@ -125,42 +147,13 @@ func (s *Seeds) Done(ctx context.Context, seeds []Seed) error {
 	return nil
 }
 
-// ErrSeedKeyType is matched (errors.Is) by a SeedKeyError.
-var ErrSeedKeyType = errors.New("frontier: start url key has the wrong type")
-
-// SeedKeyError is a start-URL key holding something seeds cannot be taken from (a hash,
-// a string, a stream): the crawl stops with it instead of waiting for seeds forever.
-type SeedKeyError struct {
-	Key  string // <crawl>:start_urls
-	Type string // what TYPE answers
-}
-
-func (e *SeedKeyError) Error() string {
-	return fmt.Sprintf("frontier: %s is a %s; start urls must be a list (LPUSH), a set (SADD) or a sorted set (ZADD): delete it or push the urls with one of those", e.Key, e.Type)
-}
-
-// Is makes errors.Is(err, ErrSeedKeyType) true.
-func (e *SeedKeyError) Is(target error) bool { return target == ErrSeedKeyType }
-
-// seedKeyTypes are the key types seeds are taken from ("none": no seeds waiting).
-var seedKeyTypes = map[string]bool{"none": true, "list": true, "set": true, "zset": true}
-
-// CheckSeedKey returns a *SeedKeyError when crawl's start-URL key exists with a type
-// seeds cannot be taken from.
+// CheckSeedKey returns an error matching ErrSeedKeyType when the crawl's start-URL key exists with a
+// type seeds cannot be taken from.
 func CheckSeedKey(ctx context.Context, rdb redis.UniversalClient, crawl string) error {
-	t, err := rdb.Type(ctx, SeedKey(crawl)).Result()
+	k := streams.NewKeys(crawl)
+	t, err := rdb.Type(ctx, k.Seeds).Result()
 	if err != nil {
 		return fmt.Errorf("frontier: check start url key: %w", err)
 	}
-	if !seedKeyTypes[t] {
-		return &SeedKeyError{Key: SeedKey(crawl), Type: t}
-	}
-	return nil
-}
-
-func errString(err error) string {
-	if err == nil {
-		return ""
-	}
-	return err.Error()
+	return rkit.CheckSeedType(k.Seeds, t)
 }

@@ -6,7 +6,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/streamcrawl/streamcrawl/streams"
 	"github.com/streamcrawl/streamcrawl/streams/frontier"
+	"github.com/streamcrawl/streamcrawl/streams/inspect"
+	"github.com/streamcrawl/streamcrawl/streams/internal/rkit"
 
 	"github.com/redis/go-redis/v9"
 
@@ -16,21 +19,22 @@ import (
 func TestSortedSetSeedsAreTakenHighestScoreFirst(t *testing.T) {
 	rdb := streamstest.Start(t).Client()
 	ctx := context.Background()
-	if err := rdb.ZAdd(ctx, frontier.SeedKey("zs"), zmember(1, "http://a.test/low"), zmember(10, "http://a.test/high"),
+	if err := rdb.ZAdd(ctx, streams.NewKeys("zs").Seeds, zmember(1, "http://a.test/low"), zmember(10, "http://a.test/high"),
 		zmember(5, "http://a.test/mid")).Err(); err != nil {
 		t.Fatal(err)
 	}
-	s := frontier.NewSeeds(rdb, "zs")
+	f, err := frontier.New(frontier.Config{Client: rdb, Layout: streams.NewLayout("zs", 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
 	var got []string
 	for range 3 {
-		batch, err := s.Take(ctx, 1)
+		_, _, err := f.TakeSeeds(ctx, 1, func(raw string) (*frontier.Candidate, error) {
+			got = append(got, raw)
+			return nil, nil
+		})
 		if err != nil {
-			t.Fatal(err)
-		}
-		for _, sd := range batch {
-			got = append(got, sd.Raw)
-		}
-		if err := s.Done(ctx, batch); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -42,11 +46,16 @@ func TestSortedSetSeedsAreTakenHighestScoreFirst(t *testing.T) {
 func TestSeedKeyOfAnotherTypeIsAnError(t *testing.T) {
 	rdb := streamstest.Start(t).Client()
 	ctx := context.Background()
-	if err := rdb.HSet(ctx, frontier.SeedKey("hs"), "url", "http://a.test/").Err(); err != nil {
+	if err := rdb.HSet(ctx, streams.NewKeys("hs").Seeds, "url", "http://a.test/").Err(); err != nil {
 		t.Fatal(err)
 	}
-	_, err := frontier.NewSeeds(rdb, "hs").Take(ctx, 10)
-	var ke *frontier.SeedKeyError
+	f, err := frontier.New(frontier.Config{Client: rdb, Layout: streams.NewLayout("hs", 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	_, _, err = f.TakeSeeds(ctx, 10, nil)
+	var ke *rkit.SeedKeyError
 	if !errors.As(err, &ke) || ke.Type != "hash" || !errors.Is(err, frontier.ErrSeedKeyType) {
 		t.Fatalf("Take: %v, want a SeedKeyError for a hash", err)
 	}
@@ -54,7 +63,7 @@ func TestSeedKeyOfAnotherTypeIsAnError(t *testing.T) {
 		!strings.Contains(err.Error(), "hs:start_urls is a hash") {
 		t.Fatalf("CheckSeedKey: %v", err)
 	}
-	st, err := frontier.ReadStatus(ctx, rdb, frontier.NewLayout("hs", 1))
+	st, err := inspect.ReadStatus(ctx, rdb, streams.NewLayout("hs", 1))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,10 +20,13 @@ type Errors struct {
 }
 
 // NewErrors returns an Errors logging through log (nil: no-op) at most once per
-// interval and message.
+// interval (0: 5s) and message.
 func NewErrors(log *zap.Logger, interval time.Duration) *Errors {
 	if log == nil {
 		log = zap.NewNop()
+	}
+	if interval <= 0 {
+		interval = defaultLogEvery
 	}
 	return &Errors{log: log, interval: interval, last: map[string]time.Time{}, suppressed: map[string]int{}}
 }

@@ -8,8 +8,8 @@ import (
 	"go.uber.org/zap"
 )
 
-// DefaultLogEvery is how often a periodic task's recurring failure is logged at most.
-const DefaultLogEvery = 5 * time.Second
+// defaultLogEvery is how often a recurring failure is logged at most.
+const defaultLogEvery = 5 * time.Second
 
 // Stop, returned by a task, ends the loop: Every and Paced return err (nil for
 // Stop(nil)).
@@ -24,10 +24,6 @@ func (s stopError) Error() string {
 	return s.err.Error()
 }
 
-// Task is one round of periodic work. An error is logged (rate-limited) and the task
-// runs again on the next tick.
-type Task func(ctx context.Context) error
-
 // Config says how a periodic task is run and its failures logged.
 type Config struct {
 	// Log receives failures; nil means no-op.
@@ -35,15 +31,16 @@ type Config struct {
 	// Msg is the message failures are logged with ("dispatch failed; retrying").
 	Msg string
 	// LogEvery is how often a recurring failure is logged at most. Default
-	// DefaultLogEvery.
+	// 5s.
 	LogEvery time.Duration
 	// Now runs the task once at once, before the first tick.
 	Now bool
 }
 
 // Every runs task every interval until ctx ends, then returns nil. A round that fails
-// while ctx is live is logged through cfg and the loop goes on.
-func Every(ctx context.Context, interval time.Duration, cfg Config, task Task) error {
+// while ctx is live is logged through cfg (rate-limited) and the task runs again on
+// the next tick.
+func Every(ctx context.Context, interval time.Duration, cfg Config, task func(ctx context.Context) error) error {
 	return Paced(ctx, interval, cfg, func(ctx context.Context) (time.Duration, error) {
 		return interval, task(ctx)
 	})
@@ -57,7 +54,7 @@ func Paced(ctx context.Context, first time.Duration, cfg Config, task func(ctx c
 		return errors.New("loop: the interval must be positive")
 	}
 	if cfg.LogEvery == 0 {
-		cfg.LogEvery = DefaultLogEvery
+		cfg.LogEvery = defaultLogEvery
 	}
 	if cfg.Msg == "" {
 		cfg.Msg = "periodic task failed; retrying"

@@ -130,6 +130,26 @@ func (s *Server) UsedCPU() float64 {
 	return user + sys
 }
 
+// UsedMemory returns used_memory less client buffers (which Redis grows and shrinks on
+// its own schedule).
+func UsedMemory(t testing.TB, rdb redis.UniversalClient) int64 {
+	t.Helper()
+	info, err := rdb.Info(context.Background(), "memory").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	fields := map[string]int64{}
+	for _, line := range strings.Split(info, "\r\n") {
+		if k, v, ok := strings.Cut(line, ":"); ok {
+			fields[k], _ = strconv.ParseInt(v, 10, 64)
+		}
+	}
+	if fields["used_memory"] == 0 {
+		t.Fatal("no used_memory in INFO memory")
+	}
+	return fields["used_memory"] - fields["mem_clients_normal"]
+}
+
 func freeAddr(t testing.TB) string {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -18,7 +18,7 @@ import (
 	"github.com/streamcrawl/streamcrawl/processors/warcs3/warcs3test"
 	"github.com/streamcrawl/streamcrawl/spiders"
 	"github.com/streamcrawl/streamcrawl/spiders/demosite"
-	"github.com/streamcrawl/streamcrawl/streams/frontier"
+	"github.com/streamcrawl/streamcrawl/streams"
 )
 
 // s3Bucket is a prefix of a bucket on an S3 server in the test process.
@@ -95,7 +95,7 @@ func publishShopDict(t *testing.T, rdb redis.UniversalClient, crawl string) {
 		t.Fatal(err)
 	}
 	id := strconv.FormatUint(uint64(d.ID()), 10)
-	if err := rdb.HSet(t.Context(), frontier.NewKeys(crawl).Dicts(), id, d.Bytes(), "current", id).Err(); err != nil {
+	if err := rdb.HSet(t.Context(), streams.NewKeys(crawl).Dicts, id, d.Bytes(), "current", id).Err(); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -12,11 +12,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/streamcrawl/streamcrawl/streams/frontier"
-
 	"github.com/streamcrawl/streamcrawl/processors/warc"
 	"github.com/streamcrawl/streamcrawl/processors/warc/warctest"
 	"github.com/streamcrawl/streamcrawl/spiders/demosite"
+	"github.com/streamcrawl/streamcrawl/streams"
 )
 
 // TestArchiverKilledWritesEveryRecordOnce: an archiver dies abruptly mid-crawl, either
@@ -135,10 +134,10 @@ func testArchiverKilled(t *testing.T, s3 bool, kill func(t *testing.T, args, env
 		}
 		f.Close()
 	}
-	fetched, _ := strconv.Atoi(c.rdb.HGet(t.Context(), frontier.NewKeys("arch").Stats(), "pages_fetched").Val())
+	fetched, _ := strconv.Atoi(c.rdb.HGet(t.Context(), streams.NewKeys("arch").Stats, "pages_fetched").Val())
 	// Every response was stored compressed with the crawl's dictionary (published before
 	// the crawl): the archiver and the parser, other processes, loaded it to read them.
-	if n, _ := strconv.Atoi(c.rdb.HGet(t.Context(), frontier.NewKeys("arch").Stats(), "responses_dict_encoded").Val()); n != fetched {
+	if n, _ := strconv.Atoi(c.rdb.HGet(t.Context(), streams.NewKeys("arch").Stats, "responses_dict_encoded").Val()); n != fetched {
 		t.Errorf("%d responses compressed with the crawl's dictionary, want all %d", n, fetched)
 	}
 	twice := 0

@@ -11,7 +11,6 @@ import (
 
 	"github.com/streamcrawl/streamcrawl/spiders"
 	"github.com/streamcrawl/streamcrawl/streams"
-	"github.com/streamcrawl/streamcrawl/streams/frontier"
 )
 
 // errNoSpider is the error of a command that needs a spider and got none.
@@ -67,7 +66,7 @@ func (a *App) crawlFlags(cmd *cobra.Command, crawl *string) {
 
 // onCrawl is the RunE of a command on the crawl named by *crawl (see crawlFlags): it
 // connects, reads the crawl's layout, runs run and closes the connection.
-func (a *App) onCrawl(crawl *string, run func(ctx context.Context, rdb *streams.Client, l frontier.Layout, args []string) error) func(*cobra.Command, []string) error {
+func (a *App) onCrawl(crawl *string, run func(ctx context.Context, rdb *streams.Client, l streams.Layout, args []string) error) func(*cobra.Command, []string) error {
 	return func(cmd *cobra.Command, args []string) error {
 		ctx := cmd.Context()
 		rdb, l, err := a.openCrawl(ctx, *crawl)

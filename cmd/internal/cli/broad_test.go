@@ -6,8 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/streamcrawl/streamcrawl/streams/frontier"
-
 	"github.com/streamcrawl/streamcrawl/handlers"
 	"github.com/streamcrawl/streamcrawl/spiders"
 	"github.com/streamcrawl/streamcrawl/spiders/broadsite"
@@ -47,10 +45,10 @@ func TestFetcherKilledHoldingHostSlotsLosesNothing(t *testing.T) {
 	}
 	victim := stage("fetch", "fetch-1")
 	others := []*proc{stage("fetch", "fetch-2"), stage("parse", "parse-1"), stage("store", "store-1", "--out", out)}
-	k := frontier.NewKeys(sp.Name)
+	k := streams.NewKeys(sp.Name)
 	held := int64(0)
 	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		p, err := rdb.XPending(ctx, k.Requests(), streams.StageFetch).Result()
+		p, err := rdb.XPending(ctx, k.Requests, streams.StageFetch).Result()
 		if err == nil && p.Consumers["fetch-1"] >= 2 {
 			held = p.Consumers["fetch-1"]
 			break
@@ -60,7 +58,7 @@ func TestFetcherKilledHoldingHostSlotsLosesNothing(t *testing.T) {
 		t.Fatal("fetch-1 never held two requests")
 	}
 	victim.Kill()
-	leases := rdb.ZCard(ctx, k.Leases()).Val()
+	leases := rdb.ZCard(ctx, k.Leases).Val()
 	for _, p := range others {
 		if code, ok := p.Wait(crawlTimeout); !ok || code != 0 {
 			t.Fatalf("%s: exit %d (exited: %v)", p.name, code, ok)
@@ -79,10 +77,10 @@ func TestFetcherKilledHoldingHostSlotsLosesNothing(t *testing.T) {
 	if n := len(readItems(t, out)); n != 6*15 {
 		t.Errorf("%d items stored, want %d", n, 6*15)
 	}
-	if n := rdb.ZCard(ctx, k.Leases()).Val(); n != 0 {
+	if n := rdb.ZCard(ctx, k.Leases).Val(); n != 0 {
 		t.Errorf("%d leases left at the end, want 0", n)
 	}
-	for f := range rdb.HGetAll(ctx, k.Hosts()).Val() {
+	for f := range rdb.HGetAll(ctx, k.Hosts).Val() {
 		if strings.HasSuffix(f, ":f") {
 			t.Errorf("host state %s left at the end: a slot was never given back", f)
 		}

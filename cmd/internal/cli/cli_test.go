@@ -14,11 +14,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/streamcrawl/streamcrawl/streams/frontier"
-
 	"github.com/redis/go-redis/v9"
 
 	"github.com/streamcrawl/streamcrawl/spiders/demosite"
+	"github.com/streamcrawl/streamcrawl/streams"
+	"github.com/streamcrawl/streamcrawl/streams/inspect"
 	"github.com/streamcrawl/streamcrawl/streams/streamstest"
 )
 
@@ -156,7 +156,7 @@ func TestCLI(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("status: exit %d, stderr:\n%s", code, stderr)
 		}
-		var st frontier.Status
+		var st inspect.Status
 		if err := json.Unmarshal([]byte(stdout), &st); err != nil {
 			t.Fatalf("status --json is not JSON: %v\n%s", err, stdout)
 		}
@@ -218,7 +218,7 @@ func TestCLI(t *testing.T) {
 		if want := fmt.Sprintf("crawl shop reset: %d keys deleted", len(before)); code != 0 || !strings.Contains(stdout, want) {
 			t.Errorf("reset: exit %d, stdout %q, stderr %q; want exit 0 and %q", code, stdout, stderr, want)
 		}
-		if n, err := rdb.Exists(ctx, frontier.NewKeys("shop").All()...).Result(); err != nil || n != 0 {
+		if n, err := rdb.Exists(ctx, streams.NewKeys("shop").All()...).Result(); err != nil || n != 0 {
 			t.Errorf("after reset EXISTS of the crawl's keys = %d (%v), want 0", n, err)
 		}
 		if left := scanKeys(t, rdb, "sc:{shop}:*"); len(left) != 0 {
@@ -239,7 +239,7 @@ func TestCLI(t *testing.T) {
 				t.Errorf("seed #%d: exit %d, stdout %q, stderr %q; want exit 0 and %q", i+1, code, stdout, stderr, want)
 			}
 		}
-		if n := xlen(t, srv.Client(), frontier.NewKeys("news").Requests()); n != 1 {
+		if n := xlen(t, srv.Client(), streams.NewKeys("news").Requests); n != 1 {
 			t.Errorf("requests stream has %d entries after seeding twice, want 1", n)
 		}
 	})

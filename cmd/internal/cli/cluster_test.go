@@ -9,8 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/streamcrawl/streamcrawl/streams/frontier"
-
 	"github.com/redis/go-redis/v9"
 
 	"github.com/streamcrawl/streamcrawl/spiders/demosite"
@@ -111,14 +109,14 @@ func TestMultiProcessCrawlOnRedisCluster(t *testing.T) {
 	// Items land in the partitions of the shops' hosts, and only there. Which partitions
 	// those are depends on the loopback ports the shops got (20 hosts over 6
 	// partitions leave one empty about one time in seven), so it is computed, not fixed.
-	layout := frontier.NewLayout("multi", partitions)
+	layout := streams.NewLayout("multi", partitions)
 	owner := map[string]bool{}
 	for _, b := range bases {
 		u, err := url.Parse(b)
 		if err != nil {
 			t.Fatal(err)
 		}
-		owner[layout.Part(layout.PartitionOf(u.Host)).Tag()] = true
+		owner[layout.Parts[layout.PartitionOf(u.Host)].Tag] = true
 	}
 	if len(owner) < 3 {
 		t.Errorf("%d hosts fall in %d of %d partitions: hosts are not spread", hosts, len(owner), partitions)

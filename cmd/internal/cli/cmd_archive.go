@@ -5,14 +5,13 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/streamcrawl/streamcrawl/streams/frontier"
-
 	"github.com/spf13/cobra"
 
 	"github.com/streamcrawl/streamcrawl/handlers"
 	"github.com/streamcrawl/streamcrawl/processors/warc"
 	"github.com/streamcrawl/streamcrawl/processors/warcs3"
 	"github.com/streamcrawl/streamcrawl/spiders"
+	"github.com/streamcrawl/streamcrawl/streams"
 )
 
 // defaultSpool is the spool directory of an archiver writing to S3 when --spool is not
@@ -86,7 +85,7 @@ bucket holds already.`,
 				return err
 			}
 			defer rdb.Close()
-			layout, err := frontier.ReadLayout(ctx, rdb, crawl)
+			layout, err := streams.ReadLayout(ctx, rdb, crawl)
 			if err != nil {
 				return err
 			}

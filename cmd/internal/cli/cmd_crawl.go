@@ -6,13 +6,12 @@ import (
 	"io"
 	"time"
 
-	"github.com/streamcrawl/streamcrawl/streams/frontier"
-
 	"github.com/spf13/cobra"
 
 	"github.com/streamcrawl/streamcrawl/handlers"
 	"github.com/streamcrawl/streamcrawl/spiders"
 	"github.com/streamcrawl/streamcrawl/streams"
+	"github.com/streamcrawl/streamcrawl/streams/inspect"
 )
 
 func (a *App) crawlCommand() *cobra.Command {
@@ -58,7 +57,7 @@ or pass --fresh to start over.`,
 
 // crawlHere connects (--redis, $REDIS_URL, or an embedded Redis) and crawls sp with
 // every stage in this process until it is done, with a progress line and a summary.
-func (a *App) crawlHere(ctx context.Context, sp *spiders.Spider, f *RunFlags, fresh bool) (*frontier.Status, error) {
+func (a *App) crawlHere(ctx context.Context, sp *spiders.Spider, f *RunFlags, fresh bool) (*inspect.Status, error) {
 	rdb, err := a.connectWorker(ctx, false)
 	if err != nil {
 		return nil, err
@@ -71,7 +70,7 @@ func (a *App) crawlHere(ctx context.Context, sp *spiders.Spider, f *RunFlags, fr
 
 // Crawl seeds and runs every stage of sp in this process on c until done
 // (handlers.Crawl), then prints a summary to w.
-func (a *App) Crawl(ctx context.Context, c *streams.Client, sp *spiders.Spider, f *RunFlags, fresh bool, w io.Writer) (*frontier.Status, error) {
+func (a *App) Crawl(ctx context.Context, c *streams.Client, sp *spiders.Spider, f *RunFlags, fresh bool, w io.Writer) (*inspect.Status, error) {
 	cfg, err := f.config(a, handlers.AllStages)
 	if err != nil {
 		return nil, err
@@ -86,7 +85,7 @@ func (a *App) Crawl(ctx context.Context, c *streams.Client, sp *spiders.Spider, 
 	}
 	opts := handlers.Options{Client: c, Out: out, Fresh: fresh, Logger: a.Log, Tuning: cfg}
 	if a.progress {
-		opts.Started = func(ctx context.Context, c *streams.Client, l frontier.Layout) func() {
+		opts.Started = func(ctx context.Context, c *streams.Client, l streams.Layout) func() {
 			return a.startProgress(ctx, c, l)
 		}
 	}
@@ -103,7 +102,7 @@ func (a *App) Crawl(ctx context.Context, c *streams.Client, sp *spiders.Spider, 
 }
 
 // printSummary prints what a finished crawl did.
-func printSummary(w io.Writer, st *frontier.Status, took time.Duration, out string) {
+func printSummary(w io.Writer, st *inspect.Status, took time.Duration, out string) {
 	s := st.Stats
 	fmt.Fprintf(w, "crawl %s: done=%v in %s\n", st.Crawl, st.Done, took.Round(time.Millisecond))
 	fmt.Fprintf(w, "  pages fetched   %d (%.0f/s)\n", s["pages_fetched"], float64(s["pages_fetched"])/took.Seconds())

@@ -6,13 +6,12 @@ import (
 	"fmt"
 	"text/tabwriter"
 
-	"github.com/streamcrawl/streamcrawl/streams/frontier"
-
 	"github.com/redis/go-redis/v9"
 	"github.com/spf13/cobra"
 
 	"github.com/streamcrawl/streamcrawl/handlers"
 	"github.com/streamcrawl/streamcrawl/streams"
+	"github.com/streamcrawl/streamcrawl/streams/inspect"
 )
 
 func (a *App) deadCommand() *cobra.Command {
@@ -33,20 +32,16 @@ the delivery count.
   dead purge   delete them (all, or --id ID...)`,
 		Args:      cobra.ExactArgs(1),
 		ValidArgs: []string{"list", "retry", "purge"},
-		RunE: a.onCrawl(&crawl, func(ctx context.Context, rdb *streams.Client, layout frontier.Layout, args []string) error {
+		RunE: a.onCrawl(&crawl, func(ctx context.Context, rdb *streams.Client, layout streams.Layout, args []string) error {
 			switch args[0] {
 			case "list":
 				return a.deadList(ctx, rdb, layout, limit, asJSON)
 			case "retry":
 				return a.deadRetry(ctx, rdb, layout, ids)
 			case "purge":
-				var n int64
-				for _, k := range layout.Parts() {
-					m, err := frontier.PurgeDead(ctx, rdb, k, ids)
-					if err != nil {
-						return err
-					}
-					n += m
+				n, err := inspect.PurgeDead(ctx, rdb, layout, ids)
+				if err != nil {
+					return err
 				}
 				fmt.Fprintf(a.Stdout, "purged %d dead letters of crawl %s\n", n, crawl)
 				return nil
@@ -61,16 +56,10 @@ the delivery count.
 	return cmd
 }
 
-func (a *App) deadList(ctx context.Context, rdb redis.UniversalClient, l frontier.Layout, limit int64, asJSON bool) error {
-	var dead []frontier.DeadLetter
-	for _, k := range l.Parts() {
-		d, err := frontier.ListDead(ctx, rdb, k, "-", limit-int64(len(dead)))
-		if err != nil {
-			return err
-		}
-		if dead = append(dead, d...); int64(len(dead)) >= limit {
-			break
-		}
+func (a *App) deadList(ctx context.Context, rdb redis.UniversalClient, l streams.Layout, limit int64, asJSON bool) error {
+	dead, err := inspect.ListDead(ctx, rdb, l, limit)
+	if err != nil {
+		return err
 	}
 	if asJSON {
 		return a.printJSON(dead)
@@ -84,7 +73,7 @@ func (a *App) deadList(ctx context.Context, rdb redis.UniversalClient, l frontie
 }
 
 // deadURL digs the page URL out of a dead letter's payload, for people.
-func deadURL(d frontier.DeadLetter) string {
+func deadURL(d inspect.DeadLetter) string {
 	var p struct {
 		URL string `json:"url"`
 	}
@@ -94,11 +83,11 @@ func deadURL(d frontier.DeadLetter) string {
 	return "-"
 }
 
-func (a *App) deadRetry(ctx context.Context, rdb redis.UniversalClient, l frontier.Layout, ids []string) error {
+func (a *App) deadRetry(ctx context.Context, rdb redis.UniversalClient, l streams.Layout, ids []string) error {
 	n, err := handlers.RetryDead(ctx, rdb, l, ids)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(a.Stdout, "re-queued %d dead letters of crawl %s\n", n, l.Crawl())
+	fmt.Fprintf(a.Stdout, "re-queued %d dead letters of crawl %s\n", n, l.Crawl)
 	return nil
 }

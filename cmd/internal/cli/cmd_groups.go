@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/streamcrawl/streamcrawl/streams"
+	"github.com/streamcrawl/streamcrawl/streams/inspect"
 )
 
 func (a *App) groupsCommand() *cobra.Command {
@@ -37,23 +38,23 @@ create one at --id, move one with XGROUP SETID (setid), or delete one. The stage
 					return fmt.Errorf("--group is required")
 				}
 				if group == streams.StageFetch || group == streams.StageParse || group == streams.StageStore {
-					return streams.ErrStageGroup
+					return inspect.ErrStageGroup
 				}
 			}
-			pos, err := streams.ParsePosition(id, time.Now())
+			pos, err := inspect.ParsePosition(id, time.Now())
 			if err != nil {
 				return err
 			}
-			if (args[0] == "create" || args[0] == "setid") && pos != "$" {
-				pos = streams.Before(pos)
+			if args[0] == "create" || args[0] == "setid" {
+				pos, _ = inspect.GroupStart(id, time.Now()) // the ID the group starts after
 			}
 			tw := tabwriter.NewWriter(a.Stdout, 0, 4, 2, ' ', 0)
 			if args[0] == "list" {
 				fmt.Fprintln(tw, "STREAM\tGROUP\tCONSUMERS\tPENDING\tLAG\tLAST-DELIVERED")
 			}
 			// A partitioned crawl has the stream once per partition: act on each.
-			for _, k := range layout.Parts() {
-				key := map[string]string{"requests": k.Requests(), "responses": k.Responses(), "items": k.Items()}[stream]
+			for _, k := range layout.Parts {
+				key := map[string]string{"requests": k.Requests, "responses": k.Responses, "items": k.Items}[stream]
 				switch args[0] {
 				case "list":
 					groups, err := rdb.XInfoGroups(ctx, key).Result()
@@ -64,7 +65,7 @@ create one at --id, move one with XGROUP SETID (setid), or delete one. The stage
 						fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%s\n", key, g.Name, g.Consumers, g.Pending, g.Lag, g.LastDeliveredID)
 					}
 				case "create", "setid":
-					if err := streams.CreateGroup(ctx, rdb, key, group, pos, args[0] == "setid"); err != nil {
+					if err := inspect.CreateGroup(ctx, rdb, key, group, pos, args[0] == "setid"); err != nil {
 						return err
 					}
 					fmt.Fprintf(a.Stdout, "group %s on %s delivers entries after %s\n", group, key, pos)

@@ -5,8 +5,7 @@ import (
 	"fmt"
 
 	"github.com/streamcrawl/streamcrawl/streams"
-
-	"github.com/streamcrawl/streamcrawl/streams/frontier"
+	"github.com/streamcrawl/streamcrawl/streams/inspect"
 
 	"github.com/spf13/cobra"
 )
@@ -19,8 +18,8 @@ func (a *App) resetCommand() *cobra.Command {
 		Long: `reset deletes the crawl's streams, seen set, stats and dead letters. Stop the crawl's
 processes first: they cache what they learned from Redis. Nothing else ever deletes a
 crawl's state; stopping processes does not.`,
-		RunE: a.onCrawl(&crawl, func(ctx context.Context, rdb *streams.Client, layout frontier.Layout, _ []string) error {
-			n, err := frontier.Reset(ctx, rdb, layout)
+		RunE: a.onCrawl(&crawl, func(ctx context.Context, rdb *streams.Client, layout streams.Layout, _ []string) error {
+			n, err := inspect.Reset(ctx, rdb, layout)
 			if err != nil {
 				return err
 			}

@@ -10,12 +10,11 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/streamcrawl/streamcrawl/streams/frontier"
-
 	"github.com/redis/go-redis/v9"
 	"github.com/spf13/cobra"
 
 	"github.com/streamcrawl/streamcrawl/streams"
+	"github.com/streamcrawl/streamcrawl/streams/inspect"
 )
 
 func (a *App) statusCommand() *cobra.Command {
@@ -25,8 +24,8 @@ func (a *App) statusCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "status --redis URL --crawl NAME [--json | --watch [--interval D]]",
 		Short: "Show a crawl's streams, groups, frontier, seen URLs, items and dead letters",
-		RunE: a.onCrawl(&crawl, func(ctx context.Context, rdb *streams.Client, layout frontier.Layout, _ []string) error {
-			st, err := frontier.ReadStatus(ctx, rdb, layout)
+		RunE: a.onCrawl(&crawl, func(ctx context.Context, rdb *streams.Client, layout streams.Layout, _ []string) error {
+			st, err := inspect.ReadStatus(ctx, rdb, layout)
 			if err != nil {
 				return err
 			}
@@ -51,7 +50,7 @@ func (a *App) statusCommand() *cobra.Command {
 }
 
 // crawlExists says whether a status read found anything of the crawl in Redis.
-func crawlExists(st *frontier.Status) bool {
+func crawlExists(st *inspect.Status) bool {
 	if len(st.Stats) > 0 || st.Seen > 0 || st.Frontier > 0 || st.Delayed > 0 || st.DeadLetters > 0 {
 		return true
 	}
@@ -64,7 +63,7 @@ func crawlExists(st *frontier.Status) bool {
 }
 
 // watchStatus shows the crawl's live view every interval until ctx ends.
-func (a *App) watchStatus(ctx context.Context, rdb redis.UniversalClient, l frontier.Layout, every time.Duration) error {
+func (a *App) watchStatus(ctx context.Context, rdb redis.UniversalClient, l streams.Layout, every time.Duration) error {
 	if every <= 0 {
 		return fmt.Errorf("--interval must be positive, got %s", every)
 	}
@@ -96,7 +95,7 @@ func (a *App) watchStatus(ctx context.Context, rdb redis.UniversalClient, l fron
 	}
 }
 
-func printStatus(w io.Writer, st *frontier.Status) {
+func printStatus(w io.Writer, st *inspect.Status) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "crawl\t%s\tdone=%v\n", st.Crawl, st.Done)
 	if st.SeedError != "" {

@@ -6,8 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/streamcrawl/streamcrawl/streams/frontier"
-
 	"github.com/redis/go-redis/v9"
 
 	"github.com/streamcrawl/streamcrawl/spiders/demosite"
@@ -189,7 +187,7 @@ func checkRedoneItems(t *testing.T, got itemStats, products int64) {
 // consumerPending returns the pending count of each consumer of a stage's group.
 func consumerPending(t testing.TB, rdb redis.UniversalClient, crawl, stage string) map[string]int64 {
 	t.Helper()
-	p, err := rdb.XPending(context.Background(), frontier.NewKeys(crawl).Input(stage), stage).Result()
+	p, err := rdb.XPending(context.Background(), streams.NewKeys(crawl).Input(stage), stage).Result()
 	if err != nil {
 		t.Fatalf("XPENDING %s: %v", stage, err)
 	}

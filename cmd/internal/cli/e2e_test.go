@@ -10,8 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/streamcrawl/streamcrawl/streams/frontier"
-
 	"github.com/redis/go-redis/v9"
 
 	"github.com/streamcrawl/streamcrawl/spiders/demosite"
@@ -161,7 +159,7 @@ type itemStats struct {
 func readItemStats(t testing.TB, rdb redis.UniversalClient, crawl string) itemStats {
 	t.Helper()
 	return itemStats{
-		Entries:   xlen(t, rdb, frontier.NewKeys(crawl).Items()),
+		Entries:   xlen(t, rdb, streams.NewKeys(crawl).Items),
 		Scraped:   statInt(t, rdb, crawl, "items_scraped"),
 		Dropped:   statInt(t, rdb, crawl, "items_duplicate_dropped"),
 		Stored:    statInt(t, rdb, crawl, "items_stored"),

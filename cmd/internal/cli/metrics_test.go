@@ -11,10 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/streamcrawl/streamcrawl/streams/frontier"
-
 	"github.com/streamcrawl/streamcrawl/spiders/demosite"
 	"github.com/streamcrawl/streamcrawl/streams"
+	"github.com/streamcrawl/streamcrawl/streams/inspect"
 	"github.com/streamcrawl/streamcrawl/streams/streamstest"
 )
 
@@ -142,7 +141,7 @@ func TestMetricsAgreeWithStatus(t *testing.T) {
 		}
 		return out
 	}
-	figures := func(st *frontier.Status, m map[string]series) (want, got map[string]int64) {
+	figures := func(st *inspect.Status, m map[string]series) (want, got map[string]int64) {
 		want = map[string]int64{"pages": st.Stats["pages_fetched"], "items": st.ItemsStored, "dead letters": st.DeadLetters,
 			"exporter pages": st.Stats["pages_fetched"], "exporter items": st.ItemsStored, "exporter dead letters": st.DeadLetters}
 		ex := m["exporter"]
@@ -237,7 +236,7 @@ func TestGroupsReady(t *testing.T) {
 	if err := ready(ctx); err == nil || !strings.Contains(err.Error(), "group fetch of sc:{shop}:requests missing") {
 		t.Errorf("without the group: %v, want it named missing", err)
 	}
-	if err := rdb.XGroupCreateMkStream(ctx, frontier.NewKeys("shop").Requests(), streams.StageFetch, "0").Err(); err != nil {
+	if err := rdb.XGroupCreateMkStream(ctx, streams.NewKeys("shop").Requests, streams.StageFetch, "0").Err(); err != nil {
 		t.Fatal(err)
 	}
 	if err := ready(ctx); err != nil {

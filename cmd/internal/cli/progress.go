@@ -8,11 +8,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/streamcrawl/streamcrawl/streams/frontier"
-
 	"github.com/redis/go-redis/v9"
 
 	"github.com/streamcrawl/streamcrawl/streams"
+	"github.com/streamcrawl/streamcrawl/streams/inspect"
 )
 
 // Progress refresh intervals: on a terminal the line is redrawn in place; elsewhere a
@@ -29,14 +28,14 @@ type progress struct {
 	w     io.Writer
 	term  *termWriter // on a terminal: the line is redrawn in place
 	rdb   redis.UniversalClient
-	l     frontier.Layout
+	l     streams.Layout
 	r     rates
 	start time.Time
 }
 
 // startProgress shows progress on a.Stderr until the returned stop is called; stop
 // clears the line on a terminal.
-func (a *App) startProgress(ctx context.Context, rdb redis.UniversalClient, l frontier.Layout) (stop func()) {
+func (a *App) startProgress(ctx context.Context, rdb redis.UniversalClient, l streams.Layout) (stop func()) {
 	p := &progress{w: a.Stderr, term: a.term, rdb: rdb, l: l, start: time.Now()}
 	every := a.progressEvery
 	switch {
@@ -73,11 +72,11 @@ func (a *App) startProgress(ctx context.Context, rdb redis.UniversalClient, l fr
 
 // show reads the crawl's figures and writes the line.
 func (p *progress) show(ctx context.Context) {
-	stats, err := p.rdb.HGetAll(ctx, p.l.Global().Stats()).Result()
+	stats, err := p.rdb.HGetAll(ctx, p.l.Global.Stats).Result()
 	if err != nil {
 		return
 	}
-	pr, err := frontier.ReadProgress(ctx, p.rdb, p.l)
+	pr, err := inspect.ReadProgress(ctx, p.rdb, p.l)
 	if err != nil {
 		return
 	}
@@ -92,8 +91,8 @@ func (p *progress) show(ctx context.Context) {
 		}
 	}
 	var dead int64
-	for _, k := range p.l.Parts() {
-		d, _ := p.rdb.XLen(ctx, k.Dead()).Result()
+	for _, k := range p.l.Parts {
+		d, _ := p.rdb.XLen(ctx, k.Dead).Result()
 		dead += d
 	}
 	line := fmt.Sprintf("%s  pages %d  items %d  %.1f pages/s  queue %d  dead letters %d",

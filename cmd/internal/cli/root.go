@@ -9,8 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/streamcrawl/streamcrawl/streams/frontier"
-
 	"github.com/spf13/cobra"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
@@ -145,15 +143,15 @@ func (a *App) connectCrawl(ctx context.Context, crawl string) (*streams.Client, 
 }
 
 // openCrawl is connectCrawl that also reads the crawl's stored layout.
-func (a *App) openCrawl(ctx context.Context, crawl string) (*streams.Client, frontier.Layout, error) {
+func (a *App) openCrawl(ctx context.Context, crawl string) (*streams.Client, streams.Layout, error) {
 	rdb, err := a.connectCrawl(ctx, crawl)
 	if err != nil {
-		return nil, frontier.Layout{}, err
+		return nil, streams.Layout{}, err
 	}
-	layout, err := frontier.ReadLayout(ctx, rdb, crawl)
+	layout, err := streams.ReadLayout(ctx, rdb, crawl)
 	if err != nil {
 		_ = rdb.Close()
-		return nil, frontier.Layout{}, err
+		return nil, streams.Layout{}, err
 	}
 	return rdb, layout, nil
 }

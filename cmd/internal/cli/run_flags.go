@@ -13,6 +13,7 @@ import (
 
 	"github.com/streamcrawl/streamcrawl/handlers"
 	"github.com/streamcrawl/streamcrawl/processors"
+	"github.com/streamcrawl/streamcrawl/spiders"
 	"github.com/streamcrawl/streamcrawl/streams"
 )
 
@@ -45,18 +46,19 @@ func (f *RunFlags) AddMetrics(cmd *cobra.Command) {
 // Add adds the flags of a command that runs stages to cmd; withOut adds --out.
 func (f *RunFlags) Add(cmd *cobra.Command, withOut bool) {
 	fl := cmd.Flags()
+	d, retain := streams.SubscriberDefaults(), spiders.DefaultRetention()
 	fl.StringVar(&f.consumer, "consumer", "", "this process's consumer name in the stage groups; keep it stable per process slot so a restart re-reads its own pending entries (default host-pid)")
 	if withOut {
 		fl.StringVar(&f.Out, "out", "", "where the store stage writes items: FILE.jsonl (default <spider name>.jsonl), FILE.csv, postgres://user:pass@host/db?table=items, or \"stream\" to keep them in the items stream only")
 	}
-	fl.DurationVar(&f.shutdownTimeout, "shutdown-timeout", streams.DefaultShutdownTimeout, "on SIGINT/SIGTERM, how long in-flight work may take to finish")
-	fl.IntVar(&f.maxDeliveries, "max-deliveries", streams.DefaultMaxDeliveries, "deliveries of an entry before it goes to dead letters")
-	fl.DurationVar(&f.retryBackoff, "retry-backoff", streams.DefaultRetryBackoff, "wait before the first retry of a failed fetch or the redelivery of a failed entry, doubled each time")
-	fl.DurationVar(&f.minIdle, "min-idle", streams.DefaultMinIdle, "how long an entry sits with a silent consumer before another takes it over")
-	fl.DurationVar(&f.claimInterval, "claim-interval", streams.DefaultClaimInterval, "how often idle entries of dead consumers are looked for")
-	fl.DurationVar(&f.retain[0], "retain-requests", streams.DefaultRetainRequests, "how long the requests stream keeps entries every group has acked (overrides the spider's settings.retention.requests)")
-	fl.DurationVar(&f.retain[1], "retain-responses", streams.DefaultRetainResponses, "how long the responses stream keeps acked entries, for re-parsing (overrides settings.retention.responses; default: until parsed)")
-	fl.DurationVar(&f.retain[2], "retain-items", streams.DefaultRetainItems, "how long the items stream keeps acked entries, for new sinks and post-processors (overrides settings.retention.items; default 24h up to 16MB)")
+	fl.DurationVar(&f.shutdownTimeout, "shutdown-timeout", d.ShutdownTimeout, "on SIGINT/SIGTERM, how long in-flight work may take to finish")
+	fl.IntVar(&f.maxDeliveries, "max-deliveries", d.MaxDeliveries, "deliveries of an entry before it goes to dead letters")
+	fl.DurationVar(&f.retryBackoff, "retry-backoff", d.RetryBackoff, "wait before the first retry of a failed fetch or the redelivery of a failed entry, doubled each time")
+	fl.DurationVar(&f.minIdle, "min-idle", d.MinIdle, "how long an entry sits with a silent consumer before another takes it over")
+	fl.DurationVar(&f.claimInterval, "claim-interval", d.ClaimInterval, "how often idle entries of dead consumers are looked for")
+	fl.DurationVar(&f.retain[0], "retain-requests", retain["requests"].MaxAge, "how long the requests stream keeps entries every group has acked (overrides the spider's settings.retention.requests)")
+	fl.DurationVar(&f.retain[1], "retain-responses", retain["responses"].MaxAge, "how long the responses stream keeps acked entries, for re-parsing (overrides settings.retention.responses; default: until parsed)")
+	fl.DurationVar(&f.retain[2], "retain-items", retain["items"].MaxAge, "how long the items stream keeps acked entries, for new sinks and post-processors (overrides settings.retention.items; default 24h up to 16MB)")
 	f.retainSet = func(name string) bool { return fl.Changed(name) }
 	fl.DurationVar(&f.trimInterval, "trim-interval", streams.DefaultTrimInterval, "how often acked entries past retention are trimmed")
 	fl.Int64Var(&f.maxBacklog, "max-backlog", handlers.DefaultMaxBacklog, "fetchers pause while this many responses wait for the parse stage (-1: no bound)")
@@ -98,12 +100,12 @@ func redactOut(out string) string {
 func (f *RunFlags) config(a *App, stages []string) (handlers.Config, error) {
 	cfg := handlers.Config{Stages: stages, Consumer: f.consumer, UntilDone: f.UntilDone,
 		RetryBase: f.retryBackoff, MaxBacklog: f.maxBacklog, Subscriber: f.subscriber(), Logger: a.Log, TrimInterval: f.trimInterval,
-		Retain: map[string]streams.Retention{}}
+		Retain: map[string]spiders.StreamRetention{}}
 	// A --retain-* flag given replaces the spider's retention of that stream (age only,
 	// no byte limit); the others keep what the spider says.
 	for i, st := range []string{streams.StageFetch, streams.StageParse, streams.StageStore} {
 		if name := "retain-" + [...]string{"requests", "responses", "items"}[i]; f.retainSet != nil && f.retainSet(name) {
-			cfg.Retain[st] = streams.Retention{Age: f.retain[i]}
+			cfg.Retain[st] = spiders.StreamRetention{MaxAge: f.retain[i]}
 		}
 	}
 	var err error

@@ -6,13 +6,12 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/streamcrawl/streamcrawl/streams/frontier"
-
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/streamcrawl/streamcrawl/handlers/metrics"
 	"github.com/streamcrawl/streamcrawl/streams"
+	"github.com/streamcrawl/streamcrawl/streams/inspect"
 )
 
 // metricsAddrHelp is the usage of --metrics-addr on every service command.
@@ -51,13 +50,13 @@ func (a *App) serveMetrics(ctx context.Context, addr string, rdb redis.Universal
 // streams (they are created when the stages start).
 func groupsReady(rdb redis.UniversalClient, crawl string, stages ...string) metrics.ReadyFunc {
 	return func(ctx context.Context) error {
-		l, err := frontier.ReadLayout(ctx, rdb, crawl)
+		l, err := streams.ReadLayout(ctx, rdb, crawl)
 		if err != nil {
 			return err
 		}
 		for _, stage := range stages {
-			for _, k := range l.Parts() {
-				st, err := streams.ReadGroupState(ctx, rdb, k.Input(stage), stage)
+			for _, k := range l.Parts {
+				st, err := inspect.ReadGroupState(ctx, rdb, k.Input(stage), stage)
 				if err != nil {
 					return err
 				}

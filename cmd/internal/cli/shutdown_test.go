@@ -7,12 +7,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/streamcrawl/streamcrawl/streams/frontier"
-
 	"github.com/jackc/pgx/v5"
 
 	"github.com/streamcrawl/streamcrawl/processors/processorstest"
 	"github.com/streamcrawl/streamcrawl/spiders/demosite"
+	"github.com/streamcrawl/streamcrawl/streams"
+	"github.com/streamcrawl/streamcrawl/streams/inspect"
 )
 
 // slowSite answers after a delay, so that a crawl is still running when it is stopped.
@@ -41,7 +41,7 @@ func TestSIGTERMMidCrawlThenRestartLosesNothing(t *testing.T) {
 		procs = append(procs, c.stage(s[:len(s)-2], s, nil, extra...))
 	}
 	time.Sleep(2 * time.Second)
-	if p, _ := frontier.ReadProgress(context.Background(), c.rdb, frontier.NewLayout(c.name, 1)); p.Done() {
+	if p, _ := inspect.ReadProgress(context.Background(), c.rdb, streams.NewLayout(c.name, 1)); p.Done() {
 		t.Fatal("the crawl finished before SIGTERM; the site is too fast for this test")
 	}
 	stopped := time.Now()

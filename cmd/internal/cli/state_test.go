@@ -7,18 +7,17 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/streamcrawl/streamcrawl/streams/frontier"
-
 	"github.com/redis/go-redis/v9"
 
 	"github.com/streamcrawl/streamcrawl/spiders"
 	"github.com/streamcrawl/streamcrawl/streams"
+	"github.com/streamcrawl/streamcrawl/streams/inspect"
 )
 
 // layoutOf reads the crawl's stored layout.
-func layoutOf(t testing.TB, rdb redis.UniversalClient, crawl string) frontier.Layout {
+func layoutOf(t testing.TB, rdb redis.UniversalClient, crawl string) streams.Layout {
 	t.Helper()
-	l, err := frontier.ReadLayout(context.Background(), rdb, crawl)
+	l, err := streams.ReadLayout(context.Background(), rdb, crawl)
 	if err != nil {
 		t.Fatalf("read layout: %v", err)
 	}
@@ -26,9 +25,9 @@ func layoutOf(t testing.TB, rdb redis.UniversalClient, crawl string) frontier.La
 }
 
 // readStatus reads the crawl's status straight from Redis.
-func readStatus(t testing.TB, rdb redis.UniversalClient, crawl string) *frontier.Status {
+func readStatus(t testing.TB, rdb redis.UniversalClient, crawl string) *inspect.Status {
 	t.Helper()
-	st, err := frontier.ReadStatus(context.Background(), rdb, layoutOf(t, rdb, crawl))
+	st, err := inspect.ReadStatus(context.Background(), rdb, layoutOf(t, rdb, crawl))
 	if err != nil {
 		t.Fatalf("read status: %v", err)
 	}
@@ -37,12 +36,12 @@ func readStatus(t testing.TB, rdb redis.UniversalClient, crawl string) *frontier
 
 // logStatus logs the crawl's status, for failures.
 func logStatus(t testing.TB, rdb redis.UniversalClient, crawl string) {
-	l, err := frontier.ReadLayout(context.Background(), rdb, crawl)
+	l, err := streams.ReadLayout(context.Background(), rdb, crawl)
 	if err != nil {
 		t.Logf("layout: %v", err)
 		return
 	}
-	st, err := frontier.ReadStatus(context.Background(), rdb, l)
+	st, err := inspect.ReadStatus(context.Background(), rdb, l)
 	if err != nil {
 		t.Logf("status: %v", err)
 		return
@@ -54,11 +53,12 @@ func logStatus(t testing.TB, rdb redis.UniversalClient, crawl string) {
 
 // checkFinished asserts that every stage group of the crawl exists with nothing
 // pending and nothing unread, and that the crawl reports done.
-func checkFinished(t testing.TB, rdb redis.UniversalClient, crawl string) *frontier.Status {
+func checkFinished(t testing.TB, rdb redis.UniversalClient, crawl string) *inspect.Status {
 	t.Helper()
 	st := readStatus(t, rdb, crawl)
 	l := layoutOf(t, rdb, crawl)
-	for i, sg := range l.Part(0).Streams() {
+	k := l.Parts[0]
+	for i, sg := range []struct{ Stream, Group string }{{k.Requests, streams.StageFetch}, {k.Responses, streams.StageParse}, {k.Items, streams.StageStore}} {
 		found := false
 		for _, s := range st.Streams[i : i+1] { // the stream summed over the partitions
 			for _, g := range s.Groups {
@@ -74,7 +74,7 @@ func checkFinished(t testing.TB, rdb redis.UniversalClient, crawl string) *front
 			t.Errorf("group %s of %s is missing", sg.Group, sg.Stream)
 		}
 	}
-	p, err := frontier.ReadProgress(context.Background(), rdb, l)
+	p, err := inspect.ReadProgress(context.Background(), rdb, l)
 	if err != nil {
 		t.Fatalf("read progress: %v", err)
 	}
@@ -91,24 +91,18 @@ func checkFinished(t testing.TB, rdb redis.UniversalClient, crawl string) *front
 // stage, relative to base ("http://host:port/").
 func deadLetterPaths(t testing.TB, rdb redis.UniversalClient, crawl, base string) map[string]int {
 	t.Helper()
-	var entries []redis.XMessage
-	for _, k := range layoutOf(t, rdb, crawl).Parts() {
-		part, err := rdb.XRange(context.Background(), k.Dead(), "-", "+").Result()
-		if err != nil {
-			t.Fatalf("read dead letters: %v", err)
-		}
-		entries = append(entries, part...)
+	entries, err := inspect.ListDead(context.Background(), rdb, layoutOf(t, rdb, crawl), 1<<30)
+	if err != nil {
+		t.Fatalf("read dead letters: %v", err)
 	}
 	out := map[string]int{}
 	origin := strings.TrimSuffix(base, "/")
 	for _, e := range entries {
-		stage, _ := e.Values[streams.DeadFieldStage].(string)
-		payload, _ := e.Values["payload"].(string)
-		desc := "stage=" + stage + " "
-		if r, err := spiders.UnmarshalRequest([]byte(payload)); err == nil {
+		desc := "stage=" + e.Stage + " "
+		if r, err := spiders.UnmarshalRequest([]byte(e.Fields["payload"])); err == nil {
 			desc += strings.TrimPrefix(r.URL, origin)
 		} else {
-			desc += fmt.Sprintf("undecodable entry %s (%v): %v", e.ID, err, e.Values[streams.DeadFieldError])
+			desc += fmt.Sprintf("undecodable entry %s (%v): %v", e.ID, err, e.Error)
 		}
 		out[desc]++
 	}
@@ -127,7 +121,7 @@ func prefixed(prefix string, m map[string]int) map[string]int {
 // statInt reads a field of the crawl's stats hash (0 when absent).
 func statInt(t testing.TB, rdb redis.UniversalClient, crawl, field string) int64 {
 	t.Helper()
-	v, err := rdb.HGet(context.Background(), frontier.NewKeys(crawl).Stats(), field).Int64()
+	v, err := rdb.HGet(context.Background(), streams.NewKeys(crawl).Stats, field).Int64()
 	if err != nil && err != redis.Nil {
 		t.Fatalf("stats %s: %v", field, err)
 	}

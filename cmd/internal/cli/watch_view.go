@@ -8,12 +8,11 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/streamcrawl/streamcrawl/streams/frontier"
-
 	"github.com/redis/go-redis/v9"
 
 	"github.com/streamcrawl/streamcrawl/handlers/metrics"
 	"github.com/streamcrawl/streamcrawl/streams"
+	"github.com/streamcrawl/streamcrawl/streams/inspect"
 )
 
 // rateWindow is the span the live views compute rates over.
@@ -62,7 +61,7 @@ type stageView struct {
 
 // watchView is what `status --watch` shows at one refresh.
 type watchView struct {
-	st        *frontier.Status
+	st        *inspect.Status
 	stages    []stageView
 	usedMem   int64
 	maxMem    int64
@@ -73,8 +72,8 @@ type watchView struct {
 }
 
 // readWatchView reads one refresh of the live view and adds its sample to r.
-func readWatchView(ctx context.Context, rdb redis.UniversalClient, l frontier.Layout, r *rates) (*watchView, error) {
-	st, err := frontier.ReadStatus(ctx, rdb, l)
+func readWatchView(ctx context.Context, rdb redis.UniversalClient, l streams.Layout, r *rates) (*watchView, error) {
+	st, err := inspect.ReadStatus(ctx, rdb, l)
 	if err != nil {
 		return nil, err
 	}
@@ -82,9 +81,9 @@ func readWatchView(ctx context.Context, rdb redis.UniversalClient, l frontier.La
 	v.usedMem, v.maxMem, _ = metrics.RedisMemory(ctx, rdb) // a view without memory beats none
 	for _, stage := range []string{streams.StageFetch, streams.StageParse, streams.StageStore} {
 		sv := stageView{stage: stage, lagKnown: true}
-		for _, k := range l.Parts() {
+		for _, k := range l.Parts {
 			stream := k.Input(stage)
-			gs, err := streams.ReadGroupState(ctx, rdb, stream, stage)
+			gs, err := inspect.ReadGroupState(ctx, rdb, stream, stage)
 			if err != nil {
 				return nil, err
 			}

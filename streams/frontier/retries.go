@@ -1,0 +1,124 @@
+package frontier
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/streamcrawl/streamcrawl/streams"
+	"github.com/streamcrawl/streamcrawl/streams/internal/rkit"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Retries: a request that failed waits for its time in the partition's delayed set, a
+// ZSET scored by due time in Unix milliseconds on the Redis clock, whose members are
+// encoded requests with their host and band. Due members go back to their host's queue
+// in one Lua script, so a crash never loses or doubles one, and a retried request obeys
+// its host's politeness like any other; Run moves them, in every fetch process, any
+// number at once. A request waits in its host's partition's set.
+
+// Retry adds an encoded request for host, of the given priority and depth, to go
+// back to its host's queue at due (this machine's clock). The set is scored on the
+// Redis clock: the wait left until due is taken now and counted from Redis's time, so
+// fetchers whose clocks disagree still agree on when a retry is due. The payload must
+// be unique (it is a ZSET member): encode the attempt number into it.
+func (f *Frontier) Retry(ctx context.Context, host string, priority, depth int, payload []byte, due time.Time) error {
+	key := f.layout.ForHost(host).Delayed
+	member := "\x01" + host + "\x01" + strconv.Itoa(f.order.band(priority, depth)) + "\x01" + string(payload)
+	wait := max(due.Sub(f.now()).Milliseconds(), 0)
+	c := &rkit.Call{Script: scheduleScript, Keys: []string{key}, Args: []any{wait, member}}
+	err := f.pipe.Do(ctx, c)
+	if err == nil {
+		err = c.Reply.Err()
+	}
+	if err != nil {
+		return fmt.Errorf("frontier: schedule retry: %w", err)
+	}
+	return nil
+}
+
+// scheduleScript adds a request to the delayed set, due a wait from now on the Redis
+// clock.
+//
+// KEYS[1] -> sc:{c}:delayed
+// ARGV[1] -> wait (ms), ARGV[2] -> member ("\1<host>\1<band>\1<payload>")
+// Output: 1 when the member is new
+var scheduleScript = redis.NewScript(rkit.LuaNow + `
+return redis.call('ZADD', KEYS[1], now_ms() + tonumber(ARGV[1]), ARGV[2])
+`)
+
+// moveDueScript moves due members of the delayed set back to their hosts' queues.
+// A member without a host (written by a version before host queues) goes straight to
+// the requests stream, as it did then.
+//
+// KEYS[1..8], ARGV[1..8] -> schedKeys, schedArgs (see hostSchedLua)
+// KEYS[9] -> sc:{c}:delayed
+// ARGV[9] -> max to move, ARGV[10] -> 1 or -1 (order sign)
+// Output: number moved
+var moveDueScript = schedScript("", `
+local due = redis.call('ZRANGEBYSCORE', KEYS[9], '-inf', now_ms(), 'LIMIT', 0, tonumber(ARGV[9]))
+if #due == 0 then return 0 end
+local seq = redis.call('INCRBY', S.seq, #due) - #due
+local sign = tonumber(ARGV[10])
+for i, m in ipairs(due) do
+  redis.call('ZREM', KEYS[9], m)
+  local host, band, payload = string.match(m, '^\1([^\1]*)\1(-?%d+)\1(.*)$')
+  if host then
+    band = tonumber(band)
+    enqueue(host, queue_score(band, seq + i, sign), seq + i, payload)
+    wake(host, band)
+  else
+    xadd_msg(S.stream, S.idp .. 'r' .. (seq + i), m)
+  end
+end
+return #due
+`)
+
+// moveDue moves up to max due requests of partition part back to their host queues
+// and returns how many.
+func (f *Frontier) moveDue(ctx context.Context, part, max int) (int, error) {
+	k := f.layout.Parts[part]
+	args := schedArgs(f.hosts, partIDPrefix(part), 0, false, max, f.order.sign())
+	n, err := moveDueScript.Run(ctx, f.rdb, schedKeys(k, k.Delayed), args...).Int()
+	if err != nil {
+		return 0, fmt.Errorf("frontier: move due requests: %w", err)
+	}
+	return n, nil
+}
+
+// moveAllDue moves every due request of every partition, 100 at a time.
+func (f *Frontier) moveAllDue(ctx context.Context) error {
+	var errs []error
+	due := f.due(ctx)
+	for part := range len(f.layout.Parts) {
+		if !due[part] {
+			continue
+		}
+		for {
+			n, err := f.moveDue(ctx, part, 100)
+			if err != nil {
+				errs = append(errs, err)
+				break
+			}
+			if n < 100 {
+				break
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// due reports, per partition, whether its delayed set holds a request due within a
+// RetryInterval, with one pipelined ZCOUNT: most rounds find none, and a ZCOUNT costs Redis
+// a fraction of a script call. The answer is only a hint (the script decides, on the
+// Redis clock; the look uses this machine's, an interval ahead to allow for skew); a
+// failed look counts as "holds some" (the script then reports).
+func (f *Frontier) due(ctx context.Context) []bool {
+	now := strconv.FormatInt(f.now().Add(f.cfg.RetryInterval).UnixMilli(), 10)
+	return holding(ctx, f.rdb, f.layout, func(p redis.Pipeliner, k streams.Keys) *redis.IntCmd {
+		return p.ZCount(ctx, k.Delayed, "-inf", now)
+	})
+}

@@ -1,0 +1,21 @@
+// Package inspect reads a crawl's state in Redis for people and tools, and repairs it:
+//
+//   - progress.go: "done" (ReadProgress, Progress.Done): frontier and retries empty and
+//     every stage group with nothing pending or unread, read in one atomic script per
+//     partition (twice, and compared, for a partitioned crawl);
+//   - status.go: what `streamcrawl status`, the dashboard and the metrics show
+//     (ReadStatus: streams, groups, frontier, dedup, memory, partitions, cluster nodes;
+//     DueHosts; RecordedRetention), from counters the data path keeps, never a scan of
+//     the queues;
+//   - dead.go: the dead letters, over every partition (ListDead, RetryDead, PurgeDead),
+//     as streams/internal/rkit writes them;
+//   - groups.go: consumer groups of their own (replays, post-processors, archivers):
+//     where one stands (ReadGroupState), where a new one starts (ParsePosition,
+//     GroupStart, CreateGroup), and the crawl's own stage groups refused
+//     (ErrStageGroup);
+//   - reset.go: Reset, every key of a crawl gone;
+//   - info.go: InfoNumbers, the numeric fields of INFO.
+//
+// No stage needs it to move a message: runs read ReadProgress to know when to stop,
+// replays and post-processors the groups, people the rest.
+package inspect

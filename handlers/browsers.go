@@ -53,3 +53,17 @@ func (r *run) browsers(ctx context.Context) (*browser.Pool, error) {
 	})
 	return pool, nil
 }
+
+// extractor runs sp's callbacks on a response as the parse stage would, for render:
+// auto's comparison of a page fetched both ways.
+func extractor(sp *spiders.Spider) func(context.Context, *spiders.Response) (*spiders.Output, error) {
+	return func(ctx context.Context, res *spiders.Response) (*spiders.Output, error) {
+		cb, err := sp.Callback(res.Request.CallbackName())
+		if err != nil {
+			return nil, err
+		}
+		res.Spider = sp
+		var out spiders.Output
+		return &out, cb(ctx, res, &out)
+	}
+}

@@ -21,6 +21,7 @@ import (
 	"github.com/streamcrawl/streamcrawl/spiders"
 	"github.com/streamcrawl/streamcrawl/spiders/jssite"
 	"github.com/streamcrawl/streamcrawl/streams"
+	"github.com/streamcrawl/streamcrawl/streams/inspect"
 	"github.com/streamcrawl/streamcrawl/streams/streamstest"
 )
 
@@ -81,9 +82,11 @@ func itemsOf(s *memSink) map[string]map[string]string {
 
 // TestRenderedCrawlStoresTheTruth crawls the JavaScript shop with render: true (its
 // items are the site's truth: every product, reached by scrolling categories, and
-// every guide) and with render: false (nothing: the pages are empty shells). The
-// status page's script never reaches the forbidden server nor the metadata address;
-// images are blocked; the URLs the app pushed to the history are crawled too.
+// every guide), with render: false (nothing: the pages are empty shells), and with
+// render: auto (the same items, at least 40% fewer pages rendered: its guide and brand
+// pages, plain HTML, go over HTTP once sampled). The status page's script never
+// reaches the forbidden server nor the metadata address; images are blocked; the URLs
+// the app pushed to the history are crawled too.
 func TestRenderedCrawlStoresTheTruth(t *testing.T) {
 	browsertest.Chromium(t)
 	// The forbidden server is on loopback too, but not on the 127.0.0.1/32 the spider
@@ -98,23 +101,14 @@ func TestRenderedCrawlStoresTheTruth(t *testing.T) {
 	forbidden.Listener = ln
 	forbidden.Start()
 	defer forbidden.Close()
-	site := jssite.New(12)
+	site := jssite.New(20)
 	site.SetForbidden(ln.Addr().String())
 	srv := streamstest.Start(t)
 	base := serve(t, site) + "/"
+	want := site.ExpectedItems()
 
 	sink, stats := renderCrawl(t, srv.Client(), site, base, "jsrender", "true", nil)
-	want, got := site.ExpectedItems(), itemsOf(sink)
-	if len(got) != len(want) {
-		t.Errorf("%d items stored, the site's truth has %d", len(got), len(want))
-	}
-	for k, w := range want {
-		if g, ok := got[k]; !ok {
-			t.Errorf("item %s missing", k)
-		} else if !mapsEqual(g, w) {
-			t.Errorf("item %s: got %v, want %v", k, g, w)
-		}
-	}
+	checkTruth(t, "render: true", want, itemsOf(sink))
 	if n := forbiddenHits.Load(); n != 0 {
 		t.Errorf("the forbidden server was asked %d times", n)
 	}
@@ -135,15 +129,53 @@ func TestRenderedCrawlStoresTheTruth(t *testing.T) {
 	if pushed == 0 {
 		t.Errorf("no category page URL the app pushed to the history was crawled: %v", keysOf(req))
 	}
-	t.Logf("STATS %v", stats)
-	if stats["pages_rendered"] == 0 || stats["pages_rendered"] != stats["pages_fetched"] {
-		t.Errorf("rendered %d of %d pages fetched", stats["pages_rendered"], stats["pages_fetched"])
+	rendered := stats["pages_rendered"]
+	if rendered == 0 || rendered != stats["pages_fetched"] {
+		t.Errorf("rendered %d of %d pages fetched", rendered, stats["pages_fetched"])
 	}
 
 	site.Reset()
 	sink, stats = renderCrawl(t, srv.Client(), site, base, "jsplain", "false", nil)
 	if n := len(itemsOf(sink)); n != 0 || stats["pages_rendered"] != 0 {
 		t.Errorf("render: false stored %d items and rendered %d pages, want 0 and 0", n, stats["pages_rendered"])
+	}
+
+	sink, stats = renderCrawl(t, srv.Client(), site, base, "jsauto", "auto", nil)
+	checkTruth(t, "render: auto", want, itemsOf(sink))
+	auto := stats["pages_rendered"]
+	if fewer := 1 - float64(auto)/float64(rendered); fewer < 0.40 {
+		t.Errorf("render: auto rendered %d pages, render: true %d: %.0f%% fewer, want at least 40%%", auto, rendered, 100*fewer)
+	}
+	t.Logf("render: true rendered %d pages, auto %d (%d over HTTP, %d samples, %d checks)", rendered, auto,
+		stats["render_auto_http"], stats["render_auto_samples"], stats["render_auto_checks"])
+	decisions, err := inspect.ReadRender(context.Background(), srv.Client(), streams.NewLayout("jsauto", 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, d := range decisions {
+		got[d.PageType] = d.Mode
+	}
+	// The follow rules of the site's spider: categories, products, guides, brands.
+	for typ, mode := range map[string]string{"follow[0]": "browser", "follow[1]": "browser", "follow[2]": "http", "follow[3]": "http"} {
+		if got[typ] != mode {
+			t.Errorf("page type %s: %q, want %q (all: %v)", typ, got[typ], mode, got)
+		}
+	}
+}
+
+// checkTruth compares the items stored with the site's truth.
+func checkTruth(t *testing.T, what string, want, got map[string]map[string]string) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Errorf("%s: %d items stored, the site's truth has %d", what, len(got), len(want))
+	}
+	for k, w := range want {
+		if g, ok := got[k]; !ok {
+			t.Errorf("%s: item %s missing", what, k)
+		} else if !mapsEqual(g, w) {
+			t.Errorf("%s: item %s: got %v, want %v", what, k, g, w)
+		}
 	}
 }
 

@@ -118,7 +118,7 @@ of the first run: flat memory, retirements visible.`,
 	}
 	a.RedisFlags(cmd, false)
 	fl := cmd.Flags()
-	fl.IntVar(&o.products, "products", 120, "products of the JavaScript shop (it has twice as many guides, half as many brands)")
+	fl.IntVar(&o.products, "products", 120, "products of the JavaScript shop (it has three times as many guides, half as many brands)")
 	fl.StringVar(&o.modes, "modes", "true", "streamcrawl runs, by render mode: true, auto, false (comma-separated)")
 	fl.BoolVar(&o.crawlee, "crawlee", false, "also crawl the site with Crawlee's PuppeteerCrawler (needs node and npm)")
 	fl.StringVar(&o.npmDir, "crawlee-dir", filepath.Join(os.TempDir(), "streamcrawl-bench-crawlee"), "where Crawlee is installed")

@@ -64,6 +64,13 @@ type Config struct {
 	// and what the browser does on a page whose request has no Page.
 	Render spiders.Render
 	Page   *spiders.Page
+	// Extract runs the spider's callback on a response: render: auto compares what it
+	// yields from a page fetched over HTTP and rendered (adaptive.go). Default nil:
+	// the pages differ, and every type goes to the browser.
+	Extract func(context.Context, *spiders.Response) (*spiders.Output, error)
+	// AutoSamples and AutoCheckEvery tune render: auto. Defaults DefaultAutoSamples
+	// and DefaultAutoCheckEvery.
+	AutoSamples, AutoCheckEvery int
 }
 
 // setDefaults fills the unset fields.
@@ -116,7 +123,7 @@ type Fetcher struct {
 
 	browser  *browserFetch  // nil without Config.Browsers
 	render   spiders.Render // the spider's
-	adaptive *adaptive      // render: auto; nil without a browser
+	adaptive *adaptive      // render: auto; nil without a browser or Redis (then: the browser)
 }
 
 // shared is what every kind of fetcher obeys and uses.
@@ -173,6 +180,9 @@ func New(cfg Config) (*Fetcher, error) {
 		render: cfg.Render}
 	if cfg.Browsers != nil {
 		f.browser = newBrowserFetch(sh, cfg)
+		if cfg.Client != nil {
+			f.adaptive = newAdaptive(f, cfg)
+		}
 	}
 	return f, nil
 }
@@ -274,9 +284,12 @@ func (f *Fetcher) Do(ctx context.Context, req *spiders.Request, d Delivery) (Res
 		}
 	}
 	trip, err := f.tripFor(ctx, req)
-	if err != nil {
+	switch {
+	case errors.Is(err, streams.ErrPoison):
 		t.finish(ctx, frontier.Finish{}) // no request was made
 		return dead(err), nil
+	case err != nil:
+		return Result{}, err // the slot stays leased: the redelivery uses it
 	}
 	ctx, started := traceStart(ctx)
 	res, body, reason, err := trip.roundTrip(ctx, req)

@@ -22,10 +22,10 @@ type Site struct {
 }
 
 // New returns the site with products products (at least 4), products/6 categories
-// (at least 2), twice as many guides as products and half as many brands.
+// (at least 2), three times as many guides as products and half as many brands.
 func New(products int) *Site {
 	products = max(products, 4)
-	return &Site{products: products, categories: max(2, products/6), guides: 2 * products, brands: max(1, products/2)}
+	return &Site{products: products, categories: max(2, products/6), guides: 3 * products, brands: max(1, products/2)}
 }
 
 // SetForbidden names the host:port the /status page's script tries to fetch besides

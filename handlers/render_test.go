@@ -3,6 +3,7 @@ package handlers_test
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -245,4 +246,72 @@ func keysOf(m map[string]int) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// TestRenderedPagesShareTheCookieJar: a cookie a page fetched over HTTP received is
+// sent by the browser for the next page, and one the rendered page's script set is
+// sent by the HTTP fetcher after it: one jar, in Redis, for both kinds of fetch.
+func TestRenderedPagesShareTheCookieJar(t *testing.T) {
+	exe := browsertest.Chromium(t)
+	base := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		switch r.URL.Path {
+		case "/a":
+			http.SetCookie(w, &http.Cookie{Name: "fromhttp", Value: "1", Path: "/"})
+			io.WriteString(w, `<html><body><a href="/b">b</a></body></html>`) //nolint:errcheck // test
+		case "/b":
+			io.WriteString(w, `<html><body><p id="seen"></p><a href="/c">c</a><script>
+document.getElementById("seen").textContent = "saw " + document.cookie;
+document.cookie = "fromjs=2; path=/";
+</script></body></html>`) //nolint:errcheck // test
+		case "/c":
+			io.WriteString(w, `<html><body><p id="got">`+r.Header.Get("Cookie")+`</p></body></html>`) //nolint:errcheck // test
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	sp, _, err := spiders.Parse("cookies.yaml", []byte(`name: jscookies
+start_urls: [`+base+`/a]
+allowed_domains: [127.0.0.1]
+follow:
+  - allow: ["^/b$"]
+    render: true
+  - allow: ["^/c$"]
+items:
+  - type: page
+    when: "#seen, #got"
+    fields: {seen: "#seen", got: "#got"}
+settings:
+  allow_networks: [127.0.0.1/32]
+  obey_robots: false
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := streamstest.Start(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	sink := newMemSink()
+	if err := runCrawl(ctx, t, srv.Client(), sp, sink, func(c *handlers.Config) {
+		c.Browser = &browser.Config{ExecPath: exe, Tabs: 1}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	sink.mu.Lock()
+	defer sink.mu.Unlock()
+	var seen, got string
+	for _, it := range sink.last {
+		if s, ok := it.Fields["seen"].(string); ok {
+			seen = s
+		}
+		if g, ok := it.Fields["got"].(string); ok {
+			got = g
+		}
+	}
+	if !strings.Contains(seen, "fromhttp=1") {
+		t.Errorf("the rendered page's script saw cookies %q, want fromhttp=1 (set over HTTP)", seen)
+	}
+	if !strings.Contains(got, "fromjs=2") || !strings.Contains(got, "fromhttp=1") {
+		t.Errorf("the HTTP fetch after it sent cookies %q, want fromjs=2 (set by the page's script) and fromhttp=1", got)
+	}
 }

@@ -12,3 +12,6 @@ func PIDs(p *Pool) []int {
 	}
 	return out
 }
+
+// ReapOrphans reaps the Chromium zombies this process adopted.
+func ReapOrphans() int { return reapOrphans() }

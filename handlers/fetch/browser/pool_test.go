@@ -1,12 +1,14 @@
 package browser_test
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os/exec"
 	"os"
 	"path/filepath"
 	"strings"
@@ -397,5 +399,62 @@ func waitFor(t *testing.T, cond func() bool) {
 			t.Fatal("condition not met within 15s")
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestRemoteBrowser renders through a browser this process did not start (as with
+// --browser-url and a browserless container): the page's requests still go through
+// the page proxy and its guard, and closing the pool leaves the browser running.
+func TestRemoteBrowser(t *testing.T) {
+	exe := browsertest.Chromium(t)
+	cmd := exec.Command(exe, "--headless", "--no-sandbox", "--disable-gpu", "--remote-debugging-port=0",
+		"--remote-debugging-address=127.0.0.1", "--user-data-dir="+t.TempDir(), "about:blank")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		// The whole browser, then its orphans: this process adopts them when a pool
+		// made it a subreaper.
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) //nolint:errcheck // test
+		cmd.Wait()                                      //nolint:errcheck // test
+		waitFor(t, func() bool { browser.ReapOrphans(); return len(browsertest.Processes()) == 0 })
+	}()
+	ws := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			if _, u, ok := strings.Cut(sc.Text(), "DevTools listening on "); ok {
+				ws <- u
+			}
+		}
+	}()
+	var url string
+	select {
+	case url = <-ws:
+	case <-time.After(15 * time.Second):
+		t.Fatal("the remote browser did not start")
+	}
+	s := newSite(t, "127.0.0.1:1")
+	p, err := browser.New(context.Background(), browser.Config{URL: url, Dial: browsertest.Dialer()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := render(t, p, browser.Job{URL: s.URL + "/app", Dial: browsertest.Dialer()})
+	if !strings.Contains(string(res.HTML), `<p class="item">two</p>`) || res.Traffic.Blocked != 1 ||
+		res.Traffic.BlockedHosts[0] != "169.254.169.254:80" { // 127.0.0.1:1 Chromium refuses itself (an unsafe port)
+		t.Errorf("remote render: traffic %+v, DOM %s", res.Traffic, res.HTML)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := p.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Process.Signal(syscall.Signal(0)); err != nil {
+		t.Errorf("the remote browser is gone after Close: %v", err)
 	}
 }

@@ -43,7 +43,7 @@ func newConnectProxy(t *testing.T) *connectProxy {
 		}
 		down, _, _ := w.(http.Hijacker).Hijack()
 		down.Write([]byte("HTTP/1.1 200 Connection Established\r\n\r\n")) //nolint:errcheck // test
-		go func() { io.Copy(up, down); up.Close() }()                   //nolint:errcheck // test
+		go func() { io.Copy(up, down); up.Close() }()                     //nolint:errcheck // test
 		io.Copy(down, up)                                                 //nolint:errcheck // test
 		down.Close()
 	}))

@@ -74,8 +74,8 @@ type Page struct {
 // Wait is a page's wait condition; the conditions set are all waited for, within the
 // request's download_timeout.
 type Wait struct {
-	// NetworkIdle waits until the page has had no request in flight for
-	// NetworkIdleQuiet.
+	// NetworkIdle waits until the page has had no request in flight for a moment
+	// (250 ms by default; at most 10 s of waiting, then the page is taken as it is).
 	NetworkIdle bool `json:"networkidle,omitempty" yaml:"networkidle"`
 	// Selector waits until an element matches this CSS selector.
 	Selector string `json:"selector,omitempty" yaml:"selector"`

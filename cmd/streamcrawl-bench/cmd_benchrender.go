@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	_ "embed"
 	"encoding/json"
@@ -162,26 +161,7 @@ func (a *app) jsSiteCommand() *cobra.Command {
 
 // startJSSiteChild runs js-site in a child process and returns its base URL.
 func startJSSiteChild(ctx context.Context, products int) (*child, string, error) {
-	exe, err := os.Executable()
-	if err != nil {
-		return nil, "", err
-	}
-	cmd := exec.CommandContext(ctx, exe, "js-site", "--products", strconv.Itoa(products))
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, "", err
-	}
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		return nil, "", err
-	}
-	c := &child{cmd: cmd}
-	line, err := bufio.NewReader(out).ReadString('\n')
-	if err != nil || !strings.HasPrefix(line, "listening on ") {
-		c.stop()
-		return nil, "", fmt.Errorf("js site did not start: %q %v", line, err)
-	}
-	return c, strings.TrimSpace(strings.TrimPrefix(line, "listening on ")), nil
+	return startServerChild(ctx, "js site", "js-site", "--products", strconv.Itoa(products))
 }
 
 // renderStreamcrawl crawls the site with streamcrawl's stage processes in render mode.
@@ -310,14 +290,21 @@ func printRender(w io.Writer, o renderOptions, runs []*renderRun) {
 		if len(r.series) == 0 {
 			continue
 		}
-		fmt.Fprintf(w, "browser memory of %s render=%s by pages rendered (PSS, RSS, browsers running):\n", r.tool, r.mode)
-		next := int64(0)
-		for _, s := range r.series {
-			if s.pages >= next {
-				fmt.Fprintf(w, "  %6d pages %7.1f s  %6.0f MiB PSS %6.0f MiB RSS  %d\n", s.pages, s.at.Seconds(),
-					float64(s.pss)/(1<<20), float64(s.rss)/(1<<20), s.browsers)
-				next = (s.pages/100 + 1) * 100
-			}
+		fmt.Fprintf(w, "browser memory of %s render=%s, by 100 pages rendered (the most of the samples in each, every 250 ms):\n", r.tool, r.mode)
+		fmt.Fprintf(w, "  %-11s %8s %10s %10s %9s\n", "pages", "until s", "PSS", "RSS", "browsers")
+		var top memSample
+		window := int64(0)
+		flush := func(end memSample) {
+			fmt.Fprintf(w, "  %5d-%-5d %8.1f %6.0f MiB %6.0f MiB %9d\n", window*100, window*100+99, end.at.Seconds(),
+				float64(top.pss)/(1<<20), float64(top.rss)/(1<<20), top.browsers)
 		}
+		for i, sm := range r.series {
+			if sm.pages/100 != window {
+				flush(r.series[max(i-1, 0)])
+				window, top = sm.pages/100, memSample{}
+			}
+			top.pss, top.rss, top.browsers = max(top.pss, sm.pss), max(top.rss, sm.rss), max(top.browsers, sm.browsers)
+		}
+		flush(r.series[len(r.series)-1])
 	}
 }

@@ -2,6 +2,7 @@ package fetch
 
 import (
 	"context"
+	"slices"
 	"testing"
 
 	"go.uber.org/zap"
@@ -66,23 +67,11 @@ func TestOutputKeys(t *testing.T) {
 		Requests: []*spiders.Request{{URL: "http://x/1"}, {URL: "http://x/2"}}}
 	b := &spiders.Output{Items: []spiders.Item{{Type: "p", Fields: map[string]any{"b": "2", "a": "1"}, URL: "http://other/"}},
 		Requests: []*spiders.Request{{URL: "http://x/2"}, {URL: "http://x/1"}, {URL: "http://x/1"}}}
-	if ka, kb := outputKeys(a), outputKeys(b); len(ka) != 3 || !equalStrings(ka, kb) {
+	if ka, kb := outputKeys(a), outputKeys(b); len(ka) != 3 || !slices.Equal(ka, kb) {
 		t.Errorf("%v != %v", ka, kb)
 	}
 	b.Requests = b.Requests[:1]
-	if equalStrings(outputKeys(a), outputKeys(b)) {
+	if slices.Equal(outputKeys(a), outputKeys(b)) {
 		t.Error("a missing link: same")
 	}
-}
-
-func equalStrings(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }

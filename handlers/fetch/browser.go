@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 
 	"go.uber.org/zap"
@@ -45,8 +46,8 @@ func newBrowserFetch(sh *shared, cfg Config) *browserFetch {
 		hostStats: cfg.HostStats}
 }
 
-// rendered reports whether req is to be loaded in a browser: its mode (its own, its
-// meta's, the spider's) is on, it is a GET, and it is not for a built-in callback
+// renderMode returns how req is fetched: its mode (its own, its meta's, the
+// spider's), RenderOff for a request that is not a GET or is for a built-in callback
 // (sitemaps, robots.txt). An invalid meta "render" is an error.
 func (f *Fetcher) renderMode(req *spiders.Request) (spiders.Render, error) {
 	mode, err := req.RenderMode(f.render)
@@ -112,7 +113,8 @@ func (b *browserFetch) roundTrip(ctx context.Context, req *spiders.Request) (*sp
 	start := time.Now()
 	res, err := b.pool.Render(rctx, job)
 	cancel()
-	release(err != nil && res == nil && errors.Is(err, browser.ErrBlocked))
+	// The proxy failed the page when its tunnel could not be opened.
+	release(err != nil && strings.Contains(err.Error(), "ERR_TUNNEL_CONNECTION_FAILED"))
 	b.stats(u, start, res, err)
 	if err != nil {
 		return b.failed(req, err)

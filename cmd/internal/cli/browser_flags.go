@@ -13,6 +13,7 @@ import (
 // rendered.
 type browserFlags struct {
 	path, url, maxMemory        string
+	proxyListen, proxyHost      string
 	browsers, tabs, retireAfter int
 	set                         func() bool // any of them given
 }
@@ -24,8 +25,11 @@ func (b *browserFlags) add(fl *pflag.FlagSet) {
 	fl.IntVar(&b.tabs, "browser-tabs", browser.DefaultTabs, "pages one browser renders at once")
 	fl.IntVar(&b.retireAfter, "browser-retire-after", browser.DefaultRetireAfter, "pages a browser renders before it is replaced")
 	fl.StringVar(&b.maxMemory, "browser-max-memory", "1GB", "memory (PSS of its processes) above which a browser is replaced")
+	fl.StringVar(&b.proxyListen, "browser-proxy-listen", "127.0.0.1:0", "where the page proxies every rendered request goes through listen (a --browser-url browser on another machine must reach them)")
+	fl.StringVar(&b.proxyHost, "browser-proxy-host", "", "the host a --browser-url browser reaches the page proxies at (default: the host of --browser-proxy-listen)")
 	b.set = func() bool {
-		for _, n := range []string{"browser-path", "browser-url", "browsers", "browser-tabs", "browser-retire-after", "browser-max-memory"} {
+		for _, n := range []string{"browser-path", "browser-url", "browsers", "browser-tabs", "browser-retire-after", "browser-max-memory",
+			"browser-proxy-listen", "browser-proxy-host"} {
 			if fl.Changed(n) {
 				return true
 			}
@@ -45,5 +49,5 @@ func (b *browserFlags) config() (*browser.Config, error) {
 		return nil, fmt.Errorf("--browser-max-memory: %w", err)
 	}
 	return &browser.Config{ExecPath: b.path, URL: b.url, Browsers: b.browsers, Tabs: b.tabs, RetireAfter: b.retireAfter,
-		MaxMemory: int64(mem)}, nil
+		MaxMemory: int64(mem), ProxyListen: b.proxyListen, ProxyHost: b.proxyHost}, nil
 }

@@ -7,7 +7,7 @@
 // same number of pages. It prints one JSON line: pages, items, failed.
 import { createWriteStream } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { Configuration, PuppeteerCrawler, log } from 'crawlee';
+import { Configuration, PuppeteerCrawler, log, puppeteerUtils } from 'crawlee';
 import puppeteer from 'puppeteer-core';
 
 const { values: opt } = parseArgs({
@@ -60,12 +60,8 @@ const crawler = new PuppeteerCrawler({
     const path = new URL(request.url).pathname;
     if (path.startsWith('/c/')) {
       await page.waitForSelector('#list li');
-      for (let i = 0; i < 100; i++) {
-        const before = await page.evaluate(() => { const s = document.scrollingElement; const m = [s.scrollHeight, document.getElementsByTagName('*').length]; window.scrollTo(0, s.scrollHeight); return m; });
-        await page.waitForNetworkIdle(idle).catch(() => {});
-        const after = await page.evaluate(() => [document.scrollingElement.scrollHeight, document.getElementsByTagName('*').length]);
-        if (before[0] === after[0] && before[1] === after[1]) break;
-      }
+      // Crawlee's own infinite scroll: until no new content for a second.
+      await puppeteerUtils.infiniteScroll(page, { waitForSecs: 1, timeoutSecs: 30 });
     } else if (/^\/(p|go)\//.test(path)) {
       await page.waitForSelector('.product');
     } else {

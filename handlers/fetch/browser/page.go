@@ -364,6 +364,13 @@ func splitLines(s string) []string {
 	return append(out, s[start:])
 }
 
+// sameSites pairs the SameSite values of net/http and of the protocol.
+var sameSites = []struct {
+	http http.SameSite
+	cdp  network.CookieSameSite
+}{{http.SameSiteStrictMode, network.CookieSameSiteStrict}, {http.SameSiteLaxMode, network.CookieSameSiteLax},
+	{http.SameSiteNoneMode, network.CookieSameSiteNone}}
+
 // cookiesIn converts cookies for Storage.setCookies.
 func cookiesIn(cs []Cookie) []*network.CookieParam {
 	out := make([]*network.CookieParam, 0, len(cs))
@@ -376,13 +383,10 @@ func cookiesIn(cs []Cookie) []*network.CookieParam {
 		if !c.Expires.IsZero() {
 			p.Expires = cdp.TimeSinceEpoch(float64(c.Expires.UnixNano()) / 1e9)
 		}
-		switch c.SameSite {
-		case http.SameSiteStrictMode:
-			p.SameSite = network.CookieSameSiteStrict
-		case http.SameSiteLaxMode:
-			p.SameSite = network.CookieSameSiteLax
-		case http.SameSiteNoneMode:
-			p.SameSite = network.CookieSameSiteNone
+		for _, m := range sameSites {
+			if c.SameSite == m.http {
+				p.SameSite = m.cdp
+			}
 		}
 		out = append(out, p)
 	}
@@ -405,13 +409,10 @@ func cookiesOut(cs []*network.Cookie) []Cookie {
 		if !c.Session && c.Expires > 0 {
 			hc.Expires = cdpTime(c.Expires)
 		}
-		switch c.SameSite {
-		case network.CookieSameSiteStrict:
-			hc.SameSite = http.SameSiteStrictMode
-		case network.CookieSameSiteLax:
-			hc.SameSite = http.SameSiteLaxMode
-		case network.CookieSameSiteNone:
-			hc.SameSite = http.SameSiteNoneMode
+		for _, m := range sameSites {
+			if c.SameSite == m.cdp {
+				hc.SameSite = m.http
+			}
 		}
 		from := &url.URL{Scheme: scheme, Host: host, Path: c.Path}
 		if c.SourcePort > 0 && c.SourcePort != 80 && c.SourcePort != 443 {

@@ -36,6 +36,7 @@ type RunFlags struct {
 	maxBacklog      int64
 	metricsAddr     string
 	durability      string
+	browser         browserFlags
 }
 
 // AddMetrics adds --metrics-addr to a command that serves metrics.
@@ -63,6 +64,7 @@ func (f *RunFlags) Add(cmd *cobra.Command, withOut bool) {
 	fl.DurationVar(&f.trimInterval, "trim-interval", streams.DefaultTrimInterval, "how often acked entries past retention are trimmed")
 	fl.Int64Var(&f.maxBacklog, "max-backlog", handlers.DefaultMaxBacklog, "fetchers pause while this many responses wait for the parse stage (-1: no bound)")
 	fl.StringVar(&f.durability, "durability", "", "when a stage's output counts as written: async (on the Redis primary) or replicated (also on the spider's durability_replicas replicas, default 1; a failover loses none of it) (overrides settings.durability; default async)")
+	f.browser.add(fl)
 }
 
 func (f *RunFlags) subscriber() streams.SubscriberConfig {
@@ -110,6 +112,10 @@ func (f *RunFlags) config(a *App, stages []string) (handlers.Config, error) {
 		if name := "retain-" + [...]string{"requests", "responses", "items"}[i]; f.retainSet != nil && f.retainSet(name) {
 			cfg.Retain[st] = spiders.StreamRetention{MaxAge: f.retain[i]}
 		}
+	}
+	var err error
+	if cfg.Browser, err = f.browser.config(); err != nil {
+		return cfg, err
 	}
 	return cfg, installFault(&cfg)
 }

@@ -65,7 +65,16 @@ func (w *watcher) Run(ctx context.Context) error {
 			} else if err != nil {
 				return err
 			}
-			w.log.Info("crawl done: frontier empty, nothing pending or unread in any stage")
+			// Nor plainly "done" after a failover that may have lost writes (Crawl returns
+			// ErrFailoverLoss then).
+			if fo, err := streams.ReadFailover(ctx, w.cfg.Client, w.layout); err != nil {
+				return err
+			} else if fo != "" {
+				w.log.Warn("nothing left to do, but Redis failed over during the crawl with durability async: pages may be missing",
+					zap.String("failover", fo))
+			} else {
+				w.log.Info("crawl done: frontier empty, nothing pending or unread in any stage")
+			}
 			w.stop()
 			return loop.Stop(nil)
 		}

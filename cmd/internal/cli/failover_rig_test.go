@@ -22,9 +22,18 @@ type failoverRig struct {
 	// (writes acknowledged meanwhile are what asynchronous replication loses; 0: no
 	// freeze), kills the primary with SIGKILL, thaws the replica, and returns once the
 	// replica serves in its place, saying what happened.
-	fail func(t *testing.T, lag time.Duration) string
+	fail func(t *testing.T, lag time.Duration) failure
 	// restore brings the killed primary back, as a replica, and returns once it synced.
 	restore func(t *testing.T)
+}
+
+// failure is what failoverRig.fail did.
+type failure struct {
+	what string
+	// acked is the entries ever added to the crawl's streams on the killed primary (with
+	// a freeze; 0 without), kept those on the replica that took over: acked-kept were
+	// acknowledged and lost.
+	acked, kept int64
 }
 
 // clusterRig starts a cluster of 3 masters with a replica each. fail kills the master
@@ -37,7 +46,7 @@ func clusterRig(t *testing.T, crawl string) *failoverRig {
 		t.Helper()
 		victim.Restart() // its nodes.conf makes it a replica of the master that took over
 		c.WaitReady()
-	}, fail: func(t *testing.T, lag time.Duration) string {
+	}, fail: func(t *testing.T, lag time.Duration) failure {
 		t.Helper()
 		keys := crawlKeysPerMaster(t, rdb, crawl)
 		for _, m := range c.Masters() {
@@ -58,11 +67,15 @@ func clusterRig(t *testing.T, crawl string) *failoverRig {
 		if heir == nil {
 			t.Fatalf("master %s has no replica", victim.Addr)
 		}
+		crawlStreams := streamKeys(t, victim, crawl)
 		began := time.Now()
-		freezeKill(t, heir, victim, lag)
+		acked := freezeKill(t, heir, victim, lag, crawlStreams...)
 		c.WaitReady()
-		return fmt.Sprintf("master %s (%d keys of the crawl) killed (its replica frozen %v before), %s serves its slots after %v",
-			victim.Addr, keys[victim.Addr], lag, heir.Addr, time.Since(began).Round(time.Millisecond))
+		f := failure{acked: acked, kept: entriesAdded(t, heir, crawlStreams...)}
+		f.what = fmt.Sprintf("master %s (%d keys of the crawl) killed (its replica frozen %v before), %s serves its slots after %v; "+
+			"entries added to the crawl's %d streams there: %d on the master, %d on its replica",
+			victim.Addr, keys[victim.Addr], lag, heir.Addr, time.Since(began).Round(time.Millisecond), len(crawlStreams), f.acked, f.kept)
+		return f
 	}}
 }
 
@@ -100,6 +113,20 @@ func freezeKill(t *testing.T, heir, primary *streamstest.Server, lag time.Durati
 	primary.Kill()
 	heir.Thaw()
 	return added
+}
+
+// streamKeys returns the crawl's streams on srv.
+func streamKeys(t *testing.T, srv *streamstest.Server, crawl string) []string {
+	t.Helper()
+	var out []string
+	iter := srv.Client().ScanType(t.Context(), 0, "sc:{"+crawl+"*", 1000, "stream").Iterator()
+	for iter.Next(t.Context()) {
+		out = append(out, iter.Val())
+	}
+	if err := iter.Err(); err != nil {
+		t.Fatalf("streams of %s on %s: %v", crawl, srv.Addr, err)
+	}
+	return out
 }
 
 // entriesAdded sums XINFO STREAM entries-added of streams on srv: the entries ever added

@@ -140,7 +140,7 @@ func (c *CrawlCollector) collectCrawl(ctx context.Context, crawl string, ch chan
 	gauge(descDead, st.DeadLetters)
 	gauge(descSeen, st.Seen)
 	gauge(descItems, st.ItemsStored)
-	for stage, n := range ReadyWork(st, f) {
+	for stage, n := range ReadyWork(st) {
 		gauge(descReady, n, stage)
 	}
 	for fam, n := range st.Memory {

@@ -6,25 +6,27 @@ import (
 )
 
 // descReady is the gauge an autoscaler scales each stage on (KEDA's Prometheus scaler:
-// compose/k8s/keda.yaml). Not XINFO lag: Redis reports a group's lag as unknown, or
-// wrong, once entries were deleted or trimmed (streamcrawl trims), and a scaler reading
-// it sticks high.
-var descReady = desc("ready_work", "Work ready for a stage: for fetch the requests waiting in the frontier and those dispatched but not read yet, "+
-	"for parse the pages fetched and not parsed yet, for store the items emitted and not stored, dropped or found duplicate yet "+
-	"(from the frontier and the crawl's counters; only the requests dispatched to the stream and unread come from the fetch group's lag).", "crawl", "stage")
+// compose/k8s/keda.yaml). For parse and store not XINFO lag: Redis reports a group's
+// lag as unknown, or wrong, once entries were deleted or trimmed (streamcrawl trims
+// responses and items), and a scaler reading it sticks high.
+var descReady = desc("ready_work", "Work a new process of the stage could start at once: for fetch the requests the frontier released "+
+	"(their host may start one) that no fetcher has read, for parse the pages fetched and not parsed yet, for store the items "+
+	"emitted and not stored, dropped or found duplicate yet.", "crawl", "stage")
 
 // ReadyWork returns the work ready for each stage (fetch, parse, store), from the
-// crawl's status and frontier: the frontier's own count plus the requests dispatched
-// and not yet read for fetch (the fetch group's lag, the whole stream before the group
-// exists; a lag Redis cannot tell counts 0), and differences
-// of the counters the stages keep for parse (pages_fetched - bodies_not_text -
-// pages_parsed) and store (items_scraped - items_stored - items_duplicate -
-// items_dropped). Counters are flushed by each process every second or so, so a
-// figure can be a second behind; none is below 0.
-func ReadyWork(st *inspect.Status, f Frontier) map[string]int64 {
+// crawl's status. For fetch: the requests in the requests stream the fetch group has
+// not read (its lag; the whole stream before the group exists; 0 when Redis cannot
+// tell): the frontier releases only requests whose host may start one now, so these
+// are work a new fetcher could start, where the frontier's own count includes hosts
+// that must wait. For parse and store, differences of the counters the stages keep,
+// which trimming and deletes do not disturb: pages_fetched - bodies_not_text -
+// pages_parsed, and items_scraped - items_stored - items_duplicate - items_dropped.
+// Each process flushes its counters about once a second, so these can be a second
+// behind; none is below 0.
+func ReadyWork(st *inspect.Status) map[string]int64 {
 	s := st.Stats
 	return map[string]int64{
-		streams.StageFetch: f.Requests + unread(st, "requests", streams.StageFetch),
+		streams.StageFetch: unread(st, "requests", streams.StageFetch),
 		streams.StageParse: max(s["pages_fetched"]-s["bodies_not_text"]-s["pages_parsed"], 0),
 		streams.StageStore: max(s["items_scraped"]-s["items_stored"]-s["items_duplicate"]-s["items_dropped"], 0),
 	}

@@ -71,6 +71,9 @@ type Config struct {
 	// Subscriber tunes every stage's subscriber (Group, Consumer, DeadStream, Client and
 	// MaxInFlight are set by the run).
 	Subscriber streams.SubscriberConfig
+	// Durability overrides the spider's durability setting ("": the spider's): see
+	// spiders.Settings.Durability. Crawl applies it to its client.
+	Durability string
 	// Logger; nil means no-op.
 	Logger *zap.Logger
 	// BeforeAck is a fault hook for tests (see streams.SubscriberConfig.BeforeAck), called

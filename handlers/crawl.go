@@ -62,6 +62,13 @@ type Options struct {
 // cleanly but the crawl's status could not be read afterwards (Redis gone at the end).
 var ErrNoStatus = errors.New("handlers: crawl status not read")
 
+// ErrFailoverLoss is wrapped in the error Crawl returns, with the status, when the crawl
+// is done but Redis failed over during it while its writes did not wait for replicas
+// (durability async; inspect.Status.Failover says when): writes the old primary had
+// acknowledged and not passed on are lost, so pages may be missing although nothing is
+// left to do. A crawl is never reported plainly done then.
+var ErrFailoverLoss = errors.New("handlers: the crawl is done, but Redis failed over during it with durability async: writes the old primary acknowledged may be lost")
+
 // statusTimeout bounds the read of the final status.
 const statusTimeout = 10 * time.Second
 
@@ -127,6 +134,9 @@ func Crawl(ctx context.Context, sp *spiders.Spider, opts Options) (st *inspect.S
 		}
 		owned = cfg.Sink
 	}
+	if err := c.SetDurability(ctx, durability(sp, cfg.Durability)); err != nil {
+		return nil, err
+	}
 	if err := prepare(ctx, c, sp, opts); err != nil {
 		return nil, err
 	}
@@ -153,7 +163,19 @@ func Crawl(ctx context.Context, sp *spiders.Spider, opts Options) (st *inspect.S
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrNoStatus, err)
 	}
+	if st.Done && st.Failover != "" {
+		return st, fmt.Errorf("%w (%s)", ErrFailoverLoss, st.Failover)
+	}
 	return st, nil
+}
+
+// durability is the spider's durability setting, or mode when set (--durability).
+func durability(sp *spiders.Spider, mode string) streams.Durability {
+	d := streams.Durability{Mode: sp.Settings.Durability, Replicas: sp.Settings.DurabilityReplicas}
+	if mode != "" && mode != d.Mode {
+		d = streams.Durability{Mode: mode}
+	}
+	return d
 }
 
 // openSink opens the sink opts names: its Sink, or Out (default <name>.jsonl).

@@ -161,7 +161,9 @@ func (d *responseDicts) sample(ctx context.Context, res *spiders.Response) {
 	}()
 }
 
-// load installs the crawl's current dictionary, if one is published.
+// load installs the crawl's current dictionary, if one is published. With durability
+// replicated it is used only once the replicas have it (see loadDict): a failover must
+// not lose the dictionary of responses already stored.
 func (d *responseDicts) load(ctx context.Context) error {
 	id, err := d.rdb.HGet(ctx, d.key, "current").Result()
 	if errors.Is(err, redis.Nil) {
@@ -174,12 +176,38 @@ func (d *responseDicts) load(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("handlers: response dictionary id %q: %w", id, err)
 	}
-	rd, err := loadDict(ctx, d.rdb, d.key, uint32(n))
+	rd, err := loadDict(streams.Durable(ctx), d.rdb, d.key, uint32(n))
 	if err != nil {
 		return err
 	}
 	d.cur.Store(rd)
 	return nil
+}
+
+// republish writes the dictionary this process compresses with back into the crawl's
+// dicts hash (current too, unless another is), after a failover that may have lost it:
+// every response it encoded stays readable.
+func (d *responseDicts) republish(ctx context.Context) {
+	rd := d.cur.Load()
+	if rd == nil {
+		return
+	}
+	id := strconv.FormatUint(uint64(rd.ID()), 10)
+	pipe := d.rdb.Pipeline()
+	pipe.HSet(ctx, d.key, id, rd.Bytes())
+	pipe.HSetNX(ctx, d.key, "current", id)
+	if _, err := pipe.Exec(streams.Durable(ctx)); err != nil {
+		d.log.Warn("response dictionary not published again after a failover", zap.Uint32("id", rd.ID()), zap.Error(err))
+	}
+}
+
+// forgetResponseDicts is told of a failover: the process's dictionaries go back into
+// Redis, and the dictionaries it found missing are looked for again.
+func forgetResponseDicts(rdb redis.UniversalClient, k streams.Keys, log *zap.Logger) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	dictsOf(rdb, k, log).republish(ctx)
+	dictMissing.Clear()
 }
 
 // publishDictScript publishes a dictionary unless the crawl has one.
@@ -202,7 +230,12 @@ func (d *responseDicts) train(ctx context.Context, samples [][]byte) error {
 	if err != nil {
 		return err
 	}
-	won, err := publishDictScript.Run(ctx, d.rdb, []string{d.key}, rd.ID(), rd.Bytes()).Text()
+	// A pipeline, durable: with durability replicated the dictionary is used only once
+	// the replicas have it.
+	pipe := d.rdb.Pipeline()
+	pub := publishDictScript.Eval(ctx, pipe, []string{d.key}, rd.ID(), rd.Bytes())
+	_, _ = pipe.Exec(streams.Durable(ctx))
+	won, err := pub.Text()
 	if err != nil {
 		return fmt.Errorf("handlers: publish response dictionary: %w", err)
 	}
@@ -216,9 +249,16 @@ func (d *responseDicts) train(ctx context.Context, samples [][]byte) error {
 	return d.load(ctx)
 }
 
-// loadDict returns the dictionary id of the hash key, registered for decoding.
+// loadDict returns the dictionary id of the hash key, registered for decoding. Under a
+// durable ctx (streams.Durable) the read goes with a write of its own (the hash's
+// "loads" count) in one pipeline, so that the wait for replicas after it covers the
+// dictionary, written before.
 func loadDict(ctx context.Context, rdb redis.UniversalClient, key string, id uint32) (*spiders.ResponseDict, error) {
-	data, err := rdb.HGet(ctx, key, strconv.FormatUint(uint64(id), 10)).Bytes()
+	pipe := rdb.Pipeline()
+	get := pipe.HGet(ctx, key, strconv.FormatUint(uint64(id), 10))
+	pipe.HIncrBy(ctx, key, "loads", 1)
+	_, _ = pipe.Exec(ctx)
+	data, err := get.Bytes()
 	if errors.Is(err, redis.Nil) {
 		return nil, fmt.Errorf("%w: %w (id %d, not in %s)", streams.ErrPoison, spiders.ErrUnknownDict, id, key)
 	}

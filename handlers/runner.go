@@ -27,6 +27,8 @@ type run struct {
 	pub      *streams.Publisher
 	router   *message.Router
 	fr       *frontier.Frontier // the parse stage's, made once
+	state    *streams.StateWatch
+	forget   []func() // what drops the process's knowledge of Redis after a failover
 
 	background []component // started beside the router, stopped before closing
 	closers    []func()    // what the stages opened, closed in reverse order
@@ -118,7 +120,30 @@ func (r *run) open(ctx context.Context) error {
 		r.router.AddMiddleware(cfg.Metrics.Middleware) // outermost: sees recovered panics as errors
 	}
 	r.router.AddMiddleware(recordFailures(r.log, r.outage))
+	r.state = &streams.StateWatch{Client: cfg.Client, Layout: r.layout, Outage: r.outage, Logger: r.log, OnFailover: r.failedOver}
 	return nil
+}
+
+// failedOver is told by the state watch that a replica took over from a primary: the
+// process forgets what it knew of Redis (the frontiers' seen caches), counts it
+// (redis_failovers_seen, once per process that saw it), and, when the crawl's writes did
+// not wait for replicas, records the failover in the crawl's meta hash: writes the old
+// primary acknowledged and had not passed on are lost, and the crawl says so when done.
+func (r *run) failedOver(ctx context.Context, what string) {
+	for _, f := range r.forget {
+		f()
+	}
+	r.counters.Add("redis_failovers_seen", 1)
+	if durability(r.cfg.Spider, r.cfg.Durability).Mode == streams.DurabilityReplicated {
+		r.log.Warn("redis failed over; with durability replicated nothing acknowledged was lost", zap.String("failover", what))
+		return
+	}
+	r.log.Error("redis failed over while the crawl's writes did not wait for replicas (durability async): writes the old "+
+		"primary acknowledged and had not passed on are lost; the crawl goes on, and says so when it is done",
+		zap.String("failover", what))
+	if err := streams.RecordFailover(ctx, r.cfg.Client, r.layout, what); err != nil {
+		r.log.Error("cannot record the failover in the crawl's meta hash", zap.Error(err))
+	}
 }
 
 // serve runs the router and the background components until ctx ends or the crawl is
@@ -128,8 +153,8 @@ func (r *run) serve(ctx context.Context) error {
 	trim := r.trimmed()
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	w := &watcher{cfg: cfg, layout: r.layout, outage: r.outage, log: r.log, stop: cancel}
-	r.background = append(r.background, r.waits, &streams.Trimmer{Client: cfg.Client, Streams: trim, Interval: cfg.TrimInterval, Logger: r.log, Meta: r.keys.Meta}, w)
+	w := &watcher{cfg: cfg, layout: r.layout, outage: r.outage, state: r.state, log: r.log, stop: cancel}
+	r.background = append(r.background, r.waits, &streams.Trimmer{Client: cfg.Client, Streams: trim, Interval: cfg.TrimInterval, Logger: r.log, Meta: r.keys.Meta}, w, r.state)
 	bg := &background{stop: cancel, log: r.log} // a component that stops early ends the run
 	bg.start(runCtx, r.background...)
 	r.log.Info("stages running", zap.Strings("stages", cfg.Stages))

@@ -29,8 +29,8 @@ func (r *run) addStage(ctx context.Context, stage string) error {
 func (r *run) subscriberConfig(stage string) streams.SubscriberConfig {
 	cfg := r.cfg
 	scfg := cfg.Subscriber
-	scfg.Client, scfg.Group, scfg.Consumer, scfg.Logger, scfg.Outage =
-		cfg.Client, stage, cfg.Consumer, r.log, r.outage
+	scfg.Client, scfg.Group, scfg.Consumer, scfg.Logger, scfg.Outage, scfg.CheckState =
+		cfg.Client, stage, cfg.Consumer, r.log, r.outage, r.state.Check
 	if cfg.BeforeAck != nil {
 		hook := cfg.BeforeAck
 		scfg.BeforeAck = func(m *message.Message) { hook(stage, m) }
@@ -55,6 +55,7 @@ func (r *run) fetchStage(ctx context.Context, scfg streams.SubscriberConfig) err
 		return err
 	}
 	r.closers = append(r.closers, fr.Close)
+	r.forget = append(r.forget, fr.Forget, func() { forgetResponseDicts(cfg.Client, layout.Global, log) })
 	scope, err := cfg.Spider.Scope()
 	if err != nil {
 		return err
@@ -112,7 +113,9 @@ func (r *run) parseStage(ctx context.Context, scfg streams.SubscriberConfig) err
 			return err
 		}
 		r.fr = fr
+		r.forget = append(r.forget, fr.Forget)
 	}
+	r.forget = append(r.forget, dictMissing.Clear)
 	p, err := newParser(parserConfig{Spider: cfg.Spider, Frontier: r.fr, Client: cfg.Client, Layout: r.layout, Counters: r.counters, Logger: r.log})
 	if err != nil {
 		return err

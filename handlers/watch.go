@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"go.uber.org/zap"
@@ -20,6 +21,7 @@ type watcher struct {
 	cfg    Config
 	layout streams.Layout
 	outage *streams.Outage
+	state  *streams.StateWatch // the crawl's epoch is checked before it is reported done
 	log    *zap.Logger
 	stop   context.CancelFunc // ends the run
 }
@@ -55,7 +57,24 @@ func (w *watcher) Run(ctx context.Context) error {
 			w.log.Info("progress", fields...)
 		}
 		if w.cfg.UntilDone && p.Done() && !w.outage.Active() {
-			w.log.Info("crawl done: frontier empty, nothing pending or unread in any stage")
+			// Never "done" for a crawl whose state Redis lost: then nothing is left to do
+			// because nothing is left.
+			if err := w.state.Check(ctx); errors.Is(err, streams.ErrStateLost) {
+				w.stop()
+				return loop.Stop(err)
+			} else if err != nil {
+				return err
+			}
+			// Nor plainly "done" after a failover that may have lost writes (Crawl returns
+			// ErrFailoverLoss then).
+			if fo, err := streams.ReadFailover(ctx, w.cfg.Client, w.layout); err != nil {
+				return err
+			} else if fo != "" {
+				w.log.Warn("nothing left to do, but Redis failed over during the crawl with durability async: pages may be missing",
+					zap.String("failover", fo))
+			} else {
+				w.log.Info("crawl done: frontier empty, nothing pending or unread in any stage")
+			}
 			w.stop()
 			return loop.Stop(nil)
 		}

@@ -18,6 +18,12 @@ const (
 	CookiesOff     = "off"
 )
 
+// Durability modes (Settings.Durability).
+const (
+	DurabilityAsync      = "async"
+	DurabilityReplicated = "replicated"
+)
+
 // Defaults of Settings.
 const (
 	DefaultConcurrency     = 32
@@ -154,6 +160,16 @@ type Settings struct {
 	// (keys sc:{<name>}:...). A crawl keeps the partitions it started with.
 	Partitions int `yaml:"partitions"`
 
+	// Durability says when the writes a stage acks its input after count as done:
+	// "async" (the default: on the Redis primary; a failover can lose what its replicas
+	// had not received yet) or "replicated" (on the primary and DurabilityReplicas
+	// replicas, WAIT; a failover loses none of it, at the cost of waiting for the
+	// replicas). Overridden by --durability.
+	Durability string `yaml:"durability"`
+	// DurabilityReplicas is how many replicas must have a write with durability
+	// replicated. Default 1.
+	DurabilityReplicas int `yaml:"durability_replicas"`
+
 	// Retention bounds, per stream (requests, responses, items), what is kept after
 	// every consumer group has acked it: {max_age: 10m, max_bytes: 256MB}. Streams not
 	// named keep DefaultRetention: responses and requests nothing, items a day up to
@@ -281,6 +297,10 @@ func (s *Settings) Validate() error {
 		return fmt.Errorf("spiders: settings.max_depth %d is negative", s.MaxDepth)
 	case s.Cookies != "" && s.Cookies != CookiesShared && s.Cookies != CookiesProcess && s.Cookies != CookiesOff:
 		return fmt.Errorf("spiders: settings.cookies %q: want shared, process or off", s.Cookies)
+	case s.Durability != "" && s.Durability != DurabilityAsync && s.Durability != DurabilityReplicated:
+		return fmt.Errorf("spiders: settings.durability %q: want async or replicated", s.Durability)
+	case s.DurabilityReplicas < 0 || s.DurabilityReplicas > 0 && s.Durability != DurabilityReplicated:
+		return fmt.Errorf("spiders: settings.durability_replicas %d: want a positive count with durability: replicated", s.DurabilityReplicas)
 	case s.Partitions < 0 || s.Partitions > 1024:
 		return fmt.Errorf("spiders: settings.partitions %d out of range 1..1024", s.Partitions)
 	case !httpguts.ValidHeaderFieldValue(s.UserAgent) || strings.ContainsAny(s.UserAgent, "\r\n"):

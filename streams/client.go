@@ -47,6 +47,8 @@ type Client struct {
 	Embedded *miniredis.Miniredis
 	// Addr is the server address, for messages.
 	Addr string
+
+	wait *waitHook // on every connection: WAIT after durable pipelines (see SetDurability)
 }
 
 // Close closes the client and stops the embedded server, if any.
@@ -65,8 +67,11 @@ func Connect(ctx context.Context, o ClientOptions) (*Client, error) {
 	if log == nil {
 		log = zap.NewNop()
 	}
-	if isClusterURL(o.URL) {
+	switch {
+	case isClusterURL(o.URL):
 		return connectCluster(ctx, o, log)
+	case isSentinelURL(o.URL):
+		return connectSentinel(ctx, o, log)
 	}
 	c := &Client{}
 	var opt *redis.Options
@@ -83,31 +88,14 @@ func Connect(ctx context.Context, o ClientOptions) (*Client, error) {
 		if err != nil {
 			return nil, fmt.Errorf("streams: bad redis url %q: %w", redactURL(o.URL), err)
 		}
-		if !strings.Contains(o.URL, "pool_size=") {
-			opt.PoolSize = defaultPoolSize(o.Partitions)
-		}
 	}
-	if o.PoolSize > 0 {
-		opt.PoolSize = o.PoolSize
-	}
-	if opt.PoolSize == 0 {
-		opt.PoolSize = defaultPoolSize(o.Partitions)
-	}
-	// Connection buffers: go-redis gives each connection 32 KiB each way, and each of its
-	// pipeline connections 128 KiB each way (several MB for a worker's pools, most of its
-	// steady heap). Replies and commands larger than a buffer still work, in pieces.
-	setIfZero(&opt.ReadBufferSize, 16<<10)
-	setIfZero(&opt.WriteBufferSize, 16<<10)
-	setIfZero(&opt.PipelineReadBufferSize, 32<<10)
-	setIfZero(&opt.PipelineWriteBufferSize, 32<<10)
-	// Blocking reads need a read timeout longer than their block time.
-	if opt.ReadTimeout == 0 || opt.ReadTimeout < 5*time.Second {
-		opt.ReadTimeout = 10 * time.Second
-	}
-	opt.MinRetryBackoff = 50 * time.Millisecond
-	opt.MaxRetryBackoff = time.Second
+	o.tune(tuning{&opt.PoolSize, &opt.ReadBufferSize, &opt.WriteBufferSize, &opt.PipelineReadBufferSize,
+		&opt.PipelineWriteBufferSize, &opt.ReadTimeout, &opt.MinRetryBackoff, &opt.MaxRetryBackoff})
 	c.Addr = opt.Addr
-	c.UniversalClient = redis.NewClient(opt)
+	c.wait = &waitHook{}
+	rc := redis.NewClient(opt)
+	rc.AddHook(c.wait)
+	c.UniversalClient = rc
 
 	pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
@@ -125,6 +113,40 @@ func Connect(ctx context.Context, o ClientOptions) (*Client, error) {
 		warnRiskySettings(ctx, c.UniversalClient, log)
 	}
 	return c, nil
+}
+
+// tuning points at the options of a go-redis client (single, Sentinel or cluster) that
+// Connect sets the same way for each; a nil pointer is an option the client lacks.
+type tuning struct {
+	poolSize, readBuf, writeBuf, pipeRead, pipeWrite *int
+	readTimeout, minBackoff, maxBackoff              *time.Duration
+}
+
+// tune sets the options t points at for o: the pool sized for the crawl's partitions
+// unless the URL or o say otherwise, 16 KiB connection buffers (go-redis gives each
+// connection 32 KiB each way, and each pipeline connection 128 KiB each way: several MB
+// for a worker's pools, most of its steady heap; larger replies still work, in pieces),
+// a read timeout longer than a blocking read's block time, and retries backing off from
+// 50 ms to 1 s.
+func (o ClientOptions) tune(t tuning) {
+	if !strings.Contains(o.URL, "pool_size=") || *t.poolSize == 0 {
+		*t.poolSize = defaultPoolSize(o.Partitions)
+	}
+	if o.PoolSize > 0 {
+		*t.poolSize = o.PoolSize
+	}
+	for _, b := range []struct {
+		v *int
+		d int
+	}{{t.readBuf, 16 << 10}, {t.writeBuf, 16 << 10}, {t.pipeRead, 32 << 10}, {t.pipeWrite, 32 << 10}} {
+		if b.v != nil {
+			setIfZero(b.v, b.d)
+		}
+	}
+	if *t.readTimeout < 5*time.Second {
+		*t.readTimeout = 10 * time.Second
+	}
+	*t.minBackoff, *t.maxBackoff = 50*time.Millisecond, time.Second
 }
 
 // defaultPoolSize is the pool of a process running a crawl of partitions partitions.

@@ -11,6 +11,9 @@ import (
 	"go.uber.org/zap"
 )
 
+// clusterStateReload is how often a cluster client re-reads the slot map while in use.
+const clusterStateReload = 2 * time.Second
+
 // isClusterURL reports a redis+cluster:// or rediss+cluster:// URL.
 func isClusterURL(raw string) bool {
 	return strings.HasPrefix(raw, "redis+cluster://") || strings.HasPrefix(raw, "rediss+cluster://")
@@ -54,19 +57,22 @@ func connectCluster(ctx context.Context, o ClientOptions, log *zap.Logger) (*Cli
 	if err != nil {
 		return nil, fmt.Errorf("streams: bad redis cluster url %q: %w", redactURL(o.URL), err)
 	}
-	if !strings.Contains(o.URL, "pool_size=") {
-		opt.PoolSize = defaultPoolSize(o.Partitions) // per node
+	// Per node: the pool, buffers, timeouts and back-off of every client.
+	o.tune(tuning{&opt.PoolSize, &opt.ReadBufferSize, &opt.WriteBufferSize, &opt.PipelineReadBufferSize,
+		&opt.PipelineWriteBufferSize, &opt.ReadTimeout, &opt.MinRetryBackoff, &opt.MaxRetryBackoff})
+	// go-redis reloads the slot map on MOVED, and otherwise once a minute: after a
+	// failover it would dial the dead master for up to a minute.
+	if opt.ClusterStateReloadInterval == 0 {
+		opt.ClusterStateReloadInterval = clusterStateReload
 	}
-	if o.PoolSize > 0 {
-		opt.PoolSize = o.PoolSize
+	wait := &waitHook{}
+	opt.NewClient = func(o *redis.Options) *redis.Client {
+		n := redis.NewClient(o)
+		n.AddHook(wait) // each node's pipelines wait for that node's replicas
+		return n
 	}
-	if opt.ReadTimeout == 0 || opt.ReadTimeout < 5*time.Second {
-		opt.ReadTimeout = 10 * time.Second
-	}
-	opt.MinRetryBackoff = 50 * time.Millisecond
-	opt.MaxRetryBackoff = time.Second
 	cc := redis.NewClusterClient(opt)
-	c := &Client{UniversalClient: cc, Addr: strings.Join(opt.Addrs, ",")}
+	c := &Client{UniversalClient: cc, Addr: strings.Join(opt.Addrs, ","), wait: wait}
 	pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	info, err := cc.ClusterInfo(pctx).Result()

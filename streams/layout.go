@@ -9,8 +9,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/streamcrawl/streamcrawl/streams/internal/rkit"
-
 	"github.com/redis/go-redis/v9"
 )
 
@@ -34,6 +32,10 @@ type Layout struct {
 	// Summed names the keys of every partition at once, for figures summed over them:
 	// sc:{shop:*}:requests (the partition's own with one partition).
 	Summed Keys
+	// Epoch names this life of the crawl: a random value stored in its meta hash when it
+	// was created, as OpenLayout or ReadLayout read it ("" when none was stored). A crawl
+	// whose stored epoch is gone or another has lost its state (see CheckEpoch).
+	Epoch string
 }
 
 // NewLayout returns the layout of crawl with p partitions (p < 1 means 1).
@@ -89,23 +91,29 @@ func normalHost(host string) string {
 	return host
 }
 
-// openLayoutScript stores the crawl's partition count unless one is there, and returns
-// the stored one.
+// openLayoutScript stores the crawl's partition count and epoch unless they are there,
+// and returns the stored ones. The epoch is written when the crawl is created (a crawl
+// created before epochs gets one at its next open).
 //
 // KEYS[1] -> sc:{c}:meta
-// ARGV[1] -> partitions wanted
-// Output: the stored partitions
+// ARGV[1] -> partitions wanted, ARGV[2] -> a new epoch
+// Output: {the stored partitions, the stored epoch}
 var openLayoutScript = redis.NewScript(`
 local cur = redis.call('HGET', KEYS[1], 'partitions')
-if cur then return tonumber(cur) end
-redis.call('HSET', KEYS[1], 'partitions', ARGV[1])
-return tonumber(ARGV[1])
+if not cur then
+  redis.call('HSET', KEYS[1], 'partitions', ARGV[1])
+  cur = ARGV[1]
+end
+redis.call('HSETNX', KEYS[1], 'epoch', ARGV[2])
+return {tonumber(cur), redis.call('HGET', KEYS[1], 'epoch')}
 `)
 
-// OpenLayout returns the crawl's layout. The first process to open a crawl stores want
-// (≥ 1) in its meta hash; later ones, whatever they want, get the stored count, because
-// moving a running crawl's keys between partitions would lose them. stored reports
-// whether that differed from want (callers warn). Reset the crawl to change it.
+// OpenLayout returns the crawl's layout, creating the crawl when it does not exist. The
+// first process to open a crawl stores want (≥ 1) in its meta hash, and a random epoch
+// that names this life of the crawl (see CheckEpoch); later ones, whatever they want, get
+// the stored count, because moving a running crawl's keys between partitions would lose
+// them, and the stored epoch. stored reports whether the count differed from want
+// (callers warn). Reset the crawl to change it.
 func OpenLayout(ctx context.Context, rdb redis.UniversalClient, crawl string, want int) (l Layout, differs bool, err error) {
 	if crawl == "" {
 		return Layout{}, false, errors.New("frontier: layout needs a crawl name")
@@ -113,33 +121,43 @@ func OpenLayout(ctx context.Context, rdb redis.UniversalClient, crawl string, wa
 	if want < 1 || want > maxPartitions {
 		return Layout{}, false, fmt.Errorf("frontier: partitions must be 1 to %d, got %d", maxPartitions, want)
 	}
-	n, err := openLayoutScript.Run(ctx, rdb, []string{NewKeys(crawl).Meta}, want).Int()
+	res, err := openLayoutScript.Run(ctx, rdb, []string{NewKeys(crawl).Meta}, want, newEpoch()).Slice()
+	if err == nil && len(res) != 2 {
+		err = fmt.Errorf("%d replies", len(res))
+	}
 	if err != nil {
 		return Layout{}, false, fmt.Errorf("frontier: store partitions of crawl %s: %w", crawl, err)
 	}
+	n64, _ := res[0].(int64)
+	n := int(n64)
 	if n < 1 || n > maxPartitions {
 		return Layout{}, false, fmt.Errorf("frontier: crawl %s has %d partitions stored, want 1 to %d", crawl, n, maxPartitions)
 	}
-	return NewLayout(crawl, n), n != want, nil
+	l = NewLayout(crawl, n)
+	l.Epoch, _ = res[1].(string)
+	return l, n != want, nil
 }
 
-// ReadLayout returns the layout of an existing crawl (its stored partition count; 1
-// when none is stored), for tools that only read or clear a crawl.
+// ReadLayout returns the layout of an existing crawl (its stored partition count, 1
+// when none is stored, and its epoch, "" when none is), for tools that only read or
+// clear a crawl.
 func ReadLayout(ctx context.Context, rdb redis.UniversalClient, crawl string) (Layout, error) {
 	if crawl == "" {
 		return Layout{}, errors.New("frontier: layout needs a crawl name")
 	}
-	n, err := rdb.HGet(ctx, NewKeys(crawl).Meta, "partitions").Int()
-	if rkit.ErrNil(err) {
-		return NewLayout(crawl, 1), nil
-	}
+	vals, err := rdb.HMGet(ctx, NewKeys(crawl).Meta, "partitions", metaEpoch).Result()
 	if err != nil {
 		return Layout{}, fmt.Errorf("frontier: read partitions of crawl %s: %w", crawl, err)
 	}
-	if n < 1 || n > maxPartitions {
-		return Layout{}, fmt.Errorf("frontier: crawl %s has %d partitions stored, want 1 to %d", crawl, n, maxPartitions)
+	n := 1
+	if s, ok := vals[0].(string); ok {
+		if n, err = strconv.Atoi(s); err != nil || n < 1 || n > maxPartitions {
+			return Layout{}, fmt.Errorf("frontier: crawl %s has %q partitions stored, want 1 to %d", crawl, s, maxPartitions)
+		}
 	}
-	return NewLayout(crawl, n), nil
+	l := NewLayout(crawl, n)
+	l.Epoch, _ = vals[1].(string)
+	return l, nil
 }
 
 // deadOf returns the dead-letter stream of the partition a stream of the crawl belongs

@@ -1,11 +1,16 @@
 package streams
 
 import (
+	"context"
 	"errors"
+	"io"
+	"net"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"go.uber.org/zap"
 
 	"github.com/streamcrawl/streamcrawl/streams/loop"
@@ -26,8 +31,14 @@ var errWriteRefused = errors.New("streams: redis refuses writes")
 var refusalPrefixes = []string{"OOM ", "READONLY ", "MISCONF ", "NOREPLICAS ", "MASTERDOWN ", "LOADING ", "CLUSTERDOWN "}
 
 // isWriteRefused reports whether err (or any error it wraps) is a server-side refusal of
-// a write that is not about the message (see errWriteRefused).
+// a write that is not about the message (see errWriteRefused), or says that Redis could
+// not be reached: a connection refused, reset or timed out, the Sentinels naming no
+// primary. A failover or a restart shows as those, and the same write goes through
+// once it is over.
 func isWriteRefused(err error) bool {
+	if unreachable(err) {
+		return true
+	}
 	for err != nil {
 		if err == errWriteRefused {
 			return true
@@ -56,6 +67,23 @@ func isWriteRefused(err error) bool {
 		}
 	}
 	return false
+}
+
+// unreachable reports an error of a Redis that could not be reached or stopped
+// answering: a network error (refused, reset, timed out), a connection closed under a
+// command, or a Sentinel failover client finding no primary. A client closed by its own
+// process (redis.ErrClosed) and an ended context are not.
+func unreachable(err error) bool {
+	if err == nil || errors.Is(err, redis.ErrClosed) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return false
+	}
+	var ne net.Error
+	if errors.As(err, &ne) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) {
+		return true
+	}
+	msg := err.Error()
+	return strings.HasPrefix(msg, "redis: all sentinels") || strings.Contains(msg, "use of closed network connection")
 }
 
 // Outage tracks whether Redis refuses this process's writes. Every stage of a process
@@ -125,7 +153,8 @@ func (o *Outage) refused(err error) bool {
 	switch {
 	case started:
 		o.logger().Error("redis refuses writes: stopped reading new work, holding what is in flight "+
-			"until it accepts writes again (free memory or raise maxmemory; nothing is dropped)",
+			"until it accepts writes again (out of memory: free memory or raise maxmemory; a failover or "+
+			"missing replicas: it ends by itself; nothing is dropped)",
 			zap.Error(err))
 	case remind:
 		o.logger().Error("redis still refuses writes; crawl stalled", zap.Duration("for", now.Sub(since).Round(time.Second)),

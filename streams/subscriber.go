@@ -108,6 +108,17 @@ type SubscriberConfig struct {
 	// (event "dead_letter") or were taken over from idle consumers ("reclaimed"): a
 	// hook for metrics. It must not block.
 	OnEvent func(group, event string, n int64)
+	// CheckState, when set, is asked before a group found missing is created again: an
+	// error (the crawl's state is lost, see CheckEpoch) leaves it missing.
+	CheckState func(ctx context.Context) error
+}
+
+// checkState is CheckState, or nil when none is set.
+func (c *SubscriberConfig) checkState(ctx context.Context) error {
+	if c.CheckState == nil {
+		return nil
+	}
+	return c.CheckState(ctx)
 }
 
 // event reports n events to OnEvent, if set.

@@ -241,7 +241,11 @@ func (s *subscription) free() int { return cap(s.slots) - len(s.slots) }
 func (s *subscription) readFailed(err error, failures int) {
 	s.errLog.Warn("read failed; retrying", err)
 	if isNoGroup(err) {
-		if gerr := ensureGroup(s.ctx, s.rdb, s.stream, s.cfg.Group, s.cfg.StartID); gerr != nil {
+		// The stream or its group is gone. When the crawl's whole state is gone, the
+		// group must not come back (MKSTREAM) as if the crawl went on: CheckState first.
+		if serr := s.cfg.checkState(s.ctx); serr != nil {
+			s.errLog.Warn("group missing; not recreated", serr)
+		} else if gerr := ensureGroup(s.ctx, s.rdb, s.stream, s.cfg.Group, s.cfg.StartID); gerr != nil {
 			s.errLog.Warn("recreate group failed", gerr)
 		}
 	}

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // child is a helper process (demo site, redis-server) that bench starts and stops.
@@ -62,8 +64,9 @@ func startServerChild(ctx context.Context, what string, args ...string) (*child,
 	return c, strings.TrimSpace(strings.TrimPrefix(line, "listening on ")), nil
 }
 
-// startRedisChild runs a throw-away redis-server on a free loopback port.
-func startRedisChild(ctx context.Context) (*child, string, error) {
+// startRedisChild runs a throw-away redis-server on a free loopback port, with extra
+// config args.
+func startRedisChild(ctx context.Context, extra ...string) (*child, string, error) {
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
 		return nil, "", err
@@ -79,7 +82,8 @@ func startRedisChild(ctx context.Context) (*child, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	cmd := exec.CommandContext(ctx, bin, "--port", port, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir)
+	args := append([]string{"--port", port, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir}, extra...)
+	cmd := exec.CommandContext(ctx, bin, args...)
 	if err := cmd.Start(); err != nil {
 		return nil, "", err
 	}
@@ -93,6 +97,41 @@ func startRedisChild(ctx context.Context) (*child, string, error) {
 	}
 	c.stop()
 	return nil, "", fmt.Errorf("redis-server on %s did not start", addr)
+}
+
+// startReplicaChildren runs n throw-away replicas of the redis-server at primary
+// (host:port) and waits until each has synced with it.
+func startReplicaChildren(ctx context.Context, primary string, n int) ([]*child, error) {
+	host, port, _ := net.SplitHostPort(primary)
+	var out []*child
+	stopAll := func() {
+		for _, c := range out {
+			c.stop()
+		}
+	}
+	for range n {
+		c, url, err := startRedisChild(ctx, "--replicaof", host, port)
+		if err != nil {
+			stopAll()
+			return nil, err
+		}
+		out = append(out, c)
+		rdb := redis.NewClient(&redis.Options{Addr: strings.TrimSuffix(strings.TrimPrefix(url, "redis://"), "/0")})
+		synced := false
+		for i := 0; i < 200 && !synced; i++ {
+			info, err := rdb.InfoMap(ctx, "replication").Result()
+			synced = err == nil && info["Replication"]["master_link_status"] == "up"
+			if !synced {
+				time.Sleep(50 * time.Millisecond)
+			}
+		}
+		_ = rdb.Close()
+		if !synced {
+			stopAll()
+			return nil, fmt.Errorf("replica %s of %s did not sync within 10 s", url, primary)
+		}
+	}
+	return out, nil
 }
 
 // realRedis returns the Redis URL of --redis or $REDIS_URL, or starts a throw-away

@@ -21,10 +21,10 @@ import (
 
 func (a *app) benchCommand() *cobra.Command {
 	var f cli.RunFlags
-	var pages int
+	var pages, replicas int
 	var bf benchFlags
 	cmd := &cobra.Command{
-		Use:   "bench [--pages N] [--redis URL] [--per-host] [--cpuprofile FILE] [--memprofile FILE]",
+		Use:   "bench [--pages N] [--redis URL | --replicas N] [--per-host] [--cpuprofile FILE] [--memprofile FILE]",
 		Short: "Crawl the demo shop at full speed and print pages/s, CPU, memory and Redis cost",
 		Long: `bench starts the demo shop in a child process and crawls it with every stage in this
 process, then prints pages/s, this process's CPU seconds per 1000 pages, its peak RSS, and
@@ -49,9 +49,20 @@ profiles of the crawl (the memory profile counts every allocation: MemProfileRat
 				if rc, url, err := startRedisChild(ctx); err == nil {
 					defer rc.stop()
 					a.RedisURL = url
+					rcs, err := startReplicaChildren(ctx, strings.TrimSuffix(strings.TrimPrefix(url, "redis://"), "/0"), replicas)
+					if err != nil {
+						return err
+					}
+					for _, r := range rcs {
+						defer r.stop()
+					}
+				} else if replicas > 0 {
+					return fmt.Errorf("--replicas needs redis-server on PATH: %w", err)
 				} else {
 					a.Log.Warn("no redis-server on PATH; using the embedded Redis (no Redis figures)")
 				}
+			} else if replicas > 0 {
+				return fmt.Errorf("--replicas starts replicas of the redis-server bench starts: not with --redis or $REDIS_URL")
 			}
 			rdb, err := a.Connect(ctx, false)
 			if err != nil {
@@ -96,6 +107,7 @@ profiles of the crawl (the memory profile counts every allocation: MemProfileRat
 	f.Add(cmd, false)
 	f.AddMetrics(cmd) // to measure what serving metrics costs
 	cmd.Flags().IntVar(&pages, "pages", 5000, "pages of the demo shop")
+	cmd.Flags().IntVar(&replicas, "replicas", 0, "replicas of the redis-server bench starts, synced before the crawl (for --durability replicated)")
 	bf.add(cmd)
 	_ = cmd.Flags().Set("retry-backoff", "100ms")
 	return cmd

@@ -10,6 +10,7 @@ import (
 
 	"github.com/streamcrawl/streamcrawl/spiders"
 	"github.com/streamcrawl/streamcrawl/streams/frontier"
+	"github.com/streamcrawl/streamcrawl/streams/loop"
 )
 
 // robotsWait is how long a host's requests wait while another fetcher fetches its
@@ -109,16 +110,32 @@ func (t *turn) fetched(ctx context.Context, started time.Time, slow bool, rerr *
 	t.finish(ctx, fin)
 }
 
+// finishRetryFor is how long a turn tries to give its slot back while Redis fails it
+// (a failover, replicas behind with durability replicated) before leaving the lease to
+// expire (frontier.Config.LeaseTTL, a minute by default: the host's slot is lost that
+// long).
+const finishRetryFor = 20 * time.Second
+
 // finish gives the slot back (when there is one) and tells the host's schedule what
 // happened. Needless for a host without limits, unless it must learn something. A
-// failure is logged: the lease then expires by itself.
+// failure is tried again for up to finishRetryFor (giving a slot back twice frees it
+// once), then logged: the lease then expires by itself.
 func (t *turn) finish(ctx context.Context, fin frontier.Finish) {
 	if t.lease == "" && !fin.SlowDown && !fin.Autothrottle {
 		return
 	}
 	fin.Host, fin.Lease = t.host, t.lease
-	if _, err := t.f.hosts.Finish(context.WithoutCancel(ctx), fin); err != nil {
-		t.f.log.Debug("giving back a host slot failed; it expires by itself", zap.Error(err))
+	began := time.Now()
+	for attempt := 1; ; attempt++ {
+		_, err := t.f.hosts.Finish(context.WithoutCancel(ctx), fin)
+		if err == nil {
+			return
+		}
+		if time.Since(began) >= finishRetryFor {
+			t.f.log.Debug("giving back a host slot failed; it expires by itself", zap.Error(err))
+			return
+		}
+		time.Sleep(loop.Backoff(100*time.Millisecond, 2*time.Second, attempt))
 	}
 }
 

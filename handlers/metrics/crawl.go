@@ -74,7 +74,7 @@ func Crawls(names ...string) func(context.Context) ([]string, error) {
 func (c *CrawlCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descUp, descDone, descStreamLen, descStreamBytes, descPending, descLag,
 		descConsumers, descFrontier, descDueHosts, descDelayed, descQueued, descDead, descSeen, descItems,
-		descMemory, descStat, descRender, descUsedMem, descMaxMem} {
+		descMemory, descStat, descRender, descUsedMem, descMaxMem, descReady} {
 		ch <- d
 	}
 }
@@ -140,6 +140,9 @@ func (c *CrawlCollector) collectCrawl(ctx context.Context, crawl string, ch chan
 	gauge(descDead, st.DeadLetters)
 	gauge(descSeen, st.Seen)
 	gauge(descItems, st.ItemsStored)
+	for stage, n := range ReadyWork(st) {
+		gauge(descReady, n, stage)
+	}
 	for fam, n := range st.Memory {
 		gauge(descMemory, n, fam)
 	}

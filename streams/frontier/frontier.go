@@ -229,6 +229,16 @@ func (f *Frontier) Run(ctx context.Context) error {
 	return err
 }
 
+// Forget drops what the frontier knows in process of Redis's state (the fingerprints it
+// knows to be seen): after a failover, Redis may have lost some of them with the
+// requests they were queued with, and a request dropped as known would never be
+// queued again.
+func (f *Frontier) Forget() {
+	if f.seen != nil {
+		f.seen.clear()
+	}
+}
+
 // Close sends what is queued (emits, finished turns, retries) and stops. Run must have
 // returned.
 func (f *Frontier) Close() {

@@ -35,3 +35,10 @@ func (c *seenCache) add(fp []byte) {
 	c.m[string(fp)] = struct{}{}
 	c.mu.Unlock()
 }
+
+// clear forgets every fingerprint.
+func (c *seenCache) clear() {
+	c.mu.Lock()
+	clear(c.m)
+	c.mu.Unlock()
+}

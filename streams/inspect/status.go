@@ -78,6 +78,11 @@ type Status struct {
 	Stats map[string]int64 `json:"stats"`
 	// Done reports that the crawl is done (see ReadProgress).
 	Done bool `json:"done"`
+	// Failover is the first failover of Redis seen during the crawl while its writes
+	// did not wait for replicas (durability async): when, and which replica took over
+	// (streams.ReadFailover). Writes the old primary had acknowledged and not passed on
+	// are lost: the crawl may be missing pages even when done. "" when none was seen.
+	Failover string `json:"failover,omitempty"`
 	// SeedError says why the start-URL key cannot be read (see frontier.ErrSeedKeyType).
 	SeedError string `json:"seed_error,omitempty"`
 	// Memory is Redis memory (MEMORY USAGE) by key family: streams (requests, responses,
@@ -151,6 +156,10 @@ func ReadStatus(ctx context.Context, rdb redis.UniversalClient, l streams.Layout
 				st.Streams[j].Retention = meta[rkit.RetentionField(kind)]
 			}
 		}
+	}
+	var err error
+	if st.Failover, err = streams.ReadFailover(ctx, rdb, l); err != nil {
+		return nil, err
 	}
 	if err := readSeen(ctx, rdb, l, st); err != nil {
 		return nil, err

@@ -1,5 +1,7 @@
 // Package streamstest starts real redis-server processes for tests, on free loopback
-// ports, and stops them when the test ends. It never mocks Redis.
+// ports, and stops them when the test ends: one server (Start), a Redis Cluster with or
+// without replicas (StartCluster, StartClusterReplicas) and a primary with replicas
+// behind 3 sentinels (StartSentinel). It never mocks Redis.
 package streamstest
 
 import (
@@ -11,6 +13,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -25,6 +28,7 @@ type Server struct {
 	Dir string
 
 	t    testing.TB
+	conf string // a config file read before args (sentinels keep their state in it)
 	args []string
 	cmd  *exec.Cmd
 }
@@ -34,10 +38,7 @@ type Server struct {
 // redis-server is not installed (.ci/run installs it), never skips.
 func Start(t testing.TB, args ...string) *Server {
 	t.Helper()
-	bin, err := exec.LookPath("redis-server")
-	if err != nil {
-		t.Fatalf("streamstest: redis-server not found on PATH (apt-get install redis-server): %v", err)
-	}
+	bin := redisServer(t)
 	s := &Server{Dir: t.TempDir(), t: t, args: args}
 	var lastErr error
 	for try := 0; try < 5; try++ {
@@ -51,11 +52,26 @@ func Start(t testing.TB, args ...string) *Server {
 	return nil
 }
 
+// redisServer returns the path of redis-server, failing the test when it is not installed.
+func redisServer(t testing.TB) string {
+	t.Helper()
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		t.Fatalf("streamstest: redis-server not found on PATH (apt-get install redis-server): %v", err)
+	}
+	return bin
+}
+
 func (s *Server) start(bin string) error {
 	_, port, _ := net.SplitHostPort(s.Addr)
-	args := append([]string{"--port", port, "--bind", "127.0.0.1", "--dir", s.Dir,
+	var args []string
+	if s.conf != "" {
+		args = append(args, s.conf) // redis-server takes a config file only as its first argument
+	}
+	args = append(args, []string{"--port", port, "--bind", "127.0.0.1", "--dir", s.Dir,
 		"--save", "", "--appendonly", "no", "--protected-mode", "yes", "--daemonize", "no",
-		"--logfile", filepath.Join(s.Dir, "redis.log")}, s.args...)
+		"--logfile", filepath.Join(s.Dir, "redis.log")}...)
+	args = append(args, s.args...)
 	cmd := exec.Command(bin, args...)
 	setPdeathsig(cmd) // the server dies with the test binary, however it ends
 	if err := cmd.Start(); err != nil {
@@ -100,6 +116,24 @@ func (s *Server) Kill() {
 	_ = s.cmd.Wait()
 	s.cmd = nil
 }
+
+// Freeze stops the server with SIGSTOP: it keeps its sockets open and answers nothing,
+// as a hung machine or one cut off by the network would. Thaw resumes it.
+func (s *Server) Freeze() {
+	if s.cmd != nil {
+		_ = s.cmd.Process.Signal(syscall.SIGSTOP)
+	}
+}
+
+// Thaw resumes a server stopped by Freeze (SIGCONT).
+func (s *Server) Thaw() {
+	if s.cmd != nil {
+		_ = s.cmd.Process.Signal(syscall.SIGCONT)
+	}
+}
+
+// Alive reports whether the server process runs: started and not killed since.
+func (s *Server) Alive() bool { return s.cmd != nil }
 
 // Restart kills the server and starts it again on the same port and directory, so it
 // reloads whatever it had persisted (with --appendonly yes, everything acknowledged).

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"time"
@@ -91,6 +92,9 @@ func (a *App) Crawl(ctx context.Context, c *streams.Client, sp *spiders.Spider, 
 	}
 	start := time.Now()
 	st, err := handlers.Crawl(ctx, sp, opts)
+	if errors.Is(err, handlers.ErrFailoverLoss) {
+		printSummary(w, st, time.Since(start), path) // what it did, then the error
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -111,6 +115,9 @@ func printSummary(w io.Writer, st *inspect.Status, took time.Duration, out strin
 	fmt.Fprintf(w, "  urls seen       %d (%d duplicate links dropped)\n", st.Seen, s["requests_duplicate"])
 	fmt.Fprintf(w, "  items scraped   %d, stored %d (%d duplicates skipped)\n", s["items_scraped"], s["items_stored"], s["items_duplicate"])
 	fmt.Fprintf(w, "  dead letters    %d\n", st.DeadLetters)
+	if st.Failover != "" {
+		fmt.Fprintf(w, "  redis failover  %s (durability async: writes may be lost)\n", st.Failover)
+	}
 	if out != "" {
 		fmt.Fprintf(w, "  items file      %s\n", out)
 	}

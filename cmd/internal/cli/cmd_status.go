@@ -101,6 +101,9 @@ func printStatus(w io.Writer, st *inspect.Status) {
 	if st.SeedError != "" {
 		fmt.Fprintf(tw, "ERROR\t%s\n", st.SeedError)
 	}
+	if st.Failover != "" {
+		fmt.Fprintf(tw, "WARNING\tredis failed over %s\twith durability async: writes the old primary acknowledged may be lost, pages may be missing\n", st.Failover)
+	}
 	fmt.Fprintf(tw, "frontier\t%d\trequests waiting in their hosts' queues\n", st.Frontier)
 	fmt.Fprintf(tw, "hosts\t%d ready, %d scheduled\tready: may start a request now; scheduled: waiting for their delay or back-off\n",
 		st.HostsReady, st.HostsScheduled)

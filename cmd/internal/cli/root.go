@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 
+	"github.com/streamcrawl/streamcrawl/handlers"
 	"github.com/streamcrawl/streamcrawl/spiders"
 	"github.com/streamcrawl/streamcrawl/streams"
 )
@@ -57,6 +58,9 @@ func (a *App) Execute(ctx context.Context, root *cobra.Command, args []string) i
 	}
 	if err != nil {
 		fmt.Fprintf(a.Stderr, "%s: %v\n", root.Name(), err)
+		if hint := lossHint(err); hint != "" {
+			fmt.Fprintln(a.Stderr, hint)
+		}
 		var ee exitError
 		if errors.As(err, &ee) {
 			return int(ee)
@@ -64,6 +68,22 @@ func (a *App) Execute(ctx context.Context, root *cobra.Command, args []string) i
 		return 1
 	}
 	return 0
+}
+
+// lossHint says how to resume a crawl whose state Redis lost, or that may be missing
+// pages after a failover; "" for other errors.
+func lossHint(err error) string {
+	const redo = "To crawl it again: streamcrawl crawl SPIDER.yaml --fresh (or streamcrawl reset --crawl NAME, then seed " +
+		"and start the stage services). To rebuild items from archived pages without fetching: streamcrawl replay " +
+		"--stage parse --from-warc --spider SPIDER.yaml --out FILE DIR (archives written by streamcrawl archive)."
+	switch {
+	case errors.Is(err, streams.ErrStateLost):
+		return "The crawl's state in Redis is gone; what its processes held is not enough to go on. " + redo
+	case errors.Is(err, handlers.ErrFailoverLoss):
+		return "Items already stored stay valid; pages whose writes were lost are missing. " + redo +
+			" With durability: replicated (spider setting or --durability) a failover loses nothing acknowledged."
+	}
+	return ""
 }
 
 // exitError is an error that carries its exit code.
@@ -120,7 +140,7 @@ func (a *App) WorkerCommands() []*cobra.Command {
 // RedisFlags adds --redis and --redis-pool-size to cmd; embeddedOK says the command
 // runs on an embedded Redis when neither --redis nor $REDIS_URL is given.
 func (a *App) RedisFlags(cmd *cobra.Command, embeddedOK bool) {
-	help := "Redis URL: redis://[user:pass@]host:port[/db][?pool_size=N&dial_timeout=5s...] or rediss:// (default $REDIS_URL)"
+	help := "Redis URL: redis://[user:pass@]host:port[/db][?pool_size=N&dial_timeout=5s...] or rediss://; a cluster: redis+cluster://host:port,host:port; Sentinel: redis://sentinel:port?master_name=NAME&addr=sentinel2:port&addr=... (default $REDIS_URL)"
 	if embeddedOK {
 		help += "; without it an embedded in-process Redis is used"
 	}

@@ -35,6 +35,7 @@ type RunFlags struct {
 	trimInterval    time.Duration
 	maxBacklog      int64
 	metricsAddr     string
+	durability      string
 	browser         browserFlags
 }
 
@@ -62,6 +63,7 @@ func (f *RunFlags) Add(cmd *cobra.Command, withOut bool) {
 	f.retainSet = func(name string) bool { return fl.Changed(name) }
 	fl.DurationVar(&f.trimInterval, "trim-interval", streams.DefaultTrimInterval, "how often acked entries past retention are trimmed")
 	fl.Int64Var(&f.maxBacklog, "max-backlog", handlers.DefaultMaxBacklog, "fetchers pause while this many responses wait for the parse stage (-1: no bound)")
+	fl.StringVar(&f.durability, "durability", "", "when a stage's output counts as written: async (on the Redis primary) or replicated (also on the spider's durability_replicas replicas, default 1; a failover loses none of it) (overrides settings.durability; default async)")
 	f.browser.add(fl)
 }
 
@@ -100,7 +102,10 @@ func redactOut(out string) string {
 func (f *RunFlags) config(a *App, stages []string) (handlers.Config, error) {
 	cfg := handlers.Config{Stages: stages, Consumer: f.consumer, UntilDone: f.UntilDone,
 		RetryBase: f.retryBackoff, MaxBacklog: f.maxBacklog, Subscriber: f.subscriber(), Logger: a.Log, TrimInterval: f.trimInterval,
-		Retain: map[string]spiders.StreamRetention{}}
+		Retain: map[string]spiders.StreamRetention{}, Durability: f.durability}
+	if f.durability != "" && f.durability != spiders.DurabilityAsync && f.durability != spiders.DurabilityReplicated {
+		return cfg, fmt.Errorf("--durability %q: want async or replicated", f.durability)
+	}
 	// A --retain-* flag given replaces the spider's retention of that stream (age only,
 	// no byte limit); the others keep what the spider says.
 	for i, st := range []string{streams.StageFetch, streams.StageParse, streams.StageStore} {

@@ -156,7 +156,8 @@ func (g *Group[T]) gather(first entry[T], linger bool) (batch []entry[T], next [
 }
 
 func (g *Group[T]) exec(batch []entry[T]) {
-	ctx, cancel := context.WithTimeout(context.Background(), g.timeout)
+	// Every group commits writes that a stage acks its input after: durable.
+	ctx, cancel := context.WithTimeout(Durable(context.Background()), g.timeout)
 	defer cancel()
 	vs := make([]T, len(batch))
 	for i, e := range batch {

@@ -35,10 +35,18 @@ func Exec(ctx context.Context, rdb redis.UniversalClient, calls []*Call) {
 		}
 	}
 	_, _ = pipe.Exec(ctx) // each call's error is in its reply
+	var again redis.Pipeliner
 	for _, c := range calls {
 		if c.Script != nil && IsNoScript(c.Reply.Err()) {
-			c.Reply = c.Script.Run(ctx, rdb, c.Keys, c.Args...)
+			if again == nil {
+				again = rdb.Pipeline()
+			}
+			// EVAL loads it. A pipeline too: a durable one waits for its replicas.
+			c.Reply = c.Script.Eval(ctx, again, c.Keys, c.Args...)
 		}
+	}
+	if again != nil {
+		_, _ = again.Exec(ctx)
 	}
 }
 
@@ -65,3 +73,14 @@ const (
 	// milliseconds of latency here save more Redis CPU than any command does.
 	WriteLinger = 5 * time.Millisecond
 )
+
+// durableKey marks a context whose pipelines carry writes a stage acks its input after.
+type durableKey struct{}
+
+// Durable returns ctx marked so that the pipelines sent under it wait for the replicas
+// the client's durability asks for (streams.Client.SetDurability): every Group's
+// flushes run under it.
+func Durable(ctx context.Context) context.Context { return context.WithValue(ctx, durableKey{}, true) }
+
+// IsDurable reports whether ctx was marked by Durable.
+func IsDurable(ctx context.Context) bool { return ctx.Value(durableKey{}) != nil }

@@ -31,6 +31,12 @@ const (
 	DefaultMaxURLLength    = 2083
 	DefaultMaxItemSize     = 1 << 20
 	DefaultMaxSeedSize     = 64 << 10
+	// DefaultMaxCrawlDelay is the longest robots.txt Crawl-delay obeyed, Heritrix's
+	// default ("respect crawl-delay up to 300 seconds").
+	DefaultMaxCrawlDelay = 300 * time.Second
+	// DefaultRobotsUnreachableTries is how many times an unavailable robots.txt is
+	// asked before its host's requests are dropped.
+	DefaultRobotsUnreachableTries = 3
 )
 
 // Settings tune how a spider's pages are fetched and which are followed. Zero values
@@ -93,6 +99,15 @@ type Settings struct {
 	// kept a day), skips the URLs it disallows for UserAgent and honours its
 	// Crawl-delay. Default true.
 	ObeyRobots *bool `yaml:"obey_robots"`
+	// MaxCrawlDelay caps a robots.txt Crawl-delay: a longer one (100000, 1e300) is cut to
+	// it, counted (robots_crawl_delay_capped) and logged. Default 300s.
+	MaxCrawlDelay time.Duration `yaml:"max_crawl_delay"`
+	// RobotsUnreachableTries is how many times a robots.txt that answers 5xx or cannot
+	// be fetched (no answer in time, refused, TLS failure) is asked, with waits between
+	// of 15 s doubling, before the host is given up: its waiting requests become dead
+	// letters with the reason robots_unreachable (counted), so that the crawl can end.
+	// Until then the host is disallowed (RFC 9309). Default 3.
+	RobotsUnreachableTries int `yaml:"robots_unreachable_tries"`
 	// AllowPrivateNetworks lets the crawl reach loopback, private and link-local
 	// addresses. Default false: a crawler follows untrusted links and must not become a
 	// way into the network it runs in.
@@ -180,6 +195,8 @@ func (s *Settings) SetDefaults() {
 	s.MaxBodySize = cmp.Or(s.MaxBodySize, DefaultMaxBodySize)
 	s.MaxURLLength = cmp.Or(s.MaxURLLength, DefaultMaxURLLength)
 	s.MaxItemSize = cmp.Or(s.MaxItemSize, DefaultMaxItemSize)
+	s.MaxCrawlDelay = cmp.Or(s.MaxCrawlDelay, DefaultMaxCrawlDelay)
+	s.RobotsUnreachableTries = cmp.Or(s.RobotsUnreachableTries, DefaultRobotsUnreachableTries)
 	s.PerHostConcurrency = cmp.Or(s.PerHostConcurrency, DefaultPerHostConc)
 	s.FrontierWindow = cmp.Or(s.FrontierWindow, 4*s.Concurrency)
 	s.Partitions = cmp.Or(s.Partitions, 1)
@@ -277,6 +294,10 @@ func (s *Settings) Validate() error {
 		return fmt.Errorf("spiders: settings.per_host_concurrency %d: want -1 (no limit) or more", s.PerHostConcurrency)
 	case s.PerHostDelay < 0:
 		return fmt.Errorf("spiders: settings.per_host_delay %s is negative", s.PerHostDelay)
+	case s.MaxCrawlDelay < 0:
+		return fmt.Errorf("spiders: settings.max_crawl_delay %s is negative", s.MaxCrawlDelay)
+	case s.RobotsUnreachableTries < 0:
+		return fmt.Errorf("spiders: settings.robots_unreachable_tries %d is negative", s.RobotsUnreachableTries)
 	case s.MaxDepth < 0:
 		return fmt.Errorf("spiders: settings.max_depth %d is negative", s.MaxDepth)
 	case s.Cookies != "" && s.Cookies != CookiesShared && s.Cookies != CookiesProcess && s.Cookies != CookiesOff:

@@ -40,8 +40,9 @@ type Config struct {
 	// Default nil: none.
 	FollowFilter func(*url.URL) bool
 	// RobotsRetry is how long a host whose robots.txt answered 5xx (or could not be
-	// fetched) stays disallowed before robots.txt is fetched again. Default
-	// DefaultRobotsRetry.
+	// fetched) stays disallowed before robots.txt is fetched again, doubled after each
+	// try; after the spider's robots_unreachable_tries the host's requests are dropped.
+	// Default DefaultRobotsRetry.
 	RobotsRetry time.Duration
 	// RetryBase is the delay before a failed fetch's first retry, doubled for each
 	// next one. Default DefaultRetryBase.
@@ -148,7 +149,8 @@ func New(cfg Config) (*Fetcher, error) {
 		counters: cfg.Counters, log: cfg.Logger}
 	h := newHTTPFetch(sh, cfg)
 	if s.RobotsObeyed() {
-		sh.robots = newRobots(cfg.Client, cfg.Layout, robotsClient(h.client), s.UserAgent, cfg.RobotsRetry, cfg.Counters, cfg.Logger)
+		sh.robots = newRobots(cfg.Client, cfg.Layout, robotsClient(h.client), robotsConfig{agent: s.UserAgent, retry: cfg.RobotsRetry,
+			tries: s.RobotsUnreachableTries, maxDelay: s.MaxCrawlDelay, timeout: s.DownloadTimeout}, cfg.Counters, cfg.Logger)
 		sh.robots.via = func(ctx context.Context, hreq *http.Request) (*http.Request, func(*http.Response, error), error) {
 			return h.viaProxy(ctx, &spiders.Request{URL: hreq.URL.String()}, hreq)
 		}
@@ -196,6 +198,11 @@ const (
 	// DropRequeued: the request went back to its host's queue (its slot was lost,
 	// robots.txt is being fetched elsewhere, or fetching it took the host's turn).
 	DropRequeued = "requeued"
+	// DropRobotsUnreachable starts the error of the dead letters of a host whose
+	// robots.txt stayed unavailable (5xx, no answer, TLS failure) for every try of
+	// robots_unreachable_tries, and names their counter. Do returns such a request as
+	// Dead, and its host's waiting requests are dead-lettered with it.
+	DropRobotsUnreachable = "robots_unreachable"
 )
 
 // Result is what became of one request (see Outcome).
@@ -249,6 +256,9 @@ func (f *Fetcher) Do(ctx context.Context, req *spiders.Request, d Delivery) (Res
 			return Result{}, err // the slot stays leased: the redelivery uses it
 		}
 		if reason, err := t.robots(ctx, v); reason != "" || err != nil {
+			if reason == DropRobotsUnreachable && err == nil {
+				return dead(robotsUnreachableError(v)), nil
+			}
 			return drop(reason), err
 		}
 	}

@@ -93,7 +93,7 @@ func (p *parser) handle(msg *message.Message, part int) error {
 	if err != nil {
 		// Redis full (or read-only) is not the page's fault: streams.Fail sees the refusal
 		// in the chain, and the page is held, not retried as a delivery.
-		return fmt.Errorf("handlers: output of %s: %w", res.URL, err)
+		return fmt.Errorf("handlers: output of %s: %w", spiders.RedactedURL(res.URL), err)
 	}
 	countEmitted(p.counters, e)
 	p.count("pages_parsed", 1)
@@ -131,9 +131,9 @@ func (p *parser) run(ctx context.Context, res *spiders.Response) (out *spiders.O
 	}
 	defer func() {
 		if r := recover(); r != nil {
-			p.log.Error("callback panicked", zap.String("url", res.URL), zap.Any("panic", r),
+			p.log.Error("callback panicked", zap.String("url", spiders.RedactedURL(res.URL)), zap.Any("panic", r),
 				zap.ByteString("stack", debug.Stack()))
-			out, err = nil, fmt.Errorf("handlers: callback %q panicked on %s: %v", res.Request.CallbackName(), res.URL, r)
+			out, err = nil, fmt.Errorf("handlers: callback %q panicked on %s: %v", res.Request.CallbackName(), spiders.RedactedURL(res.URL), r)
 		}
 	}()
 	out = &spiders.Output{}
@@ -141,7 +141,7 @@ func (p *parser) run(ctx context.Context, res *spiders.Response) (out *spiders.O
 	if err := cb(ctx, res, out); errors.Is(err, errSpiderInput) {
 		return nil, fmt.Errorf("%w: %w", streams.ErrPoison, err) // a retry cannot fix the page
 	} else if err != nil {
-		return nil, fmt.Errorf("handlers: callback %q on %s: %w", res.Request.CallbackName(), res.URL, err)
+		return nil, fmt.Errorf("handlers: callback %q on %s: %w", res.Request.CallbackName(), spiders.RedactedURL(res.URL), err)
 	}
 	return out, nil
 }
@@ -210,7 +210,7 @@ func (p *parser) items(res *spiders.Response, items []spiders.Item) ([]frontier.
 		stamp(it, res)
 		payload, err := spiders.MarshalItem(it)
 		if err != nil {
-			return nil, fmt.Errorf("%w: handlers: item from %s: %w", streams.ErrPoison, res.URL, err)
+			return nil, fmt.Errorf("%w: handlers: item from %s: %w", streams.ErrPoison, spiders.RedactedURL(res.URL), err)
 		}
 		if len(payload) > maxItem {
 			p.count("items_dropped_too_large", 1)

@@ -66,16 +66,16 @@ func parseSitemap(_ context.Context, res *spiders.Response, out *spiders.Output)
 	if len(body) > 2 && body[0] == 0x1f && body[1] == 0x8b {
 		zr, err := gzip.NewReader(bytes.NewReader(body))
 		if err != nil {
-			return fmt.Errorf("%w: handlers: sitemap %s: %w", errSpiderInput, res.URL, err)
+			return fmt.Errorf("%w: handlers: sitemap %s: %w", errSpiderInput, spiders.RedactedURL(res.URL), err)
 		}
 		body, err = io.ReadAll(io.LimitReader(zr, maxSitemapBytes))
 		if err != nil {
-			return fmt.Errorf("%w: handlers: sitemap %s: %w", errSpiderInput, res.URL, err)
+			return fmt.Errorf("%w: handlers: sitemap %s: %w", errSpiderInput, spiders.RedactedURL(res.URL), err)
 		}
 	}
 	var doc sitemapDoc
 	if err := xml.Unmarshal(body, &doc); err != nil {
-		return fmt.Errorf("%w: handlers: sitemap %s: %w", errSpiderInput, res.URL, err)
+		return fmt.Errorf("%w: handlers: sitemap %s: %w", errSpiderInput, spiders.RedactedURL(res.URL), err)
 	}
 	follow := func(loc, callback string, depth int) {
 		if req, err := res.Follow(strings.TrimSpace(loc), callback); err == nil {

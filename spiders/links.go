@@ -10,7 +10,8 @@ import (
 )
 
 // Links returns the links of the elements matching the CSS selector, in document order,
-// as absolute http(s) URLs without fragments, each once. An element's link is its href
+// as absolute http(s) URLs without fragments, written as browsers send them (WireURL),
+// each once. An element's link is its href
 // attribute, or its src attribute when it has no href; it is resolved against BaseURL.
 // Malformed links, empty links, links to a fragment of this page and links with another
 // scheme (javascript:, mailto:, tel:, data:, ...) are skipped.
@@ -54,8 +55,7 @@ func (r *Response) eachLink(m goquery.Matcher, fn func(u *url.URL, abs string)) 
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			continue
 		}
-		u.Fragment, u.RawFragment = "", ""
-		abs := u.String()
+		abs := WireURL(u) // as a browser sends it; no fragment
 		if _, dup := seen[abs]; dup {
 			continue
 		}

@@ -40,6 +40,11 @@ type Request struct {
 	Retries int `json:"retries,omitempty"`
 	// LastError is the failure that caused the latest retry.
 	LastError string `json:"last_error,omitempty"`
+	// RedirectURLs are the URLs whose redirects led to this request, the first one
+	// first (Scrapy's redirect_urls): a 3xx answer becomes a new request for its
+	// Location that goes through the frontier like a link, and Response.Request of the
+	// page it ends at carries them. max_redirects bounds their number.
+	RedirectURLs []string `json:"redirect_urls,omitempty"`
 }
 
 // requestWire is the versioned envelope of a Request on a stream.

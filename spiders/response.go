@@ -122,16 +122,15 @@ func (r *Response) BaseURL() *url.URL {
 	return u
 }
 
-// Resolve returns href as an absolute URL against the page, or an error for a malformed one.
+// Resolve returns href as an absolute URL against the page, without its fragment and
+// written as browsers send it (WireURL), or an error for a malformed one.
 func (r *Response) Resolve(href string) (string, error) {
 	href = strings.TrimSpace(href)
 	u, err := r.BaseURL().Parse(href)
 	if err != nil {
 		return "", fmt.Errorf("spiders: malformed link %q on %s: %w", href, r.URL, err)
 	}
-	u.Fragment = ""
-	u.RawFragment = ""
-	return u.String(), nil
+	return WireURL(u), nil
 }
 
 // Follow returns a request for href (resolved against the page) parsed by callback, one

@@ -223,7 +223,7 @@ func (s *Settings) Networks() ([]netip.Prefix, []string, error) {
 			prefixes = append(prefixes, netip.PrefixFrom(a.Unmap(), a.Unmap().BitLen()))
 			continue
 		}
-		h := normalName(n, true) // as a host key's name
+		h := normalName(n) // as a host key's name
 		if h == "" || strings.ContainsAny(n, "/:@ \t[]") {
 			return nil, nil, fmt.Errorf("spiders: settings.allow_networks: %q is not a CIDR, an address or a host name", n)
 		}

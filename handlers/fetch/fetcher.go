@@ -186,6 +186,9 @@ const (
 	// Dead: the request can never succeed; Result.Err (wrapping streams.ErrPoison) is
 	// its dead letter's error.
 	Dead
+	// Redirect: the request was answered with a redirect; Result.Request is its next
+	// hop, to be queued through the frontier like a link (deduplicated, scoped, polite).
+	Redirect
 )
 
 // Reasons a Result of Do gives for a Drop besides the final HTTP answers (http_error,
@@ -211,7 +214,8 @@ type Result struct {
 	Outcome Outcome
 	// Response is the fetched response (Publish). Its Body is valid until Release.
 	Response *spiders.Response
-	// Request is the request to fetch again (Retry).
+	// Request is the request to fetch again (Retry), or the redirect's next hop
+	// (Redirect).
 	Request *spiders.Request
 	// At is when Request is due (Retry).
 	At time.Time
@@ -237,7 +241,8 @@ func (r Result) Release() {
 // frontier.Frontier.Finish), so Do never waits for politeness; it gives the host's slot back when
 // the fetch is over (see turn). When this process fetched the host's robots.txt for the
 // request, that fetch was the host's turn: the page goes back to its host's queue, to be
-// fetched after the host's delay. Network errors, timeouts, 408, 429 and 5xx answers are
+// fetched after the host's delay. A redirect is not followed here: its target is the
+// Redirect outcome's request (redirects.go). Network errors, timeouts, 408, 429 and 5xx answers are
 // retried with exponential backoff and jitter (or the server's Retry-After), up to
 // max_retries; other 4xx answers are final. An error means Do could not finish (Redis
 // did not answer): the request must come again, and its slot stays leased for it.
@@ -269,7 +274,7 @@ func (f *Fetcher) Do(ctx context.Context, req *spiders.Request, d Delivery) (Res
 	switch {
 	case errors.Is(err, errBlockedAddress):
 		f.count("dropped_private_address", 1)
-		f.log.Info("dropped: not a public address", zap.String("url", req.URL), zap.Error(err))
+		f.log.Info("dropped: not a public address", zap.String("url", spiders.RedactedURL(req.URL)), zap.Error(err))
 		return drop(DropPrivateAddress), nil
 	case rerr != nil:
 		return f.retry(req, rerr), nil
@@ -278,6 +283,8 @@ func (f *Fetcher) Do(ctx context.Context, req *spiders.Request, d Delivery) (Res
 		return dead(err), nil
 	case res == nil:
 		return drop(reason), nil
+	case isRedirect(res.Status, res.Headers):
+		return f.redirect(req, res), nil
 	}
 	return Result{Outcome: Publish, Response: res, release: body.release}, nil
 }
@@ -287,7 +294,7 @@ func (f *Fetcher) Do(ctx context.Context, req *spiders.Request, d Delivery) (Res
 func (f *Fetcher) retry(req *spiders.Request, rerr *retryableError) Result {
 	if req.Retries >= f.settings.Retries() {
 		f.count("retries_exhausted", 1)
-		return dead(fmt.Errorf("%w: fetch: gave up on %s after %d retries: %w", streams.ErrPoison, req.URL, req.Retries, rerr.err))
+		return dead(fmt.Errorf("%w: fetch: gave up on %s after %d retries: %w", streams.ErrPoison, spiders.RedactedURL(req.URL), req.Retries, rerr.err))
 	}
 	next := *req
 	next.Retries++

@@ -21,8 +21,13 @@ import (
 // acceptEncoding lists the encodings the fetcher decodes.
 const acceptEncoding = "gzip, deflate, br, zstd"
 
+// maxHeaderBytes caps a response's header block: what the response encoding keeps
+// (spiders.MaxHeaderBytes), where net/http's default is 10 MB.
+const maxHeaderBytes = spiders.MaxHeaderBytes
+
 // newHTTPClient builds the fetcher's client from the spider settings: connect and
-// response timeouts, a redirect limit, and a connection pool sized for the concurrency.
+// response timeouts, response headers of at most maxHeaderBytes, no redirects followed,
+// and a connection pool sized for the concurrency.
 func newHTTPClient(s spiders.Settings) *http.Client {
 	dialer := net.Dialer{Timeout: s.ConnectTimeout, KeepAlive: 30 * time.Second}
 	dial := dialer.DialContext
@@ -30,38 +35,45 @@ func newHTTPClient(s spiders.Settings) *http.Client {
 		dial = g.dialer(dialer)
 	}
 	tr := &http.Transport{
-		Proxy:                 proxyFor,
-		DialContext:           dial,
-		TLSHandshakeTimeout:   s.ConnectTimeout,
-		ResponseHeaderTimeout: s.DownloadTimeout,
-		MaxIdleConns:          4 * s.Concurrency,
-		MaxIdleConnsPerHost:   s.Concurrency,
-		IdleConnTimeout:       90 * time.Second,
-		DisableCompression:    true, // we ask for and decode encodings ourselves
-		ForceAttemptHTTP2:     true,
+		Proxy:                  proxyFor,
+		DialContext:            dial,
+		TLSHandshakeTimeout:    s.ConnectTimeout,
+		ResponseHeaderTimeout:  s.DownloadTimeout,
+		MaxIdleConns:           4 * s.Concurrency,
+		MaxIdleConnsPerHost:    s.Concurrency,
+		IdleConnTimeout:        90 * time.Second,
+		DisableCompression:     true, // we ask for and decode encodings ourselves
+		MaxResponseHeaderBytes: maxHeaderBytes,
+		ForceAttemptHTTP2:      true,
 	}
-	maxRedirects := s.Redirects()
 	return &http.Client{
 		Transport: tr,
 		Timeout:   s.DownloadTimeout,
-		CheckRedirect: func(req *http.Request, via []*http.Request) error {
-			return checkHops(req, via, maxRedirects)
-		},
+		// A redirect ends the fetch; its target is a new request (redirects.go).
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
 }
 
-// checkHops refuses a redirect past the limit (with a limit of 0 the redirect itself is
-// the response) and one to a scheme other than http(s).
-func checkHops(req *http.Request, via []*http.Request, maxRedirects int) error {
-	switch {
-	case maxRedirects == 0:
-		return http.ErrUseLastResponse
-	case len(via) > maxRedirects:
-		return fmt.Errorf("%w: more than %d redirects", errFinal, maxRedirects)
-	case req.URL.Scheme != "http" && req.URL.Scheme != "https":
-		return &redirectRefused{reason: spiders.DropScheme, target: req.URL.Redacted()}
+// followingClient is c following redirects inside one fetch, up to maxRedirects, to
+// http(s) only and within scope: for the login step, whose answer is the end of its
+// chain (its cookies are saved at every hop).
+func followingClient(c *http.Client, maxRedirects int, scope *spiders.Scope) *http.Client {
+	fc := *c
+	fc.CheckRedirect = func(req *http.Request, via []*http.Request) error {
+		switch {
+		case maxRedirects == 0:
+			return http.ErrUseLastResponse
+		case len(via) > maxRedirects:
+			return fmt.Errorf("%w: more than %d redirects", errFinal, maxRedirects)
+		case req.URL.Scheme != "http" && req.URL.Scheme != "https":
+			return &redirectRefused{reason: spiders.DropScheme, target: req.URL.Redacted()}
+		}
+		if ok, reason := scope.Allows(&spiders.Request{URL: req.URL.String()}); !ok {
+			return &redirectRefused{reason: reason, target: req.URL.Redacted()}
+		}
+		return nil
 	}
-	return nil
+	return &fc
 }
 
 // errFinal marks fetch failures that retrying cannot fix.
@@ -175,11 +187,12 @@ func (b *rawBody) Read(p []byte) (int, error) {
 // finalTransportError reports a response net/http refused for what it is, not for
 // how it travelled: the same bytes come again on a retry (conflicting Content-Length
 // headers, a malformed status line or header block, a transfer coding it does not
-// know).
+// know, headers over maxHeaderBytes).
 func finalTransportError(err error) bool {
 	msg := err.Error()
 	for _, s := range []string{"multiple Content-Length headers", "invalid Content-Length", "malformed HTTP",
-		"malformed MIME header", "unsupported transfer encoding", "too many transfer encodings"} {
+		"malformed MIME header", "unsupported transfer encoding", "too many transfer encodings",
+		"server response headers exceeded"} {
 		if strings.Contains(msg, s) {
 			return true
 		}

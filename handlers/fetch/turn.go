@@ -77,9 +77,15 @@ func (t *turn) robots(ctx context.Context, v robotsVerdict) (reason string, err 
 		}
 	}
 	switch {
+	case !v.allowed && len(t.req.RedirectURLs) > 0:
+		f.count("redirect_refused_robots", 1) // a redirect's hop, refused as its redirect
+		f.log.Info("redirect refused", zap.String("url", spiders.RedactedURL(t.req.RedirectURLs[len(t.req.RedirectURLs)-1])),
+			zap.String("to", spiders.RedactedURL(t.req.URL)), zap.String("reason", "robots"))
+		t.finish(ctx, frontier.Finish{Started: v.fetched})
+		return DropRobots, nil
 	case !v.allowed:
 		f.count("robots_disallowed", 1)
-		f.log.Debug("disallowed by robots.txt", zap.String("url", t.req.URL))
+		f.log.Debug("disallowed by robots.txt", zap.String("url", spiders.RedactedURL(t.req.URL)))
 		t.finish(ctx, frontier.Finish{Started: v.fetched}) // zero when robots.txt was not fetched
 		return DropRobots, nil
 	case !v.fetched.IsZero() && (t.rule.Delay > 0 || v.delay > 0):

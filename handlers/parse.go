@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"net/url"
 	"runtime/debug"
 	"time"
 
@@ -83,6 +84,9 @@ func (p *parser) handle(msg *message.Message, part int) error {
 	if err != nil {
 		return err
 	}
+	if r := p.refresh(res); r != nil {
+		out.Requests = append(out.Requests, r)
+	}
 	cands := p.requests(res, out.Requests)
 	items, err := p.items(res, out.Items)
 	if err != nil {
@@ -144,6 +148,34 @@ func (p *parser) run(ctx context.Context, res *spiders.Response) (out *spiders.O
 		return nil, fmt.Errorf("handlers: callback %q on %s: %w", res.Request.CallbackName(), spiders.RedactedURL(res.URL), err)
 	}
 	return out, nil
+}
+
+// refresh returns the request a page's <meta http-equiv="refresh"> sends a browser to
+// (spiders.Response.MetaRefresh), followed as a redirect of the page: the page's
+// callback, meta, priority and depth, the page in its RedirectURLs, within
+// max_redirects; for a page found on another (depth > 0), only where the spider's
+// follow rules would go. Nil when there is none to follow.
+func (p *parser) refresh(res *spiders.Response) *spiders.Request {
+	target, ok := res.MetaRefresh()
+	if !ok || res.Request == nil {
+		return nil
+	}
+	s := p.spider.Settings
+	if len(res.Request.RedirectURLs) >= s.Redirects() {
+		return nil
+	}
+	if res.Depth() > 0 && p.spider.FollowFilter != nil {
+		u, err := url.Parse(target)
+		if err != nil || !p.spider.FollowFilter(u) {
+			return nil
+		}
+	}
+	next := *res.Request
+	next.URL = target
+	next.Retries, next.LastError, next.DontFilter = 0, "", false
+	next.RedirectURLs = append(append([]string(nil), res.Request.RedirectURLs...), res.URL)
+	p.count("meta_refreshes_followed", 1)
+	return &next
 }
 
 // requests filters the requests by scope and fingerprints them.

@@ -79,6 +79,13 @@ func (f *httpFetch) roundTrip(ctx context.Context, req *spiders.Request) (*spide
 	}
 	resp, err := f.do(ctx, f.client, hreq, sessionOf(req))
 	defer release(resp, err) // the proxy's slot is held until the body is read
+	if err != nil && strings.Contains(err.Error(), "failed to parse Location header") {
+		// net/http reads a redirect's Location before it asks whether to follow: one no
+		// parser reads comes again on every retry.
+		f.count("redirect_location_invalid", 1)
+		f.log.Info("redirect with an unusable Location", zap.String("url", spiders.RedactedURL(req.URL)), zap.Error(err))
+		return nil, nil, "redirect_location_invalid", nil
+	}
 	if err != nil {
 		if errors.Is(err, errFinal) || finalTransportError(err) {
 			return nil, nil, "", fmt.Errorf("%w: fetch: %s: %w", streams.ErrPoison, spiders.RedactedURL(req.URL), err)

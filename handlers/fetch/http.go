@@ -129,18 +129,20 @@ func (f *httpFetch) roundTrip(ctx context.Context, req *spiders.Request) (*spide
 	f.count("pages_fetched", 1)
 	f.count("bytes_fetched", int64(len(data)))
 	ctype := resp.Header.Get("Content-Type")
-	if textual(ctype) && spiders.LooksBinary(data) {
-		// Served as a page, but an image, archive or other bytes: parsing cannot help,
-		// and neither can a retry.
-		f.count("bodies_not_text", 1)
-		f.log.Info("dropped: body served as text is binary", zap.String("url", spiders.RedactedURL(req.URL)), zap.String("content_type", ctype))
+	// A text declared UTF-16 is full of zero bytes: it is looked at once decoded.
+	utf16 := spiders.DeclaresUTF16(ctype)
+	if textual(ctype) && !utf16 && spiders.LooksBinary(data) {
 		held.release()
-		return nil, nil, "body_not_text", nil
+		return nil, nil, f.notText(req, ctype), nil
 	}
 	data, cs, err := spiders.DecodeText(data, ctype)
 	if err != nil {
 		held.release()
 		return nil, nil, "", fmt.Errorf("%w: fetch: %s: %w", streams.ErrPoison, spiders.RedactedURL(req.URL), err)
+	}
+	if textual(ctype) && utf16 && spiders.LooksBinary(data) {
+		held.release()
+		return nil, nil, f.notText(req, ctype), nil
 	}
 	if cs != "" && cs != "utf-8" {
 		f.count("bodies_decoded_"+cs, 1)
@@ -160,6 +162,15 @@ func (f *httpFetch) roundTrip(ctx context.Context, req *spiders.Request) (*spide
 	f.log.Debug("fetched", zap.String("url", spiders.RedactedURL(req.URL)), zap.Int("status", resp.StatusCode), zap.Int("bytes", len(data)))
 	return &spiders.Response{Request: req, URL: resp.Request.URL.String(), Status: resp.StatusCode,
 		Headers: hdr, Body: data, Truncated: truncated, Charset: cs, FetchedAt: time.Now().UTC()}, held, "", nil
+}
+
+// notText counts and logs a body served as a page that is an image, an archive or
+// other bytes (parsing cannot help, and neither can a retry) and returns the drop's
+// reason.
+func (f *httpFetch) notText(req *spiders.Request, ctype string) string {
+	f.count("bodies_not_text", 1)
+	f.log.Info("dropped: body served as text is binary", zap.String("url", spiders.RedactedURL(req.URL)), zap.String("content_type", ctype))
+	return "body_not_text"
 }
 
 // wire writes hreq's URL as browsers send it (spiders.WireURL): the host as its key,

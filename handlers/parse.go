@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/url"
 	"runtime/debug"
+	"strings"
 	"time"
 
 	"github.com/ThreeDotsLabs/watermill/message"
@@ -16,6 +17,7 @@ import (
 	"github.com/streamcrawl/streamcrawl/spiders"
 	"github.com/streamcrawl/streamcrawl/streams"
 	"github.com/streamcrawl/streamcrawl/streams/frontier"
+	"github.com/streamcrawl/streamcrawl/streams/inspect"
 	"github.com/streamcrawl/streamcrawl/streams/loop"
 )
 
@@ -31,6 +33,7 @@ type parser struct {
 	counters *streams.Counters
 	log      *zap.Logger
 	limits   *loop.Errors // what exceeds a size limit, logged short at most once a second
+	maxLinks int          // the spider's max_links_per_page, its default applied
 }
 
 // parserConfig configures the parse stage.
@@ -59,8 +62,10 @@ func newParser(cfg parserConfig) (*parser, error) {
 	if log == nil {
 		log = zap.NewNop()
 	}
+	s := cfg.Spider.Settings
+	s.SetDefaults()
 	return &parser{spider: cfg.Spider, scope: scope, frontier: cfg.Frontier, rdb: cfg.Client, layout: cfg.Layout, counters: cfg.Counters, log: log,
-		limits: loop.NewErrors(log, time.Second)}, nil
+		limits: loop.NewErrors(log, time.Second), maxLinks: s.MaxLinksPerPage}, nil
 }
 
 // handleIn returns the handler of the responses of partition part: the page's items go
@@ -84,11 +89,12 @@ func (p *parser) handle(msg *message.Message, part int) error {
 	if err != nil {
 		return err
 	}
+	p.capLinks(res, out)
 	if r := p.refresh(res); r != nil {
 		out.Requests = append(out.Requests, r)
 	}
 	cands := p.requests(res, out.Requests)
-	items, err := p.items(res, out.Items)
+	items, err := p.items(ctx, res, out.Items, part)
 	if err != nil {
 		return err
 	}
@@ -127,7 +133,7 @@ var errSpiderInput = errors.New("unreadable input")
 
 // run calls the callback, turning a panic into an error that carries the panic message.
 func (p *parser) run(ctx context.Context, res *spiders.Response) (out *spiders.Output, err error) {
-	cb, ok := builtinCallback(res.Request.CallbackName())
+	cb, ok := p.builtin(res.Request.CallbackName())
 	if !ok {
 		if cb, err = p.spider.Callback(res.Request.CallbackName()); err != nil {
 			return nil, fmt.Errorf("%w: %w", streams.ErrPoison, err)
@@ -142,6 +148,10 @@ func (p *parser) run(ctx context.Context, res *spiders.Response) (out *spiders.O
 	}()
 	out = &spiders.Output{}
 	res.Spider = p.spider // Follow checks callback names against it
+	res.MaxLinks = p.maxLinks
+	if p.frontier.Spent(ctx) {
+		res.MaxLinks = -1 // no new request can be queued: links are not even looked for
+	}
 	if err := cb(ctx, res, out); errors.Is(err, errSpiderInput) {
 		return nil, fmt.Errorf("%w: %w", streams.ErrPoison, err) // a retry cannot fix the page
 	} else if err != nil {
@@ -150,12 +160,38 @@ func (p *parser) run(ctx context.Context, res *spiders.Response) (out *spiders.O
 	return out, nil
 }
 
+// capLinks bounds the requests a page yields: none once the crawl's max_pages is spent
+// (they would be refused in Redis after being encoded and sent), at most
+// max_links_per_page from a callback of the spider (the sitemap callbacks have their
+// own bound). What is left is counted: links_dropped_over_cap, with the links
+// Response.Links already left out.
+func (p *parser) capLinks(res *spiders.Response, out *spiders.Output) {
+	cut := res.LinksCut()
+	_, builtin := p.builtin(res.Request.CallbackName())
+	switch limit := res.MaxLinks; {
+	case limit < 0:
+		p.count("dropped_max_pages", int64(len(out.Requests)))
+		out.Requests = nil
+	case limit > 0 && !builtin && len(out.Requests) > limit:
+		cut += len(out.Requests) - limit
+		out.Requests = out.Requests[:limit]
+	}
+	if cut > 0 {
+		p.count("links_dropped_over_cap", int64(cut))
+		p.limits.Warn("links of a page left out: max_links_per_page", nil, zap.Int("left_out", cut),
+			zap.Int("max_links_per_page", res.MaxLinks), zap.String("page", short(spiders.RedactedURL(res.URL))))
+	}
+}
+
 // refresh returns the request a page's <meta http-equiv="refresh"> sends a browser to
 // (spiders.Response.MetaRefresh), followed as a redirect of the page: the page's
 // callback, meta, priority and depth, the page in its RedirectURLs, within
 // max_redirects; for a page found on another (depth > 0), only where the spider's
 // follow rules would go. Nil when there is none to follow.
 func (p *parser) refresh(res *spiders.Response) *spiders.Request {
+	if res.MaxLinks < 0 {
+		return nil
+	}
 	target, ok := res.MetaRefresh()
 	if !ok || res.Request == nil {
 		return nil
@@ -191,7 +227,7 @@ func (p *parser) requests(res *spiders.Response, reqs []*spiders.Request) []fron
 		if len(r.URL) > maxURL {
 			p.count("dropped_url_too_long", 1)
 			p.limits.Warn("link dropped: URL too long", nil, zap.String("url", short(r.URL)),
-				zap.Int("length", len(r.URL)), zap.Int("max_url_length", maxURL), zap.String("page", short(res.URL)))
+				zap.Int("length", len(r.URL)), zap.Int("max_url_length", maxURL), zap.String("page", short(spiders.RedactedURL(res.URL))))
 			continue
 		}
 		if ok, reason := p.scope.Allows(r); !ok {
@@ -230,7 +266,12 @@ func (p *parser) requests(res *spiders.Response, reqs []*spiders.Request) []fron
 }
 
 // items stamps the items with the page and encodes them with their key fingerprints.
-func (p *parser) items(res *spiders.Response, items []spiders.Item) ([]frontier.ItemOut, error) {
+//
+// An item missing a key field (spiders.Item.MissingKey) is not emitted: keyed as it is
+// it would be taken for every other one like it. It becomes a dead letter of the items
+// stream of partition part (stage parse, error "missing_key: ..."), counted
+// items_missing_key.
+func (p *parser) items(ctx context.Context, res *spiders.Response, items []spiders.Item, part int) ([]frontier.ItemOut, error) {
 	outs := make([]frontier.ItemOut, 0, len(items))
 	dedup := p.spider.Settings.ItemDedup()
 	maxItem := int(p.spider.Settings.MaxItemSize)
@@ -247,7 +288,18 @@ func (p *parser) items(res *spiders.Response, items []spiders.Item) ([]frontier.
 		if len(payload) > maxItem {
 			p.count("items_dropped_too_large", 1)
 			p.limits.Warn("item dropped: too large", nil, zap.String("type", short(it.Type)), zap.Int("bytes", len(payload)),
-				zap.Int("max_item_size", maxItem), zap.String("page", short(res.URL)))
+				zap.Int("max_item_size", maxItem), zap.String("page", short(spiders.RedactedURL(res.URL))))
+			continue
+		}
+		if lacks := it.MissingKey(); len(lacks) > 0 {
+			k := p.layout.Parts[part]
+			why := fmt.Sprintf("missing_key: item %q from %s has no value for key field(s) %s", it.Type, it.URL, strings.Join(lacks, ", "))
+			if err := inspect.AddDead(ctx, p.rdb, k, k.Items, streams.StageParse, why, payload); err != nil {
+				return nil, err // not in Redis: the page comes again
+			}
+			p.count("items_missing_key", 1)
+			p.limits.Warn("item without its key: dead letter", nil, zap.String("type", short(it.Type)),
+				zap.Strings("missing", lacks), zap.String("page", short(spiders.RedactedURL(res.URL))))
 			continue
 		}
 		var key []byte

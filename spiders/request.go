@@ -45,6 +45,10 @@ type Request struct {
 	// Location that goes through the frontier like a link, and Response.Request of the
 	// page it ends at carries them. max_redirects bounds their number.
 	RedirectURLs []string `json:"redirect_urls,omitempty"`
+	// SitemapLevel is how deep in sitemap indexes a sitemap request was found: 0 for one
+	// the spider or a robots.txt names, 1 for a sitemap an index lists. The protocol
+	// allows one level of index: an index found at level 1 is not followed.
+	SitemapLevel int `json:"sitemap_level,omitempty"`
 }
 
 // requestWire is the versioned envelope of a Request on a stream.

@@ -44,6 +44,14 @@ type Response struct {
 	// registered, so a typo fails where it is made rather than when the followed page
 	// is parsed.
 	Spider *Spider
+	// MaxLinks bounds how many links Links, LinksMatching and a YAML spider's follow
+	// rules give for this page, all calls together: 0 no bound, negative none at all.
+	// The parse stage sets it to max_links_per_page, and to -1 once the crawl's
+	// max_pages is spent (no new request could be queued: the links are not even
+	// looked for). LinksCut says how many were left.
+	MaxLinks int
+
+	linksGiven, linksCut int
 
 	docOnce sync.Once
 	doc     *goquery.Document
@@ -181,3 +189,7 @@ func (r *Response) depth() int {
 	}
 	return r.Request.Depth
 }
+
+// LinksCut returns how many links Links and the follow rules left out of this page
+// because of MaxLinks.
+func (r *Response) LinksCut() int { return r.linksCut }

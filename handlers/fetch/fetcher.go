@@ -145,7 +145,7 @@ func New(cfg Config) (*Fetcher, error) {
 		budget = defaultBodyBudget()
 	}
 	sh := &shared{settings: s, scope: cfg.Scope, follows: cfg.FollowFilter, guard: newGuard(s), proxies: newProxyPool(s),
-		cookies: newCookieStore(s.Cookies, cfg.Client, cfg.Layout), budget: newBodyBudget(budget),
+		cookies: newCookieStore(s.Cookies, cfg.Client, cfg.Layout, cfg.Counters), budget: newBodyBudget(budget),
 		counters: cfg.Counters, log: cfg.Logger}
 	h := newHTTPFetch(sh, cfg)
 	if s.RobotsObeyed() {

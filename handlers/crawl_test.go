@@ -39,7 +39,7 @@ func TestCrawlStagesSplitOverTwoCalls(t *testing.T) {
 		}
 		stored <- err
 	}()
-	st, err := handlers.Crawl(ctx, sp, handlers.Options{Redis: srv.URL(), Fresh: true,
+	st, err := handlers.Crawl(ctx, sp, handlers.Options{Redis: srv.URL(), // not Fresh: the store side runs already
 		Stages: []string{streams.StageFetch, streams.StageParse}})
 	if err != nil {
 		t.Fatal(err)

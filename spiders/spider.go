@@ -56,6 +56,8 @@ type Spider struct {
 	FollowFilter func(u *url.URL) bool
 	// Callbacks by name.
 	Callbacks map[string]Callback
+
+	definition []byte // a YAML spider's document, for Fingerprint; nil for a Go spider
 }
 
 // Handle registers fn as the callback called name. Requests name their callback

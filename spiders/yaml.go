@@ -197,6 +197,7 @@ func (p *yamlParser) spider(data []byte) (*Spider, error) {
 	if err := sp.Validate(); err != nil {
 		return nil, p.wrap(root, "", err)
 	}
+	sp.definition = yamlDefinition(root, data)
 	return sp, nil
 }
 

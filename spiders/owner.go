@@ -16,7 +16,7 @@ import (
 // order do not count: the document decoded and written again with sorted keys); a Go
 // spider's is its name, start and sitemap URLs, allowed domains, the settings that
 // differ from their defaults (so defaulting the settings, or a build that adds a
-// setting, does not change it), its login and the names of its callbacks.
+// setting, does not change it), its login, the names of its callbacks and how it renders pages.
 func (s *Spider) Fingerprint() string {
 	def := s.definition
 	if def == nil {
@@ -44,7 +44,8 @@ func (s *Spider) goDefinition() []byte {
 	}
 	slices.Sort(callbacks)
 	b, _ := json.Marshal(map[string]any{"kind": "go", "name": s.Name, "start_urls": s.StartURLs, "sitemap_urls": s.SitemapURLs,
-		"allowed_domains": s.AllowedDomains, "settings": settings, "login": s.Login, "callbacks": callbacks})
+		"allowed_domains": s.AllowedDomains, "settings": settings, "login": s.Login, "callbacks": callbacks,
+		"render": s.Render, "page": s.Page})
 	return b
 }
 

@@ -49,6 +49,16 @@ type Request struct {
 	// the spider or a robots.txt names, 1 for a sitemap an index lists. The protocol
 	// allows one level of index: an index found at level 1 is not followed.
 	SitemapLevel int `json:"sitemap_level,omitempty"`
+	// Render says whether the page is loaded in a browser before it is parsed;
+	// RenderDefault leaves it to the meta "render", then to the spider's Render.
+	Render Render `json:"render,omitempty"`
+	// Page is what the browser does on the page when it is rendered; nil: the
+	// spider's Page, else the defaults (wait for the network to go idle, block
+	// images, fonts and media).
+	Page *Page `json:"page,omitempty"`
+	// PageType names the kind of page for Render RenderAuto, which learns per type
+	// whether plain HTTP is enough; empty: the callback name.
+	PageType string `json:"page_type,omitempty"`
 }
 
 // requestWire is the versioned envelope of a Request on a stream.
@@ -83,6 +93,12 @@ func (r *Request) Validate() error {
 	}
 	if r.Method != "" && strings.ContainsAny(r.Method, " \t\r\n") {
 		return fmt.Errorf("spiders: invalid method %q", r.Method)
+	}
+	if err := r.Render.Validate(); err != nil {
+		return err
+	}
+	if err := r.Page.Validate(); err != nil {
+		return err
 	}
 	return ValidateHeaders("request "+r.URL, r.Headers)
 }

@@ -106,7 +106,7 @@ func (s *cookieStore) jar(ctx context.Context, session string, u *url.URL) (http
 		defer s.mu.Unlock()
 		j := s.local[session]
 		if j == nil {
-			j = &limitJar{Jar: newJar(), s: s, names: map[string]map[string]bool{}}
+			j = s.newLimitJar()
 			s.local[session] = j
 		}
 		return j, func(context.Context) error { return nil }, nil
@@ -313,6 +313,11 @@ type limitJar struct {
 	*cookiejar.Jar
 	s     *cookieStore
 	names map[string]map[string]bool // site -> cookie names (name|domain|path)
+}
+
+// newLimitJar returns an empty jar of one session in process mode.
+func (s *cookieStore) newLimitJar() *limitJar {
+	return &limitJar{Jar: newJar(), s: s, names: map[string]map[string]bool{}}
 }
 
 func (j *limitJar) SetCookies(u *url.URL, cookies []*http.Cookie) {

@@ -118,6 +118,46 @@ func TestSitemapBombIsCutAt50MB(t *testing.T) {
 	}
 }
 
+// TestSitemapIsCutAt50000URLs: a sitemap of 50,005 URLs gives the protocol's 50,000
+// and is counted as cut (sitemaps_cut), as one cut at 50 MB is; the URLs past the
+// bound are not even queued (max_pages refuses all but the first ones).
+func TestSitemapIsCutAt50000URLs(t *testing.T) {
+	srv := streamstest.Start(t)
+	site := counted(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/big.xml" {
+			var b bytes.Buffer
+			b.WriteString(`<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">`)
+			for i := range 50005 {
+				fmt.Fprintf(&b, `<url><loc>http://%s/u/%d</loc></url>`, r.Host, i)
+			}
+			b.WriteString(`</urlset>`)
+			_, _ = w.Write(b.Bytes())
+			return
+		}
+		page(w, r.URL.Path)
+	}))
+	base := serve(t, site)
+	sp := titleSpider("sitemapurls", base)
+	sp.StartURLs = nil
+	sp.SitemapURLs = []string{base + "/big.xml"}
+	sp.Settings.ObeyRobots = new(bool)
+	sp.Settings.MaxPages = 4
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if err := runCrawl(ctx, t, srv.Client(), sp, newMemSink(), nil); err != nil {
+		t.Fatal(err)
+	}
+	st, err := inspect.ReadStatus(ctx, srv.Client(), streams.NewLayout("sitemapurls", 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	offered := st.Stats["dropped_max_pages"] + st.Stats["requests_queued"]
+	if st.Stats["sitemaps_cut"] != 1 || offered > 50001 {
+		t.Errorf("sitemaps_cut = %d (want 1); %d requests offered to the frontier (want the sitemap and 50,000 URLs at most)",
+			st.Stats["sitemaps_cut"], offered)
+	}
+}
+
 // TestNoLinksAreLookedForOnceMaxPagesIsSpent: max_pages is spent by the start URLs:
 // the pages' links are not even extracted (Links gives none; before, each was encoded
 // and sent to Redis to be refused there: dropped_max_pages), and a sitemap is not

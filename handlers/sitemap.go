@@ -109,9 +109,9 @@ func (p *parser) parseSitemap(_ context.Context, res *spiders.Response, out *spi
 		return true
 	})
 	p.count("sitemaps_nested_too_deep", int64(nested))
-	if capped.cut {
+	if capped.cut || n >= maxSitemapURLs {
 		p.count("sitemaps_cut", 1)
-		p.limits.Warn("sitemap cut at 50 MB", nil)
+		p.limits.Warn("sitemap cut at 50 MB or 50,000 URLs", nil)
 		return nil // what was read before the cut counts
 	}
 	if err != nil && n == 0 && nested == 0 {

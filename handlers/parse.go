@@ -149,7 +149,7 @@ func (p *parser) run(ctx context.Context, res *spiders.Response) (out *spiders.O
 	out = &spiders.Output{}
 	res.Spider = p.spider // Follow checks callback names against it
 	res.MaxLinks = p.maxLinks
-	if p.frontier.Spent(ctx) {
+	if p.frontier != nil && p.frontier.Spent(ctx) { // a replay has no frontier
 		res.MaxLinks = -1 // no new request can be queued: links are not even looked for
 	}
 	if err := cb(ctx, res, out); errors.Is(err, errSpiderInput) {

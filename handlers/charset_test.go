@@ -3,8 +3,13 @@ package handlers_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"net/http"
 	"testing"
 	"time"
+
+	"golang.org/x/text/encoding/charmap"
+	"golang.org/x/text/encoding/unicode"
 
 	"github.com/streamcrawl/streamcrawl/spiders"
 	"github.com/streamcrawl/streamcrawl/spiders/webtest"
@@ -55,5 +60,45 @@ func TestRealWebPagesAreReadAsBrowsersReadThem(t *testing.T) {
 	}
 	if st.Stats["bodies_decoded_shift_jis"] != 2 || st.Stats["bodies_decoded_gbk"] != 2 || st.Stats["bodies_decoded_euc-kr"] != 2 {
 		t.Errorf("decoded counters: %v", st.Stats)
+	}
+}
+
+// TestUTF16AndXMLDeclaredPagesAreRead: a page declared charset=utf-16le without a BOM
+// (its zero bytes made it look binary, and it was dropped) and an XHTML page in KOI8-R
+// that says so only in its <?xml encoding?> declaration (read as windows-1252:
+// mojibake) both give their text.
+func TestUTF16AndXMLDeclaredPagesAreRead(t *testing.T) {
+	srv := streamstest.Start(t)
+	utf16 := func(s string) []byte {
+		b, _ := unicode.UTF16(unicode.LittleEndian, unicode.IgnoreBOM).NewEncoder().Bytes([]byte(s))
+		return b
+	}
+	koi8, _ := charmap.KOI8R.NewEncoder().Bytes([]byte(`<?xml version="1.0" encoding="KOI8-R"?>` +
+		`<html xmlns="http://www.w3.org/1999/xhtml"><head><title>t</title></head><body><h1>Привет</h1></body></html>`))
+	site := counted(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/0":
+			page(w, "home", "/u16", "/xhtml")
+		case "/u16":
+			w.Header().Set("Content-Type", "text/html; charset=utf-16le")
+			_, _ = w.Write(utf16("<html><body><h1>Grüße</h1></body></html>"))
+		case "/xhtml":
+			w.Header().Set("Content-Type", "application/xhtml+xml")
+			_, _ = w.Write(koi8)
+		}
+	}))
+	base := serve(t, site)
+	sp := titleSpider("utf16", base)
+	sink := newMemSink()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if err := runCrawl(ctx, t, srv.Client(), sp, sink, nil); err != nil {
+		t.Fatal(err)
+	}
+	for path, want := range map[string]string{"/u16": "Grüße", "/xhtml": "Привет"} {
+		it, ok := sink.item(fmt.Sprintf(`["page","%s%s"]`, base, path))
+		if !ok || it.Fields["title"] != want {
+			t.Errorf("%s: item %v (stored %v), want title %q", path, it.Fields, ok, want)
+		}
 	}
 }

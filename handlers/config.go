@@ -66,7 +66,8 @@ type Config struct {
 	// Default fetch.DefaultRetryBase.
 	RetryBase time.Duration
 	// RobotsRetry is how long a robots.txt answering 5xx keeps its host disallowed
-	// before it is fetched again. Default fetch.DefaultRobotsRetry.
+	// before it is fetched again, doubled after each try (the spider's
+	// robots_unreachable_tries in all). Default fetch.DefaultRobotsRetry.
 	RobotsRetry time.Duration
 	// Subscriber tunes every stage's subscriber (Group, Consumer, DeadStream, Client and
 	// MaxInFlight are set by the run).

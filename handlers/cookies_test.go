@@ -7,11 +7,13 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/streamcrawl/streamcrawl/handlers/fetch"
 	"github.com/streamcrawl/streamcrawl/spiders"
 	"github.com/streamcrawl/streamcrawl/streams"
 	"github.com/streamcrawl/streamcrawl/streams/frontier"
+	"github.com/streamcrawl/streamcrawl/streams/inspect"
 	"github.com/streamcrawl/streamcrawl/streams/streamstest"
 )
 
@@ -140,5 +142,73 @@ func TestCookieJarSessionsAreKeptApart(t *testing.T) {
 		if !ok || it.Fields["title"] != "hello "+name {
 			t.Errorf("session %s saw %v (stored %v); want hello %s", name, it.Fields, ok, name)
 		}
+	}
+}
+
+// TestCookieJarIsCapped: a site sets 900 cookies over 30 pages and answers 400 to a
+// Cookie header over 8 KB (as servers do), plus one cookie of 5 KB: the jar keeps 180
+// of the site's cookies and refuses the rest (counted), refuses the 5 KB one, and every
+// page is answered 200 and stored.
+func TestCookieJarIsCapped(t *testing.T) {
+	srv := streamstest.Start(t)
+	var big atomic.Int32
+	site := counted(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if n := len(r.Header.Get("Cookie")); n > 8<<10 {
+			http.Error(w, "request header too large", http.StatusBadRequest)
+			return
+		}
+		if strings.Contains(r.Header.Get("Cookie"), "big=") {
+			big.Add(1)
+		}
+		var i int
+		if _, err := fmt.Sscanf(r.URL.Path, "/set/%d", &i); err == nil {
+			for j := range 30 {
+				http.SetCookie(w, &http.Cookie{Name: fmt.Sprintf("c%d_%d", i, j), Value: "xxxxxxxxxx", Path: "/"})
+			}
+		}
+		if r.URL.Path == "/big" {
+			http.SetCookie(w, &http.Cookie{Name: "big", Value: strings.Repeat("b", 5000), Path: "/"})
+		}
+		var links []string
+		if r.URL.Path == "/" {
+			links = append(links, "/big")
+			for i := range 30 {
+				links = append(links, fmt.Sprintf("/set/%d", i))
+			}
+		}
+		page(w, r.URL.Path, links...)
+	}))
+	base := serve(t, site)
+	for _, mode := range []string{spiders.CookiesShared, spiders.CookiesProcess} {
+		big.Store(0)
+		name := "cookiecap-" + mode
+		sp := titleSpider(name, base)
+		sp.StartURLs = []string{base + "/"}
+		sp.Settings.ObeyRobots = new(bool)
+		sp.Settings.Cookies = mode
+		sp.Settings.PerHostConcurrency = 1 // one page after the other: each sends the jar so far
+		sink := newMemSink()
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		if err := runCrawl(ctx, t, srv.Client(), sp, sink, nil); err != nil {
+			t.Fatal(err)
+		}
+		if n := len(sink.keys()); n != 32 {
+			t.Errorf("%s: %d pages stored, want 32 (every page answered 200)", mode, n)
+		}
+		st, err := inspect.ReadStatus(ctx, srv.Client(), streams.NewLayout(name, 1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		stored := int64(180)
+		if mode == spiders.CookiesProcess {
+			stored = 0 // counted for the shared jar only
+		}
+		if st.Stats["cookies_refused_over_cap"] != 720 || st.Stats["cookies_refused_too_large"] != 1 ||
+			st.Stats["cookies_stored"] != stored || st.Stats["http_errors_final"] != 0 || big.Load() != 0 {
+			t.Errorf("%s: refused over cap %d (want 720), too large %d (want 1), stored %d (want %d), http errors %d (want 0), big cookie sent %d times (want 0)",
+				mode, st.Stats["cookies_refused_over_cap"], st.Stats["cookies_refused_too_large"], st.Stats["cookies_stored"], stored,
+				st.Stats["http_errors_final"], big.Load())
+		}
+		cancel()
 	}
 }

@@ -36,8 +36,10 @@ type Options struct {
 	Sink processors.Sink
 	// Processors run on each item in the store stage, in order, before the sink.
 	Processors processors.Chain
-	// Fresh deletes the crawl's keys in Redis first and starts over; otherwise a crawl
-	// found in Redis resumes.
+	// Fresh deletes the crawl's keys in Redis first and starts over (refused, with an
+	// error matching inspect.ErrRunning, while services of the crawl are alive);
+	// otherwise a crawl found in Redis resumes, if sp is the spider that started it
+	// (else an error matching ErrOtherSpider).
 	Fresh bool
 	// NoSeed leaves the spider's start URLs out (seeded by another process, or by
 	// `streamcrawl seed`). By default Crawl seeds them; seeding again is harmless.

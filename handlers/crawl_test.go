@@ -39,8 +39,8 @@ func TestCrawlStagesSplitOverTwoCalls(t *testing.T) {
 		}
 		stored <- err
 	}()
-	// Not Fresh: a reset would delete the crawl the store side runs, which then stops
-	// (crawl state lost); the server is new anyway.
+	// Not Fresh: a reset would delete the crawl the store side runs (and is refused
+	// while it runs); the server is new anyway.
 	st, err := handlers.Crawl(ctx, sp, handlers.Options{Redis: srv.URL(),
 		Stages: []string{streams.StageFetch, streams.StageParse}})
 	if err != nil {

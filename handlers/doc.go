@@ -21,6 +21,8 @@
 //	store.go        the store stage: processors, then the sink
 //	response_dict.go  the responses' compression dictionary: trained, published, loaded
 //	frontier.go     the crawl's frontier and layout from the spider; requests as candidates
+//	owner.go        the crawl's owner spider: its fingerprint claimed in the meta hash
+//	corrupt.go      a key of the wrong type (WRONGTYPE) ends the run with ErrCorruptState
 //	seed.go         Seed: start URLs through the frontier
 //	seeds.go        runtime seeds pushed while services run
 //	watch.go        the progress watch: logs progress, ends a run once the crawl is done

@@ -18,8 +18,9 @@ import (
 // fetchHandler is the fetch stage's handler: a request message in, fetch.Fetcher.Do,
 // a response message out. It does what the fetcher's result says: the response goes on
 // to the parse stage (encoded for the responses stream); a retry goes to the crawl's
-// delayed set; a dropped request is acked with nothing out; a dead one becomes a dead
-// letter with its error. A retry is in Redis before the input is acked.
+// delayed set; a redirect's next hop goes through the frontier; a dropped request is
+// acked with nothing out; a dead one becomes a dead letter with its error. A retry or a
+// hop is in Redis before the input is acked.
 type fetchHandler struct {
 	f        *fetch.Fetcher
 	frontier *frontier.Frontier
@@ -47,6 +48,8 @@ func (h *fetchHandler) handle(msg *message.Message) ([]*message.Message, error) 
 		return nil, res.Err
 	case res.Outcome == fetch.Drop:
 		return nil, nil
+	case res.Outcome == fetch.Redirect:
+		return nil, h.follow(ctx, res.Request)
 	}
 	payload, err := h.encode(ctx, res.Response)
 	if err != nil {
@@ -55,6 +58,23 @@ func (h *fetchHandler) handle(msg *message.Message) ([]*message.Message, error) 
 	out := message.NewMessage(watermill.NewUUID(), payload)
 	out.Metadata.Set("content_encoding", spiders.ResponseEncodingZstd)
 	return []*message.Message{out}, nil
+}
+
+// follow queues a redirect's next hop through the frontier, as the parse stage queues
+// a link: deduplicated (a hop to a URL seen before is not fetched again), in its host's
+// queue, so that it takes that host's turn. The caller acks the input only once it is
+// in Redis.
+func (h *fetchHandler) follow(ctx context.Context, next *spiders.Request) error {
+	c, err := candidate(next)
+	if err != nil {
+		return fmt.Errorf("%w: %w", streams.ErrPoison, err)
+	}
+	e, err := h.frontier.Emit(ctx, 0, []frontier.Candidate{c}, nil)
+	if err != nil {
+		return err // not in Redis: the input is not acked and comes back
+	}
+	countEmitted(h.counters, e)
+	return nil
 }
 
 // retry puts next, a request's next attempt, in the delayed set until at. The caller
@@ -70,7 +90,7 @@ func (h *fetchHandler) retry(ctx context.Context, next *spiders.Request, at time
 	if h.counters != nil {
 		h.counters.Add("retries_scheduled", 1)
 	}
-	h.retryLog.Info("retry scheduled", zap.String("url", next.URL), zap.Int("retry", next.Retries),
+	h.retryLog.Info("retry scheduled", zap.String("url", spiders.RedactedURL(next.URL)), zap.Int("retry", next.Retries),
 		zap.Duration("in", time.Until(at)), zap.String("error", next.LastError))
 	return nil
 }

@@ -59,8 +59,9 @@ func frontierConfig(rdb redis.UniversalClient, layout streams.Layout, s spiders.
 }
 
 // openLayout returns the crawl's layout: the partitions stored for it, or the spider's
-// partitions setting for a new crawl (with a warning when they differ). A frontier from
-// before host queues is moved into them.
+// partitions setting for a new crawl (with a warning when they differ), once the
+// spider has claimed the crawl (claimCrawl: another spider's crawl is an error). A
+// frontier from before host queues is moved into them.
 func openLayout(ctx context.Context, rdb redis.UniversalClient, sp *spiders.Spider, log *zap.Logger) (streams.Layout, error) {
 	want := max(sp.Settings.Partitions, 1)
 	l, differs, err := streams.OpenLayout(ctx, rdb, sp.Name, want)
@@ -70,6 +71,9 @@ func openLayout(ctx context.Context, rdb redis.UniversalClient, sp *spiders.Spid
 	if differs && log != nil {
 		log.Warn("crawl keeps the partitions it started with; reset the crawl to change them",
 			zap.Int("stored", len(l.Parts)), zap.Int("asked", want))
+	}
+	if err := claimCrawl(ctx, rdb, l, sp); err != nil {
+		return streams.Layout{}, err
 	}
 	s := sp.Settings
 	s.SetDefaults()

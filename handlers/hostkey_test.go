@@ -3,9 +3,12 @@ package handlers_test
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -77,4 +80,67 @@ func hostsNamed(ctx context.Context, t *testing.T, rdb redis.UniversalClient, k 
 	}
 	sort.Strings(out)
 	return out
+}
+
+// TestIDNHostIsOneHostForDedupRobotsAndLimits: bücher.test written in Unicode, in
+// punycode, in upper case with a trailing dot and with its default port written 080 is
+// one host: the same path written both ways is fetched once (dedup), robots.txt is
+// fetched once, and the host's limit (one at a time, 200ms apart) holds across every
+// spelling. The site is reached through a proxy (the names do not resolve), which sees
+// every request.
+func TestIDNHostIsOneHostForDedupRobotsAndLimits(t *testing.T) {
+	srv := streamstest.Start(t)
+	var mu sync.Mutex
+	var starts []time.Time
+	hits := map[string]int{}
+	inFlight, most := map[string]int{}, 0
+	proxy := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		hits[r.URL.Host+r.URL.Path]++
+		if r.URL.Path == "/robots.txt" {
+			mu.Unlock()
+			fmt.Fprint(w, "User-agent: *\nDisallow: /private/\n")
+			return
+		}
+		if r.URL.Host == "xn--bcher-kva.test" {
+			starts = append(starts, time.Now())
+		}
+		inFlight[r.URL.Host]++
+		most = max(most, inFlight[r.URL.Host])
+		mu.Unlock()
+		time.Sleep(20 * time.Millisecond)
+		page(w, r.URL.Path)
+		mu.Lock()
+		inFlight[r.URL.Host]--
+		mu.Unlock()
+	}))
+	sp := &spiders.Spider{Name: "idn", StartURLs: []string{"http://bücher.test/1", "http://xn--bcher-kva.test/1",
+		"http://XN--BCHER-KVA.test./2", "http://bücher.test:080/3", "http://BÜCHER.test/4", "http://xn--bcher-kva.test:08520/5"},
+		Settings: spiders.Settings{AllowPrivateNetworks: true, Proxies: []string{proxy}, PerHostConcurrency: 1,
+			PerHostDelay: 200 * time.Millisecond}}
+	sp.Handle("parse", func(ctx context.Context, res *spiders.Response, out *spiders.Output) error { return nil })
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if err := runCrawl(ctx, t, srv.Client(), sp, newMemSink(), nil); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	want := map[string]int{"xn--bcher-kva.test/robots.txt": 1, "xn--bcher-kva.test/1": 1, "xn--bcher-kva.test/2": 1,
+		"xn--bcher-kva.test/3": 1, "xn--bcher-kva.test/4": 1, "xn--bcher-kva.test:8520/robots.txt": 1, "xn--bcher-kva.test:8520/5": 1}
+	if fmt.Sprint(hits) != fmt.Sprint(want) {
+		t.Errorf("the proxy saw %v, want %v", hits, want)
+	}
+	if most != 1 {
+		t.Errorf("%d requests at once to one host, want 1", most)
+	}
+	sort.Slice(starts, func(i, j int) bool { return starts[i].Before(starts[j]) })
+	if len(starts) != 4 {
+		t.Fatalf("%d pages of xn--bcher-kva.test fetched, want 4", len(starts))
+	}
+	for i := 1; i < len(starts); i++ {
+		if gap := starts[i].Sub(starts[i-1]); gap < 180*time.Millisecond {
+			t.Errorf("pages %d and %d of the host started %v apart, want its delay (200ms)", i-1, i, gap)
+		}
+	}
 }

@@ -5,7 +5,9 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"net/url"
 	"runtime/debug"
+	"strings"
 	"time"
 
 	"github.com/ThreeDotsLabs/watermill/message"
@@ -15,6 +17,7 @@ import (
 	"github.com/streamcrawl/streamcrawl/spiders"
 	"github.com/streamcrawl/streamcrawl/streams"
 	"github.com/streamcrawl/streamcrawl/streams/frontier"
+	"github.com/streamcrawl/streamcrawl/streams/inspect"
 	"github.com/streamcrawl/streamcrawl/streams/loop"
 )
 
@@ -30,6 +33,7 @@ type parser struct {
 	counters *streams.Counters
 	log      *zap.Logger
 	limits   *loop.Errors // what exceeds a size limit, logged short at most once a second
+	maxLinks int          // the spider's max_links_per_page, its default applied
 }
 
 // parserConfig configures the parse stage.
@@ -58,8 +62,10 @@ func newParser(cfg parserConfig) (*parser, error) {
 	if log == nil {
 		log = zap.NewNop()
 	}
+	s := cfg.Spider.Settings
+	s.SetDefaults()
 	return &parser{spider: cfg.Spider, scope: scope, frontier: cfg.Frontier, rdb: cfg.Client, layout: cfg.Layout, counters: cfg.Counters, log: log,
-		limits: loop.NewErrors(log, time.Second)}, nil
+		limits: loop.NewErrors(log, time.Second), maxLinks: s.MaxLinksPerPage}, nil
 }
 
 // handleIn returns the handler of the responses of partition part: the page's items go
@@ -83,8 +89,12 @@ func (p *parser) handle(msg *message.Message, part int) error {
 	if err != nil {
 		return err
 	}
+	p.capLinks(res, out)
+	if r := p.refresh(res); r != nil {
+		out.Requests = append(out.Requests, r)
+	}
 	cands := p.requests(res, out.Requests)
-	items, err := p.items(res, out.Items)
+	items, err := p.items(ctx, res, out.Items, part)
 	if err != nil {
 		return err
 	}
@@ -93,7 +103,7 @@ func (p *parser) handle(msg *message.Message, part int) error {
 	if err != nil {
 		// Redis full (or read-only) is not the page's fault: streams.Fail sees the refusal
 		// in the chain, and the page is held, not retried as a delivery.
-		return fmt.Errorf("handlers: output of %s: %w", res.URL, err)
+		return fmt.Errorf("handlers: output of %s: %w", spiders.RedactedURL(res.URL), err)
 	}
 	countEmitted(p.counters, e)
 	p.count("pages_parsed", 1)
@@ -123,7 +133,7 @@ var errSpiderInput = errors.New("unreadable input")
 
 // run calls the callback, turning a panic into an error that carries the panic message.
 func (p *parser) run(ctx context.Context, res *spiders.Response) (out *spiders.Output, err error) {
-	cb, ok := builtinCallback(res.Request.CallbackName())
+	cb, ok := p.builtin(res.Request.CallbackName())
 	if !ok {
 		if cb, err = p.spider.Callback(res.Request.CallbackName()); err != nil {
 			return nil, fmt.Errorf("%w: %w", streams.ErrPoison, err)
@@ -131,19 +141,77 @@ func (p *parser) run(ctx context.Context, res *spiders.Response) (out *spiders.O
 	}
 	defer func() {
 		if r := recover(); r != nil {
-			p.log.Error("callback panicked", zap.String("url", res.URL), zap.Any("panic", r),
+			p.log.Error("callback panicked", zap.String("url", spiders.RedactedURL(res.URL)), zap.Any("panic", r),
 				zap.ByteString("stack", debug.Stack()))
-			out, err = nil, fmt.Errorf("handlers: callback %q panicked on %s: %v", res.Request.CallbackName(), res.URL, r)
+			out, err = nil, fmt.Errorf("handlers: callback %q panicked on %s: %v", res.Request.CallbackName(), spiders.RedactedURL(res.URL), r)
 		}
 	}()
 	out = &spiders.Output{}
 	res.Spider = p.spider // Follow checks callback names against it
+	res.MaxLinks = p.maxLinks
+	if p.frontier != nil && p.frontier.Spent(ctx) { // a replay has no frontier
+		res.MaxLinks = -1 // no new request can be queued: links are not even looked for
+	}
 	if err := cb(ctx, res, out); errors.Is(err, errSpiderInput) {
 		return nil, fmt.Errorf("%w: %w", streams.ErrPoison, err) // a retry cannot fix the page
 	} else if err != nil {
-		return nil, fmt.Errorf("handlers: callback %q on %s: %w", res.Request.CallbackName(), res.URL, err)
+		return nil, fmt.Errorf("handlers: callback %q on %s: %w", res.Request.CallbackName(), spiders.RedactedURL(res.URL), err)
 	}
 	return out, nil
+}
+
+// capLinks bounds the requests a page yields: none once the crawl's max_pages is spent
+// (they would be refused in Redis after being encoded and sent), at most
+// max_links_per_page from a callback of the spider (the sitemap callbacks have their
+// own bound). What is left is counted: links_dropped_over_cap, with the links
+// Response.Links already left out.
+func (p *parser) capLinks(res *spiders.Response, out *spiders.Output) {
+	cut := res.LinksCut()
+	_, builtin := p.builtin(res.Request.CallbackName())
+	switch limit := res.MaxLinks; {
+	case limit < 0:
+		p.count("dropped_max_pages", int64(len(out.Requests)))
+		out.Requests = nil
+	case limit > 0 && !builtin && len(out.Requests) > limit:
+		cut += len(out.Requests) - limit
+		out.Requests = out.Requests[:limit]
+	}
+	if cut > 0 {
+		p.count("links_dropped_over_cap", int64(cut))
+		p.limits.Warn("links of a page left out: max_links_per_page", nil, zap.Int("left_out", cut),
+			zap.Int("max_links_per_page", res.MaxLinks), zap.String("page", short(spiders.RedactedURL(res.URL))))
+	}
+}
+
+// refresh returns the request a page's <meta http-equiv="refresh"> sends a browser to
+// (spiders.Response.MetaRefresh), followed as a redirect of the page: the page's
+// callback, meta, priority and depth, the page in its RedirectURLs, within
+// max_redirects; for a page found on another (depth > 0), only where the spider's
+// follow rules would go. Nil when there is none to follow.
+func (p *parser) refresh(res *spiders.Response) *spiders.Request {
+	if res.MaxLinks < 0 {
+		return nil
+	}
+	target, ok := res.MetaRefresh()
+	if !ok || res.Request == nil {
+		return nil
+	}
+	s := p.spider.Settings
+	if len(res.Request.RedirectURLs) >= s.Redirects() {
+		return nil
+	}
+	if res.Depth() > 0 && p.spider.FollowFilter != nil {
+		u, err := url.Parse(target)
+		if err != nil || !p.spider.FollowFilter(u) {
+			return nil
+		}
+	}
+	next := *res.Request
+	next.URL = target
+	next.Retries, next.LastError, next.DontFilter = 0, "", false
+	next.RedirectURLs = append(append([]string(nil), res.Request.RedirectURLs...), res.URL)
+	p.count("meta_refreshes_followed", 1)
+	return &next
 }
 
 // requests filters the requests by scope and fingerprints them.
@@ -159,7 +227,7 @@ func (p *parser) requests(res *spiders.Response, reqs []*spiders.Request) []fron
 		if len(r.URL) > maxURL {
 			p.count("dropped_url_too_long", 1)
 			p.limits.Warn("link dropped: URL too long", nil, zap.String("url", short(r.URL)),
-				zap.Int("length", len(r.URL)), zap.Int("max_url_length", maxURL), zap.String("page", short(res.URL)))
+				zap.Int("length", len(r.URL)), zap.Int("max_url_length", maxURL), zap.String("page", short(spiders.RedactedURL(res.URL))))
 			continue
 		}
 		if ok, reason := p.scope.Allows(r); !ok {
@@ -198,7 +266,12 @@ func (p *parser) requests(res *spiders.Response, reqs []*spiders.Request) []fron
 }
 
 // items stamps the items with the page and encodes them with their key fingerprints.
-func (p *parser) items(res *spiders.Response, items []spiders.Item) ([]frontier.ItemOut, error) {
+//
+// An item missing a key field (spiders.Item.MissingKey) is not emitted: keyed as it is
+// it would be taken for every other one like it. It becomes a dead letter of the items
+// stream of partition part (stage parse, error "missing_key: ..."), counted
+// items_missing_key.
+func (p *parser) items(ctx context.Context, res *spiders.Response, items []spiders.Item, part int) ([]frontier.ItemOut, error) {
 	outs := make([]frontier.ItemOut, 0, len(items))
 	dedup := p.spider.Settings.ItemDedup()
 	maxItem := int(p.spider.Settings.MaxItemSize)
@@ -210,12 +283,23 @@ func (p *parser) items(res *spiders.Response, items []spiders.Item) ([]frontier.
 		stamp(it, res)
 		payload, err := spiders.MarshalItem(it)
 		if err != nil {
-			return nil, fmt.Errorf("%w: handlers: item from %s: %w", streams.ErrPoison, res.URL, err)
+			return nil, fmt.Errorf("%w: handlers: item from %s: %w", streams.ErrPoison, spiders.RedactedURL(res.URL), err)
 		}
 		if len(payload) > maxItem {
 			p.count("items_dropped_too_large", 1)
 			p.limits.Warn("item dropped: too large", nil, zap.String("type", short(it.Type)), zap.Int("bytes", len(payload)),
-				zap.Int("max_item_size", maxItem), zap.String("page", short(res.URL)))
+				zap.Int("max_item_size", maxItem), zap.String("page", short(spiders.RedactedURL(res.URL))))
+			continue
+		}
+		if lacks := it.MissingKey(); len(lacks) > 0 {
+			k := p.layout.Parts[part]
+			why := fmt.Sprintf("missing_key: item %q from %s has no value for key field(s) %s", it.Type, it.URL, strings.Join(lacks, ", "))
+			if err := inspect.AddDead(ctx, p.rdb, k, k.Items, streams.StageParse, why, payload); err != nil {
+				return nil, err // not in Redis: the page comes again
+			}
+			p.count("items_missing_key", 1)
+			p.limits.Warn("item without its key: dead letter", nil, zap.String("type", short(it.Type)),
+				zap.Strings("missing", lacks), zap.String("page", short(spiders.RedactedURL(res.URL))))
 			continue
 		}
 		var key []byte

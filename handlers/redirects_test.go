@@ -170,6 +170,7 @@ func TestRobotsServerErrorDisallowsTheHostUntilItAnswers(t *testing.T) {
 	sp := titleSpider("robots503", base)
 	on := true
 	sp.Settings.ObeyRobots = &on
+	sp.Settings.RobotsUnreachableTries = 5 // three 503s do not give the host up
 	sink := newMemSink()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()

@@ -260,7 +260,7 @@ func (rp *replayer) reached(ctx context.Context) (bool, error) {
 
 // stamp sets the page's URL, fetch time and request meta on an item.
 func stamp(it *spiders.Item, res *spiders.Response) {
-	it.URL = res.URL
+	it.URL = spiders.RedactedURL(res.URL) // credentials in a URL's user info stay out of items
 	it.CrawledAt = res.FetchedAt
 	if it.Meta == nil && res.Request != nil {
 		it.Meta = res.Request.Meta

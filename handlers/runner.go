@@ -28,7 +28,8 @@ type run struct {
 	router   *message.Router
 	fr       *frontier.Frontier // the parse stage's, made once
 	state    *streams.StateWatch
-	forget   []func() // what drops the process's knowledge of Redis after a failover
+	forget   []func()    // what drops the process's knowledge of Redis after a failover
+	guard    *stateGuard // ends the run at a key of the wrong type
 
 	background []component // started beside the router, stopped before closing
 	closers    []func()    // what the stages opened, closed in reverse order
@@ -58,7 +59,12 @@ func runStages(ctx context.Context, cfg Config) (err error) {
 		defer closeSink(ctx, cfg.Sink, &err) // last, after everything that feeds it
 	}
 	r, err := newRun(ctx, cfg)
-	defer r.close()
+	defer func() {
+		r.close()
+		if gerr := r.guard.stop(); gerr != nil && err == nil {
+			err = gerr // a key of the wrong type met while closing: the counters' last flush
+		}
+	}()
 	if err != nil {
 		return err
 	}
@@ -96,6 +102,11 @@ func (r *run) open(ctx context.Context) error {
 		return err
 	}
 	r.keys = r.layout.Global
+	// A key of the wrong type ends the run (it used to be retried forever); added
+	// before any stage reads or writes.
+	r.guard = newStateGuard(r.layout.Crawl)
+	cfg.Client.AddHook(r.guard)
+	r.background = append(r.background, r.guard)
 	if err := frontier.CheckSeedKey(ctx, cfg.Client, cfg.Spider.Name); err != nil {
 		return err
 	}

@@ -9,9 +9,8 @@ import (
 )
 
 // CanonicalURL returns the form of raw that duplicate filtering compares: the scheme
-// lower-cased; the host as HostKey writes it (lower case, no trailing dot, the scheme's
-// default port and a port's leading zeros dropped), but an IDN host kept as given,
-// lower-cased; user info kept; the fragment dropped, an empty path written "/", dot
+// lower-cased; the host as HostKey writes it (lower case, an IDN in ASCII, no trailing
+// dot, the scheme's default port and a port's leading zeros dropped); user info kept; the fragment dropped, an empty path written "/", dot
 // segments resolved, query parameters sorted by key then value (repeated keys and blank
 // values kept, a lone "?" dropped) and percent-encoding normalised in path and query
 // (escapes of unreserved characters decoded, the others in upper-case hex; '+' is kept
@@ -33,9 +32,9 @@ func CanonicalURL(raw string) (string, error) {
 			return "", fmt.Errorf("spiders: canonical url %q: invalid port %q", raw, p)
 		}
 	}
-	// The host key's rules (HostKey), but an internationalised name is kept as written
-	// (lower-cased): the fingerprints of stored crawls depend on it.
-	host := hostKey(scheme, u.Host, false)
+	// The host key's rules (HostKey), IDNA included: bücher.example and
+	// xn--bcher-kva.example are one host for dedup as everywhere else.
+	host := hostKey(scheme, u.Host)
 	if host == "" {
 		return "", fmt.Errorf("spiders: canonical url %q has no host", raw)
 	}

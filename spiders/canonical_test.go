@@ -50,7 +50,9 @@ func TestCanonicalURL(t *testing.T) {
 		{"ipv6 default port", "https://[::1]:443/", "https://[::1]/"},
 		{"ipv6 zone", "http://[fe80::1%25eth0]/", "http://[fe80::1%25eth0]/"},
 		{"userinfo kept", "http://User:Pa%73s@Example.com:80/", "http://User:Pass@example.com/"},
-		{"idn host lower-cased", "http://BÜCHER.example/", "http://bücher.example/"},
+		{"idn host in ascii", "http://BÜCHER.example/", "http://xn--bcher-kva.example/"},
+		{"punycode host as it is", "http://XN--BCHER-KVA.example./", "http://xn--bcher-kva.example/"},
+		{"port zeros", "http://xn--bcher-kva.example:08520/", "http://xn--bcher-kva.example:8520/"},
 		{"surrounding spaces", "  http://example.com/a  ", "http://example.com/a"},
 	}
 	for _, tt := range tests {

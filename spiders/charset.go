@@ -53,7 +53,7 @@ func DecodeText(body []byte, contentType string) ([]byte, string, error) {
 	if mt == "" && !isHTML && !strings.HasPrefix(sniff(body), "text/plain") {
 		return body, "", nil
 	}
-	enc, name := detectCharset(body, params["charset"], isHTML)
+	enc, name := detectCharset(body, params["charset"], isHTML, mt == "application/xhtml+xml")
 	for _, b := range byteOrderMarks {
 		if bytes.HasPrefix(body, b.bom) {
 			body = body[len(b.bom):] // the BOM named the encoding; it is not text
@@ -73,8 +73,10 @@ func DecodeText(body []byte, contentType string) ([]byte, string, error) {
 	return out, name, nil
 }
 
-// detectCharset returns the encoding of body and its canonical name.
-func detectCharset(body []byte, declared string, isHTML bool) (encoding.Encoding, string) {
+// detectCharset returns the encoding of body and its canonical name. An XHTML page
+// (xhtml) is read as XML first: its <?xml encoding="..."?> declaration comes before a
+// <meta>; any other HTML page falls back to the declaration when it has no <meta>.
+func detectCharset(body []byte, declared string, isHTML, xhtml bool) (encoding.Encoding, string) {
 	for _, b := range byteOrderMarks {
 		if bytes.HasPrefix(body, b.bom) {
 			e, name := charset.Lookup(b.name)
@@ -87,7 +89,15 @@ func detectCharset(body []byte, declared string, isHTML bool) (encoding.Encoding
 		}
 	}
 	if isHTML {
-		if label := metaCharset(body[:min(len(body), prescanBytes)]); label != "" {
+		head := body[:min(len(body), prescanBytes)]
+		labels := []string{metaCharset(head), xmlEncoding(head)}
+		if xhtml {
+			labels[0], labels[1] = labels[1], labels[0]
+		}
+		for _, label := range labels {
+			if label == "" {
+				continue
+			}
 			if e, name := lookupCharset(label); e != nil {
 				return e, name
 			}
@@ -180,4 +190,54 @@ func metaCharset(head []byte) string {
 			}
 		}
 	}
+}
+
+// xmlEncoding returns the encoding an XML declaration at the start of head names
+// (<?xml version="1.0" encoding="windows-1252"?>), "" when there is none. A declaration
+// naming UTF-16 in bytes that read as ASCII cannot be right and is ignored, as a
+// <meta> would be.
+func xmlEncoding(head []byte) string {
+	h := bytes.TrimLeft(head, " \t\r\n")
+	if !bytes.HasPrefix(h, []byte("<?xml")) {
+		return ""
+	}
+	end := bytes.Index(h, []byte("?>"))
+	if end < 0 {
+		return ""
+	}
+	decl := h[:end]
+	i := bytes.Index(decl, []byte("encoding"))
+	if i < 0 {
+		return ""
+	}
+	rest := bytes.TrimLeft(decl[i+len("encoding"):], " \t\r\n")
+	if len(rest) == 0 || rest[0] != '=' {
+		return ""
+	}
+	rest = bytes.TrimLeft(rest[1:], " \t\r\n")
+	if len(rest) == 0 || rest[0] != '"' && rest[0] != '\'' {
+		return ""
+	}
+	q := rest[0]
+	j := bytes.IndexByte(rest[1:], q)
+	if j < 0 {
+		return ""
+	}
+	label := strings.TrimSpace(string(rest[1 : 1+j]))
+	if strings.HasPrefix(strings.ToLower(label), "utf-16") {
+		return ""
+	}
+	return label
+}
+
+// DeclaresUTF16 reports a Content-Type whose charset is UTF-16 (little or big endian):
+// such a text is full of zero bytes, so the check for binary bodies must look at it
+// decoded.
+func DeclaresUTF16(contentType string) bool {
+	_, params, err := mime.ParseMediaType(contentType)
+	if err != nil {
+		return false
+	}
+	_, name := charset.Lookup(params["charset"])
+	return strings.HasPrefix(name, "utf-16")
 }

@@ -24,7 +24,8 @@
 //
 // The package holds:
 //   - the spider: Spider, Callback, Output, Settings (and LimitRule, ByteSize),
-//     Retention, Login, Scope;
+//     Retention, Login, Scope, and the spider's Fingerprint (owner.go: the crawl it
+//     started knows it);
 //   - what flows through the crawl: Request (with its Fingerprint and canonical URL,
 //     CanonicalURL), Response (Doc, Text, Attr, Links, Follow, charset decoding), Item
 //     and its key;

@@ -34,12 +34,12 @@ func HostKey(rawURL string) string {
 	if j := strings.LastIndexByte(authority, '@'); j >= 0 {
 		authority = authority[j+1:]
 	}
-	return hostKey(rawURL[:i], authority, true)
+	return hostKey(rawURL[:i], authority)
 }
 
 // HostKeyOf is HostKey of a parsed URL (its Scheme and Host). A URL without a scheme,
 // such as &url.URL{Host: "proxy:3128"}, keeps any port.
-func HostKeyOf(u *url.URL) string { return hostKey(u.Scheme, u.Host, true) }
+func HostKeyOf(u *url.URL) string { return hostKey(u.Scheme, u.Host) }
 
 // HostKeyName returns the name in a host key: the key without its port and an IPv6
 // address without its brackets. Limit globs, allowed domains, cookie sites and the
@@ -49,11 +49,10 @@ func HostKeyName(key string) string {
 	return name
 }
 
-// hostKey is HostKey of a scheme and an authority's host[:port]; ascii says whether an
-// internationalised name is turned into ASCII (the canonical URL keeps it as written).
-func hostKey(scheme, hostport string, ascii bool) string {
+// hostKey is HostKey of a scheme and an authority's host[:port].
+func hostKey(scheme, hostport string) string {
 	raw, rawPort := splitHostPort(hostport)
-	name, port := normalName(raw, ascii), normalPort(rawPort)
+	name, port := normalName(raw), normalPort(rawPort)
 	switch {
 	case name == "":
 		return ""
@@ -90,9 +89,9 @@ func splitHostPort(hostport string) (name, port string) {
 }
 
 // normalName lower-cases a host name, drops its trailing dot, decodes its
-// percent-escapes (as net/url does) and, with ascii, writes an internationalised name
+// percent-escapes (as net/url does) and writes an internationalised name
 // in ASCII. An IPv6 address is only lower-cased, its zone's '%' written %25.
-func normalName(name string, ascii bool) string {
+func normalName(name string) string {
 	upper, other := false, false // other: non-ASCII, '%' or ':'
 	for i := 0; i < len(name); i++ {
 		switch c := name[i]; {
@@ -121,10 +120,8 @@ func normalName(name string, ascii bool) string {
 		}
 	}
 	name = strings.TrimSuffix(name, ".")
-	if ascii {
-		if a, err := idna.Lookup.ToASCII(name); err == nil {
-			return a // lower case already
-		}
+	if a, err := idna.Lookup.ToASCII(name); err == nil {
+		return a // lower case already
 	}
 	return strings.ToLower(name)
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -19,8 +20,13 @@ type Item struct {
 	// Fields are the extracted values.
 	Fields map[string]any `json:"fields"`
 	// KeyFields names the fields that identify the item for idempotent sinks; empty
-	// means the "url" field (or the fetched URL when the item has none).
+	// means the "url" field (or the fetched URL when the item has none). An item
+	// missing one of them (absent, null or "") has no key (MissingKey): the parse stage
+	// makes it a dead letter (missing_key), unless KeyByURL.
 	KeyFields []string `json:"key_fields,omitempty"`
+	// KeyByURL keys an item missing key fields by the fetched URL in their place,
+	// instead of making it a dead letter (YAML: key_missing: url).
+	KeyByURL bool `json:"key_by_url,omitempty"`
 	// URL is the URL of the page the item came from (_url).
 	URL string `json:"url"`
 	// CrawledAt is when that page was fetched (_crawled_at).
@@ -50,7 +56,11 @@ func (it *Item) Key() string {
 	switch {
 	case len(it.KeyFields) > 0:
 		for _, k := range it.KeyFields {
-			parts = append(parts, it.Fields[k])
+			v := it.Fields[k]
+			if it.KeyByURL && missing(v) {
+				v = it.URL
+			}
+			parts = append(parts, v)
 		}
 	case it.Fields["url"] != nil:
 		parts = append(parts, it.Fields["url"])
@@ -62,6 +72,34 @@ func (it *Item) Key() string {
 		return fmt.Sprint(parts...)
 	}
 	return string(b)
+}
+
+// MissingKey returns the key fields the item lacks (absent, null or ""): such an item
+// has no key of its own, and keyed as it is (["product",null]) every other one like it
+// would be taken for a duplicate and dropped. Nil when it has them all, has no
+// KeyFields, or is KeyByURL.
+func (it *Item) MissingKey() []string {
+	if it.KeyByURL {
+		return nil
+	}
+	var out []string
+	for _, k := range it.KeyFields {
+		if missing(it.Fields[k]) {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// missing reports a key field's value that identifies nothing: none, null or "".
+func missing(v any) bool {
+	switch x := v.(type) {
+	case nil:
+		return true
+	case string:
+		return strings.TrimSpace(x) == ""
+	}
+	return false
 }
 
 // Record returns the item as it is written by sinks: the fields plus _type, _url,

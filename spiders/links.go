@@ -10,8 +10,9 @@ import (
 )
 
 // Links returns the links of the elements matching the CSS selector, in document order,
-// as absolute http(s) URLs without fragments, each once. An element's link is its href
-// attribute, or its src attribute when it has no href; it is resolved against BaseURL.
+// as absolute http(s) URLs without fragments, written as browsers send them (WireURL),
+// each once, at most MaxLinks for the page. An element's link is its href attribute,
+// or its src attribute when it has no href; it is resolved against BaseURL.
 // Malformed links, empty links, links to a fragment of this page and links with another
 // scheme (javascript:, mailto:, tel:, data:, ...) are skipped.
 //
@@ -34,14 +35,21 @@ func (r *Response) LinksMatching(m goquery.Matcher) []string {
 
 // eachLink calls fn with each link of the elements matching m, as Links describes them.
 func (r *Response) eachLink(m goquery.Matcher, fn func(u *url.URL, abs string)) {
+	if r.MaxLinks < 0 {
+		return
+	}
 	doc, err := r.Doc()
 	if err != nil {
 		return
 	}
 	base := r.BaseURL()
 	nodes := doc.FindMatcher(m).Nodes
-	seen := make(map[string]struct{}, len(nodes))
-	for _, n := range nodes {
+	seen := make(map[string]struct{}, min(len(nodes), 1024))
+	for i, n := range nodes {
+		if r.MaxLinks > 0 && r.linksGiven >= r.MaxLinks {
+			r.linksCut += len(nodes) - i // about: duplicates among them are counted too
+			return
+		}
 		href, ok := attr(n, "href")
 		if !ok {
 			href, _ = attr(n, "src")
@@ -54,12 +62,12 @@ func (r *Response) eachLink(m goquery.Matcher, fn func(u *url.URL, abs string)) 
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			continue
 		}
-		u.Fragment, u.RawFragment = "", ""
-		abs := u.String()
+		abs := WireURL(u) // as a browser sends it; no fragment
 		if _, dup := seen[abs]; dup {
 			continue
 		}
 		seen[abs] = struct{}{}
+		r.linksGiven++
 		fn(u, abs)
 	}
 }

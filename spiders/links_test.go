@@ -48,7 +48,7 @@ func TestLinks(t *testing.T) {
 			"http://example.com/dir/b?x=1",
 			"http://example.com/c",
 			"http://other.example/x",
-			"https://Other.Example/Y",
+			"https://other.example/Y", // the host as browsers send it
 			"http://example.com/d/e",
 		}},
 		{"img, iframe", []string{"http://example.com/img.png", "http://example.com/frame-href"}},

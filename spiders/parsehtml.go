@@ -16,17 +16,19 @@ const (
 	keepInner = 200
 )
 
-// ParseHTML parses a UTF-8 HTML document as a browser does. x/net/html refuses a
+// ParseHTML parses a UTF-8 HTML document as a browser that runs no scripts does (as a
+// crawler is): the content of <noscript> is elements, so its links and text are
+// found, not one opaque string of markup. x/net/html refuses a
 // document with more than 512 open elements (generated pages and hostile ones have
 // thousands); such a document is parsed again with the middle of its nesting unwrapped:
 // the outermost and innermost levels of every branch keep their elements, the levels
 // between lose their tags, and all text, links and leaf elements stay where they were.
 func ParseHTML(body []byte) (*html.Node, error) {
-	doc, err := html.Parse(bytes.NewReader(body))
+	doc, err := html.ParseWithOptions(bytes.NewReader(body), html.ParseOptionEnableScripting(false))
 	if err == nil {
 		return doc, nil
 	}
-	doc, ferr := html.Parse(bytes.NewReader(flatten(body, keepOuter, keepInner)))
+	doc, ferr := html.ParseWithOptions(bytes.NewReader(flatten(body, keepOuter, keepInner)), html.ParseOptionEnableScripting(false))
 	if ferr != nil {
 		return nil, fmt.Errorf("spiders: parse html: %w (flattened: %w)", err, ferr)
 	}

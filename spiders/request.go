@@ -40,6 +40,15 @@ type Request struct {
 	Retries int `json:"retries,omitempty"`
 	// LastError is the failure that caused the latest retry.
 	LastError string `json:"last_error,omitempty"`
+	// RedirectURLs are the URLs whose redirects led to this request, the first one
+	// first (Scrapy's redirect_urls): a 3xx answer becomes a new request for its
+	// Location that goes through the frontier like a link, and Response.Request of the
+	// page it ends at carries them. max_redirects bounds their number.
+	RedirectURLs []string `json:"redirect_urls,omitempty"`
+	// SitemapLevel is how deep in sitemap indexes a sitemap request was found: 0 for one
+	// the spider or a robots.txt names, 1 for a sitemap an index lists. The protocol
+	// allows one level of index: an index found at level 1 is not followed.
+	SitemapLevel int `json:"sitemap_level,omitempty"`
 	// Render says whether the page is loaded in a browser before it is parsed;
 	// RenderDefault leaves it to the meta "render", then to the spider's Render.
 	Render Render `json:"render,omitempty"`

@@ -49,6 +49,14 @@ type Response struct {
 	// registered, so a typo fails where it is made rather than when the followed page
 	// is parsed.
 	Spider *Spider
+	// MaxLinks bounds how many links Links, LinksMatching and a YAML spider's follow
+	// rules give for this page, all calls together: 0 no bound, negative none at all.
+	// The parse stage sets it to max_links_per_page, and to -1 once the crawl's
+	// max_pages is spent (no new request could be queued: the links are not even
+	// looked for). LinksCut says how many were left.
+	MaxLinks int
+
+	linksGiven, linksCut int
 
 	docOnce sync.Once
 	doc     *goquery.Document
@@ -127,16 +135,15 @@ func (r *Response) BaseURL() *url.URL {
 	return u
 }
 
-// Resolve returns href as an absolute URL against the page, or an error for a malformed one.
+// Resolve returns href as an absolute URL against the page, without its fragment and
+// written as browsers send it (WireURL), or an error for a malformed one.
 func (r *Response) Resolve(href string) (string, error) {
 	href = strings.TrimSpace(href)
 	u, err := r.BaseURL().Parse(href)
 	if err != nil {
 		return "", fmt.Errorf("spiders: malformed link %q on %s: %w", href, r.URL, err)
 	}
-	u.Fragment = ""
-	u.RawFragment = ""
-	return u.String(), nil
+	return WireURL(u), nil
 }
 
 // Follow returns a request for href (resolved against the page) parsed by callback, one
@@ -187,3 +194,7 @@ func (r *Response) depth() int {
 	}
 	return r.Request.Depth
 }
+
+// LinksCut returns how many links Links and the follow rules left out of this page
+// because of MaxLinks.
+func (r *Response) LinksCut() int { return r.linksCut }

@@ -43,6 +43,10 @@ const MaxDecodedBody = 256 << 20
 // maxResponseHead bounds a version 3 response's JSON head (request, URL, headers).
 const maxResponseHead = 1 << 20
 
+// MaxHeaderBytes is the most bytes of response headers a fetcher reads (net/http's
+// MaxResponseHeaderBytes): what a response's head may hold.
+const MaxHeaderBytes = maxResponseHead
+
 // encoderOptions are the options of every response encoder: the fastest level (chosen
 // by measurement, see the README), up to GOMAXPROCS encodes at once (EncodeAll is safe
 // for concurrent use), and a 512 KB window: each concurrent encode keeps a history of

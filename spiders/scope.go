@@ -109,5 +109,5 @@ func normalizeDomain(d string) (string, error) {
 	case strings.Contains(nd, ":") && net.ParseIP(nd) == nil:
 		return "", fmt.Errorf("spiders: allowed domain %q: use a host name without scheme or port", d)
 	}
-	return normalName(nd, true), nil
+	return normalName(nd), nil
 }

@@ -37,6 +37,14 @@ const (
 	DefaultMaxURLLength    = 2083
 	DefaultMaxItemSize     = 1 << 20
 	DefaultMaxSeedSize     = 64 << 10
+	// DefaultMaxCrawlDelay is the longest robots.txt Crawl-delay obeyed, Heritrix's
+	// default ("respect crawl-delay up to 300 seconds").
+	DefaultMaxCrawlDelay = 300 * time.Second
+	// DefaultMaxLinksPerPage is how many links of one page are followed at most.
+	DefaultMaxLinksPerPage = 10000
+	// DefaultRobotsUnreachableTries is how many times an unavailable robots.txt is
+	// asked before its host's requests are dropped.
+	DefaultRobotsUnreachableTries = 3
 )
 
 // Settings tune how a spider's pages are fetched and which are followed. Zero values
@@ -94,11 +102,25 @@ type Settings struct {
 	RevisitAfter time.Duration `yaml:"revisit_after"`
 	// MaxDepth drops requests deeper than this many links from a start URL; 0 means no limit.
 	MaxDepth int `yaml:"max_depth"`
+	// MaxLinksPerPage bounds the links taken from one page (Links, the follow rules, the
+	// requests a callback yields; sitemaps have their own bound, 50,000): the rest are
+	// counted (links_dropped_over_cap) and left. Default 10,000 (Heritrix stops at
+	// 6,000); a page with 700,000 links cost a parse process 544 MB without it.
+	MaxLinksPerPage int `yaml:"max_links_per_page"`
 
 	// ObeyRobots fetches each host's robots.txt once per crawl (shared through Redis,
 	// kept a day), skips the URLs it disallows for UserAgent and honours its
 	// Crawl-delay. Default true.
 	ObeyRobots *bool `yaml:"obey_robots"`
+	// MaxCrawlDelay caps a robots.txt Crawl-delay: a longer one (100000, 1e300) is cut to
+	// it, counted (robots_crawl_delay_capped) and logged. Default 300s.
+	MaxCrawlDelay time.Duration `yaml:"max_crawl_delay"`
+	// RobotsUnreachableTries is how many times a robots.txt that answers 5xx or cannot
+	// be fetched (no answer in time, refused, TLS failure) is asked, with waits between
+	// of 15 s doubling, before the host is given up: its waiting requests become dead
+	// letters with the reason robots_unreachable (counted), so that the crawl can end.
+	// Until then the host is disallowed (RFC 9309). Default 3.
+	RobotsUnreachableTries int `yaml:"robots_unreachable_tries"`
 	// AllowPrivateNetworks lets the crawl reach loopback, private and link-local
 	// addresses. Default false: a crawler follows untrusted links and must not become a
 	// way into the network it runs in.
@@ -196,6 +218,9 @@ func (s *Settings) SetDefaults() {
 	s.MaxBodySize = cmp.Or(s.MaxBodySize, DefaultMaxBodySize)
 	s.MaxURLLength = cmp.Or(s.MaxURLLength, DefaultMaxURLLength)
 	s.MaxItemSize = cmp.Or(s.MaxItemSize, DefaultMaxItemSize)
+	s.MaxCrawlDelay = cmp.Or(s.MaxCrawlDelay, DefaultMaxCrawlDelay)
+	s.MaxLinksPerPage = cmp.Or(s.MaxLinksPerPage, DefaultMaxLinksPerPage)
+	s.RobotsUnreachableTries = cmp.Or(s.RobotsUnreachableTries, DefaultRobotsUnreachableTries)
 	s.PerHostConcurrency = cmp.Or(s.PerHostConcurrency, DefaultPerHostConc)
 	s.FrontierWindow = cmp.Or(s.FrontierWindow, 4*s.Concurrency)
 	s.Partitions = cmp.Or(s.Partitions, 1)
@@ -222,7 +247,7 @@ func (s *Settings) Networks() ([]netip.Prefix, []string, error) {
 			prefixes = append(prefixes, netip.PrefixFrom(a.Unmap(), a.Unmap().BitLen()))
 			continue
 		}
-		h := normalName(n, true) // as a host key's name
+		h := normalName(n) // as a host key's name
 		if h == "" || strings.ContainsAny(n, "/:@ \t[]") {
 			return nil, nil, fmt.Errorf("spiders: settings.allow_networks: %q is not a CIDR, an address or a host name", n)
 		}
@@ -293,6 +318,12 @@ func (s *Settings) Validate() error {
 		return fmt.Errorf("spiders: settings.per_host_concurrency %d: want -1 (no limit) or more", s.PerHostConcurrency)
 	case s.PerHostDelay < 0:
 		return fmt.Errorf("spiders: settings.per_host_delay %s is negative", s.PerHostDelay)
+	case s.MaxLinksPerPage < 0:
+		return fmt.Errorf("spiders: settings.max_links_per_page %d is negative", s.MaxLinksPerPage)
+	case s.MaxCrawlDelay < 0:
+		return fmt.Errorf("spiders: settings.max_crawl_delay %s is negative", s.MaxCrawlDelay)
+	case s.RobotsUnreachableTries < 0:
+		return fmt.Errorf("spiders: settings.robots_unreachable_tries %d is negative", s.RobotsUnreachableTries)
 	case s.MaxDepth < 0:
 		return fmt.Errorf("spiders: settings.max_depth %d is negative", s.MaxDepth)
 	case s.Cookies != "" && s.Cookies != CookiesShared && s.Cookies != CookiesProcess && s.Cookies != CookiesOff:

@@ -64,6 +64,8 @@ type Spider struct {
 	// its own. Default nil: wait for the network to go idle, block images, fonts and
 	// media.
 	Page *Page
+
+	definition []byte // a YAML spider's document, for Fingerprint; nil for a Go spider
 }
 
 // Handle registers fn as the callback called name. Requests name their callback

@@ -71,6 +71,7 @@ func LoadFile(path string) (*Spider, []string, error) {
 //	  - type: product
 //	    when: "div.product"       # yield only on pages where this matches; "" or absent: always
 //	    key: [url]                # fields identifying the item; absent: url
+//	    key_missing: dead         # an item lacking a key field: a dead letter (dead), or keyed by its page's URL (url)
 //	    fields:                   # "CSS::text" (default), "CSS::attr(NAME)"
 //	      url: "link[rel=canonical]::attr(href)"
 //	      name: ".product-name::text"
@@ -215,6 +216,7 @@ func (p *yamlParser) spider(data []byte) (*Spider, error) {
 	if err := sp.Validate(); err != nil {
 		return nil, p.wrap(root, "", err)
 	}
+	sp.definition = yamlDefinition(root, data)
 	return sp, nil
 }
 
@@ -351,6 +353,18 @@ func (p *yamlParser) itemRule(n *yaml.Node, key string) (itemRule, error) {
 					return r, err
 				}
 				r.key = append(r.key, s)
+			}
+		case "key_missing":
+			s, err := p.str(v, k)
+			if err != nil {
+				return r, err
+			}
+			switch strings.TrimSpace(s) {
+			case "dead":
+			case "url":
+				r.keyByURL = true
+			default:
+				return r, p.errorf(v, k, "want dead (an item missing a key field is a dead letter) or url (it is keyed by its page's URL), got %q", s)
 			}
 		case "fields":
 			fields, err := p.mapping(v, k)

@@ -36,10 +36,11 @@ type followRule struct {
 
 // itemRule yields one item of type typ on a page where when matches (nil: every page).
 type itemRule struct {
-	typ    string
-	when   cascadia.Selector
-	key    []string
-	fields []fieldRule
+	typ      string
+	when     cascadia.Selector
+	key      []string
+	keyByURL bool // key_missing: url
+	fields   []fieldRule
 }
 
 // fieldRule extracts one field: the text of the first element matching sel, or its
@@ -142,6 +143,7 @@ func (r *itemRule) extract(res *Response, root *html.Node) (Item, bool) {
 	it.URL = res.URL
 	if len(r.key) > 0 {
 		it.KeyFields = append([]string(nil), r.key...)
+		it.KeyByURL = r.keyByURL
 	}
 	return it, true
 }

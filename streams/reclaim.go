@@ -153,10 +153,16 @@ func (s *subscription) sweepConsumers() {
 // nothing pending. XGROUP DELCONSUMER drops the consumer's pending entries, so the
 // script checks again atomically and deletes it only if it still holds none.
 func (s *subscription) removeIdleConsumer(ctx context.Context, name string, idle time.Duration) {
-	removed, err := delIdleConsumerScript.Run(ctx, s.rdb, []string{s.stream}, s.cfg.Group, name).Int()
-	if err == nil && removed == 1 {
+	if s.deleteConsumer(ctx, name) {
 		s.log.Info("removed idle consumer", zap.String("gone", name), zap.Duration("idle", idle))
 	}
+}
+
+// deleteConsumer deletes consumer name from the subscription's group if it holds no
+// pending entries, and reports whether it did.
+func (s *subscription) deleteConsumer(ctx context.Context, name string) bool {
+	removed, err := delIdleConsumerScript.Run(ctx, s.rdb, []string{s.stream}, s.cfg.Group, name).Int()
+	return err == nil && removed == 1
 }
 
 // delIdleConsumerScript deletes a consumer only if it holds no pending entries.

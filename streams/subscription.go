@@ -382,8 +382,18 @@ func (s *subscription) close() {
 		}
 		s.hardStop()
 		s.acks.close()
+		s.leave()
 		close(s.out)
 	})
+}
+
+// leave deletes this consumer from its group when it holds nothing pending (a clean
+// stop), so that the crawl is not taken for running (inspect.Alive) after it stopped.
+// One that holds entries stays, for its restart or a reclaim.
+func (s *subscription) leave() {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(s.ctx), 2*time.Second)
+	defer cancel()
+	s.deleteConsumer(ctx, s.cfg.Consumer)
 }
 
 // sleepCtx sleeps for d or until ctx ends; it reports whether the full time passed.

@@ -84,7 +84,7 @@ func (s *cookieStore) fromBrowser(ctx context.Context, session string, given, he
 		s.mu.Lock()
 		j := s.local[session]
 		if j == nil {
-			j = newJar()
+			j = s.newLimitJar()
 			s.local[session] = j
 		}
 		s.mu.Unlock()

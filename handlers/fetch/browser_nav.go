@@ -30,6 +30,10 @@ func (b *browserFetch) navigate(req *spiders.Request) func(ctx context.Context, 
 	}
 }
 
+// navigationRobotsWait bounds how long a navigation waits for another fetcher to fetch
+// the robots.txt of its target host.
+const navigationRobotsWait = 30 * time.Second
+
 // checkNavigation checks a document a page's main frame goes to after its first one.
 func (b *browserFetch) checkNavigation(ctx context.Context, u *url.URL, depth int) error {
 	if u.Scheme != "http" && u.Scheme != "https" {
@@ -44,7 +48,7 @@ func (b *browserFetch) checkNavigation(ctx context.Context, u *url.URL, depth in
 	if b.robots == nil {
 		return nil
 	}
-	ctx, cancel := context.WithTimeout(ctx, redirectRobotsWait)
+	ctx, cancel := context.WithTimeout(ctx, navigationRobotsWait)
 	defer cancel()
 	for {
 		v, err := b.robots.check(ctx, u)

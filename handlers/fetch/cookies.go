@@ -2,6 +2,7 @@ package fetch
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/cookiejar"
@@ -29,8 +30,14 @@ type cookieStore struct {
 	rdb    redis.UniversalClient
 	layout streams.Layout
 
+	counters *streams.Counters // cookies_stored, cookies_refused_*
+
 	mu    sync.Mutex
-	local map[string]*cookiejar.Jar // process mode, by session
+	local map[string]*limitJar // process mode, by session
+	held  int                  // process mode: cookies kept, all sessions
+	// stored is the crawl's cookies_stored counter as last read (shared mode), and when.
+	stored   int64
+	storedAt time.Time
 	// seen caches the shared jar's hashes for cookieCacheTTL, so that a crawl of a site
 	// that sets no cookies (or the same ones) costs no round trip per fetch; a cookie
 	// another process saved is sent by this one at most cookieCacheTTL later.
@@ -43,19 +50,34 @@ const cookieCacheTTL = time.Second
 // cookieCacheSize bounds the cache (it is cleared when full).
 const cookieCacheSize = 10000
 
+// Cookie jar bounds, as browsers keep them (RFC 6265 §6.1 asks for at least 4096 bytes
+// per cookie, 50 per domain and 3000 in all; Chrome keeps 180 per domain): without
+// them 900 cookies of one site made a 17 KB Cookie header and every page answered 400.
+const (
+	// maxCookieBytes: a cookie whose name and value are longer is refused.
+	maxCookieBytes = 4096
+	// maxCookiesPerSite: a site (registrable domain) holds at most this many cookies per
+	// session; a new one past it is refused (the ones it has are updated).
+	maxCookiesPerSite = 180
+	// maxCookiesPerCrawl: the crawl's jar (shared) or the process's (process) holds at
+	// most about this many; new ones past it are refused. The shared count is the
+	// crawl's cookies_stored counter, read at most once a second.
+	maxCookiesPerCrawl = 3000
+)
+
 type cachedCookies struct {
 	at   time.Time
 	vals map[string]string
 }
 
-func newCookieStore(mode string, rdb redis.UniversalClient, layout streams.Layout) *cookieStore {
+func newCookieStore(mode string, rdb redis.UniversalClient, layout streams.Layout, counters *streams.Counters) *cookieStore {
 	if mode == "" {
 		mode = spiders.CookiesShared
 	}
 	if mode == spiders.CookiesShared && rdb == nil {
 		mode = spiders.CookiesProcess // no Redis (unit tests of Fetch): keep them here
 	}
-	return &cookieStore{mode: mode, rdb: rdb, layout: layout, local: map[string]*cookiejar.Jar{}, seen: map[string]cachedCookies{}}
+	return &cookieStore{mode: mode, rdb: rdb, layout: layout, counters: counters, local: map[string]*limitJar{}, seen: map[string]cachedCookies{}}
 }
 
 // sessionOf returns the cookie session of req: its cookiejar meta, else the default.
@@ -84,12 +106,12 @@ func (s *cookieStore) jar(ctx context.Context, session string, u *url.URL) (http
 		defer s.mu.Unlock()
 		j := s.local[session]
 		if j == nil {
-			j = newJar()
+			j = s.newLimitJar()
 			s.local[session] = j
 		}
 		return j, func(context.Context) error { return nil }, nil
 	}
-	j := &recordingJar{Jar: newJar()}
+	j := &recordingJar{Jar: newJar(), s: s}
 	host := spiders.HostKeyName(spiders.HostKeyOf(u))
 	stored, err := s.load(ctx, s.key(session, host))
 	if err != nil {
@@ -143,15 +165,18 @@ func (s *cookieStore) key(session, host string) string {
 	return s.layout.ForHost(site).Cookies(session, site)
 }
 
-// save writes the cookies a fetch was sent to the shared jar; expired and deleted ones
-// are removed from it.
+// save writes the cookies a fetch was sent to the shared jar, one script call per
+// site hash (cookieSaveScript): expired and deleted ones are removed from it, and a new
+// one is refused when its site holds maxCookiesPerSite or the crawl about
+// maxCookiesPerCrawl.
 func (s *cookieStore) save(ctx context.Context, session string, set []setCookie) error {
 	if len(set) == 0 {
 		return nil
 	}
 	now := time.Now()
-	var changed []string
-	pipe := s.rdb.Pipeline()
+	crawlFull := s.crawlFull(ctx)
+	byKey := map[string][]any{}
+	var keys []string
 	for _, sc := range set {
 		c := *sc.c
 		host := spiders.HostKeyName(spiders.HostKeyOf(sc.u))
@@ -164,22 +189,95 @@ func (s *cookieStore) save(ctx context.Context, session string, set []setCookie)
 			c.Expires, c.MaxAge = now.Add(time.Duration(c.MaxAge)*time.Second), 0
 		}
 		key := s.key(session, host)
-		changed = append(changed, key)
+		if _, ok := byKey[key]; !ok {
+			keys = append(keys, key)
+		}
 		if c.MaxAge < 0 || !c.Expires.IsZero() && c.Expires.Before(now) {
-			pipe.HDel(ctx, key, field)
+			byKey[key] = append(byKey[key], "del", field, "")
 			continue
 		}
+		op := "set"
+		if crawlFull {
+			op = "upd" // only a cookie the jar has already is written
+		}
 		from := url.URL{Scheme: sc.u.Scheme, Host: sc.u.Host, Path: sc.u.Path}
-		pipe.HSet(ctx, key, field, from.String()+"\n"+c.String())
+		byKey[key] = append(byKey[key], op, field, from.String()+"\n"+c.String())
 	}
-	_, err := pipe.Exec(ctx)
-	for _, key := range changed { // after the write: a read in between must not be kept
-		s.forget(key)
+	var errs []error
+	for _, key := range keys { // one site per fetch, nearly always
+		out, err := cookieSaveScript.Run(ctx, s.rdb, []string{key}, append([]any{maxCookiesPerSite}, byKey[key]...)...).Int64Slice()
+		s.forget(key) // after the write: a read in between must not be kept
+		if err == nil && len(out) == 3 {
+			s.count("cookies_stored", out[0]-out[1])
+			s.count("cookies_refused_over_cap", out[2])
+		}
+		if err != nil {
+			errs = append(errs, err)
+		}
 	}
-	if err != nil {
+	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("fetch: save cookies: %w", err)
 	}
 	return nil
+}
+
+// cookieSaveScript writes a fetch's cookies to one site hash of the shared jar: a
+// deleted or expired one is removed; one it has is updated; a new one is added while
+// the hash holds fewer than the cap ("set") and refused otherwise, or always ("upd":
+// the crawl's jar is full).
+//
+// KEYS[1] -> sc:{c}:cookies:<session>:<site>
+// ARGV[1] -> the most cookies the hash holds; then per cookie: op ("set", "upd",
+// "del"), field, value
+// Output: {added, removed, refused}
+var cookieSaveScript = redis.NewScript(`
+local cap, added, removed, refused = tonumber(ARGV[1]), 0, 0, 0
+for i = 2, #ARGV, 3 do
+  local op, field = ARGV[i], ARGV[i + 1]
+  if op == 'del' then
+    removed = removed + redis.call('HDEL', KEYS[1], field)
+  elseif redis.call('HEXISTS', KEYS[1], field) == 1 then
+    redis.call('HSET', KEYS[1], field, ARGV[i + 2])
+  elseif op == 'set' and redis.call('HLEN', KEYS[1]) < cap then
+    redis.call('HSET', KEYS[1], field, ARGV[i + 2])
+    added = added + 1
+  else
+    refused = refused + 1
+  end
+end
+return {added, removed, refused}
+`)
+
+// crawlFull reports whether the crawl's shared jar holds about maxCookiesPerCrawl
+// cookies (its cookies_stored counter, read at most once a second).
+func (s *cookieStore) crawlFull(ctx context.Context) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if time.Since(s.storedAt) >= time.Second {
+		if n, err := s.rdb.HGet(ctx, s.layout.Global.Stats, "cookies_stored").Int64(); err == nil || errors.Is(err, redis.Nil) {
+			s.stored, s.storedAt = n, time.Now()
+		}
+	}
+	return s.stored >= maxCookiesPerCrawl
+}
+
+func (s *cookieStore) count(field string, n int64) {
+	if s.counters != nil && n != 0 {
+		s.counters.Add(field, n)
+	}
+}
+
+// keep drops the cookies a jar must not take: those over maxCookieBytes (counted).
+func (s *cookieStore) keep(cookies []*http.Cookie) []*http.Cookie {
+	out := cookies[:0:0]
+	for _, c := range cookies {
+		if len(c.Name)+len(c.Value) > maxCookieBytes {
+			s.count("cookies_refused_too_large", 1)
+			continue
+		}
+		out = append(out, c)
+	}
+	return out
 }
 
 // setCookie is a cookie a server set and the URL that set it.
@@ -188,18 +286,72 @@ type setCookie struct {
 	c *http.Cookie
 }
 
-// recordingJar is a jar that remembers what it was given.
+// recordingJar is a jar that remembers what it was given (a fetch's, in shared mode),
+// cookies over maxCookieBytes left out.
 type recordingJar struct {
 	*cookiejar.Jar
+	s   *cookieStore
 	mu  sync.Mutex
 	set []setCookie
 }
 
 func (j *recordingJar) SetCookies(u *url.URL, cookies []*http.Cookie) {
+	cookies = j.s.keep(cookies)
 	j.Jar.SetCookies(u, cookies)
 	j.mu.Lock()
 	for _, c := range cookies {
 		j.set = append(j.set, setCookie{u: u, c: c})
 	}
 	j.mu.Unlock()
+}
+
+// limitJar is a process's jar of one session (process mode) within the bounds: no
+// cookie over maxCookieBytes, at most maxCookiesPerSite names per site, about
+// maxCookiesPerCrawl in the process. It counts the names it let in (a deleted one is
+// let go); names of expired cookies stay counted until set again.
+type limitJar struct {
+	*cookiejar.Jar
+	s     *cookieStore
+	names map[string]map[string]bool // site -> cookie names (name|domain|path)
+}
+
+// newLimitJar returns an empty jar of one session in process mode.
+func (s *cookieStore) newLimitJar() *limitJar {
+	return &limitJar{Jar: newJar(), s: s, names: map[string]map[string]bool{}}
+}
+
+func (j *limitJar) SetCookies(u *url.URL, cookies []*http.Cookie) {
+	cookies = j.s.keep(cookies)
+	host := spiders.HostKeyName(spiders.HostKeyOf(u))
+	site, err := publicsuffix.EffectiveTLDPlusOne(host)
+	if err != nil {
+		site = host
+	}
+	j.s.mu.Lock()
+	names := j.names[site]
+	if names == nil {
+		names = map[string]bool{}
+		j.names[site] = names
+	}
+	out := cookies[:0:0]
+	for _, c := range cookies {
+		name := c.Name + "|" + strings.ToLower(strings.TrimPrefix(c.Domain, ".")) + "|" + c.Path
+		switch {
+		case c.MaxAge < 0:
+			if names[name] {
+				delete(names, name)
+				j.s.held--
+			}
+		case names[name]:
+		case len(names) >= maxCookiesPerSite || j.s.held >= maxCookiesPerCrawl:
+			j.s.count("cookies_refused_over_cap", 1)
+			continue
+		default:
+			names[name] = true
+			j.s.held++
+		}
+		out = append(out, c)
+	}
+	j.s.mu.Unlock()
+	j.Jar.SetCookies(u, out)
 }

@@ -41,8 +41,9 @@ type Config struct {
 	// Default nil: none.
 	FollowFilter func(*url.URL) bool
 	// RobotsRetry is how long a host whose robots.txt answered 5xx (or could not be
-	// fetched) stays disallowed before robots.txt is fetched again. Default
-	// DefaultRobotsRetry.
+	// fetched) stays disallowed before robots.txt is fetched again, doubled after each
+	// try; after the spider's robots_unreachable_tries the host's requests are dropped.
+	// Default DefaultRobotsRetry.
 	RobotsRetry time.Duration
 	// RetryBase is the delay before a failed fetch's first retry, doubled for each
 	// next one. Default DefaultRetryBase.
@@ -167,11 +168,12 @@ func New(cfg Config) (*Fetcher, error) {
 		budget = defaultBodyBudget()
 	}
 	sh := &shared{settings: s, scope: cfg.Scope, follows: cfg.FollowFilter, guard: newGuard(s), proxies: newProxyPool(s),
-		cookies: newCookieStore(s.Cookies, cfg.Client, cfg.Layout), budget: newBodyBudget(budget),
+		cookies: newCookieStore(s.Cookies, cfg.Client, cfg.Layout, cfg.Counters), budget: newBodyBudget(budget),
 		counters: cfg.Counters, log: cfg.Logger}
 	h := newHTTPFetch(sh, cfg)
 	if s.RobotsObeyed() {
-		sh.robots = newRobots(cfg.Client, cfg.Layout, robotsClient(h.client), s.UserAgent, cfg.RobotsRetry, cfg.Counters, cfg.Logger)
+		sh.robots = newRobots(cfg.Client, cfg.Layout, robotsClient(h.client), robotsConfig{agent: s.UserAgent, retry: cfg.RobotsRetry,
+			tries: s.RobotsUnreachableTries, maxDelay: s.MaxCrawlDelay, timeout: s.DownloadTimeout}, cfg.Counters, cfg.Logger)
 		sh.robots.via = func(ctx context.Context, hreq *http.Request) (*http.Request, func(*http.Response, error), error) {
 			return h.viaProxy(ctx, &spiders.Request{URL: hreq.URL.String()}, hreq)
 		}
@@ -215,6 +217,9 @@ const (
 	// Dead: the request can never succeed; Result.Err (wrapping streams.ErrPoison) is
 	// its dead letter's error.
 	Dead
+	// Redirect: the request was answered with a redirect; Result.Request is its next
+	// hop, to be queued through the frontier like a link (deduplicated, scoped, polite).
+	Redirect
 )
 
 // Reasons a Result of Do gives for a Drop besides the final HTTP answers (http_error,
@@ -227,6 +232,11 @@ const (
 	// DropRequeued: the request went back to its host's queue (its slot was lost,
 	// robots.txt is being fetched elsewhere, or fetching it took the host's turn).
 	DropRequeued = "requeued"
+	// DropRobotsUnreachable starts the error of the dead letters of a host whose
+	// robots.txt stayed unavailable (5xx, no answer, TLS failure) for every try of
+	// robots_unreachable_tries, and names their counter. Do returns such a request as
+	// Dead, and its host's waiting requests are dead-lettered with it.
+	DropRobotsUnreachable = "robots_unreachable"
 )
 
 // Result is what became of one request (see Outcome).
@@ -235,7 +245,8 @@ type Result struct {
 	Outcome Outcome
 	// Response is the fetched response (Publish). Its Body is valid until Release.
 	Response *spiders.Response
-	// Request is the request to fetch again (Retry).
+	// Request is the request to fetch again (Retry), or the redirect's next hop
+	// (Redirect).
 	Request *spiders.Request
 	// At is when Request is due (Retry).
 	At time.Time
@@ -261,7 +272,8 @@ func (r Result) Release() {
 // frontier.Frontier.Finish), so Do never waits for politeness; it gives the host's slot back when
 // the fetch is over (see turn). When this process fetched the host's robots.txt for the
 // request, that fetch was the host's turn: the page goes back to its host's queue, to be
-// fetched after the host's delay. Network errors, timeouts, 408, 429 and 5xx answers are
+// fetched after the host's delay. A redirect is not followed here: its target is the
+// Redirect outcome's request (redirects.go). Network errors, timeouts, 408, 429 and 5xx answers are
 // retried with exponential backoff and jitter (or the server's Retry-After), up to
 // max_retries; other 4xx answers are final. An error means Do could not finish (Redis
 // did not answer): the request must come again, and its slot stays leased for it.
@@ -280,6 +292,9 @@ func (f *Fetcher) Do(ctx context.Context, req *spiders.Request, d Delivery) (Res
 			return Result{}, err // the slot stays leased: the redelivery uses it
 		}
 		if reason, err := t.robots(ctx, v); reason != "" || err != nil {
+			if reason == DropRobotsUnreachable && err == nil {
+				return dead(robotsUnreachableError(v)), nil
+			}
 			return drop(reason), err
 		}
 	}
@@ -298,7 +313,7 @@ func (f *Fetcher) Do(ctx context.Context, req *spiders.Request, d Delivery) (Res
 	switch {
 	case errors.Is(err, errBlockedAddress):
 		f.count("dropped_private_address", 1)
-		f.log.Info("dropped: not a public address", zap.String("url", req.URL), zap.Error(err))
+		f.log.Info("dropped: not a public address", zap.String("url", spiders.RedactedURL(req.URL)), zap.Error(err))
 		return drop(DropPrivateAddress), nil
 	case rerr != nil:
 		return f.retry(req, rerr), nil
@@ -307,6 +322,8 @@ func (f *Fetcher) Do(ctx context.Context, req *spiders.Request, d Delivery) (Res
 		return dead(err), nil
 	case res == nil:
 		return drop(reason), nil
+	case isRedirect(res.Status, res.Headers):
+		return f.redirect(req, res), nil
 	}
 	return Result{Outcome: Publish, Response: res, release: body.release}, nil
 }
@@ -316,7 +333,7 @@ func (f *Fetcher) Do(ctx context.Context, req *spiders.Request, d Delivery) (Res
 func (f *Fetcher) retry(req *spiders.Request, rerr *retryableError) Result {
 	if req.Retries >= f.settings.Retries() {
 		f.count("retries_exhausted", 1)
-		return dead(fmt.Errorf("%w: fetch: gave up on %s after %d retries: %w", streams.ErrPoison, req.URL, req.Retries, rerr.err))
+		return dead(fmt.Errorf("%w: fetch: gave up on %s after %d retries: %w", streams.ErrPoison, spiders.RedactedURL(req.URL), req.Retries, rerr.err))
 	}
 	next := *req
 	next.Retries++

@@ -19,12 +19,13 @@ import (
 )
 
 // httpFetch is the HTTP fetcher: net/http with the spider's timeouts, the network
-// guard in its dialer, every redirect hop checked (redirects.go), bodies decoded and
+// guard in its dialer, redirects ending the fetch (redirects.go), bodies decoded and
 // cut at max_body_size under the process's body budget, conditional revisits.
 type httpFetch struct {
 	*shared
-	client *http.Client
-	cond   *validators // nil unless the spider revisits URLs
+	client    *http.Client
+	following *http.Client // the login's: follows redirects within one fetch
+	cond      *validators  // nil unless the spider revisits URLs
 }
 
 // newHTTPFetch returns the HTTP fetcher of cfg, sharing sh's rules.
@@ -36,7 +37,7 @@ func newHTTPFetch(sh *shared, cfg Config) *httpFetch {
 	if cfg.HostStats != nil {
 		h.client.Transport = hostStatsTransport{next: h.client.Transport, counters: cfg.HostStats}
 	}
-	h.client.CheckRedirect = h.checkRedirect
+	h.following = followingClient(h.client, sh.settings.Redirects(), sh.scope)
 	if sh.settings.RevisitAfter > 0 && cfg.Client != nil {
 		h.cond = newValidators(cfg.Client, cfg.Layout, sh.settings.Capacity)
 	}
@@ -54,11 +55,11 @@ func (f *httpFetch) roundTrip(ctx context.Context, req *spiders.Request) (*spide
 	if err := req.Validate(); err != nil {
 		return nil, nil, "", fmt.Errorf("%w: fetch: %w", streams.ErrPoison, err)
 	}
-	ctx = context.WithValue(ctx, depthKey{}, req.Depth)
 	hreq, err := http.NewRequestWithContext(ctx, req.HTTPMethod(), req.URL, body)
 	if err != nil {
-		return nil, nil, "", fmt.Errorf("%w: fetch: build request for %s: %w", streams.ErrPoison, req.URL, err)
+		return nil, nil, "", fmt.Errorf("%w: fetch: build request for %s: %w", streams.ErrPoison, spiders.RedactedURL(req.URL), err)
 	}
+	wire(hreq)
 	hreq.Header.Set("User-Agent", f.settings.UserAgent)
 	hreq.Header.Set("Accept", "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8")
 	hreq.Header.Set("Accept-Encoding", acceptEncoding)
@@ -70,31 +71,32 @@ func (f *httpFetch) roundTrip(ctx context.Context, req *spiders.Request) (*spide
 	}
 	cond, err := f.cond.apply(ctx, req, hreq)
 	if err != nil {
-		return nil, nil, "", &retryableError{err: fmt.Errorf("fetch: validators of %s: %w", req.URL, err)}
+		return nil, nil, "", &retryableError{err: fmt.Errorf("fetch: validators of %s: %w", spiders.RedactedURL(req.URL), err)}
 	}
 	hreq, release, err := f.viaProxy(ctx, req, hreq)
 	if err != nil {
 		return nil, nil, "", err
 	}
-	resp, err := f.do(ctx, hreq, sessionOf(req))
+	resp, err := f.do(ctx, f.client, hreq, sessionOf(req))
 	defer release(resp, err) // the proxy's slot is held until the body is read
-	var refused *redirectRefused
-	if errors.As(err, &refused) {
-		f.count("redirect_refused_"+refused.reason, 1)
-		f.log.Info("redirect refused", zap.String("url", req.URL), zap.String("to", refused.target), zap.String("reason", refused.reason))
-		return nil, nil, "redirect_refused_" + refused.reason, nil
+	if err != nil && strings.Contains(err.Error(), "failed to parse Location header") {
+		// net/http reads a redirect's Location before it asks whether to follow: one no
+		// parser reads comes again on every retry.
+		f.count("redirect_location_invalid", 1)
+		f.log.Info("redirect with an unusable Location", zap.String("url", spiders.RedactedURL(req.URL)), zap.Error(err))
+		return nil, nil, "redirect_location_invalid", nil
 	}
 	if err != nil {
-		if errors.Is(err, errFinal) {
-			return nil, nil, "", fmt.Errorf("%w: fetch: %s: %w", streams.ErrPoison, req.URL, err)
+		if errors.Is(err, errFinal) || finalTransportError(err) {
+			return nil, nil, "", fmt.Errorf("%w: fetch: %s: %w", streams.ErrPoison, spiders.RedactedURL(req.URL), err)
 		}
-		return nil, nil, "", &retryableError{err: fmt.Errorf("fetch: %s: %w", req.URL, err)}
+		return nil, nil, "", &retryableError{err: fmt.Errorf("fetch: %s: %w", spiders.RedactedURL(req.URL), err)}
 	}
 	defer resp.Body.Close()
 	f.count("status_"+strconv.Itoa(resp.StatusCode), 1)
 	switch code := resp.StatusCode; {
 	case retryableStatus(code):
-		return nil, nil, "", &retryableError{err: fmt.Errorf("fetch: %s: HTTP %d", req.URL, code),
+		return nil, nil, "", &retryableError{err: fmt.Errorf("fetch: %s: HTTP %d", spiders.RedactedURL(req.URL), code),
 			status: code, retryAfter: resp.Header.Get("Retry-After")}
 	case code >= 400:
 		f.count("http_errors_final", 1)
@@ -102,57 +104,82 @@ func (f *httpFetch) roundTrip(ctx context.Context, req *spiders.Request) (*spide
 	case code == http.StatusNotModified && cond != nil:
 		f.count("not_modified", 1) // unchanged since the last fetch: nothing to parse or store
 		return nil, nil, "not_modified", nil
-	case code >= 300 && code < 400 && resp.Header.Get("Location") != "":
-		f.count("redirects_not_followed", 1) // max_redirects: 0
-		return nil, nil, "redirect_not_followed", nil
+	case isRedirect(code, resp.Header):
+		// Its target is a new request (Fetcher.redirect); the body is not read.
+		return &spiders.Response{Request: req, URL: req.URL, Status: code, Headers: resp.Header.Clone(),
+			FetchedAt: time.Now().UTC()}, nil, "", nil
+	case code == http.StatusSwitchingProtocols:
+		// An upgrade nobody asked for: no page follows it, and a retry gets the same.
+		f.count("unsolicited_upgrades", 1)
+		return nil, nil, "unsolicited_upgrade", nil
 	}
 	want := min(max(resp.ContentLength, budgetStep), f.settings.MaxBodySize+1)
 	held, err := f.budget.start(ctx, want)
 	if err != nil {
-		return nil, nil, "", &retryableError{err: fmt.Errorf("fetch: %s: waiting for body budget: %w", req.URL, err)}
+		return nil, nil, "", &retryableError{err: fmt.Errorf("fetch: %s: waiting for body budget: %w", spiders.RedactedURL(req.URL), err)}
 	}
 	data, truncated, err := readBody(ctx, resp, f.settings.MaxBodySize, held)
 	if err != nil {
 		held.release()
 		if errors.Is(err, errFinal) {
-			return nil, nil, "", fmt.Errorf("%w: fetch: %s: %w", streams.ErrPoison, req.URL, err)
+			return nil, nil, "", fmt.Errorf("%w: fetch: %s: %w", streams.ErrPoison, spiders.RedactedURL(req.URL), err)
 		}
-		return nil, nil, "", &retryableError{err: fmt.Errorf("fetch: %s: %w", req.URL, err)}
+		return nil, nil, "", &retryableError{err: fmt.Errorf("fetch: %s: %w", spiders.RedactedURL(req.URL), err)}
 	}
 	f.count("pages_fetched", 1)
 	f.count("bytes_fetched", int64(len(data)))
 	ctype := resp.Header.Get("Content-Type")
-	if textual(ctype) && spiders.LooksBinary(data) {
-		// Served as a page, but an image, archive or other bytes: parsing cannot help,
-		// and neither can a retry.
-		f.count("bodies_not_text", 1)
-		f.log.Info("dropped: body served as text is binary", zap.String("url", req.URL), zap.String("content_type", ctype))
+	// A text declared UTF-16 is full of zero bytes: it is looked at once decoded.
+	utf16 := spiders.DeclaresUTF16(ctype)
+	if textual(ctype) && !utf16 && spiders.LooksBinary(data) {
 		held.release()
-		return nil, nil, "body_not_text", nil
+		return nil, nil, f.notText(req, ctype), nil
 	}
 	data, cs, err := spiders.DecodeText(data, ctype)
 	if err != nil {
 		held.release()
-		return nil, nil, "", fmt.Errorf("%w: fetch: %s: %w", streams.ErrPoison, req.URL, err)
+		return nil, nil, "", fmt.Errorf("%w: fetch: %s: %w", streams.ErrPoison, spiders.RedactedURL(req.URL), err)
+	}
+	if textual(ctype) && utf16 && spiders.LooksBinary(data) {
+		held.release()
+		return nil, nil, f.notText(req, ctype), nil
 	}
 	if cs != "" && cs != "utf-8" {
 		f.count("bodies_decoded_"+cs, 1)
 	}
 	if truncated {
 		f.count("bodies_truncated", 1)
-		f.log.Info("body cut at max_body_size", zap.String("url", req.URL), zap.Int64("max_body_size", f.settings.MaxBodySize))
+		f.log.Info("body cut at max_body_size", zap.String("url", spiders.RedactedURL(req.URL)), zap.Int64("max_body_size", f.settings.MaxBodySize))
 	}
 	if code := resp.StatusCode; code >= 200 && code < 300 {
 		if err := f.cond.save(ctx, cond, resp.Header); err != nil {
-			f.log.Warn("validators not saved; the next visit fetches the page whole", zap.String("url", req.URL), zap.Error(err))
+			f.log.Warn("validators not saved; the next visit fetches the page whole", zap.String("url", spiders.RedactedURL(req.URL)), zap.Error(err))
 		}
 	}
 	hdr := resp.Header.Clone()
 	hdr.Del("Content-Encoding") // the body we pass on is decoded
 	hdr.Del("Content-Length")
-	f.log.Debug("fetched", zap.String("url", req.URL), zap.Int("status", resp.StatusCode), zap.Int("bytes", len(data)))
+	f.log.Debug("fetched", zap.String("url", spiders.RedactedURL(req.URL)), zap.Int("status", resp.StatusCode), zap.Int("bytes", len(data)))
 	return &spiders.Response{Request: req, URL: resp.Request.URL.String(), Status: resp.StatusCode,
 		Headers: hdr, Body: data, Truncated: truncated, Charset: cs, FetchedAt: time.Now().UTC()}, held, "", nil
+}
+
+// notText counts and logs a body served as a page that is an image, an archive or
+// other bytes (parsing cannot help, and neither can a retry) and returns the drop's
+// reason.
+func (f *httpFetch) notText(req *spiders.Request, ctype string) string {
+	f.count("bodies_not_text", 1)
+	f.log.Info("dropped: body served as text is binary", zap.String("url", spiders.RedactedURL(req.URL)), zap.String("content_type", ctype))
+	return "body_not_text"
+}
+
+// wire writes hreq's URL as browsers send it (spiders.WireURL): the host as its key,
+// the query percent-encoded.
+func wire(hreq *http.Request) {
+	hreq.URL.RawQuery = spiders.WireQuery(hreq.URL.RawQuery)
+	if h := spiders.HostKeyOf(hreq.URL); h != "" && h != hreq.URL.Host {
+		hreq.URL.Host, hreq.Host = h, h
+	}
 }
 
 // textual reports content types a page is served with: HTML, XHTML or plain text.
@@ -176,7 +203,7 @@ func (f *httpFetch) viaProxy(ctx context.Context, req *spiders.Request, hreq *ht
 	if raw, ok := req.Meta["proxy"].(string); ok && raw != "" {
 		var err error
 		if u, err = spiders.ParseProxy(raw); err != nil {
-			return nil, noop, fmt.Errorf("%w: fetch: meta proxy of %s: %w", streams.ErrPoison, req.URL, err)
+			return nil, noop, fmt.Errorf("%w: fetch: meta proxy of %s: %w", streams.ErrPoison, spiders.RedactedURL(req.URL), err)
 		}
 	} else if f.proxies != nil {
 		var err error
@@ -212,25 +239,29 @@ func (f *httpFetch) viaProxy(ctx context.Context, req *spiders.Request, hreq *ht
 	return hreq.WithContext(context.WithValue(hreq.Context(), proxyKey{}, u)), release, nil
 }
 
-// do sends hreq with the cookies of session and saves the cookies the server set (on
-// every hop of a redirect chain).
-func (f *httpFetch) do(ctx context.Context, hreq *http.Request, session string) (*http.Response, error) {
-	client := f.client
+// do sends hreq with client and the cookies of session, and saves the cookies the
+// server set (on every hop, when client follows redirects).
+func (f *httpFetch) do(ctx context.Context, client *http.Client, hreq *http.Request, session string) (*http.Response, error) {
 	if f.cookies != nil {
 		jar, save, err := f.cookies.jar(ctx, session, hreq.URL)
 		if err != nil {
 			return nil, err
 		}
 		if jar != nil {
-			c := *f.client
+			c := *client
 			c.Jar = jar
 			client = &c
 		}
 		defer func() {
 			if err := save(context.WithoutCancel(ctx)); err != nil {
-				f.log.Warn("cookies not saved", zap.String("url", hreq.URL.Redacted()), zap.Error(err))
+				f.log.Warn("cookies not saved", zap.String("url", spiders.RedactedURL(hreq.URL.String())), zap.Error(err))
 			}
 		}()
 	}
-	return client.Do(hreq)
+	resp, err := client.Do(hreq)
+	var uerr *url.Error
+	if errors.As(err, &uerr) {
+		uerr.URL = spiders.RedactedURL(uerr.URL) // net/http keeps the user name
+	}
+	return resp, err
 }

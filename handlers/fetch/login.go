@@ -57,17 +57,17 @@ func (f *Fetcher) login(ctx context.Context, l *spiders.Login) error {
 	if session == "" {
 		session = defaultCookieSession
 	}
-	resp, err := f.http.do(ctx, hreq, session)
+	resp, err := f.http.do(ctx, f.http.following, hreq, session)
 	if err != nil {
-		return fmt.Errorf("fetch: login at %s: %w", hreq.URL.Redacted(), err)
+		return fmt.Errorf("fetch: login at %s: %w", spiders.RedactedURL(hreq.URL.String()), err)
 	}
 	defer resp.Body.Close()
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
 	if resp.StatusCode >= 400 {
-		return fmt.Errorf("fetch: login at %s: HTTP %d", hreq.URL.Redacted(), resp.StatusCode)
+		return fmt.Errorf("fetch: login at %s: HTTP %d", spiders.RedactedURL(hreq.URL.String()), resp.StatusCode)
 	}
 	f.count("logins", 1)
-	f.log.Info("logged in", zap.String("url", hreq.URL.Redacted()), zap.Int("status", resp.StatusCode))
+	f.log.Info("logged in", zap.String("url", spiders.RedactedURL(hreq.URL.String())), zap.Int("status", resp.StatusCode))
 	return nil
 }
 

@@ -2,6 +2,7 @@ package fetch
 
 import (
 	"context"
+	"fmt"
 	"net/http/httptrace"
 	"sync/atomic"
 	"time"
@@ -9,6 +10,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/streamcrawl/streamcrawl/spiders"
+	"github.com/streamcrawl/streamcrawl/streams"
 	"github.com/streamcrawl/streamcrawl/streams/frontier"
 	"github.com/streamcrawl/streamcrawl/streams/loop"
 )
@@ -60,19 +62,31 @@ func (t *turn) slotLost(ctx context.Context, d Delivery) (bool, error) {
 func (t *turn) robots(ctx context.Context, v robotsVerdict) (reason string, err error) {
 	f := t.f
 	switch {
+	case v.unreachable:
+		return DropRobotsUnreachable, t.unreachable(ctx, v)
 	case v.wait > 0:
 		// Another fetcher is fetching robots.txt: the request waits in its host's queue.
 		f.count("robots_waits", 1)
 		return DropRequeued, t.requeue(ctx, time.Time{}, v.wait)
 	case !v.fetched.IsZero() && v.delay > 0:
+		if v.capped {
+			f.count("robots_crawl_delay_capped", 1)
+			f.log.Warn("robots.txt Crawl-delay cut to max_crawl_delay", zap.String("host", t.host), zap.Duration("max_crawl_delay", v.delay))
+		}
 		if err := f.hosts.SetCrawlDelay(ctx, t.host, v.delay); err != nil {
 			return DropRequeued, err
 		}
 	}
 	switch {
+	case !v.allowed && len(t.req.RedirectURLs) > 0:
+		f.count("redirect_refused_robots", 1) // a redirect's hop, refused as its redirect
+		f.log.Info("redirect refused", zap.String("url", spiders.RedactedURL(t.req.RedirectURLs[len(t.req.RedirectURLs)-1])),
+			zap.String("to", spiders.RedactedURL(t.req.URL)), zap.String("reason", "robots"))
+		t.finish(ctx, frontier.Finish{Started: v.fetched})
+		return DropRobots, nil
 	case !v.allowed:
 		f.count("robots_disallowed", 1)
-		f.log.Debug("disallowed by robots.txt", zap.String("url", t.req.URL))
+		f.log.Debug("disallowed by robots.txt", zap.String("url", spiders.RedactedURL(t.req.URL)))
 		t.finish(ctx, frontier.Finish{Started: v.fetched}) // zero when robots.txt was not fetched
 		return DropRobots, nil
 	case !v.fetched.IsZero() && (t.rule.Delay > 0 || v.delay > 0):
@@ -81,6 +95,28 @@ func (t *turn) robots(ctx context.Context, v robotsVerdict) (reason string, err 
 		return DropRequeued, t.requeue(ctx, v.fetched, 0)
 	}
 	return "", nil
+}
+
+// unreachable ends the turn of a request whose host's robots.txt stayed unavailable
+// for every try, and drops the host's waiting requests to the dead letters with the
+// reason (the request itself becomes one through Do's result), counted as
+// robots_unreachable.
+func (t *turn) unreachable(ctx context.Context, v robotsVerdict) error {
+	f := t.f
+	t.finish(ctx, frontier.Finish{Started: v.fetched})
+	n, err := f.hosts.DropHost(ctx, t.host, streams.StageFetch, robotsUnreachableError(v).Error())
+	f.count(DropRobotsUnreachable, int64(n)+1)
+	if n > 0 {
+		f.log.Warn("dropped the waiting requests of a host whose robots.txt is unreachable", zap.String("host", t.host),
+			zap.Int("requests", n), zap.String("why", v.why))
+	}
+	return err
+}
+
+// robotsUnreachableError is the dead letter's error of a request whose host's
+// robots.txt stayed unavailable: it starts with DropRobotsUnreachable.
+func robotsUnreachableError(v robotsVerdict) error {
+	return fmt.Errorf("%s: %s", DropRobotsUnreachable, v.why)
 }
 
 // requeue ends the turn (started: when its request started; zero: none was made) and

@@ -155,6 +155,9 @@ type Frontier struct {
 	fin  *rkit.Group[*finishJob]
 	now  func() time.Time // the clock that turns a retry's due time into a wait
 
+	// max_pages (budget.go)
+	budget budget
+
 	// dispatch (dispatch.go)
 	mu  sync.Mutex
 	hot []bool // per partition: the last round moved requests there

@@ -104,6 +104,19 @@ func RetryDead(ctx context.Context, rdb redis.UniversalClient, l streams.Layout,
 	return n, nil
 }
 
+// AddDead writes a dead letter of partition k for what a stage gave up on before it
+// became an entry of stream (an item without its key, at the parse stage): the stage,
+// the error and the payload, as a Watermill message of stream, so that a dead retry
+// puts it there.
+func AddDead(ctx context.Context, rdb redis.UniversalClient, k streams.Keys, stream, stage, errText string, payload []byte) error {
+	d := rkit.Dead{Stream: stream, Stage: stage, Error: errText}
+	v := d.Values("_watermill_message_uuid", watermill.NewUUID(), "metadata", "", "payload", payload)
+	if err := rdb.XAdd(ctx, &redis.XAddArgs{Stream: k.Dead, Values: v}).Err(); err != nil {
+		return fmt.Errorf("inspect: add a dead letter: %w", err)
+	}
+	return nil
+}
+
 func parseDead(m redis.XMessage) DeadLetter {
 	d := DeadLetter{ID: m.ID, Fields: map[string]string{}}
 	for f, v := range m.Values {

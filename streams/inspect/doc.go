@@ -13,7 +13,8 @@
 //     where one stands (ReadGroupState), where a new one starts (ParsePosition,
 //     GroupStart, CreateGroup), and the crawl's own stage groups refused
 //     (ErrStageGroup);
-//   - reset.go: Reset, every key of a crawl gone;
+//   - reset.go: Reset, every key of a crawl gone, refused while its services run;
+//   - alive.go: Alive, the consumers of a crawl's groups active lately (ErrRunning);
 //   - info.go: InfoNumbers, the numeric fields of INFO.
 //
 // No stage needs it to move a message: runs read ReadProgress to know when to stop,

@@ -126,10 +126,7 @@ func readSample(ctx context.Context, rdb redis.UniversalClient, l streams.Layout
 	if err != nil {
 		return Sample{}, err
 	}
-	f, err := metrics.ReadFrontier(ctx, rdb, l)
-	if err != nil {
-		return Sample{}, err
-	}
+	f := metrics.FrontierOf(st)
 	smp := Sample{At: time.Now().UnixMilli(), Pages: st.Stats["pages_fetched"], Items: st.ItemsStored,
 		Frontier: f.Requests, Delayed: f.Delayed, Dead: st.DeadLetters, Seen: st.Seen, Done: st.Done,
 		Pending: map[string]int64{}, Unread: map[string]int64{}, Consumers: map[string]int64{}}

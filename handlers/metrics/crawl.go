@@ -110,10 +110,7 @@ func (c *CrawlCollector) collectCrawl(ctx context.Context, crawl string, ch chan
 	if err != nil {
 		return err
 	}
-	f, err := ReadFrontier(ctx, c.rdb, l)
-	if err != nil {
-		return err
-	}
+	f := FrontierOf(st)
 	gauge := func(d *prometheus.Desc, v int64, labels ...string) {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, float64(v), append([]string{crawl}, labels...)...)
 	}

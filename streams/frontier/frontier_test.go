@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -41,24 +43,36 @@ func streamPayloads(t *testing.T, rdb redis.UniversalClient, k streams.Keys) []s
 }
 
 // waiting returns the frontier's count of requests waiting in host queues, checked
-// against the queues' own sizes.
+// against the queues' own sizes and the counts in the hosts' state hashes.
 func waiting(t *testing.T, rdb redis.UniversalClient, k streams.Keys) int64 {
 	t.Helper()
 	ctx := context.Background()
-	n, err := rdb.HLen(ctx, k.Waiting).Result()
-	if err != nil {
+	n, err := rdb.HGet(ctx, k.Counts, "waiting").Int64()
+	if err != nil && err != redis.Nil {
 		t.Fatal(err)
 	}
-	var inQueues int64
+	var inQueues, counted int64
 	keys, err := rdb.Keys(ctx, k.HostQueues+"*").Result()
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, q := range keys {
-		inQueues += rdb.ZCard(ctx, q).Val()
+		inQueues += rdb.LLen(ctx, q).Val()
 	}
-	if n != inQueues {
-		t.Fatalf("waiting counter %d, but the host queues hold %d", n, inQueues)
+	states, err := rdb.Keys(ctx, k.HostStates+"*").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range states {
+		for f, v := range rdb.HGetAll(ctx, h).Val() {
+			if strings.HasPrefix(f, "q") {
+				c, _ := strconv.ParseInt(v, 10, 64)
+				counted += c
+			}
+		}
+	}
+	if n != inQueues || n != counted {
+		t.Fatalf("waiting counter %d, but the host queues hold %d and the host states count %d", n, inQueues, counted)
 	}
 	return n
 }
@@ -116,8 +130,7 @@ func TestEmitIntoAnEmptyFrontierFillsTheWindowInOrderAndQueuesTheRest(t *testing
 	if got, want := fmt.Sprint(streamPayloads(t, rdb, k)), "[req-3 req-1 req-4]"; got != want {
 		t.Fatalf("stream = %s, want %s", got, want)
 	}
-	ids, _ := rdb.ZRange(ctx, k.HostQueue(""), 0, -1).Result()
-	if got := rdb.HMGet(ctx, k.Waiting, ids...).Val(); fmt.Sprint(got) != "[req-0 req-2]" {
+	if got, _ := frontier.QueuedOf(ctx, rdb, k, ""); fmt.Sprint(got) != "[req-0 req-2]" {
 		t.Fatalf("host queue = %v, want [req-0 req-2]", got)
 	}
 	if n := waiting(t, rdb, k); n != 2 {

@@ -14,86 +14,115 @@ import (
 // maxBackoffMs is maxHostBackoff for the scripts.
 var maxBackoffMs = strconv.FormatInt(maxHostBackoff.Milliseconds(), 10)
 
-// finishOneLua (after hostSchedLua) defines finish_one(): one fetcher's turn at a host
-// ends: its slot comes back, the host's next start moves to its delay after the
-// request's start (or further for a back-off), a request is requeued when asked, and
-// the host is placed again.
+// finishLua (after hostSchedLua) defines how fetchers' turns at hosts end: a slot comes
+// back, the host's next start moves to its delay after the end of the request (or
+// further for a back-off), a request is requeued when asked, and the host is placed
+// again.
 //
-// host, lease (requests stream ID; empty: none), took (ms since the request started; -1: no
-// request was made), outcome ('done', 'slow', 'none'), retry (Retry-After ms), auto ('1'
-// feeds AutoThrottle), requeue (request; empty: none), band, sign (order), wait (least ms
-// before the next start), now (ms, Redis clock)
-// Output: the host's next start (ms, Redis clock; 0 when it may start now)
-var finishOneLua = `
--- next_start puts host in the schedule at want when that is later than now (later
--- than any time it has: it leaves the ready set), and returns its next start: want,
--- its time in the schedule, or nil when it may start now.
-local function next_start(host, want, now)
-  if want > now then
-    redis.call('ZREM', S.ready, host)
-    redis.call('ZADD', S.sched, 'GT', want, host)
-    return want
-  end
-  local at = redis.call('ZSCORE', S.sched, host)
-  if at then return tonumber(at) end
-  return nil
+// Turns that ended plainly (finish_plain: the host answered, no AutoThrottle, no
+// requeue), the common case, cost one command each whatever the batch: the delay the
+// caller computed is used as it is, the leases and back-off levels of the whole batch
+// are read and written in one command each, and the schedule is written in one; the
+// host's state is not read (a host whose turn ends with nothing to wait for is put in
+// the schedule at once, and placed, or retired, when promote reads it). The others
+// (finish_one) read the host's state.
+var finishLua = `
+-- next_start puts host in the schedule at want, unless a later time is set (a back-off):
+-- it leaves the ready set.
+local function next_start(host, want)
+  zrem(S.ready, host)
+  zadd(S.sched, want, host, 'gt')
 end
 
-local function finish_one(host, lease, took, outcome, retry, auto, requeue, band, sign, wait, now)
-  if lease ~= '' and redis.call('ZREM', S.leases, host .. '|' .. lease) == 1 then free_slot(host) end
-  if took >= 0 and auto == '1' then
-    local a = tonumber(redis.call('HGET', S.hosts, host .. ':a') or took)
-    redis.call('HSET', S.hosts, host .. ':a', math.floor((a + took) / 2))
+-- decay lowers a back-off level by n answers.
+local function decay(host, level, n)
+  if level - n <= 0 then redis.call('HDEL', S.backoff, host) else redis.call('HSET', S.backoff, host, level - n) end
+end
+
+-- finish_plain ends the plain turns of a batch: plain maps host to {ago (ms since its
+-- latest request ended), delay (ms), turns (their places in out)}, hosts lists them,
+-- leases their lease members ("<host>|<id>"). Each turn's next start goes into out.
+local function finish_plain(plain, hosts, leases, now, out)
+  if #leases > 0 then
+    zflush(S.leases)
+    local freed, gone = {}, {}
+    for i = 1, #leases, 1000 do
+      local part = {unpack(leases, i, math.min(i + 999, #leases))}
+      for j, held in ipairs(redis.call('ZMSCORE', S.leases, unpack(part))) do
+        if held then
+          gone[#gone + 1] = part[j]
+          local h = string.match(part[j], '^(.*)|')
+          freed[h] = (freed[h] or 0) + 1
+        end
+      end
+    end
+    for i = 1, #gone, 1000 do redis.call('ZREM', S.leases, unpack(gone, i, math.min(i + 999, #gone))) end
+    for h, n in pairs(freed) do free_slots(h, n) end
   end
-  local inflight, conc, delay, level = host_rule(host)
+  for i = 1, #hosts, 1000 do
+    local part = {unpack(hosts, i, math.min(i + 999, #hosts))}
+    for j, level in ipairs(redis.call('HMGET', S.backoff, unpack(part))) do
+      if level then decay(part[j], tonumber(level), #plain[part[j]].turns) end
+    end
+  end
+  for _, h in ipairs(hosts) do
+    local g = plain[h]
+    local want = 0
+    if g.delay > 0 then want = now - g.ago + g.delay end
+    if want > now then
+      next_start(h, want)
+    else
+      zadd(S.sched, now, h, 'nx') -- may start now: promote places (or retires) it
+      want = 0
+    end
+    for _, t in ipairs(g.turns) do out[t] = want end
+  end
+end
+
+-- finish_one ends one turn that is not plain (see finishScript for its arguments) and
+-- returns the host's next start (ms, Redis clock; 0 when it may start now).
+local function finish_one(host, lease, ago, took, outcome, retry, auto, requeue, band, wait, delay_known, rule_arg, now)
+  local st = state(host)
+  if lease ~= '' then
+    zflush(S.leases)
+    if redis.call('ZREM', S.leases, host .. '|' .. lease) == 1 then
+      st.f = math.max(st.f - 1, 0)
+      hset(st, 'f', st.f)
+    end
+  end
+  if took >= 0 and auto == '1' then
+    st.a = math.floor(((st.a or took) + took) / 2)
+    hset(st, 'a', st.a)
+  end
+  local _, delay = rule(st)
+  delay = math.max(delay, delay_known)
   local want = 0
-  if took >= 0 and delay > 0 then want = now - took + delay end
+  if ago >= 0 and delay > 0 then want = now - ago + delay end
   if outcome == 'slow' then
-    level = redis.call('HINCRBY', S.hosts, host .. ':b', 1)
+    local level = redis.call('HINCRBY', S.backoff, host, 1)
     local backoff = math.min(1000 * 2 ^ (math.min(level, 30) - 1), ` + maxBackoffMs + `)
     want = math.max(want, now + math.max(backoff, retry))
-  elseif outcome == 'done' and level > 0 then
-    if level <= 1 then redis.call('HDEL', S.hosts, host .. ':b') else redis.call('HINCRBY', S.hosts, host .. ':b', -1) end
+  elseif outcome == 'done' then
+    local level = redis.call('HGET', S.backoff, host)
+    if level then decay(host, tonumber(level), 1) end
   end
-  local queued = false
+  local before = best_band(st)
   if requeue ~= '' then
-    local seq = redis.call('INCR', S.seq)
-    enqueue(host, queue_score(band, seq, sign), seq, requeue)
+    activate(host, st, rule_arg)
+    enqueue(host, st, band, {whole(requeue)})
     want = math.max(want, now + wait)
-    queued = true
   end
-  local at = next_start(host, want, now)
-  if at then return at end
-  if queued then
-    wake(host, band)
-  elseif not redis.call('ZSCORE', S.ready, host) then
-    place(host, inflight, conc)
+  if want > now then
+    next_start(host, want)
+    return want
   end
-  return 0
-end
-
--- finish_plain is finish_one for n turns at one host that all ended 'done', without
--- AutoThrottle or a requeue, in a few calls whatever n: their leases go in one ZREM,
--- the host's rule is read and the host placed once. leases are their stream IDs ('' for
--- none), took the least ms since one of them started (the latest start).
-local function finish_plain(host, leases, took, now)
-  local members = {}
-  for _, l in ipairs(leases) do
-    if l ~= '' then members[#members + 1] = host .. '|' .. l end
+  local at = zscore(S.sched, host)
+  if at then return tonumber(at) end
+  if requeue ~= '' then
+    wake(host, st, band, before)
+  elseif not zscore(S.ready, host) then
+    place(host, st)
   end
-  if #members > 0 then
-    local freed = redis.call('ZREM', S.leases, unpack(members))
-    if freed > 0 and redis.call('HINCRBY', S.hosts, host .. ':f', -freed) <= 0 then redis.call('HDEL', S.hosts, host .. ':f') end
-  end
-  local inflight, conc, delay, level = host_rule(host)
-  if level > 0 then
-    if level <= #leases then redis.call('HDEL', S.hosts, host .. ':b') else redis.call('HINCRBY', S.hosts, host .. ':b', -#leases) end
-  end
-  local want = 0
-  if delay > 0 then want = now - took + delay end
-  local at = next_start(host, want, now)
-  if at then return at end
-  if not redis.call('ZSCORE', S.ready, host) then place(host, inflight, conc) end
   return 0
 end
 `
@@ -102,57 +131,66 @@ end
 var errShortReply = errors.New("frontier: finish script gave a short reply")
 
 // finishFields is how many ARGV entries one turn takes in finishScript.
-const finishFields = 10
+const finishFields = 12
 
-// finishScript ends many fetchers' turns at hosts of one partition (see finish_one), in
-// the order given, then, when handOut is above 0, hands requests of the hosts that are
-// ready out to the requests stream as the dispatcher would (see hostSchedLua), keeping
-// its unread backlog within handOut: a freed slot is used at once instead of at the
-// dispatcher's next round, and a page costs one script call per batch instead of its
-// own.
+// finishScript ends many fetchers' turns at hosts of one partition (see finishLua), in
+// the order given, then, when the window is above 0, makes hosts whose time has come
+// ready and hands requests of the ready hosts out to the requests stream as the
+// dispatcher would (see hostSchedLua), keeping its unread backlog within the window: a
+// freed slot is used at once instead of at the dispatcher's next round, and a page
+// costs one script call per batch instead of its own.
 //
-// KEYS[1..8], ARGV[1..8] -> schedKeys, schedArgs (see hostSchedLua; the window is
-// handOut)
-// ARGV[9] -> most requests to move, then per turn 10 fields: host, lease, took,
-// outcome, Retry-After ms, autothrottle, requeue, band, sign, wait ms (see finish_one)
-// Output: each turn's next start (as finish_one), then the number of requests handed out
-var finishScript = schedScript("", finishOneLua+`
+// KEYS[1..9], ARGV[1..10] -> schedKeys, schedArgs (see hostSchedLua)
+// ARGV[11] -> most requests to move, then per turn 12 fields: host, lease, ago (ms
+// since the request ended; -1: no request was made), took (ms the request took; -1),
+// outcome ('done', 'slow', 'none'), Retry-After ms, autothrottle ('1'), requeue (its
+// entry; empty: none), band, wait ms, delay ms (the host's delay as the caller knows
+// it: its rule's or its Crawl-delay), the host's rule (for a requeue)
+// Output: each turn's next start (ms, Redis clock; 0 when it may start now), then the
+// number of requests handed out
+var finishScript = schedScript("", finishLua+`
 local now = now_ms()
 local out = {}
+local nt = (#ARGV - 11) / 12
 -- Plain turns (done, no AutoThrottle, no requeue) first, grouped by host; then the
 -- others one by one, in order.
-local plain, hosts = {}, {}
-for i = 10, #ARGV, 10 do
-  if ARGV[i + 3] == 'done' and ARGV[i + 5] ~= '1' and ARGV[i + 6] == '' then
+local plain, hosts, leases = {}, {}, {}
+for t = 1, nt do
+  local i = 12 + (t - 1) * 12
+  if ARGV[i + 4] == 'done' and ARGV[i + 6] ~= '1' and ARGV[i + 7] == '' then
     local h = ARGV[i]
     local g = plain[h]
+    local ago, delay = tonumber(ARGV[i + 2]), tonumber(ARGV[i + 10])
     if not g then
-      g = {leases = {}, took = tonumber(ARGV[i + 2]), turns = {}}
+      g = {ago = ago, delay = delay, turns = {}}
       plain[h] = g
       hosts[#hosts + 1] = h
+    else
+      g.ago, g.delay = math.min(g.ago, ago), math.max(g.delay, delay)
     end
-    g.leases[#g.leases + 1] = ARGV[i + 1]
-    g.took = math.min(g.took, tonumber(ARGV[i + 2]))
-    g.turns[#g.turns + 1] = (i - 10) / 10 + 1
+    g.turns[#g.turns + 1] = t
+    if ARGV[i + 1] ~= '' then leases[#leases + 1] = h .. '|' .. ARGV[i + 1] end
   end
 end
-for _, h in ipairs(hosts) do
-  local g = plain[h]
-  local want = finish_plain(h, g.leases, g.took, now)
-  for _, t in ipairs(g.turns) do out[t] = want end
-end
-for i = 10, #ARGV, 10 do
-  local t = (i - 10) / 10 + 1
+if #hosts > 0 then finish_plain(plain, hosts, leases, now, out) end
+for t = 1, nt do
+  local i = 12 + (t - 1) * 12
   if not out[t] then
-    out[t] = finish_one(ARGV[i], ARGV[i + 1], tonumber(ARGV[i + 2]), ARGV[i + 3], tonumber(ARGV[i + 4]),
-      ARGV[i + 5], ARGV[i + 6], tonumber(ARGV[i + 7]), tonumber(ARGV[i + 8]), tonumber(ARGV[i + 9]), now)
+    out[t] = finish_one(ARGV[i], ARGV[i + 1], tonumber(ARGV[i + 2]), tonumber(ARGV[i + 3]), ARGV[i + 4],
+      tonumber(ARGV[i + 5]), ARGV[i + 6], ARGV[i + 7], tonumber(ARGV[i + 8]), tonumber(ARGV[i + 9]),
+      tonumber(ARGV[i + 10]), ARGV[i + 11], now)
   end
 end
 local moved = 0
-if S.window > 0 and redis.call('ZCARD', S.ready) > 0 then
-  local r = room(tonumber(ARGV[9]))
-  if r > 0 then moved = hand_out(r, now) end
+if S.window > 0 then
+  promote(now, 256)
+  zflush(S.ready)
+  if redis.call('ZCARD', S.ready) > 0 then
+    local r = room(tonumber(ARGV[11]))
+    if r > 0 then moved = hand_out(r, now) end
+  end
 end
+commit()
 out[#out + 1] = moved
 return out
 `)
@@ -205,20 +243,21 @@ func settle(jobs []*finishJob, cmd *redis.Cmd) {
 }
 
 // finishCall returns the keys and arguments of finishScript for jobs of partition part.
-// The time since each request started is taken now, when the call leaves for Redis.
+// The time since each request ended is taken now, when the call leaves for Redis.
 func (f *Frontier) finishCall(part int, jobs []*finishJob) ([]string, []any) {
 	keys := schedKeys(f.layout.Parts[part])
 	window := 0
 	if f.cfg.FinishHandsOut {
 		window = f.cfg.Window
 	}
-	args := make([]any, 0, 9+finishFields*len(jobs))
-	args = append(args, schedArgs(f.hosts, partIDPrefix(part), window, f.cfg.CountUnread, maxHandOut)...)
+	args := make([]any, 0, schedHead+1+finishFields*len(jobs))
+	args = append(args, schedArgs(f.hosts, partIDPrefix(part), window, f.cfg.CountUnread, f.order.sign(), maxHandOut)...)
+	now := time.Now()
 	for _, j := range jobs {
 		fin := j.f
-		took, outcome := int64(-1), "none"
+		ago, took, outcome := int64(-1), int64(-1), "none"
 		if !fin.Started.IsZero() {
-			took, outcome = max(time.Since(fin.Started).Milliseconds(), 0), "done"
+			ago, took, outcome = max(now.Sub(fin.Ended).Milliseconds(), 0), max(fin.Ended.Sub(fin.Started).Milliseconds(), 0), "done"
 		}
 		if fin.SlowDown {
 			outcome = "slow"
@@ -227,8 +266,25 @@ func (f *Frontier) finishCall(part int, jobs []*finishJob) ([]string, []any) {
 		if fin.Autothrottle {
 			auto = 1
 		}
-		args = append(args, j.host, fin.Lease, took, outcome, max(fin.RetryAfter.Milliseconds(), 0), auto,
-			string(fin.Requeue), f.order.band(fin.Priority, fin.Depth), f.order.sign(), max(fin.Wait.Milliseconds(), 0))
+		rule, ruleArg := f.ruleOf(j.host)
+		requeue := ""
+		if fin.Requeue != nil {
+			requeue = string(fin.Requeue)
+		}
+		args = append(args, j.host, fin.Lease, ago, took, outcome, max(fin.RetryAfter.Milliseconds(), 0), auto,
+			requeue, f.order.band(fin.Priority, fin.Depth), max(fin.Wait.Milliseconds(), 0),
+			max(rule.Delay, fin.CrawlDelay).Milliseconds(), ruleArg)
 	}
 	return keys, args
+}
+
+// ruleOf returns the politeness of host as this frontier knows it (its limit rule, or
+// the defaults) and the rule as the scripts take it ("" for the defaults).
+func (f *Frontier) ruleOf(host string) (HostRule, string) {
+	if f.cfg.Rules != nil {
+		if r := f.cfg.Rules(host); r != nil {
+			return *r, r.arg()
+		}
+	}
+	return f.hosts.HostRule, ""
 }

@@ -106,10 +106,10 @@ func TestOneHostKeyForEveryWayOfWritingIt(t *testing.T) {
 	if _, err := enqueue(ctx, f, cs); err != nil {
 		t.Fatal(err)
 	}
-	if n := rdb.ZCard(ctx, k.HostQueue("shop.example")).Val(); n != 3 {
+	if n := rdb.LLen(ctx, k.HostQueue("shop.example", 0)).Val(); n != 3 {
 		t.Fatalf("host queue of shop.example holds %d, want the 3 ways of writing it", n)
 	}
-	if n := rdb.ZCard(ctx, k.HostQueue("shop.example:8080")).Val(); n != 1 {
+	if n := rdb.LLen(ctx, k.HostQueue("shop.example:8080", 0)).Val(); n != 1 {
 		t.Fatalf("host queue of shop.example:8080 holds %d, want 1 (another port is another host)", n)
 	}
 	d, _ := frontier.New(frontier.Config{Client: rdb, Layout: streams.NewLayout(k.Crawl, 1), Window: 10,
@@ -171,7 +171,7 @@ func TestALeaseOfADeadFetcherExpiresAndTheHostGetsItsSlotBack(t *testing.T) {
 	if _, err := h.Finish(ctx, frontier.Finish{Host: "h.test", Lease: first[0].ID, Started: time.Now().Add(-time.Second)}); err != nil {
 		t.Fatal(err)
 	}
-	if f := rdb.HGet(ctx, k.Hosts, "h.test:f").Val(); f != "1" {
+	if f := rdb.HGet(ctx, k.HostState("h.test"), "f").Val(); f != "1" {
 		t.Fatalf("in flight = %q after a late finish of an expired lease, want 1", f)
 	}
 }
@@ -238,7 +238,7 @@ func TestASlowDownPushesTheHostBackForEveryFetcherAndRecovers(t *testing.T) {
 	if n, _ := d.Dispatch(ctx); n != 4 {
 		t.Fatalf("after the back-off dispatched %d, want slow.test's next 4", n)
 	}
-	if lvl := rdb.HGet(ctx, k.Hosts, "slow.test:b").Val(); lvl != "1" {
+	if lvl := rdb.HGet(ctx, k.Backoff, "slow.test").Val(); lvl != "1" {
 		t.Fatalf("back-off level %q, want 1", lvl)
 	}
 	for _, m := range readAll(t, rdb, k, 100) {
@@ -246,7 +246,7 @@ func TestASlowDownPushesTheHostBackForEveryFetcherAndRecovers(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if rdb.HExists(ctx, k.Hosts, "slow.test:b").Val() {
+	if rdb.HExists(ctx, k.Backoff, "slow.test").Val() {
 		t.Fatal("the back-off level stayed after successful answers; want it gone")
 	}
 }

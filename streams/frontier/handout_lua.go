@@ -12,10 +12,13 @@ local function send(host, entries)
   return ids
 end
 
--- after_start sets where host goes after n requests were handed out at now: into the
--- schedule at its delay when it has one (nowhere while every slot is taken: the finish
--- schedules it from the end of the request), else placed again.
+-- after_start sets where host goes after n requests were handed out at now: a host of
+-- concurrency 1 stays in the schedule until its lease ends (take_slots) or its finish
+-- schedules it from the end of the request; another with a delay goes into the
+-- schedule at its delay (nowhere while every slot is taken: a finish schedules it);
+-- any other is placed again.
 local function after_start(host, st, conc, delay, n, now)
+  if n > 0 and conc == 1 then return end
   if delay > 0 and n > 0 then
     if conc == 0 or st.f < conc then zadd(S.sched, now + delay, host) end
   else
@@ -32,7 +35,7 @@ end
 local function hand_direct(host, st, reqs, room, now)
   local conc, delay = rule(st)
   local take = math.min(room, #reqs)
-  if conc > 0 then take = math.min(take, conc - st.f) end
+  if conc > 1 then take = math.min(take, conc - st.f) elseif conc == 1 then take = math.min(take, 1) end
   if delay > 0 then take = math.min(take, 1) end
   if take <= 0 then return 0 end
   if #reqs > 1 then
@@ -66,7 +69,7 @@ local function hand_out(room, now)
         local st = state(h)
         local conc, delay = rule(st)
         local take = math.min(room, S.quantum)
-        if conc > 0 then take = math.min(take, conc - st.f) end
+        if conc > 1 then take = math.min(take, conc - st.f) elseif conc == 1 then take = math.min(take, 1) end
         if delay > 0 then take = math.min(take, 1) end
         local n = 0
         if take > 0 then

@@ -137,19 +137,30 @@ return nil
 // gave it back before its ack went out, or the lease expired): it must not be fetched
 // without one.
 func (f *Frontier) Leased(ctx context.Context, host, lease string) (bool, error) {
-	key := f.layout.ForHost(host).Leases
-	c := &rkit.Call{Add: func(ctx context.Context, p redis.Pipeliner) redis.Cmder {
-		return p.ZScore(ctx, key, host+"|"+lease)
-	}}
+	k := f.layout.ForHost(host)
+	c := &rkit.Call{Script: leasedScript, Keys: []string{k.Leases, k.Sched}, Args: []any{host, lease, f.hosts.leaseTTL.Milliseconds()}}
 	err := f.pipe.Do(ctx, c)
+	var held int64
 	if err == nil {
-		err = c.Reply.Err()
-	}
-	if rkit.ErrNil(err) {
-		return false, nil
+		held, err = c.Reply.(*redis.Cmd).Int64()
 	}
 	if err != nil {
 		return false, fmt.Errorf("frontier: lease of %s: %w", host, err)
 	}
-	return true, nil
+	return held == 1, nil
 }
+
+// leasedScript reports whether a request still holds a slot of its host: its member
+// in the leases (a host of concurrency above 1), or the host's entry in the schedule
+// being its lease (a host of concurrency 1, see hostSchedLua).
+//
+// KEYS[1] -> sc:{c}:leases, KEYS[2] -> sc:{c}:sched
+// ARGV[1] -> host, ARGV[2] -> the request's stream ID, ARGV[3] -> lease TTL (ms)
+// Output: 1 when held, else 0
+var leasedScript = redis.NewScript(`
+if redis.call('ZSCORE', KEYS[1], ARGV[1] .. '|' .. ARGV[2]) then return 1 end
+local at = redis.call('ZSCORE', KEYS[2], ARGV[1])
+local ms = string.match(ARGV[2], '^(%d+)')
+if at and ms and tonumber(at) == tonumber(ms) + tonumber(ARGV[3]) then return 1 end
+return 0
+`)

@@ -20,70 +20,127 @@ var maxBackoffMs = strconv.FormatInt(maxHostBackoff.Milliseconds(), 10)
 // again.
 //
 // Turns that ended plainly (finish_plain: the host answered, no AutoThrottle, no
-// requeue), the common case, cost one command each whatever the batch: the delay the
-// caller computed is used as it is, the leases and back-off levels of the whole batch
-// are read and written in one command each, and the schedule is written in one; the
-// host's state is not read (a host whose turn ends with nothing to wait for is put in
-// the schedule at once, and placed, or retired, when promote reads it). The others
-// (finish_one) read the host's state.
+// requeue), the common case, cost no command of their own at a host of concurrency 1
+// and one (the count of its slots) at any other: the delay the caller computed is used
+// as it is, the leases and back-off levels of the whole batch are read and written in
+// one command each, and the schedule is written in one; the host's state is not read (a
+// host whose turn ends with nothing to wait for is put in the schedule at once, and
+// placed, or retired, when promote reads it). The others (finish_one) read the host's
+// state.
 var finishLua = `
--- next_start puts host in the schedule at want, unless a later time is set (a back-off):
--- it leaves the ready set.
-local function next_start(host, want)
-  zrem(S.ready, host)
-  zadd(S.sched, want, host, 'gt')
-end
-
 -- decay lowers a back-off level by n answers.
 local function decay(host, level, n)
   if level - n <= 0 then redis.call('HDEL', S.backoff, host) else redis.call('HSET', S.backoff, host, level - n) end
 end
 
--- finish_plain ends the plain turns of a batch: plain maps host to {ago (ms since its
--- latest request ended), delay (ms), turns (their places in out)}, hosts lists them,
--- leases their lease members ("<host>|<id>"). Each turn's next start goes into out.
-local function finish_plain(plain, hosts, leases, now, out)
-  if #leases > 0 then
+-- holds reports, per lease {host, id} of a host of concurrency 1, whether it is still
+-- the host's: its entry in the schedule is that lease.
+local function holds(leases)
+  local out = {}
+  if #leases == 0 then return out end
+  zflush(S.sched)
+  for i = 1, #leases, 1000 do
+    local hosts = {}
+    for j = i, math.min(i + 999, #leases) do hosts[#hosts + 1] = leases[j][1] end
+    for j, at in ipairs(redis.call('ZMSCORE', S.sched, unpack(hosts))) do
+      local l = leases[i + j - 1]
+      out[i + j - 1] = at and tonumber(at) == lease_end(l[2])
+    end
+  end
+  return out
+end
+
+-- schedule sets host's next start to want (now or later), by kind: 'one', a host of
+-- concurrency 1 whose lease was just given back (its entry is replaced); 'gt' any
+-- other, unless a later time is set (a back-off); it leaves the ready set. It returns
+-- the next start (0: now).
+local function schedule(host, kind, want, now)
+  if kind == 'one' then
+    zadd(S.sched, math.max(want, now), host)
+  elseif want > now then
+    zrem(S.ready, host)
+    zadd(S.sched, want, host, 'gt')
+  else
+    zadd(S.sched, now, host, 'nx') -- may start now: promote places (or retires) it
+  end
+  if want > now then return want end
+  return 0
+end
+
+-- finish_plain ends the plain turns of a batch (turns: {t (place in out), host, lease,
+-- ago, delay, conc} each) and puts each one's next start in out.
+local function finish_plain(turns, now, out)
+  -- Leases: of hosts of concurrency 1, their entry in the schedule; of the others,
+  -- their member in S.leases, whose slot count goes down by those freed.
+  local ones, many = {}, {}
+  for _, u in ipairs(turns) do
+    if u.lease ~= '' and u.conc == 1 then ones[#ones + 1] = {u.host, u.lease, u}
+    elseif u.lease ~= '' then many[#many + 1] = u end
+  end
+  for j, held in pairs(holds(ones)) do ones[j][3].held = held end
+  if #many > 0 then
     zflush(S.leases)
     local freed, gone = {}, {}
-    for i = 1, #leases, 1000 do
-      local part = {unpack(leases, i, math.min(i + 999, #leases))}
-      for j, held in ipairs(redis.call('ZMSCORE', S.leases, unpack(part))) do
-        if held then
-          gone[#gone + 1] = part[j]
-          local h = string.match(part[j], '^(.*)|')
-          freed[h] = (freed[h] or 0) + 1
+    for i = 1, #many, 1000 do
+      local members = {}
+      for j = i, math.min(i + 999, #many) do members[#members + 1] = many[j].host .. '|' .. many[j].lease end
+      for j, at in ipairs(redis.call('ZMSCORE', S.leases, unpack(members))) do
+        if at then
+          local u = many[i + j - 1]
+          gone[#gone + 1] = members[j]
+          freed[u.host] = (freed[u.host] or 0) + 1
         end
       end
     end
     for i = 1, #gone, 1000 do redis.call('ZREM', S.leases, unpack(gone, i, math.min(i + 999, #gone))) end
     for h, n in pairs(freed) do free_slots(h, n) end
   end
+  -- Per host: back-off levels decay with each answer, and the latest end counts.
+  local byhost, hosts = {}, {}
+  for _, u in ipairs(turns) do
+    local g = byhost[u.host]
+    if not g then
+      g = {n = 0, ago = u.ago, delay = u.delay, ts = {}}
+      byhost[u.host] = g
+      hosts[#hosts + 1] = u.host
+    end
+    g.n, g.ts[#g.ts + 1] = g.n + 1, u.t
+    g.delay = math.max(g.delay, u.delay)
+    if u.conc == 1 and u.lease ~= '' then
+      -- A host of concurrency 1: the turn whose lease is its entry in the schedule
+      -- counts; a late finish of a lease that ended counts for nothing (the host may be
+      -- someone else's now).
+      if u.held then g.kind, g.ago = 'one', u.ago elseif g.kind == nil then g.kind = 'stale' end
+    else
+      g.kind, g.ago = 'gt', math.min(g.ago, u.ago)
+    end
+  end
   for i = 1, #hosts, 1000 do
     local part = {unpack(hosts, i, math.min(i + 999, #hosts))}
     for j, level in ipairs(redis.call('HMGET', S.backoff, unpack(part))) do
-      if level then decay(part[j], tonumber(level), #plain[part[j]].turns) end
+      if level then decay(part[j], tonumber(level), byhost[part[j]].n) end
     end
   end
   for _, h in ipairs(hosts) do
-    local g = plain[h]
-    local want = 0
-    if g.delay > 0 then want = now - g.ago + g.delay end
-    if want > now then
-      next_start(h, want)
-    else
-      zadd(S.sched, now, h, 'nx') -- may start now: promote places (or retires) it
-      want = 0
+    local g = byhost[h]
+    local next = 0
+    if g.kind ~= 'stale' then
+      local want = 0
+      if g.delay > 0 then want = now - g.ago + g.delay end
+      next = schedule(h, g.kind, want, now)
     end
-    for _, t in ipairs(g.turns) do out[t] = want end
+    for _, t in ipairs(g.ts) do out[t] = next end
   end
 end
 
 -- finish_one ends one turn that is not plain (see finishScript for its arguments) and
 -- returns the host's next start (ms, Redis clock; 0 when it may start now).
-local function finish_one(host, lease, ago, took, outcome, retry, auto, requeue, band, wait, delay_known, rule_arg, now)
+local function finish_one(host, lease, ago, took, outcome, retry, auto, requeue, band, wait, delay_known, conc, rule_arg, now)
   local st = state(host)
-  if lease ~= '' then
+  local kind = 'gt'
+  if lease ~= '' and conc == 1 then
+    if zscore(S.sched, host) and tonumber(zscore(S.sched, host)) == lease_end(lease) then kind = 'one' else kind = 'stale' end
+  elseif lease ~= '' then
     zflush(S.leases)
     if redis.call('ZREM', S.leases, host .. '|' .. lease) == 1 then
       st.f = math.max(st.f - 1, 0)
@@ -112,10 +169,12 @@ local function finish_one(host, lease, ago, took, outcome, retry, auto, requeue,
     enqueue(host, st, band, {whole(requeue)})
     want = math.max(want, now + wait)
   end
-  if want > now then
-    next_start(host, want)
-    return want
+  if kind == 'stale' then
+    -- A late finish of a lease that ended: the host is someone else's now.
+    if requeue ~= '' then wake(host, st, band, before) end
+    return 0
   end
+  if kind == 'one' or want > now then return schedule(host, kind, want, now) end
   local at = zscore(S.sched, host)
   if at then return tonumber(at) end
   if requeue ~= '' then
@@ -131,7 +190,7 @@ end
 var errShortReply = errors.New("frontier: finish script gave a short reply")
 
 // finishFields is how many ARGV entries one turn takes in finishScript.
-const finishFields = 12
+const finishFields = 13
 
 // finishScript ends many fetchers' turns at hosts of one partition (see finishLua), in
 // the order given, then, when the window is above 0, makes hosts whose time has come
@@ -141,44 +200,35 @@ const finishFields = 12
 // costs one script call per batch instead of its own.
 //
 // KEYS[1..9], ARGV[1..10] -> schedKeys, schedArgs (see hostSchedLua)
-// ARGV[11] -> most requests to move, then per turn 12 fields: host, lease, ago (ms
+// ARGV[11] -> most requests to move, then per turn 13 fields: host, lease, ago (ms
 // since the request ended; -1: no request was made), took (ms the request took; -1),
 // outcome ('done', 'slow', 'none'), Retry-After ms, autothrottle ('1'), requeue (its
-// entry; empty: none), band, wait ms, delay ms (the host's delay as the caller knows
-// it: its rule's or its Crawl-delay), the host's rule (for a requeue)
+// payload; empty: none), band, wait ms, delay ms (the host's delay as the caller knows
+// it: its rule's or its Crawl-delay), the host's concurrency and its rule (for a
+// requeue)
 // Output: each turn's next start (ms, Redis clock; 0 when it may start now), then the
 // number of requests handed out
 var finishScript = schedScript("", finishLua+`
 local now = now_ms()
 local out = {}
-local nt = (#ARGV - 11) / 12
--- Plain turns (done, no AutoThrottle, no requeue) first, grouped by host; then the
--- others one by one, in order.
-local plain, hosts, leases = {}, {}, {}
+local nt = (#ARGV - 11) / 13
+-- Plain turns (done, no AutoThrottle, no requeue) first, together; then the others one
+-- by one, in order.
+local plain = {}
 for t = 1, nt do
-  local i = 12 + (t - 1) * 12
+  local i = 12 + (t - 1) * 13
   if ARGV[i + 4] == 'done' and ARGV[i + 6] ~= '1' and ARGV[i + 7] == '' then
-    local h = ARGV[i]
-    local g = plain[h]
-    local ago, delay = tonumber(ARGV[i + 2]), tonumber(ARGV[i + 10])
-    if not g then
-      g = {ago = ago, delay = delay, turns = {}}
-      plain[h] = g
-      hosts[#hosts + 1] = h
-    else
-      g.ago, g.delay = math.min(g.ago, ago), math.max(g.delay, delay)
-    end
-    g.turns[#g.turns + 1] = t
-    if ARGV[i + 1] ~= '' then leases[#leases + 1] = h .. '|' .. ARGV[i + 1] end
+    plain[#plain + 1] = {t = t, host = ARGV[i], lease = ARGV[i + 1], ago = tonumber(ARGV[i + 2]),
+      delay = tonumber(ARGV[i + 10]), conc = tonumber(ARGV[i + 11])}
   end
 end
-if #hosts > 0 then finish_plain(plain, hosts, leases, now, out) end
+if #plain > 0 then finish_plain(plain, now, out) end
 for t = 1, nt do
-  local i = 12 + (t - 1) * 12
+  local i = 12 + (t - 1) * 13
   if not out[t] then
     out[t] = finish_one(ARGV[i], ARGV[i + 1], tonumber(ARGV[i + 2]), tonumber(ARGV[i + 3]), ARGV[i + 4],
       tonumber(ARGV[i + 5]), ARGV[i + 6], ARGV[i + 7], tonumber(ARGV[i + 8]), tonumber(ARGV[i + 9]),
-      tonumber(ARGV[i + 10]), ARGV[i + 11], now)
+      tonumber(ARGV[i + 10]), tonumber(ARGV[i + 11]), ARGV[i + 12], now)
   end
 end
 local moved = 0
@@ -273,7 +323,7 @@ func (f *Frontier) finishCall(part int, jobs []*finishJob) ([]string, []any) {
 		}
 		args = append(args, j.host, fin.Lease, ago, took, outcome, max(fin.RetryAfter.Milliseconds(), 0), auto,
 			requeue, f.order.band(fin.Priority, fin.Depth), max(fin.Wait.Milliseconds(), 0),
-			max(rule.Delay, fin.CrawlDelay).Milliseconds(), ruleArg)
+			max(rule.Delay, fin.CrawlDelay).Milliseconds(), max(rule.Concurrency, 0), ruleArg)
 	}
 	return keys, args
 }

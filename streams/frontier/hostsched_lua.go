@@ -15,17 +15,21 @@ import (
 // URLFrontier shape, in Redis, per partition) and the functions that change it. Every
 // host with waiting requests keeps them in one LIST per score band in use
 // (sc:{c}:hq:<host>|<band>, entries in the compact form of entry.go, handed out from
-// the head) and a small state hash (sc:{c}:h:<host>: requests waiting per band, in
-// flight, its rule, Crawl-delay, AutoThrottle latency), and is in exactly one of four
+// the head) and a small state hash (sc:{c}:h:<host>: the bands that may hold requests,
+// in flight, its rule, Crawl-delay, AutoThrottle latency), and is in exactly one of four
 // places:
 //
 //   - ready (sc:{c}:ready): it may start a request now; scored by its best waiting
 //     band, then by turn, so hosts of one band take turns and a host with a
 //     high-priority request goes first;
 //   - the schedule (sc:{c}:sched): it may not start one before a time (its delay, a
-//     back-off), scored by that time;
-//   - nowhere, with requests in flight: every slot of its concurrency is taken, or it
-//     has nothing waiting; a finish (or a lease expiring) places it again;
+//     back-off), scored by that time; a host of concurrency 1 with its request in
+//     flight waits there too, until its lease expires (the lease is the entry: its
+//     score is the ms of the request's stream ID plus the lease TTL), unless the finish
+//     of that request schedules it earlier;
+//   - nowhere, with requests in flight (a host of concurrency above 1): every slot is
+//     taken, or it has nothing waiting; a finish (or a lease expiring, sc:{c}:leases)
+//     places it again;
 //   - idle: nothing waiting, in flight or scheduled. An idle host costs nothing: its
 //     state hash is deleted (kept for a while when it holds a Crawl-delay or an
 //     AutoThrottle latency, see retire).
@@ -121,9 +125,10 @@ local function seq_next()
   return seq_at
 end
 
--- state returns host's state, read once per call: q (band -> requests waiting), f (in
--- flight), r (its rule), c (Crawl-delay ms), a (AutoThrottle ms), x (its hash expires);
--- dirty holds the fields to write (false: delete).
+-- state returns host's state, read once per call: q (bands that may hold requests: a
+-- band's mark goes when a pop finds its list short), f (in flight, for a concurrency
+-- above 1), r (its rule), c (Crawl-delay ms), a (AutoThrottle ms), x (its hash
+-- expires); dirty holds the fields to write (false: delete).
 local function state(host)
   local st = HS[host]
   if st then return st end
@@ -133,8 +138,7 @@ local function state(host)
     local k, v = raw[i], raw[i + 1]
     local c = string.byte(k, 1)
     if c == 113 then -- q<band>
-      local n = tonumber(v)
-      if n > 0 then st.q[tonumber(string.sub(k, 2))] = n end
+      if v ~= '0' then st.q[tonumber(string.sub(k, 2))] = true end
     elseif k == 'f' then st.f = math.max(tonumber(v), 0)
     elseif k == 'r' then st.r = v
     elseif k == 'c' then st.c = tonumber(v)
@@ -169,8 +173,9 @@ local function best_band(st)
   return best
 end
 
-local function qset(st, band, n)
-  if n > 0 then st.q[band] = n; hset(st, 'q' .. band, n)
+-- qmark marks band as holding requests of host, or not.
+local function qmark(st, band, on)
+  if on then st.q[band] = true; hset(st, 'q' .. band, 1)
   else st.q[band] = nil; hset(st, 'q' .. band, false) end
 end
 
@@ -195,7 +200,7 @@ local function enqueue(host, st, band, entries)
   local cmd = 'RPUSH'
   if S.sign < 0 then cmd = 'LPUSH' end
   for i = 1, #entries, 1000 do redis.call(cmd, key, unpack(entries, i, math.min(i + 999, #entries))) end
-  qset(st, band, (st.q[band] or 0) + #entries)
+  if not st.q[band] then qmark(st, band, true) end
   count('waiting', #entries)
 end
 
@@ -205,11 +210,11 @@ local function pop(host, st, take)
   while #out < take do
     local band = best_band(st)
     if band == nil then break end
-    local want = math.min(take - #out, st.q[band])
+    local want = take - #out
     local got = redis.call('LPOP', S.hq .. host .. '|' .. band, want)
     if not got then got = {} end
     for _, e in ipairs(got) do out[#out + 1] = e end
-    if #got < want then qset(st, band, 0) else qset(st, band, st.q[band] - #got) end
+    if #got < want then qmark(st, band, false) end
   end
   count('waiting', -#out)
   return out
@@ -242,7 +247,7 @@ local function place(host, st)
     return
   end
   local conc = rule(st)
-  if conc > 0 and st.f >= conc then return end
+  if conc > 1 and st.f >= conc then return end
   zadd(S.ready, band * 1e9 + seq_next() % 1e9, host)
 end
 
@@ -259,11 +264,22 @@ local function wake(host, st, band, before)
   end
 end
 
--- take_slots records n requests handed out of host (their stream IDs in ids) at now:
--- a lease each when it has a concurrency limit.
+-- lease_end is when the lease of the request with stream ID id ends (ms): the ID's
+-- time plus the lease TTL.
+local function lease_end(id)
+  return tonumber(string.match(id, '^(%d+)')) + S.ttl
+end
+
+-- take_slots records the requests handed out of host (their stream IDs in ids) at now:
+-- a lease each when it has a concurrency limit. A host of concurrency 1 waits in the
+-- schedule until its lease ends; any other has a lease each in S.leases and counts them.
 local function take_slots(host, st, conc, ids, now)
   count('handed_out', #ids)
-  if conc == 0 then return end
+  if conc == 0 or #ids == 0 then return end
+  if conc == 1 then
+    zadd(S.sched, lease_end(ids[1]), host)
+    return
+  end
   for _, id in ipairs(ids) do zadd(S.leases, now + S.ttl, host .. '|' .. id) end
   st.f = st.f + #ids
   hset(st, 'f', st.f)

@@ -164,15 +164,31 @@ func TestALeaseOfADeadFetcherExpiresAndTheHostGetsItsSlotBack(t *testing.T) {
 	if n, _ := d.Dispatch(ctx); n != 1 {
 		t.Fatalf("after a finish dispatched %d, want 1", n)
 	}
+	third := readAll(t, rdb, k, 10)
+	if len(third) != 1 {
+		t.Fatalf("read %d, want 1", len(third))
+	}
 	if n := waiting(t, rdb, k); n != 0 {
 		t.Fatalf("%d still waiting, want 0", n)
 	}
-	// A late finish of the expired lease gives back nothing twice.
+	// A late finish of the expired lease gives back nothing: the third request keeps
+	// the host's one slot.
 	if _, err := h.Finish(ctx, frontier.Finish{Host: "h.test", Lease: first[0].ID, Started: time.Now().Add(-time.Second)}); err != nil {
 		t.Fatal(err)
 	}
-	if f := rdb.HGet(ctx, k.HostState("h.test"), "f").Val(); f != "1" {
-		t.Fatalf("in flight = %q after a late finish of an expired lease, want 1", f)
+	for _, c := range []struct {
+		id   string
+		want bool
+	}{{first[0].ID, false}, {second[0].ID, false}, {third[0].ID, true}} {
+		if held, err := h.Leased(ctx, "h.test", c.id); err != nil || held != c.want {
+			t.Fatalf("lease of %s held = %v (%v), want %v", c.id, held, err, c.want)
+		}
+	}
+	if _, err := enqueue(ctx, f, []frontier.Candidate{hostCand(4, "h.test")}); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := d.Dispatch(ctx); n != 0 {
+		t.Fatalf("dispatched %d after a late finish of an expired lease, want 0: the slot is the third's", n)
 	}
 }
 

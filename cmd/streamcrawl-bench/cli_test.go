@@ -14,7 +14,7 @@ func run(args ...string) (code int, stdout, stderr string) {
 	return code, out.String(), errb.String()
 }
 
-// TestHelpListsTheToolingOnly: --help lists the five tooling commands and none of the
+// TestHelpListsTheToolingOnly: --help lists the six tooling commands and none of the
 // worker commands the tooling runs as its children, which still run (hidden).
 func TestHelpListsTheToolingOnly(t *testing.T) {
 	code, stdout, stderr := run("--help")
@@ -29,7 +29,7 @@ func TestHelpListsTheToolingOnly(t *testing.T) {
 			names = append(names, f[0])
 		}
 	}
-	if got, want := strings.Join(names, " "), "bench bench-broad bench-dedup bench-scale chaos"; got != want {
+	if got, want := strings.Join(names, " "), "bench bench-broad bench-dedup bench-frontier bench-scale chaos"; got != want {
 		t.Errorf("streamcrawl-bench --help lists %q, want %q\n%s", got, want, stdout)
 	}
 	for _, worker := range []string{"fetch", "parse", "store", "demo-site"} {

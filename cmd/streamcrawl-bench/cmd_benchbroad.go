@@ -33,6 +33,7 @@ type broadResult struct {
 	RedisCmds   float64
 	Stored      int64
 	RobotsTurns int64
+	WorkerRSS   int64 // the largest peak RSS of a worker process, bytes
 }
 
 func (a *app) benchBroadCommand() *cobra.Command {
@@ -108,7 +109,7 @@ func runBroad(ctx context.Context, opt broadOptions, log io.Writer) (*broadResul
 		return nil, err
 	}
 	res := &broadResult{Report: web.Report(opt.Delay, opt.Tolerance), Took: took, RedisCPU: redisCPU,
-		RedisCmds: redisCmds, Stored: st.ItemsStored, RobotsTurns: st.Stats["robots_turns"]}
+		RedisCmds: redisCmds, Stored: st.ItemsStored, RobotsTurns: st.Stats["robots_turns"], WorkerRSS: childPeakRSS()}
 	return res, nil
 }
 
@@ -126,4 +127,5 @@ func printBroad(w io.Writer, opt broadOptions, r *broadResult) {
 	fmt.Fprintf(w, "  requests (robots.txt incl.)   %d (robots.txt fetches that used a host's turn: %d)\n", r.Requests, r.RobotsTurns)
 	fmt.Fprintf(w, "  Redis CPU per page            %.0f µs\n", r.RedisCPU/pages*1e6)
 	fmt.Fprintf(w, "  Redis commands per page       %.1f\n", r.RedisCmds/pages)
+	fmt.Fprintf(w, "  worker peak RSS (largest)     %.0f MiB\n", float64(r.WorkerRSS)/(1<<20))
 }

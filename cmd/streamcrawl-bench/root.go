@@ -27,7 +27,7 @@ bench-broad crawl loopback sites and print pages/s, CPU, memory and Redis cost p
 bench-dedup pushes URLs through dedup alone; chaos kills worker processes mid-crawl and
 checks that nothing was lost. Worker processes are children of this binary, which runs
 streamcrawl's own fetch, parse, store and demo-site commands for them.`)
-	root.AddCommand(a.benchCommand(), a.benchScaleCommand(), a.benchBroadCommand(), a.benchDedupCommand(), a.chaosCommand())
+	root.AddCommand(a.benchCommand(), a.benchScaleCommand(), a.benchBroadCommand(), a.benchFrontierCommand(), a.benchDedupCommand(), a.chaosCommand())
 	root.AddCommand(a.WorkerCommands()...)
 	return root
 }

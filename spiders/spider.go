@@ -56,6 +56,14 @@ type Spider struct {
 	FollowFilter func(u *url.URL) bool
 	// Callbacks by name.
 	Callbacks map[string]Callback
+	// Render is how requests that do not say (Request.Render, meta "render") are
+	// fetched: RenderOn loads every page in a browser, RenderAuto learns per page type
+	// whether it must. Default RenderDefault: plain HTTP.
+	Render Render
+	// Page is what the browser does on a rendered page whose request has no Page of
+	// its own. Default nil: wait for the network to go idle, block images, fonts and
+	// media.
+	Page *Page
 }
 
 // Handle registers fn as the callback called name. Requests name their callback
@@ -148,6 +156,12 @@ func (s *Spider) Validate() error {
 		if err := s.Login.Validate(); err != nil {
 			return err
 		}
+	}
+	if err := s.Render.Validate(); err != nil {
+		return err
+	}
+	if err := s.Page.Validate(); err != nil {
+		return err
 	}
 	return s.Settings.Validate()
 }

@@ -104,6 +104,8 @@ type Status struct {
 	Partitions []PartitionStatus `json:"partitions,omitempty"`
 	// Nodes has one row per master of a Redis Cluster (none for one Redis).
 	Nodes []NodeStatus `json:"nodes,omitempty"`
+	// Render is what render: auto decided per page type (none without it).
+	Render []RenderStatus `json:"render,omitempty"`
 }
 
 // NodeStatus is one master of a Redis Cluster: what it holds, all crawls together.
@@ -320,6 +322,9 @@ func ReadStatus(ctx context.Context, rdb redis.UniversalClient, l streams.Layout
 	}
 	st.Done = p.Done()
 	st.SeedError = p.SeedError
+	if st.Render, err = ReadRender(ctx, rdb, l); err != nil {
+		return nil, err
+	}
 	st.Frontier, st.Delayed = p.Frontier, p.Delayed
 	if cc, ok := rdb.(*redis.ClusterClient); ok {
 		if st.Nodes, err = readNodes(ctx, cc, l); err != nil {

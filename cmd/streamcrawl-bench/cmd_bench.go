@@ -148,16 +148,6 @@ func peakRSS() int64 {
 	return ru.Maxrss * 1024
 }
 
-// childPeakRSS returns the largest peak resident set of the child processes waited
-// for so far (bytes).
-func childPeakRSS() int64 {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_CHILDREN, &ru); err != nil {
-		return 0
-	}
-	return ru.Maxrss * 1024
-}
-
 // redisInfo returns the INFO fields bench compares before and after.
 func redisInfo(ctx context.Context, rdb redis.UniversalClient) map[string]float64 {
 	info, err := inspect.InfoNumbers(ctx, rdb, "cpu", "stats", "memory")

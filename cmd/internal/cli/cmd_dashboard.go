@@ -98,8 +98,11 @@ func (a *App) pickCrawl(ctx context.Context, rdb *streams.Client) (string, error
 		a.Log.Info("showing the only crawl in Redis", zap.String("crawl", names[0]))
 		return names[0], nil
 	}
+	// Ask only a person at a terminal: both ends are one (isTerminal takes /dev/null
+	// for one).
 	in, ok := a.Stdin.(*os.File)
-	if !ok || !isTerminal(in) {
+	out, ok2 := a.Stdout.(*os.File)
+	if !ok || !ok2 || !isTerminal(in) || !isTerminal(out) {
 		return "", fmt.Errorf("%d crawls in Redis at %s (%s): name one with --crawl", len(names), rdb.Addr, strings.Join(names, ", "))
 	}
 	fmt.Fprintf(a.Stdout, "crawls in Redis at %s:\n", rdb.Addr)

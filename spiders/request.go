@@ -116,7 +116,7 @@ func (r *Request) CallbackName() string {
 // here (TestPlainCoversEveryField fails until it is).
 func (r *Request) Plain() bool {
 	return r.Method == "" && len(r.Headers) == 0 && len(r.Body) == 0 && len(r.Meta) == 0 && !r.DontFilter &&
-		r.Retries == 0 && r.LastError == ""
+		r.Retries == 0 && r.LastError == "" && r.Render == RenderDefault && r.Page == nil && r.PageType == ""
 }
 
 // Fingerprint identifies the request for duplicate filtering: method, canonical URL and body.

@@ -15,18 +15,17 @@ import (
 )
 
 // TestKeyOfTheWrongTypeStopsTheCrawl: a key of the crawl that holds another type than
-// the crawl keeps there (a string where the counters hash, the hosts hash, the waiting
+// the crawl keeps there (a string where the stats hash, the partition's counters
 // hash or the ready and scheduled sets of hosts should be) stops the crawl with an error naming the key, where
 // every stage retried the failing command every few seconds forever.
 func TestKeyOfTheWrongTypeStopsTheCrawl(t *testing.T) {
 	srv := streamstest.Start(t)
 	base := serve(t, newChainSite(20, 0))
 	for name, key := range map[string]func(streams.Keys) string{
-		"ready":   func(k streams.Keys) string { return k.Ready },
-		"sched":   func(k streams.Keys) string { return k.Sched },
-		"stats":   func(k streams.Keys) string { return k.Stats },
-		"hosts":   func(k streams.Keys) string { return k.Hosts },
-		"waiting": func(k streams.Keys) string { return k.Waiting },
+		"ready":  func(k streams.Keys) string { return k.Ready },
+		"sched":  func(k streams.Keys) string { return k.Sched },
+		"stats":  func(k streams.Keys) string { return k.Stats },
+		"counts": func(k streams.Keys) string { return k.Counts },
 	} {
 		t.Run(name, func(t *testing.T) {
 			sp := titleSpider("wrongtype"+name, base)

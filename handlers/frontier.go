@@ -109,11 +109,19 @@ func candidate(r *spiders.Request) (frontier.Candidate, error) {
 	return candidateWith(r, fp)
 }
 
-// candidateWith encodes r with its already computed fingerprint fp.
+// candidateWith encodes r with its already computed fingerprint fp. A request with no
+// field besides its URL, callback, priority and depth goes as such (the frontier keeps
+// it compact and writes its JSON itself); any other is encoded here.
 func candidateWith(r *spiders.Request, fp []byte) (frontier.Candidate, error) {
+	c := frontier.Candidate{Fingerprint: fp, Priority: r.Priority, Depth: r.Depth, Host: spiders.HostKey(r.URL)}
+	if r.Plain() {
+		c.URL, c.Callback = r.URL, r.Callback
+		return c, nil
+	}
 	payload, err := spiders.MarshalRequest(r)
 	if err != nil {
 		return frontier.Candidate{}, err
 	}
-	return frontier.Candidate{Fingerprint: fp, Payload: payload, Priority: r.Priority, Depth: r.Depth, Host: spiders.HostKey(r.URL)}, nil
+	c.Payload = payload
+	return c, nil
 }

@@ -52,8 +52,8 @@ func TestOneHostWhateverWayItsURLsWriteIt(t *testing.T) {
 	}
 }
 
-// hostsNamed returns the hosts partition k's scheduling names: in host queue keys, the
-// ready and scheduled sets, and the leases.
+// hostsNamed returns the hosts partition k's scheduling names: in host queue keys
+// ("<host>|<band>"), host state keys, the ready and scheduled sets, and the leases.
 func hostsNamed(ctx context.Context, t *testing.T, rdb redis.UniversalClient, k streams.Keys) []string {
 	t.Helper()
 	named := map[string]bool{}
@@ -62,7 +62,15 @@ func hostsNamed(ctx context.Context, t *testing.T, rdb redis.UniversalClient, k 
 		t.Fatal(err)
 	}
 	for _, q := range queues {
-		named[strings.TrimPrefix(q, k.HostQueues)] = true
+		host, _, _ := strings.Cut(strings.TrimPrefix(q, k.HostQueues), "|")
+		named[host] = true
+	}
+	states, err := rdb.Keys(ctx, k.HostStates+"*").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range states {
+		named[strings.TrimPrefix(h, k.HostStates)] = true
 	}
 	for _, set := range []string{k.Ready, k.Sched, k.Leases} {
 		members, err := rdb.ZRange(ctx, set, 0, -1).Result()

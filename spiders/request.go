@@ -119,6 +119,15 @@ func (r *Request) CallbackName() string {
 	return r.Callback
 }
 
+// Plain reports whether r has no field besides its URL, callback, priority and depth:
+// the frontier keeps such a request in a compact form of a few bytes beside its path
+// (most requests a crawl finds are plain). A field added to Request must be checked
+// here (TestPlainCoversEveryField fails until it is).
+func (r *Request) Plain() bool {
+	return r.Method == "" && len(r.Headers) == 0 && len(r.Body) == 0 && len(r.Meta) == 0 && !r.DontFilter &&
+		r.Retries == 0 && r.LastError == "" && r.Render == RenderDefault && r.Page == nil && r.PageType == ""
+}
+
 // Fingerprint identifies the request for duplicate filtering: method, canonical URL and body.
 func (r *Request) Fingerprint() ([FingerprintSize]byte, error) {
 	return Fingerprint(r.HTTPMethod(), r.URL, r.Body)

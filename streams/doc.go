@@ -23,6 +23,8 @@
 //     the retention, never an entry a group still needs;
 //   - backlog.go: the bound on a group's backlog that pauses the fetchers;
 //   - counters.go: the crawl's counters, added once a second;
+//   - hoststats.go: per-host fetch figures, per minute, only the slowest and failing
+//     hosts of each process, in each host's partition, expiring (HostStats);
 //   - client.go, cluster.go: Connect to a Redis, a Redis Cluster or an embedded Redis,
 //     and the settings that could lose crawl state.
 //

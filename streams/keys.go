@@ -25,12 +25,17 @@ type Keys struct {
 	// decoded, invalid runtime seeds.
 	Dead string
 
-	// Waiting is the hash of the requests waiting in the partition's host queues, by the
-	// ID their queue holds (its length is the frontier's size: "done" needs it at zero).
-	Waiting string
+	// Counts is the partition's counters hash, kept by the frontier's scripts as they
+	// run so that looking at a crawl costs a handful of commands whatever its size:
+	// "waiting" requests in host queues (the frontier's size: "done" needs it at zero),
+	// "seen" fingerprints the dedup recorded new, "queued" requests ever queued, "items"
+	// items added, "handed_out" requests moved to the requests stream.
+	Counts string
 	// HostQueues is what HostQueue puts before a host; the frontier's scripts build the
-	// queue of a host they picked from the ready set or the schedule with it.
+	// queues of a host they picked from the ready set or the schedule with it.
 	HostQueues string
+	// HostStates is what HostState puts before a host.
+	HostStates string
 	// Ready is the ZSET of hosts that may start a request now and have some waiting,
 	// scored by their best waiting request's band, then by turn (hosts of one band take
 	// turns).
@@ -42,17 +47,22 @@ type Keys struct {
 	// limit: "<host>|<requests stream ID>" scored by when the slot is taken back if no
 	// fetcher gave it back (ms, Redis clock).
 	Leases string
-	// Seq is a counter that orders requests within one score band and hosts within one
-	// ready band.
+	// Backoff is the hash of the hosts backing off after 429/503 answers: host to its
+	// back-off level (present only while above zero).
+	Backoff string
+	// Seq is a counter that orders hosts within one ready band and numbers the
+	// frontier's messages.
 	Seq string
 	// Delayed is the ZSET of requests waiting for a time (retries), scored by due time
 	// (ms, Redis clock); a due request goes back to its host's queue.
 	Delayed string
-	// Hosts is the hash of per-host state, fields "<host>:<x>" present only while they
-	// differ from the defaults: f requests in flight, r politeness rule from the
-	// spider's limits, c robots.txt Crawl-delay (ms), a AutoThrottle latency (ms), b
-	// back-off level.
-	Hosts string
+	// LegacyWaiting is the hash of waiting requests of crawls written before compact
+	// host queues (ID to request, the IDs in a ZSET per host at HostQueues+host);
+	// frontier.Migrate moves them into the host queues.
+	LegacyWaiting string
+	// LegacyHosts is the hash of per-host state of crawls written before per-host
+	// state hashes ("<host>:<x>" fields); frontier.Migrate moves it into HostState.
+	LegacyHosts string
 	// LegacyFrontier is the ZSET of waiting requests of crawls started before host
 	// queues (one ZSET per partition, members the encoded requests, scored band × 1e9 ±
 	// order); frontier.Migrate empties it into the host queues.
@@ -72,9 +82,7 @@ type Keys struct {
 	// reason...). Counters live in the crawl-wide keys (Layout.Global); a partition's own
 	// hash holds what its scripts count (max_pages_used of a crawl of one partition).
 	Stats string
-	// HostStats is a hash of per-host fetch figures for the dashboard: "<host>|n"
-	// requests, "<host>|ms" their total time in milliseconds, "<host>|err" failures
-	// (network errors and 5xx); crawl-wide, in Layout.Global.
+	// HostStats is what HostStatsWindow puts before a window's number.
 	HostStats string
 	// Meta is a hash describing the crawl (spider name, when it was first seeded, its
 	// dedup, partitions and retention); crawl-wide, in Layout.Global.
@@ -119,11 +127,11 @@ func newKeys(crawl, tag string) Keys {
 	key := func(suffix string) string { return "sc:{" + tag + "}:" + suffix }
 	return Keys{Crawl: crawl, Tag: tag,
 		Requests: key("requests"), Responses: key("responses"), Items: key("items"), Dead: key("dead"),
-		Waiting: key("waiting"), HostQueues: key("hq:"), Ready: key("ready"), Sched: key("sched"),
-		Leases: key("leases"), Seq: key("seq"), Delayed: key("delayed"), Hosts: key("hosts"),
-		LegacyFrontier: key("frontier"),
-		Seen:           key("seen"), SeenAt: key("seenat"), ItemKeys: key("itemkeys"),
-		Stats: key("stats"), HostStats: key("hoststats"), Meta: key("meta"), Dicts: key("dicts"), Login: key("login"),
+		Counts: key("counts"), HostQueues: key("hq:"), HostStates: key("h:"), Ready: key("ready"), Sched: key("sched"),
+		Leases: key("leases"), Backoff: key("backoff"), Seq: key("seq"), Delayed: key("delayed"),
+		LegacyWaiting: key("waiting"), LegacyHosts: key("hosts"), LegacyFrontier: key("frontier"),
+		Seen: key("seen"), SeenAt: key("seenat"), ItemKeys: key("itemkeys"),
+		Stats: key("stats"), HostStats: key("hoststats:"), Meta: key("meta"), Dicts: key("dicts"), Login: key("login"),
 		Render: key("render"),
 		Seeds:  crawl + ":start_urls", SeedsProcessing: "{" + crawl + ":start_urls}:processing",
 		Pattern: key("*"),
@@ -133,9 +141,32 @@ func newKeys(crawl, tag string) Keys {
 // key returns the key of the partition with suffix.
 func (k Keys) key(suffix string) string { return "sc:{" + k.Tag + "}:" + suffix }
 
-// HostQueue is the ZSET of one host's waiting requests (host: its key, spiders.HostKey):
-// their IDs in Waiting, scored by the crawl's order: band, then order of discovery.
-func (k Keys) HostQueue(host string) string { return k.HostQueues + host }
+// HostQueue is the LIST of one host's waiting requests of one score band (host: its
+// key, spiders.HostKey; band: see frontier.Config.Order), in the order they are handed
+// out, each in the frontier's compact form.
+func (k Keys) HostQueue(host string, band int) string {
+	return k.HostQueues + host + "|" + strconv.Itoa(band)
+}
+
+// HostState is the hash of one host's scheduling state, present only while the host
+// has requests waiting or in flight (or, for a while, a robots.txt Crawl-delay or an
+// AutoThrottle latency to remember): "q<band>" requests waiting in a band, "f"
+// requests in flight, "r" its politeness rule from the spider's limits, "c" its
+// Crawl-delay (ms), "a" its AutoThrottle latency (ms), "x" set while the hash expires.
+func (k Keys) HostState(host string) string { return k.HostStates + host }
+
+// LegacyHostQueue is the ZSET of one host's waiting requests (IDs in LegacyWaiting) of
+// a crawl written before compact host queues.
+func (k Keys) LegacyHostQueue(host string) string { return k.HostQueues + host }
+
+// HostStatsWindow is the hash of the per-host fetch figures of one time window (its
+// number: Unix time / the window's length) in the partition of the hosts it counts:
+// "<host>|n" requests, "<host>|ms" their total time in milliseconds, "<host>|err"
+// failures (network errors and 5xx), for the hosts each fetch process found slowest or
+// failing most in the window. It expires a few windows later.
+func (k Keys) HostStatsWindow(window int64) string {
+	return k.HostStats + strconv.FormatInt(window, 10)
+}
 
 // Robots is the cached robots.txt of one host (expires after a day).
 func (k Keys) Robots(host string) string { return k.key("robots:" + host) }
@@ -181,6 +212,6 @@ func kindOf(stream string) string {
 // All returns the fixed keys of the partition (host queues and robots.txt aside), for
 // reset.
 func (k Keys) All() []string {
-	return []string{k.Requests, k.Responses, k.Items, k.Dead, k.Delayed, k.Waiting, k.Ready, k.Sched, k.Leases,
-		k.Seq, k.Seen, k.SeenAt, k.ItemKeys, k.Stats, k.Meta, k.Hosts}
+	return []string{k.Requests, k.Responses, k.Items, k.Dead, k.Delayed, k.Counts, k.Ready, k.Sched, k.Leases,
+		k.Backoff, k.Seq, k.Seen, k.SeenAt, k.ItemKeys, k.Stats, k.Meta, k.LegacyWaiting, k.LegacyHosts, k.LegacyFrontier}
 }

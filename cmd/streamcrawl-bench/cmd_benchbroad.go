@@ -1,9 +1,12 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -33,6 +36,8 @@ type broadResult struct {
 	RedisCmds   float64
 	Stored      int64
 	RobotsTurns int64
+	WorkerRSS   map[string]int64   // peak RSS of each worker process, bytes
+	Calls       map[string]float64 // Redis calls by command
 }
 
 func (a *app) benchBroadCommand() *cobra.Command {
@@ -93,7 +98,9 @@ func runBroad(ctx context.Context, opt broadOptions, log io.Writer) (*broadResul
 		return nil, err
 	}
 	defer w.c.Close()
+	rss := w.watchRSS()
 	failed := w.wait()
+	peaks := rss()
 	took := time.Since(w.start)
 	if len(failed) > 0 {
 		return nil, fmt.Errorf("bench-broad: workers failed (logs in %s): %v", opt.Dir, failed)
@@ -108,7 +115,7 @@ func runBroad(ctx context.Context, opt broadOptions, log io.Writer) (*broadResul
 		return nil, err
 	}
 	res := &broadResult{Report: web.Report(opt.Delay, opt.Tolerance), Took: took, RedisCPU: redisCPU,
-		RedisCmds: redisCmds, Stored: st.ItemsStored, RobotsTurns: st.Stats["robots_turns"]}
+		RedisCmds: redisCmds, Stored: st.ItemsStored, RobotsTurns: st.Stats["robots_turns"], WorkerRSS: peaks, Calls: w.callsSince(ctx)}
 	return res, nil
 }
 
@@ -126,4 +133,19 @@ func printBroad(w io.Writer, opt broadOptions, r *broadResult) {
 	fmt.Fprintf(w, "  requests (robots.txt incl.)   %d (robots.txt fetches that used a host's turn: %d)\n", r.Requests, r.RobotsTurns)
 	fmt.Fprintf(w, "  Redis CPU per page            %.0f µs\n", r.RedisCPU/pages*1e6)
 	fmt.Fprintf(w, "  Redis commands per page       %.1f\n", r.RedisCmds/pages)
+	cmds := slices.Collect(maps.Keys(r.Calls))
+	slices.SortFunc(cmds, func(a, b string) int { return cmp.Compare(r.Calls[b], r.Calls[a]) })
+	fmt.Fprintf(w, "  by command, per page         ")
+	for _, c := range cmds {
+		if r.Calls[c]/pages >= 0.05 {
+			fmt.Fprintf(w, " %s %.2f", c, r.Calls[c]/pages)
+		}
+	}
+	fmt.Fprintln(w)
+	names := slices.Sorted(maps.Keys(r.WorkerRSS))
+	fmt.Fprintf(w, "  worker peak RSS              ")
+	for _, n := range names {
+		fmt.Fprintf(w, " %s %.0f MiB", n, float64(r.WorkerRSS[n])/(1<<20))
+	}
+	fmt.Fprintln(w)
 }

@@ -3,11 +3,16 @@ package main
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"sync"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/streamcrawl/streamcrawl/handlers"
 	"github.com/streamcrawl/streamcrawl/spiders"
@@ -22,6 +27,7 @@ type workerCrawl struct {
 	sp     *spiders.Spider
 	procs  []*exec.Cmd
 	before map[string]float64 // Redis INFO when the crawl was seeded
+	calls  map[string]float64 // Redis calls by command then (commandCalls)
 	start  time.Time
 }
 
@@ -62,7 +68,7 @@ func (w *workerCrawl) start0(ctx context.Context, redisURL, dir, spiderPath stri
 	if err != nil {
 		return err
 	}
-	w.before, w.start = redisInfo(ctx, w.c), time.Now()
+	w.before, w.calls, w.start = redisInfo(ctx, w.c), commandCalls(ctx, w.c), time.Now()
 	if _, err := handlers.Seed(ctx, w.c, w.sp, nil); err != nil {
 		return err
 	}
@@ -109,6 +115,86 @@ func (w *workerCrawl) wait() []string {
 		}
 	}
 	return failed
+}
+
+// watchRSS reads each process's peak resident set (VmHWM of /proc/<pid>/status: its own
+// since exec; the rusage of a child after exit counts its parent's at fork) every
+// second until the returned function is called, which returns the last reading by
+// consumer name (fetch-1, parse-1, store-1), bytes. Linux only (elsewhere: none).
+func (w *workerCrawl) watchRSS() func() map[string]int64 {
+	var mu sync.Mutex
+	peak := map[string]int64{}
+	read := func() {
+		for _, p := range w.procs {
+			name := p.Args[1]
+			for i, a := range p.Args {
+				if a == "--consumer" && i+1 < len(p.Args) {
+					name = p.Args[i+1]
+				}
+			}
+			b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.Process.Pid))
+			if err != nil {
+				continue
+			}
+			for _, l := range strings.Split(string(b), "\n") {
+				if v, ok := strings.CutPrefix(l, "VmHWM:"); ok {
+					kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+					mu.Lock()
+					peak[name] = max(peak[name], kb*1024)
+					mu.Unlock()
+				}
+			}
+		}
+	}
+	stop, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(time.Second)
+		defer t.Stop()
+		for {
+			read()
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return func() map[string]int64 {
+		close(stop)
+		<-done
+		mu.Lock()
+		defer mu.Unlock()
+		return maps.Clone(peak)
+	}
+}
+
+// commandCalls returns the calls of each Redis command so far (INFO commandstats).
+func commandCalls(ctx context.Context, rdb redis.UniversalClient) map[string]float64 {
+	out := map[string]float64{}
+	raw, err := rdb.Info(ctx, "commandstats").Result()
+	if err != nil {
+		return out
+	}
+	for _, l := range strings.Split(raw, "\n") {
+		name, rest, ok := strings.Cut(strings.TrimSpace(l), ":calls=")
+		if !ok {
+			continue
+		}
+		n, _, _ := strings.Cut(rest, ",")
+		v, _ := strconv.ParseFloat(n, 64)
+		out[strings.TrimPrefix(name, "cmdstat_")] = v
+	}
+	return out
+}
+
+// callsSince returns the Redis calls by command since the crawl was seeded.
+func (w *workerCrawl) callsSince(ctx context.Context) map[string]float64 {
+	out := commandCalls(ctx, w.c)
+	for k, v := range w.calls {
+		out[k] -= v
+	}
+	return out
 }
 
 // redisCost returns the Redis CPU seconds and commands since the crawl was seeded.

@@ -3,7 +3,6 @@ package dashboard
 import (
 	"context"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -12,15 +11,14 @@ import (
 
 	"github.com/streamcrawl/streamcrawl/handlers/metrics"
 	"github.com/streamcrawl/streamcrawl/streams"
-	"github.com/streamcrawl/streamcrawl/streams/inspect"
 	"github.com/streamcrawl/streamcrawl/streams/loop"
 )
 
 // rateWindow is the span rates are computed over.
 const rateWindow = 10 * time.Second
 
-// hostsEvery is how often the per-host figures are read: a broad crawl's hash holds
-// three fields per host, too many to read every second.
+// hostsEvery is how often the per-host figures are read (they are written every few
+// seconds).
 const hostsEvery = 10 * time.Second
 
 // Sample is one look at the crawl, as the page charts it.
@@ -50,8 +48,11 @@ type Host struct {
 	AvgMS    float64 `json:"avg_ms"`
 }
 
-// sampler reads the crawl's figures every interval and keeps the last ones.
+// sampler keeps the crawl's recent samples for the page, taken through the process's
+// metrics.Sampler (shared with /metrics) every interval while the page is being read:
+// nobody looking costs Redis nothing.
 type sampler struct {
+	src     *metrics.Sampler
 	rdb     redis.UniversalClient
 	crawl   string
 	keep    int
@@ -61,12 +62,21 @@ type sampler struct {
 	slowest []Host
 	failing []Host
 	lastErr string
+	readAt  time.Time // when the page last asked
 }
 
-// run samples at once and then every interval until ctx ends, then returns nil.
+// watched is how long after the page's last question the sampler keeps sampling.
+const watched = 5 * time.Second
+
+// run samples every interval while the page is read, until ctx ends, then returns nil.
 func (s *sampler) run(ctx context.Context, every time.Duration) error {
 	return loop.Every(ctx, every, loop.Config{Now: true}, func(ctx context.Context) error {
-		s.sample(ctx) // keeps its own last error for the page
+		s.mu.Lock()
+		idle := time.Since(s.readAt) > watched && len(s.history) > 0
+		s.mu.Unlock()
+		if !idle {
+			s.sample(ctx) // keeps its own last error for the page
+		}
 		return nil
 	})
 }
@@ -76,16 +86,16 @@ func (s *sampler) sample(ctx context.Context) {
 	defer cancel()
 	var smp Sample
 	var slow, failing []Host
-	l, err := streams.ReadLayout(ctx, s.rdb, s.crawl)
+	got, err := s.src.Read(ctx, s.crawl)
 	if err == nil {
-		smp, err = readSample(ctx, s.rdb, l)
+		smp = sampleOf(got)
 	}
 	s.mu.Lock()
 	// Every sample for the first 30, so that a new page fills in at once.
 	readHostsNow := time.Since(s.hostsAt) >= hostsEvery || len(s.history) < 30
 	s.mu.Unlock()
 	if err == nil && readHostsNow {
-		slow, failing, err = readHosts(ctx, s.rdb, l, 10)
+		slow, failing, err = readHosts(ctx, s.rdb, got.Layout, 10)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -94,6 +104,9 @@ func (s *sampler) sample(ctx context.Context) {
 		return
 	}
 	s.lastErr = ""
+	if n := len(s.history); n > 0 && s.history[n-1].At == smp.At {
+		return // the shared read was not renewed yet
+	}
 	s.history = append(s.history, smp)
 	if len(s.history) > s.keep {
 		s.history = s.history[len(s.history)-s.keep:]
@@ -113,26 +126,22 @@ func (s *sampler) sample(ctx context.Context) {
 	}
 }
 
-// snapshot returns the history and hosts.
+// snapshot returns the history and hosts, and notes that the page is being read.
 func (s *sampler) snapshot() (history []Sample, slow, failing []Host, lastErr string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.readAt = time.Now()
 	return append([]Sample(nil), s.history...), s.slowest, s.failing, s.lastErr
 }
 
-// readSample reads one sample of the crawl.
-func readSample(ctx context.Context, rdb redis.UniversalClient, l streams.Layout) (Sample, error) {
-	st, err := inspect.ReadStatus(ctx, rdb, l)
-	if err != nil {
-		return Sample{}, err
-	}
-	f, err := metrics.ReadFrontier(ctx, rdb, l)
-	if err != nil {
-		return Sample{}, err
-	}
-	smp := Sample{At: time.Now().UnixMilli(), Pages: st.Stats["pages_fetched"], Items: st.ItemsStored,
+// sampleOf is a sample of the page from the shared one.
+func sampleOf(got metrics.Sample) Sample {
+	st := got.Status
+	f := metrics.FrontierOf(st)
+	smp := Sample{At: got.At.UnixMilli(), Pages: st.Stats["pages_fetched"], Items: st.ItemsStored,
 		Frontier: f.Requests, Delayed: f.Delayed, Dead: st.DeadLetters, Seen: st.Seen, Done: st.Done,
-		Pending: map[string]int64{}, Unread: map[string]int64{}, Consumers: map[string]int64{}}
+		Pending: map[string]int64{}, Unread: map[string]int64{}, Consumers: map[string]int64{},
+		RedisUsed: got.RedisUsed, RedisMax: got.RedisMax}
 	for _, s := range st.Streams {
 		kind := s.Name[strings.LastIndexByte(s.Name, ':')+1:]
 		for _, g := range s.Groups {
@@ -143,8 +152,7 @@ func readSample(ctx context.Context, rdb redis.UniversalClient, l streams.Layout
 			}
 		}
 	}
-	smp.RedisUsed, smp.RedisMax, _ = metrics.RedisMemory(ctx, rdb)
-	return smp, nil
+	return smp
 }
 
 // stageOf names the stage whose input stream is of kind.
@@ -160,41 +168,24 @@ func stageOf(kind string) string {
 	return ""
 }
 
+// hostWindows is how many windows of per-host figures the page shows (the last five
+// minutes).
+const hostWindows = 5
+
 // readHosts returns the n slowest hosts (by mean time, with at least 3 requests) and
-// the n with the most failures, from the crawl's per-host figures.
+// the n with the most failures, from the crawl's per-host figures of the last windows.
 func readHosts(ctx context.Context, rdb redis.UniversalClient, l streams.Layout, n int) (slow, failing []Host, err error) {
-	raw, err := rdb.HGetAll(ctx, l.Global.HostStats).Result()
+	figs, err := streams.ReadHostStats(ctx, rdb, l, hostWindows)
 	if err != nil {
 		return nil, nil, err
 	}
-	hosts := map[string]*Host{}
-	ms := map[string]int64{}
-	for field, v := range raw {
-		host, what, ok := strings.Cut(field, "|")
-		if !ok {
-			continue
-		}
-		x, _ := strconv.ParseInt(v, 10, 64)
-		h := hosts[host]
-		if h == nil {
-			h = &Host{Host: host}
-			hosts[host] = h
-		}
-		switch what {
-		case "n":
-			h.Requests = x
-		case "err":
-			h.Failures = x
-		case "ms":
-			ms[host] = x
-		}
-	}
 	var all []Host
-	for host, h := range hosts {
-		if h.Requests > 0 {
-			h.AvgMS = float64(ms[host]) / float64(h.Requests)
+	for host, f := range figs {
+		h := Host{Host: host, Requests: f.Requests, Failures: f.Failures}
+		if f.Requests > 0 {
+			h.AvgMS = float64(f.MS) / float64(f.Requests)
 		}
-		all = append(all, *h)
+		all = append(all, h)
 	}
 	sort.Slice(all, func(i, j int) bool { return all[i].AvgMS > all[j].AvgMS })
 	for _, h := range all {

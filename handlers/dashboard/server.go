@@ -14,6 +14,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/streamcrawl/streamcrawl/handlers"
+	"github.com/streamcrawl/streamcrawl/handlers/metrics"
 	"github.com/streamcrawl/streamcrawl/streams"
 	"github.com/streamcrawl/streamcrawl/streams/inspect"
 )
@@ -38,6 +39,9 @@ type Config struct {
 	Interval time.Duration
 	// History is how many samples the charts keep. Default DefaultHistory.
 	History int
+	// Sampler reads the crawl (shared with the process's /metrics, so that both cost
+	// one read per interval). Default: one of its own at Interval.
+	Sampler *metrics.Sampler
 	// Logger; nil means no-op.
 	Logger *zap.Logger
 }
@@ -64,11 +68,14 @@ func New(cfg Config) (*Dashboard, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = zap.NewNop()
 	}
-	return &Dashboard{cfg: cfg, s: &sampler{rdb: cfg.Client, crawl: cfg.Crawl, keep: cfg.History}, log: cfg.Logger}, nil
+	if cfg.Sampler == nil {
+		cfg.Sampler = metrics.NewSampler(cfg.Client, cfg.Interval)
+	}
+	return &Dashboard{cfg: cfg, s: &sampler{src: cfg.Sampler, rdb: cfg.Client, crawl: cfg.Crawl, keep: cfg.History}, log: cfg.Logger}, nil
 }
 
-// Run samples the crawl at once and then every Interval until ctx ends, then returns
-// nil.
+// Run samples the crawl at once and then every Interval while the page is being read
+// (the last read of its status within a few seconds), until ctx ends, then returns nil.
 func (d *Dashboard) Run(ctx context.Context) error { return d.s.run(ctx, d.cfg.Interval) }
 
 // Handler serves the page at /, its assets under /static/, and the API: GET /api/status,

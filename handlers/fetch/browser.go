@@ -29,10 +29,10 @@ var errNoBrowser = errors.New("fetch: the page asks to be rendered and this fetc
 type browserFetch struct {
 	*shared
 	pool      *browser.Pool
-	page      *spiders.Page     // the spider's, for requests without one
-	dial      browser.Dialer    // through the guard
-	rawDial   browser.Dialer    // the guard's dialer as it is: proxies dial through it
-	hostStats *streams.Counters // nil: not kept
+	page      *spiders.Page      // the spider's, for requests without one
+	dial      browser.Dialer     // through the guard
+	rawDial   browser.Dialer     // the guard's dialer as it is: proxies dial through it
+	hostStats *streams.HostStats // nil: not kept
 }
 
 // newBrowserFetch returns the browser fetcher of cfg, sharing sh's rules.
@@ -213,10 +213,5 @@ func (b *browserFetch) stats(u *url.URL, start time.Time, res *browser.Result, e
 	if b.hostStats == nil {
 		return
 	}
-	host := spiders.HostKeyOf(u)
-	b.hostStats.Add(host+"|n", 1)
-	b.hostStats.Add(host+"|ms", time.Since(start).Milliseconds())
-	if err != nil || res.Status >= 500 {
-		b.hostStats.Add(host+"|err", 1)
-	}
+	b.hostStats.Add(spiders.HostKeyOf(u), time.Since(start), err != nil || res.Status >= 500)
 }

@@ -30,7 +30,8 @@
 //	conditional.go conditional revisits (ETag, Last-Modified, 304)
 //	bodybudget.go  the process's budget of body bytes in flight
 //	retry.go       which failures are retried, and how long each retry waits
-//	hoststats.go   per-host request counts, times and failures for the dashboard
+//	hoststats.go   per-host request counts, times and failures for the dashboard (into
+//	               streams.HostStats)
 //
 // Hosts are named by spiders.HostKey everywhere: robots.txt by origin (scheme and host
 // key), cookies by the key's site, limits and the guard by the key's name.

@@ -52,8 +52,8 @@ type Config struct {
 	// Default nil: not counted.
 	Counters *streams.Counters
 	// HostStats receives per-host request counts, times and failures (the crawl's
-	// streams.Keys.HostStats hash). Default nil: not kept.
-	HostStats *streams.Counters
+	// windowed per-host figures, see streams.HostStats). Default nil: not kept.
+	HostStats *streams.HostStats
 	// Metrics times each HTTP round trip. Default nil: not timed.
 	Metrics *metrics.Metrics
 	// Logger receives what the fetcher has to say. Default nil: no-op.

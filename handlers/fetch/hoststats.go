@@ -9,21 +9,16 @@ import (
 )
 
 // hostStatsTransport records each HTTP round trip of the fetch stage in the crawl's
-// per-host figures (streams.Keys.HostStats) by host key, through counters flushed once a second, so
-// that the dashboard can show the slowest and the most failing hosts of the whole crawl.
+// per-host figures (streams.HostStats) by host key, so that the dashboard can show the
+// slowest and the most failing hosts of the crawl.
 type hostStatsTransport struct {
-	next     http.RoundTripper
-	counters *streams.Counters
+	next  http.RoundTripper
+	stats *streams.HostStats
 }
 
 func (t hostStatsTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	start := time.Now()
 	res, err := t.next.RoundTrip(r)
-	host := spiders.HostKeyOf(r.URL)
-	t.counters.Add(host+"|n", 1)
-	t.counters.Add(host+"|ms", time.Since(start).Milliseconds())
-	if err != nil || res.StatusCode >= 500 {
-		t.counters.Add(host+"|err", 1)
-	}
+	t.stats.Add(spiders.HostKeyOf(r.URL), time.Since(start), err != nil || res.StatusCode >= 500)
 	return res, err
 }

@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strconv"
-	"strings"
 	"testing"
 
 	"github.com/streamcrawl/streamcrawl/handlers/fetch"
@@ -35,7 +34,7 @@ func TestHostStatsAreByHostKey(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer hosts.Close()
-	stats := streams.NewCounters(rdb, layout.Global.HostStats, 0, nil)
+	stats := streams.NewHostStats(rdb, layout)
 	off := false
 	f, err := fetch.New(fetch.Config{Settings: spiders.Settings{ObeyRobots: &off, AllowNetworks: []string{"127.0.0.1/32", "::1/128"}},
 		Frontier: hosts, Client: rdb, Layout: layout, HostStats: stats})
@@ -54,17 +53,12 @@ func TestHostStatsAreByHostKey(t *testing.T) {
 		}
 	}
 	stats.Close() // flushes
-	got, err := rdb.HGetAll(ctx, layout.Global.HostStats).Result()
+	got, err := streams.ReadHostStats(ctx, rdb, layout, 2)
 	if err != nil {
 		t.Fatal(err)
 	}
 	key := spiders.HostKey("http://localhost:" + strconv.Itoa(port))
-	named := map[string]bool{}
-	for field := range got {
-		host, _, _ := strings.Cut(field, "|")
-		named[host] = true
-	}
-	if len(named) != 1 || !named[key] || got[key+"|n"] != "3" {
+	if len(got) != 1 || got[key] == nil || got[key].Requests != 3 {
 		t.Fatalf("host stats %v; want one host, %s, with 3 requests", got, key)
 	}
 }

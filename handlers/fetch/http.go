@@ -35,7 +35,7 @@ func newHTTPFetch(sh *shared, cfg Config) *httpFetch {
 		h.client.Transport = cfg.Metrics.Transport(h.client.Transport)
 	}
 	if cfg.HostStats != nil {
-		h.client.Transport = hostStatsTransport{next: h.client.Transport, counters: cfg.HostStats}
+		h.client.Transport = hostStatsTransport{next: h.client.Transport, stats: cfg.HostStats}
 	}
 	h.following = followingClient(h.client, sh.settings.Redirects(), sh.scope)
 	if sh.settings.RevisitAfter > 0 && cfg.Client != nil {

@@ -28,6 +28,8 @@ type turn struct {
 	host  string // spiders.HostKey of the request's URL
 	rule  frontier.HostRule
 	lease string // the requests stream ID the slot was leased for; "" when no slot
+	// crawlDelay is the host's robots.txt Crawl-delay, once robots.txt was checked.
+	crawlDelay time.Duration
 }
 
 func (f *Fetcher) newTurn(req *spiders.Request, d Delivery) *turn {
@@ -61,6 +63,7 @@ func (t *turn) slotLost(ctx context.Context, d Delivery) (bool, error) {
 // error when the request could not be put back, so the input is not acked.
 func (t *turn) robots(ctx context.Context, v robotsVerdict) (reason string, err error) {
 	f := t.f
+	t.crawlDelay = v.delay
 	switch {
 	case v.unreachable:
 		return DropRobotsUnreachable, t.unreachable(ctx, v)
@@ -126,14 +129,15 @@ func (t *turn) requeue(ctx context.Context, started time.Time, wait time.Duratio
 	if err != nil {
 		return err
 	}
-	_, err = t.f.hosts.Finish(ctx, frontier.Finish{Host: t.host, Lease: t.lease, Started: started,
+	_, err = t.f.hosts.Finish(ctx, frontier.Finish{Host: t.host, Lease: t.lease, Started: started, CrawlDelay: t.crawlDelay,
 		Requeue: payload, Priority: t.req.Priority, Depth: t.req.Depth, Wait: wait})
 	return err
 }
 
-// fetched ends the turn after a fetch started at started; slow is a 429 or 503.
+// fetched ends the turn after a fetch started at started that ended now; slow is a 429
+// or 503.
 func (t *turn) fetched(ctx context.Context, started time.Time, slow bool, rerr *retryableError) {
-	fin := frontier.Finish{Started: started, Autothrottle: t.f.autothrottle()}
+	fin := frontier.Finish{Started: started, Ended: time.Now(), Autothrottle: t.f.autothrottle()}
 	if slow {
 		fin.SlowDown = true
 		if d, ok := parseRetryAfter(rerr.retryAfter, time.Now()); ok {
@@ -153,14 +157,15 @@ func (t *turn) fetched(ctx context.Context, started time.Time, slow bool, rerr *
 const finishRetryFor = 20 * time.Second
 
 // finish gives the slot back (when there is one) and tells the host's schedule what
-// happened. Needless for a host without limits, unless it must learn something. A
-// failure is tried again for up to finishRetryFor (giving a slot back twice frees it
-// once), then logged: the lease then expires by itself.
+// happened: when the request ended, from which its delay counts. Needless for a host
+// without limits, unless it must learn something. A failure is tried again for up to
+// finishRetryFor (giving a slot back twice frees it once), then logged: the lease then
+// expires by itself.
 func (t *turn) finish(ctx context.Context, fin frontier.Finish) {
-	if t.lease == "" && !fin.SlowDown && !fin.Autothrottle {
+	if t.lease == "" && !fin.SlowDown && !fin.Autothrottle && t.rule.Delay <= 0 && t.crawlDelay <= 0 {
 		return
 	}
-	fin.Host, fin.Lease = t.host, t.lease
+	fin.Host, fin.Lease, fin.CrawlDelay = t.host, t.lease, t.crawlDelay
 	began := time.Now()
 	for attempt := 1; ; attempt++ {
 		_, err := t.f.hosts.Finish(context.WithoutCancel(ctx), fin)

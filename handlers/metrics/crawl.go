@@ -44,25 +44,27 @@ var (
 	descMaxMem      = desc("redis_maxmemory_bytes", "Redis maxmemory (0: no limit).")
 )
 
-// CrawlCollector reads the figures of whole crawls from Redis at scrape time: streams,
-// groups, frontier, dead letters, counters and Redis memory. Run one per deployment (in
-// `streamcrawl exporter` or the dashboard), not one per worker.
+// CrawlCollector reports the figures of whole crawls at scrape time: streams, groups,
+// frontier, dead letters, counters and Redis memory, read through a Sampler (shared
+// with the dashboard of the same process: a scrape within its interval of the last read
+// costs Redis nothing). Run one per deployment (in `streamcrawl exporter`, the dashboard
+// or a single-process `crawl --metrics-addr`), not one per worker.
 type CrawlCollector struct {
 	ctx     context.Context
-	rdb     redis.UniversalClient
+	s       *Sampler
 	crawls  func(ctx context.Context) ([]string, error)
 	timeout time.Duration
 	log     *zap.Logger
-	mu      sync.Mutex // one scrape at a time: concurrent scrapes would double the load
+	mu      sync.Mutex // one scrape at a time
 }
 
-// NewCrawlCollector returns a collector for the crawls that crawls lists at each scrape;
-// ctx bounds every Redis read it makes. log may be nil.
-func NewCrawlCollector(ctx context.Context, rdb redis.UniversalClient, crawls func(ctx context.Context) ([]string, error), log *zap.Logger) *CrawlCollector {
+// NewCrawlCollector returns a collector for the crawls that crawls lists at each scrape,
+// read through s; ctx bounds every Redis read it makes. log may be nil.
+func NewCrawlCollector(ctx context.Context, s *Sampler, crawls func(ctx context.Context) ([]string, error), log *zap.Logger) *CrawlCollector {
 	if log == nil {
 		log = zap.NewNop()
 	}
-	return &CrawlCollector{ctx: ctx, rdb: rdb, crawls: crawls, timeout: DefaultScrapeTimeout, log: log}
+	return &CrawlCollector{ctx: ctx, s: s, crawls: crawls, timeout: DefaultScrapeTimeout, log: log}
 }
 
 // Crawls returns a crawls function for NewCrawlCollector that always lists names.
@@ -96,25 +98,19 @@ func (c *CrawlCollector) Collect(ch chan<- prometheus.Metric) {
 		}
 		ch <- prometheus.MustNewConstMetric(descUp, prometheus.GaugeValue, b2f(err == nil), crawl)
 	}
-	if used, limit, err := RedisMemory(ctx, c.rdb); err == nil {
+	if used, limit, err := c.s.Memory(ctx); err == nil {
 		ch <- prometheus.MustNewConstMetric(descUsedMem, prometheus.GaugeValue, float64(used))
 		ch <- prometheus.MustNewConstMetric(descMaxMem, prometheus.GaugeValue, float64(limit))
 	}
 }
 
 func (c *CrawlCollector) collectCrawl(ctx context.Context, crawl string, ch chan<- prometheus.Metric) error {
-	l, err := streams.ReadLayout(ctx, c.rdb, crawl)
+	smp, err := c.s.Read(ctx, crawl)
 	if err != nil {
 		return err
 	}
-	st, err := inspect.ReadStatus(ctx, c.rdb, l)
-	if err != nil {
-		return err
-	}
-	f, err := ReadFrontier(ctx, c.rdb, l)
-	if err != nil {
-		return err
-	}
+	st := smp.Status
+	f := FrontierOf(st)
 	gauge := func(d *prometheus.Desc, v int64, labels ...string) {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, float64(v), append([]string{crawl}, labels...)...)
 	}

@@ -5,6 +5,7 @@
 // Metrics, fed by the handlers' counters, a Watermill middleware, a go-redis hook and an
 // instrumented HTTP transport. Figures of the crawl as a whole (stream lengths, lag,
 // pending, bytes, frontier size, dead letters) are read from Redis at scrape time by one
-// CrawlCollector, served by one process (`streamcrawl exporter` or the dashboard), not by
-// every worker. Serve serves /metrics, /healthz and /readyz.
+// CrawlCollector, served by one process (`streamcrawl exporter`, the dashboard or a
+// single-process crawl), not by every worker, through a Sampler (sampler.go) that the
+// dashboard of the same process shares: one read per interval between them. Serve serves /metrics, /healthz and /readyz.
 package metrics

@@ -3,6 +3,7 @@ package dedup
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -23,7 +24,9 @@ type Usage struct {
 
 // Usage scans the crawl's dedup keys (every partition's) and sums their memory and
 // contents. It costs two commands per key (pipelined): exact mode has up to
-// 2^BucketBits keys per partition, so call it for status and benchmarks, not in a loop.
+// 2^BucketBits keys per partition, so call it for `status --deep` and benchmarks, not in
+// a loop. It pauses usagePause after each batch of a thousand keys, so that Redis
+// serves the crawl's own commands in between.
 func (d *Deduper) Usage(ctx context.Context) (Usage, error) {
 	var sum Usage
 	for i := range len(d.layout.Parts) {
@@ -40,6 +43,9 @@ func (d *Deduper) Usage(ctx context.Context) (Usage, error) {
 	}
 	return sum, nil
 }
+
+// usagePause is how long Usage waits between two batches of keys.
+const usagePause = 5 * time.Millisecond
 
 // usage is Usage of the Deduper's partition.
 func (d *Deduper) usage(ctx context.Context) (Usage, error) {
@@ -62,6 +68,11 @@ func (d *Deduper) usage(ctx context.Context) (Usage, error) {
 			}
 		}
 		_, _ = p.Exec(ctx) // errors are looked at command by command
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(usagePause):
+		}
 		for i := range keys {
 			u.Keys++
 			u.Bytes += mem[i].Val() // 0 when the server has no MEMORY USAGE (miniredis)

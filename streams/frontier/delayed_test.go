@@ -27,7 +27,7 @@ func TestDelayedRetriesAreDueOnTheRedisClock(t *testing.T) {
 		return d
 	}
 	ahead, behind, mover := open(time.Hour), open(-time.Hour), open(0)
-	queued := func() int64 { return rdb.HLen(ctx, layout.Parts[0].Waiting).Val() }
+	queued := func() int64 { n, _ := rdb.HGet(ctx, layout.Parts[0].Counts, "waiting").Int64(); return n }
 
 	// 200 ms from now on the clock of the fetcher that schedules it.
 	if err := ahead.Retry(ctx, "a.example", 0, 0, []byte("a"), time.Now().Add(time.Hour+200*time.Millisecond)); err != nil {

@@ -27,17 +27,21 @@ const maxHandOut = 256
 // Every step is bounded (at most 1,000 leases and hosts looked at, maxHandOut requests
 // moved), so one call never holds Redis up for long.
 //
-// KEYS[1..8], ARGV[1..8] -> schedKeys, schedArgs (see hostSchedLua)
-// ARGV[9] -> most requests to move (maxHandOut)
+// KEYS[1..9], ARGV[1..10] -> schedKeys, schedArgs (see hostSchedLua)
+// ARGV[11] -> most requests to move (maxHandOut)
 // Output: number of requests moved
 var dispatchScript = schedScript("", `
 local now = now_ms()
 expire_leases(now, 1000)
 promote(now, 1000)
-if redis.call('ZCARD', S.ready) == 0 then return 0 end
-local r = room(tonumber(ARGV[9]))
-if r <= 0 then return 0 end
-return hand_out(r, now)
+local moved = 0
+zflush(S.ready)
+if redis.call('ZCARD', S.ready) > 0 then
+  local r = room(tonumber(ARGV[11]))
+  if r > 0 then moved = hand_out(r, now) end
+end
+commit()
+return moved
 `)
 
 // round runs one dispatch round over every partition and returns how many requests it
@@ -120,7 +124,7 @@ func (f *Frontier) dispatchPart(ctx context.Context, part int) (int, error) {
 		}
 	}
 	keys := schedKeys(f.layout.Parts[part])
-	args := schedArgs(f.hosts, partIDPrefix(part), f.cfg.Window, f.cfg.CountUnread, maxHandOut)
+	args := schedArgs(f.hosts, partIDPrefix(part), f.cfg.Window, f.cfg.CountUnread, f.order.sign(), maxHandOut)
 	total := 0
 	for range 64 { // a window larger than maxHandOut fills in several calls
 		n, err := dispatchScript.Run(ctx, f.rdb, keys, args...).Int()

@@ -25,8 +25,14 @@ type Candidate struct {
 	// Fingerprint identifies the request (see spiders.Fingerprint). Empty means "do not
 	// filter": the request is queued even if seen (retries, recrawls).
 	Fingerprint []byte
-	// Payload is the encoded request (spiders.MarshalRequest).
+	// Payload is the encoded request (spiders.MarshalRequest). It may be left nil when
+	// URL is set.
 	Payload []byte
+	// URL and Callback, when URL is set, say that the request has no other field than
+	// its URL, callback, priority and depth (no method, headers, body, meta, retries):
+	// its host's queue then keeps it in a compact form of a few bytes beside its path
+	// (entry.go), and the frontier writes its JSON itself when it hands it out.
+	URL, Callback string
 	// Priority and Depth of the request place it in the frontier (see Config.Order).
 	Priority, Depth int
 	// Host is the key of the request URL's host (spiders.HostKey); it picks the
@@ -100,7 +106,7 @@ func (f *Frontier) Emit(ctx context.Context, part int, cands []Candidate, items 
 				rule = r.arg()
 			}
 		}
-		s.reqs = append(s.reqs, fp, f.order.band(c.Priority, c.Depth), string(c.Payload), host, rule)
+		s.reqs = append(s.reqs, fp, f.order.band(c.Priority, c.Depth), entryOf(&c), host, rule)
 		s.fps = append(s.fps, c.Fingerprint)
 	}
 	if len(items) > 0 {
@@ -167,7 +173,7 @@ const maxEmitChunk = 400
 // in the partition and, in the page's own partition, its items.
 type emitShare struct {
 	part  int
-	reqs  []any    // fingerprint, score band, payload, host, rule per request
+	reqs  []any    // fingerprint, score band, entry, host, rule per request
 	fps   [][]byte // the requests' fingerprints, for the seen cache (nil: none)
 	items []any    // key, payload, message ID per item
 	out   string   // the script's outcome bytes for this share: requests, then items
@@ -213,8 +219,8 @@ func (f *Frontier) flush(ctx context.Context, batch []*emitShare) {
 		if f.cfg.EmitHandsOut {
 			window = f.cfg.Window
 		}
-		a = append(a, schedArgs(f.hosts, partIDPrefix(c.part), window, f.cfg.CountUnread,
-			c.n, c.limit, f.order.sign(), f.cfg.Revisit.Milliseconds(), c.budget, c.m)...)
+		a = append(a, schedArgs(f.hosts, partIDPrefix(c.part), window, f.cfg.CountUnread, f.order.sign(),
+			c.n, c.limit, f.cfg.Revisit.Milliseconds(), c.budget, c.m)...)
 		for _, s := range c.shares {
 			a = append(a, s.reqs...)
 		}
@@ -299,55 +305,57 @@ local function seen_add_arg(base, fp) return redis.call('SADD', base, fp) end
 `
 
 // emitBody (run as the Frontier's emit script, after the crawl's seen_add_arg from its
-// Deduper, rkit.LuaNow, rkit.LuaXAdd, rkit.LuaUnread and hostSchedLua) queues the new requests and
-// items of one partition found by one or more parsed pages, in one step: a new
-// fingerprint goes into the seen set and its request into its host's queue, and an
-// item whose key is new goes into the items stream with its key recorded, so a crash
-// can never leave a URL or an item key marked seen but not queued. The new requests of
-// an idle host (nothing waiting, not scheduled) go straight to the requests stream as
-// far as the window and the host's free slots allow (hand_direct); the others wake
-// their hosts (see hostSchedLua), and when the window still has room, ready hosts'
-// requests are handed out at once, so idle fetchers get work without waiting for a
-// dispatcher round. Every key is the partition's.
+// Deduper and the host scheduler, see schedScript) queues the new requests and items of
+// one partition found by one or more parsed pages, in one step: a new fingerprint goes
+// into the seen set and its request into its host's queue, and an item whose key is new
+// goes into the items stream with its key recorded, so a crash can never leave a URL or
+// an item key marked seen but not queued. The new requests of an idle host (nothing
+// waiting, in flight or scheduled) go straight to the requests stream as far as the
+// window and the host's free slots allow (hand_direct); the others wake their hosts
+// (see hostSchedLua), and when the window still has room, ready hosts' requests are
+// handed out at once, so idle fetchers get work without waiting for a dispatcher round.
+// Every key is the partition's; the partition's counters count the fingerprints
+// recorded new, the requests queued and the items added.
 //
 // Each redis.call costs Redis a few µs beyond the command it runs: the caller passes
-// each fingerprint in the form its dedup mode stores, the sequence counter is read once
-// per call, and item keys are checked with one SMISMEMBER and recorded with one SADD.
+// each fingerprint in the form its dedup mode stores, a host's state is read once and
+// written once, and item keys are checked with one SMISMEMBER and recorded with one
+// SADD.
 //
-// KEYS[1..8], ARGV[1..8] -> schedKeys, schedArgs (see hostSchedLua; the window is
+// KEYS[1..9], ARGV[1..10] -> schedKeys, schedArgs (see hostSchedLua; the window is
 // the dispatch window, 0: do not hand out)
-// KEYS[9] -> sc:{c}:seen (the base key of the crawl's dedup: a set, buckets or a Bloom
+// KEYS[10] -> sc:{c}:seen (the base key of the crawl's dedup: a set, buckets or a Bloom
 // filter)
-// KEYS[10] -> sc:{c}:stats (the partition's: max_pages_used of a crawl of one partition)
-// KEYS[11] -> sc:{c}:seenat (fingerprint -> when queued, ms; used instead of the seen
+// KEYS[11] -> sc:{c}:stats (the partition's: max_pages_used of a crawl of one partition)
+// KEYS[12] -> sc:{c}:seenat (fingerprint -> when queued, ms; used instead of the seen
 // set when revisiting)
-// KEYS[12] -> sc:{c}:items
-// KEYS[13] -> sc:{c}:itemkeys
-// ARGV[9] -> number of requests n, ARGV[10] -> max requests ever queued (0: no limit),
-// ARGV[11] -> 1 or -1: first or last found first within a band,
-// ARGV[12] -> revisit interval in ms (0: a URL is seen forever),
-// ARGV[13] -> 1 when ARGV[10] is a budget reserved for this call in the crawl-wide
-// counter (partitioned crawls; 0 then means none) rather than a limit on KEYS[10]'s
-// max_pages_used, ARGV[14] -> number of items m;
+// KEYS[13] -> sc:{c}:items
+// KEYS[14] -> sc:{c}:itemkeys
+// ARGV[11] -> number of requests n, ARGV[12] -> max requests ever queued (0: no limit),
+// ARGV[13] -> revisit interval in ms (0: a URL is seen forever),
+// ARGV[14] -> 1 when ARGV[12] is a budget reserved for this call in the crawl-wide
+// counter (partitioned crawls; 0 then means none) rather than a limit on KEYS[11]'s
+// max_pages_used, ARGV[15] -> number of items m;
 // then per request: fingerprint (empty: do not filter; the dedup's script argument, or
-// the raw fingerprint when revisiting), score band, payload, host (its key, spiders.HostKey), the
-// host's limit rule ("<concurrency> <delay ms>"; empty: the defaults);
+// the raw fingerprint when revisiting), score band, entry (entry.go), host (its key,
+// spiders.HostKey), the host's limit rule ("<concurrency> <delay ms>"; empty: the
+// defaults);
 // then per item: key (empty: do not filter), payload, message ID
 // Output: one byte per request ('q' queued, 'd' duplicate, 'o' over max_pages), then
 // one per item ('a' added, 'd' duplicate key)
 const emitBody = `
-local n, limit, sign, revisit = tonumber(ARGV[9]), tonumber(ARGV[10]), tonumber(ARGV[11]), tonumber(ARGV[12])
-local budget, m = ARGV[13] == '1', tonumber(ARGV[14])
+local n, limit, revisit = tonumber(ARGV[11]), tonumber(ARGV[12]), tonumber(ARGV[13])
+local budget, m = ARGV[14] == '1', tonumber(ARGV[15])
 local first, items = emit_head + 1, emit_head + 1 + 5 * n
 local now = 0
 if revisit > 0 then now = now_ms() end
 -- is_new records fp as seen and reports whether it was not (or was seen too long ago).
 local function is_new(fp)
   if fp == '' then return true end
-  if revisit == 0 then return seen_add_arg(KEYS[9], fp) == 1 end
-  local at = redis.call('HGET', KEYS[11], fp)
+  if revisit == 0 then return seen_add_arg(KEYS[10], fp) == 1 end
+  local at = redis.call('HGET', KEYS[12], fp)
   if at and now - tonumber(at) < revisit then return false end
-  redis.call('HSET', KEYS[11], fp, now)
+  redis.call('HSET', KEYS[12], fp, now)
   return true
 end
 -- in_set returns, per element of list, whether it is in set key; add_all adds them.
@@ -363,8 +371,8 @@ local function add_all(key, list)
   for i = 1, #list, 1000 do redis.call('SADD', key, unpack(list, i, math.min(i + 999, #list))) end
 end
 local out = {}
-local rq, queued = 0, 0
-if limit > 0 and not budget then queued = tonumber(redis.call('HGET', KEYS[10], 'max_pages_used') or '0') end
+local rq, queued, fps = 0, 0, 0
+if limit > 0 and not budget then queued = tonumber(redis.call('HGET', KEYS[11], 'max_pages_used') or '0') end
 local fresh = {}
 for k = 1, n do
   local i = first + 5 * (k - 1)
@@ -373,15 +381,17 @@ for k = 1, n do
   elseif is_new(ARGV[i]) then
     fresh[#fresh + 1] = i
     rq = rq + 1
+    if ARGV[i] ~= '' then fps = fps + 1 end
     out[k] = 'q'
   else
     out[k] = 'd'
   end
 end
 -- max_pages_used is exact (max_pages reads it); the other counters are the caller's.
-if rq > 0 and limit > 0 and not budget then redis.call('HINCRBY', KEYS[10], 'max_pages_used', rq) end
+if rq > 0 and limit > 0 and not budget then redis.call('HINCRBY', KEYS[11], 'max_pages_used', rq) end
+count('seen', fps)
+count('queued', rq)
 if #fresh > 0 then
-  local seq = redis.call('INCRBY', S.seq, #fresh) - #fresh
   local byhost, hosts = {}, {}
   for j, i in ipairs(fresh) do
     local band, host = tonumber(ARGV[i + 1]), ARGV[i + 3]
@@ -393,7 +403,7 @@ if #fresh > 0 then
     elseif band < h.band then
       h.band = band
     end
-    h.reqs[#h.reqs + 1] = {queue_score(band, seq + j, sign), ARGV[i + 2], seq + j}
+    h.reqs[#h.reqs + 1] = {band, ARGV[i + 2], j}
   end
   if #hosts > 1 then table.sort(hosts, function(a, b) return byhost[a].band < byhost[b].band end) end
   local window, left = S.window, nil
@@ -406,19 +416,49 @@ if #fresh > 0 then
   end
   for _, host in ipairs(hosts) do
     local h = byhost[host]
+    local st = state(host)
+    activate(host, st, h.rule)
+    local before = best_band(st)
+    local idle = before == nil and st.f == 0 and not zscore(S.sched, host)
     local sent = 0
-    if redis.call('EXISTS', S.hq .. host) == 0 and not redis.call('ZSCORE', S.sched, host) then
-      -- An idle host: its requests may go straight to the stream.
-      if h.rule ~= '' then redis.call('HSET', S.hosts, host .. ':r', h.rule) end
-      if window > 0 and room_left() > 0 then
-        sent = hand_direct(host, h.reqs, left, now)
-        left = left - sent
+    if idle and window > 0 and room_left() > 0 then
+      sent = hand_direct(host, st, h.reqs, left, now)
+      left = left - sent
+    end
+    if sent < #h.reqs then
+      -- The others into the host's queues, band by band, in order of discovery.
+      local byband, bands = {}, {}
+      for x = sent + 1, #h.reqs do
+        local r = h.reqs[x]
+        local l = byband[r[1]]
+        if not l then
+          l = {}
+          byband[r[1]] = l
+          bands[#bands + 1] = r[1]
+        end
+        l[#l + 1] = r
+      end
+      for _, b in ipairs(bands) do
+        local l = byband[b]
+        table.sort(l, function(x, y) return x[3] < y[3] end)
+        local es = {}
+        for y, r in ipairs(l) do es[y] = r[2] end
+        enqueue(host, st, b, es)
       end
     end
-    if sent < #h.reqs then enqueue_many(host, h.reqs, sent + 1) end
-    if sent < #h.reqs then wake(host, h.band) end
+    if sent > 0 then
+      local conc, delay = rule(st)
+      after_start(host, st, conc, delay, sent, now)
+    elseif idle then
+      place(host, st)
+    else
+      wake(host, st, h.band, before)
+    end
   end
-  if window > 0 and redis.call('ZCARD', S.ready) > 0 and room_left() > 0 then hand_out(left, now) end
+  if window > 0 then
+    zflush(S.ready)
+    if redis.call('ZCARD', S.ready) > 0 and room_left() > 0 then hand_out(left, now) end
+  end
 end
 if m > 0 then
   local keyed = {}
@@ -427,10 +467,11 @@ if m > 0 then
   end
   local known, fresh_keys = {}, {}
   if #keyed > 0 then
-    for j, yes in ipairs(in_set(KEYS[13], keyed)) do
+    for j, yes in ipairs(in_set(KEYS[14], keyed)) do
       if yes then known[keyed[j]] = true end
     end
   end
+  local added = 0
   for i = items, items + 3 * m - 1, 3 do
     local key = ARGV[i]
     if key ~= '' and known[key] then
@@ -440,18 +481,21 @@ if m > 0 then
         known[key] = true -- the same key twice in this call
         fresh_keys[#fresh_keys + 1] = key
       end
-      xadd_msg(KEYS[12], ARGV[i + 2], ARGV[i + 1])
+      xadd_msg(KEYS[13], ARGV[i + 2], ARGV[i + 1])
       out[#out + 1] = 'a'
+      added = added + 1
     end
   end
   -- After the XADDs: were the script cut short (OOM), no key is recorded without its item.
-  if #fresh_keys > 0 then add_all(KEYS[13], fresh_keys) end
+  if #fresh_keys > 0 then add_all(KEYS[14], fresh_keys) end
+  count('items', added)
 end
+commit()
 return table.concat(out)
 `
 
 // emitHead is the number of ARGV before the requests in the emit script.
-const emitHead = 14
+const emitHead = schedHead + 5
 
 // emitHeadLua tells the emit script emitHead.
 var emitHeadLua = "local emit_head = " + strconv.Itoa(emitHead) + "\n"

@@ -2,7 +2,14 @@ package frontier
 
 import (
 	"context"
+	"sort"
+	"strconv"
+	"strings"
 	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/streamcrawl/streamcrawl/streams"
 )
 
 // SetBeforeRun sets the dispatcher's test fault hook: f is called before each dispatch
@@ -30,3 +37,71 @@ func (f *Frontier) MoveDue(ctx context.Context, part, max int) (int, error) {
 
 // DefaultHostQuantum is the default Config.Quantum, for the tests.
 const DefaultHostQuantum = defaultQuantum
+
+// QueuedOf returns host's waiting requests in partition k in the order they are handed
+// out (best band first), as the requests stream carries them. It exists in test builds
+// only.
+func QueuedOf(ctx context.Context, rdb redis.UniversalClient, k streams.Keys, host string) ([]string, error) {
+	st, err := rdb.HGetAll(ctx, k.HostState(host)).Result()
+	if err != nil {
+		return nil, err
+	}
+	var bands []int
+	for f := range st {
+		if b, err := strconv.Atoi(strings.TrimPrefix(f, "q")); err == nil && strings.HasPrefix(f, "q") {
+			bands = append(bands, b)
+		}
+	}
+	sort.Ints(bands)
+	var out []string
+	for _, b := range bands {
+		es, err := rdb.LRange(ctx, k.HostQueue(host, b), 0, -1).Result()
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range es {
+			out = append(out, ExpandEntry(host, e))
+		}
+	}
+	return out, nil
+}
+
+// EntryOf is the entry of a candidate in its host's queue. It exists in test builds
+// only.
+func EntryOf(c Candidate) string { return entryOf(&c) }
+
+// ExpandEntry is what expandLua makes of entry e of host's queue, in Go. It exists in
+// test builds only.
+func ExpandEntry(host, e string) string {
+	if e == "" || e[0] >= entryKinds {
+		return e
+	}
+	if e[0] == entryWhole {
+		return e[1:]
+	}
+	scheme := "http://"
+	if e[0] == entryHTTPS {
+		scheme = "https://"
+	}
+	rest := e[1:]
+	i := strings.IndexAny(rest, "/?")
+	if i < 0 {
+		i = len(rest)
+	}
+	head, rest := rest[:i], rest[i:]
+	parts := strings.SplitN(head, ",", 3)
+	for len(parts) < 3 {
+		parts = append(parts, "")
+	}
+	out := `{"v":1,"url":"` + scheme + host + rest + `"`
+	if parts[2] != "" {
+		out += `,"callback":"` + parts[2] + `"`
+	}
+	if parts[1] != "" {
+		out += `,"priority":` + parts[1]
+	}
+	if parts[0] != "" {
+		out += `,"depth":` + parts[0]
+	}
+	return out + "}"
+}

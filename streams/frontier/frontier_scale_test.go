@@ -53,7 +53,7 @@ func BenchmarkFrontierScale(b *testing.B) {
 			rdb.ConfigSet(ctx, "slowlog-log-slower-than", "10000")
 			rdb.SlowLogReset(ctx)
 			b.Logf("%s: one host queue %d B, ready set %d B, used_memory +%d B", crawl,
-				rdb.MemoryUsage(ctx, k.HostQueue(fmt.Sprintf("host%06d.example", host(0))), 0).Val(),
+				rdb.MemoryUsage(ctx, k.HostQueue(fmt.Sprintf("host%06d.example", host(0)), 0), 0).Val(),
 				rdb.MemoryUsage(ctx, k.Ready, 0).Val(), streamstest.UsedMemory(b, rdb)-m0)
 			// The dedup's set grows with the page too: count it out.
 			seen := rdb.MemoryUsage(ctx, k.Seen, 0).Val()

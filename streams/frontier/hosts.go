@@ -45,12 +45,18 @@ type Finish struct {
 	// Lease is the requests stream ID of the request the slot was leased for; empty
 	// when the host has no concurrency limit.
 	Lease string
-	// Started is when the request to the host started (this machine's clock); the
-	// host's next start is its delay after it, reckoned on the Redis clock from the time
-	// elapsed since, taken when the call leaves for Redis. Zero: no request was made
-	// (robots.txt disallowed the URL, a check failed). A host that answered lets a
-	// back-off decay.
+	// Started is when the request to the host started (this machine's clock). Zero: no
+	// request was made (robots.txt disallowed the URL, a check failed). A host that
+	// answered lets a back-off decay.
 	Started time.Time
+	// Ended is when the request ended (its answer read); zero: when Finish is called.
+	// The host's next start is its delay after it (Heritrix's politeness: counted from
+	// the end of the previous request), reckoned on the Redis clock from the time
+	// elapsed since, taken when the call leaves for Redis.
+	Ended time.Time
+	// CrawlDelay is the host's robots.txt Crawl-delay as the fetcher knows it: the delay
+	// after Ended is the larger of it and the host's rule's.
+	CrawlDelay time.Duration
 	// SlowDown says the host answered 429 or 503: it is pushed back for every fetcher,
 	// longer after each in a row, at least for its Retry-After.
 	SlowDown bool
@@ -74,6 +80,9 @@ type Finish struct {
 func (f *Frontier) Finish(ctx context.Context, fin Finish) (time.Time, error) {
 	host := fin.Host
 	fin.RetryAfter = min(fin.RetryAfter, maxHostBackoff)
+	if fin.Ended.IsZero() {
+		fin.Ended = time.Now()
+	}
 	j := &finishJob{part: f.layout.PartitionOf(host), host: host, f: fin}
 	err := f.fin.Do(ctx, j)
 	if err == nil {
@@ -91,13 +100,8 @@ func (f *Frontier) Finish(ctx context.Context, fin Finish) (time.Time, error) {
 // SetCrawlDelay records host's robots.txt Crawl-delay, which raises its delay for every
 // fetcher (0 removes it).
 func (f *Frontier) SetCrawlDelay(ctx context.Context, host string, d time.Duration) error {
-	key := f.layout.ForHost(host).Hosts
-	c := &rkit.Call{Add: func(ctx context.Context, p redis.Pipeliner) redis.Cmder {
-		if d <= 0 {
-			return p.HDel(ctx, key, host+":c")
-		}
-		return p.HSet(ctx, key, host+":c", d.Milliseconds())
-	}}
+	key := f.layout.ForHost(host).HostState(host)
+	c := &rkit.Call{Script: crawlDelayScript, Keys: []string{key}, Args: []any{max(d.Milliseconds(), 0), keepIdle.Milliseconds()}}
 	err := f.pipe.Do(ctx, c)
 	if err == nil {
 		err = c.Reply.Err()
@@ -108,24 +112,55 @@ func (f *Frontier) SetCrawlDelay(ctx context.Context, host string, d time.Durati
 	return nil
 }
 
+// crawlDelayScript records a host's Crawl-delay in its state hash; the hash of a host
+// with nothing waiting or in flight expires (see hostSchedLua's retire).
+//
+// KEYS[1] -> sc:{c}:h:<host>
+// ARGV[1] -> Crawl-delay (ms; 0: none), ARGV[2] -> how long an idle host keeps it (ms)
+// Output: nil
+var crawlDelayScript = redis.NewScript(`
+if ARGV[1] == '0' then redis.call('HDEL', KEYS[1], 'c') else redis.call('HSET', KEYS[1], 'c', ARGV[1]) end
+local raw = redis.call('HGETALL', KEYS[1])
+for i = 1, #raw, 2 do
+  local k = raw[i]
+  if (k == 'f' or string.byte(k, 1) == 113) and tonumber(raw[i + 1]) > 0 then return nil end
+end
+if #raw > 0 then
+  redis.call('HSET', KEYS[1], 'x', 1)
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+end
+return nil
+`)
+
 // Leased reports whether the request with stream ID lease still holds a slot of host.
 // A request delivered again after its fetcher died may have lost it (the dead fetcher
 // gave it back before its ack went out, or the lease expired): it must not be fetched
 // without one.
 func (f *Frontier) Leased(ctx context.Context, host, lease string) (bool, error) {
-	key := f.layout.ForHost(host).Leases
-	c := &rkit.Call{Add: func(ctx context.Context, p redis.Pipeliner) redis.Cmder {
-		return p.ZScore(ctx, key, host+"|"+lease)
-	}}
+	k := f.layout.ForHost(host)
+	c := &rkit.Call{Script: leasedScript, Keys: []string{k.Leases, k.Sched}, Args: []any{host, lease, f.hosts.leaseTTL.Milliseconds()}}
 	err := f.pipe.Do(ctx, c)
+	var held int64
 	if err == nil {
-		err = c.Reply.Err()
-	}
-	if rkit.ErrNil(err) {
-		return false, nil
+		held, err = c.Reply.(*redis.Cmd).Int64()
 	}
 	if err != nil {
 		return false, fmt.Errorf("frontier: lease of %s: %w", host, err)
 	}
-	return true, nil
+	return held == 1, nil
 }
+
+// leasedScript reports whether a request still holds a slot of its host: its member
+// in the leases (a host of concurrency above 1), or the host's entry in the schedule
+// being its lease (a host of concurrency 1, see hostSchedLua).
+//
+// KEYS[1] -> sc:{c}:leases, KEYS[2] -> sc:{c}:sched
+// ARGV[1] -> host, ARGV[2] -> the request's stream ID, ARGV[3] -> lease TTL (ms)
+// Output: 1 when held, else 0
+var leasedScript = redis.NewScript(`
+if redis.call('ZSCORE', KEYS[1], ARGV[1] .. '|' .. ARGV[2]) then return 1 end
+local at = redis.call('ZSCORE', KEYS[2], ARGV[1])
+local ms = string.match(ARGV[2], '^(%d+)')
+if at and ms and tonumber(at) == tonumber(ms) + tonumber(ARGV[3]) then return 1 end
+return 0
+`)

@@ -14,31 +14,25 @@ import (
 // robots.txt stayed unreachable is dropped so: its requests would otherwise wait
 // forever, and the crawl with them.
 //
-// KEYS[1..8], ARGV[1..8] -> schedKeys, schedArgs (see hostSchedLua)
-// KEYS[9] -> sc:{c}:dead
-// ARGV[9] -> host (its key), ARGV[10] -> stage, ARGV[11] -> error, ARGV[12] -> most
-// Output: {requests dropped, queue members removed (members whose payload is gone
-// count here only)}
+// KEYS[1..9], ARGV[1..10] -> schedKeys, schedArgs (see hostSchedLua)
+// KEYS[10] -> sc:{c}:dead
+// ARGV[11] -> host (its key), ARGV[12] -> stage, ARGV[13] -> error, ARGV[14] -> most
+// Output: {requests dropped, entries taken from the queue}
 var dropHostScript = schedScript("", `
-local host, most = ARGV[9], tonumber(ARGV[12])
-local q = S.hq .. host
-local ids = redis.call('ZRANGE', q, 0, most - 1)
-local n = 0
-if #ids > 0 then
-  local payloads = redis.call('HMGET', S.waiting, unpack(ids))
-  for i, id in ipairs(ids) do
-    if payloads[i] then
-      redis.call('XADD', KEYS[9], '*', '`+rkit.DeadStream+`', S.stream, '`+rkit.DeadStage+`', ARGV[10],
-        '`+rkit.DeadError+`', ARGV[11], '`+rkit.DeadDeliveries+`', '0',
-        '_watermill_message_uuid', S.idp .. 'x' .. id, 'metadata', '', 'payload', payloads[i])
-      n = n + 1
-    end
-  end
-  redis.call('ZREM', q, unpack(ids))
-  redis.call('HDEL', S.waiting, unpack(ids))
+local host, most = ARGV[11], tonumber(ARGV[14])
+local st = state(host)
+local entries = pop(host, st, most)
+for _, e in ipairs(entries) do
+  redis.call('XADD', KEYS[10], '*', '`+rkit.DeadStream+`', S.stream, '`+rkit.DeadStage+`', ARGV[12],
+    '`+rkit.DeadError+`', ARGV[13], '`+rkit.DeadDeliveries+`', '0',
+    '_watermill_message_uuid', S.idp .. 'x' .. seq_next(), 'metadata', '', 'payload', expand(host, e))
 end
-if redis.call('EXISTS', q) == 0 then redis.call('ZREM', S.ready, host) end
-return {n, #ids}
+if best_band(st) == nil then
+  zrem(S.ready, host)
+  if st.f == 0 and not zscore(S.sched, host) then retire(host, st) end
+end
+commit()
+return {#entries, #entries}
 `)
 
 // DropHost moves every request waiting in host's queue (host: its key) to the crawl's
@@ -52,7 +46,7 @@ func (f *Frontier) DropHost(ctx context.Context, host, stage, errText string) (i
 	keys := schedKeys(k, k.Dead)
 	total := 0
 	for {
-		args := schedArgs(f.hosts, partIDPrefix(p), 0, false, host, stage, errText, maxHandOut)
+		args := schedArgs(f.hosts, partIDPrefix(p), 0, false, 1, host, stage, errText, maxHandOut)
 		out, err := dropHostScript.Run(ctx, f.rdb, keys, args...).Int64Slice()
 		if err == nil && len(out) != 2 {
 			err = errShortReply

@@ -106,10 +106,10 @@ func TestOneHostKeyForEveryWayOfWritingIt(t *testing.T) {
 	if _, err := enqueue(ctx, f, cs); err != nil {
 		t.Fatal(err)
 	}
-	if n := rdb.ZCard(ctx, k.HostQueue("shop.example")).Val(); n != 3 {
+	if n := rdb.LLen(ctx, k.HostQueue("shop.example", 0)).Val(); n != 3 {
 		t.Fatalf("host queue of shop.example holds %d, want the 3 ways of writing it", n)
 	}
-	if n := rdb.ZCard(ctx, k.HostQueue("shop.example:8080")).Val(); n != 1 {
+	if n := rdb.LLen(ctx, k.HostQueue("shop.example:8080", 0)).Val(); n != 1 {
 		t.Fatalf("host queue of shop.example:8080 holds %d, want 1 (another port is another host)", n)
 	}
 	d, _ := frontier.New(frontier.Config{Client: rdb, Layout: streams.NewLayout(k.Crawl, 1), Window: 10,
@@ -164,15 +164,31 @@ func TestALeaseOfADeadFetcherExpiresAndTheHostGetsItsSlotBack(t *testing.T) {
 	if n, _ := d.Dispatch(ctx); n != 1 {
 		t.Fatalf("after a finish dispatched %d, want 1", n)
 	}
+	third := readAll(t, rdb, k, 10)
+	if len(third) != 1 {
+		t.Fatalf("read %d, want 1", len(third))
+	}
 	if n := waiting(t, rdb, k); n != 0 {
 		t.Fatalf("%d still waiting, want 0", n)
 	}
-	// A late finish of the expired lease gives back nothing twice.
+	// A late finish of the expired lease gives back nothing: the third request keeps
+	// the host's one slot.
 	if _, err := h.Finish(ctx, frontier.Finish{Host: "h.test", Lease: first[0].ID, Started: time.Now().Add(-time.Second)}); err != nil {
 		t.Fatal(err)
 	}
-	if f := rdb.HGet(ctx, k.Hosts, "h.test:f").Val(); f != "1" {
-		t.Fatalf("in flight = %q after a late finish of an expired lease, want 1", f)
+	for _, c := range []struct {
+		id   string
+		want bool
+	}{{first[0].ID, false}, {second[0].ID, false}, {third[0].ID, true}} {
+		if held, err := h.Leased(ctx, "h.test", c.id); err != nil || held != c.want {
+			t.Fatalf("lease of %s held = %v (%v), want %v", c.id, held, err, c.want)
+		}
+	}
+	if _, err := enqueue(ctx, f, []frontier.Candidate{hostCand(4, "h.test")}); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := d.Dispatch(ctx); n != 0 {
+		t.Fatalf("dispatched %d after a late finish of an expired lease, want 0: the slot is the third's", n)
 	}
 }
 
@@ -238,7 +254,7 @@ func TestASlowDownPushesTheHostBackForEveryFetcherAndRecovers(t *testing.T) {
 	if n, _ := d.Dispatch(ctx); n != 4 {
 		t.Fatalf("after the back-off dispatched %d, want slow.test's next 4", n)
 	}
-	if lvl := rdb.HGet(ctx, k.Hosts, "slow.test:b").Val(); lvl != "1" {
+	if lvl := rdb.HGet(ctx, k.Backoff, "slow.test").Val(); lvl != "1" {
 		t.Fatalf("back-off level %q, want 1", lvl)
 	}
 	for _, m := range readAll(t, rdb, k, 100) {
@@ -246,7 +262,7 @@ func TestASlowDownPushesTheHostBackForEveryFetcherAndRecovers(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if rdb.HExists(ctx, k.Hosts, "slow.test:b").Val() {
+	if rdb.HExists(ctx, k.Backoff, "slow.test").Val() {
 		t.Fatal("the back-off level stayed after successful answers; want it gone")
 	}
 }

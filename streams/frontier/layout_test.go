@@ -54,13 +54,11 @@ func TestPartitionedFrontierQueuesEachRequestInItsHostsPartition(t *testing.T) {
 		var members []string
 		for h := range 12 {
 			host := fmt.Sprintf("127.0.0.1:%d", 30000+h)
-			ids, err := rdb.ZRange(ctx, k.HostQueue(host), 0, -1).Result()
+			queued, err := frontier.QueuedOf(ctx, rdb, k, host)
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, m := range rdb.HMGet(ctx, k.Waiting, ids...).Val() {
-				members = append(members, m.(string))
-			}
+			members = append(members, queued...)
 		}
 		waiting(t, rdb, k)
 		total += len(members)

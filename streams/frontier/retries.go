@@ -15,7 +15,7 @@ import (
 
 // Retries: a request that failed waits for its time in the partition's delayed set, a
 // ZSET scored by due time in Unix milliseconds on the Redis clock, whose members are
-// encoded requests with their host and band. Due members go back to their host's queue
+// encoded requests with their host, band and the host's limit rule. Due members go back to their host's queue
 // in one Lua script, so a crash never loses or doubles one, and a retried request obeys
 // its host's politeness like any other; Run moves them, in every fetch process, any
 // number at once. A request waits in its host's partition's set.
@@ -27,7 +27,8 @@ import (
 // be unique (it is a ZSET member): encode the attempt number into it.
 func (f *Frontier) Retry(ctx context.Context, host string, priority, depth int, payload []byte, due time.Time) error {
 	key := f.layout.ForHost(host).Delayed
-	member := "\x01" + host + "\x01" + strconv.Itoa(f.order.band(priority, depth)) + "\x01" + string(payload)
+	_, rule := f.ruleOf(host)
+	member := "\x02" + host + "\x01" + strconv.Itoa(f.order.band(priority, depth)) + "\x01" + rule + "\x01" + string(payload)
 	wait := max(due.Sub(f.now()).Milliseconds(), 0)
 	c := &rkit.Call{Script: scheduleScript, Keys: []string{key}, Args: []any{wait, member}}
 	err := f.pipe.Do(ctx, c)
@@ -44,36 +45,43 @@ func (f *Frontier) Retry(ctx context.Context, host string, priority, depth int, 
 // clock.
 //
 // KEYS[1] -> sc:{c}:delayed
-// ARGV[1] -> wait (ms), ARGV[2] -> member ("\1<host>\1<band>\1<payload>")
+// ARGV[1] -> wait (ms), ARGV[2] -> member ("\2<host>\1<band>\1<rule>\1<payload>")
 // Output: 1 when the member is new
 var scheduleScript = redis.NewScript(rkit.LuaNow + `
 return redis.call('ZADD', KEYS[1], now_ms() + tonumber(ARGV[1]), ARGV[2])
 `)
 
 // moveDueScript moves due members of the delayed set back to their hosts' queues.
-// A member without a host (written by a version before host queues) goes straight to
-// the requests stream, as it did then.
+// A member written by a version before limit rules travelled with it
+// ("\1<host>\1<band>\1<payload>") goes back with the defaults, and one without a host
+// (before host queues) straight to the requests stream, as it did then.
 //
-// KEYS[1..8], ARGV[1..8] -> schedKeys, schedArgs (see hostSchedLua)
-// KEYS[9] -> sc:{c}:delayed
-// ARGV[9] -> max to move, ARGV[10] -> 1 or -1 (order sign)
+// KEYS[1..9], ARGV[1..10] -> schedKeys, schedArgs (see hostSchedLua)
+// KEYS[10] -> sc:{c}:delayed
+// ARGV[11] -> max to move
 // Output: number moved
 var moveDueScript = schedScript("", `
-local due = redis.call('ZRANGEBYSCORE', KEYS[9], '-inf', now_ms(), 'LIMIT', 0, tonumber(ARGV[9]))
+local due = redis.call('ZRANGEBYSCORE', KEYS[10], '-inf', now_ms(), 'LIMIT', 0, tonumber(ARGV[11]))
 if #due == 0 then return 0 end
-local seq = redis.call('INCRBY', S.seq, #due) - #due
-local sign = tonumber(ARGV[10])
-for i, m in ipairs(due) do
-  redis.call('ZREM', KEYS[9], m)
-  local host, band, payload = string.match(m, '^\1([^\1]*)\1(-?%d+)\1(.*)$')
+redis.call('ZREM', KEYS[10], unpack(due))
+for _, m in ipairs(due) do
+  local host, band, rule_arg, payload = string.match(m, '^\2([^\1]*)\1(-?%d+)\1([^\1]*)\1(.*)$')
+  if not host then
+    host, band, payload = string.match(m, '^\1([^\1]*)\1(-?%d+)\1(.*)$')
+    rule_arg = ''
+  end
   if host then
     band = tonumber(band)
-    enqueue(host, queue_score(band, seq + i, sign), seq + i, payload)
-    wake(host, band)
+    local st = state(host)
+    activate(host, st, rule_arg)
+    local before = best_band(st)
+    enqueue(host, st, band, {whole(payload)})
+    wake(host, st, band, before)
   else
-    xadd_msg(S.stream, S.idp .. 'r' .. (seq + i), m)
+    xadd_msg(S.stream, S.idp .. 'r' .. seq_next(), m)
   end
 end
+commit()
 return #due
 `)
 
@@ -81,7 +89,7 @@ return #due
 // and returns how many.
 func (f *Frontier) moveDue(ctx context.Context, part, max int) (int, error) {
 	k := f.layout.Parts[part]
-	args := schedArgs(f.hosts, partIDPrefix(part), 0, false, max, f.order.sign())
+	args := schedArgs(f.hosts, partIDPrefix(part), 0, false, f.order.sign(), max)
 	n, err := moveDueScript.Run(ctx, f.rdb, schedKeys(k, k.Delayed), args...).Int()
 	if err != nil {
 		return 0, fmt.Errorf("frontier: move due requests: %w", err)

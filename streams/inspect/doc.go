@@ -15,6 +15,10 @@
 //     (ErrStageGroup);
 //   - reset.go: Reset, every key of a crawl gone, refused while its services run;
 //   - alive.go: Alive, the consumers of a crawl's groups active lately (ErrRunning);
+//   - deep.go: ReadDeep, the dedup's exact keys and bytes (`status --deep`): a paced
+//     scan, at most once a minute per crawl;
+//   - crawls.go: ListCrawls, the crawls in Redis by their meta hash (a SCAN, for
+//     commands a person runs);
 //   - info.go: InfoNumbers, the numeric fields of INFO.
 //
 // No stage needs it to move a message: runs read ReadProgress to know when to stop,

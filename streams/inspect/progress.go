@@ -17,10 +17,13 @@ import (
 // output is in, so an atomic look can never see the work "between" two streams.
 //
 // KEYS[i] -> stream i, ARGV[i] -> the group that reads it
-// KEYS[#ARGV+1] -> sc:{c}:delayed, KEYS[#ARGV+2] -> sc:{c}:waiting, KEYS[#ARGV+3] -> sc:{c}:seq
+// KEYS[#ARGV+1] -> sc:{c}:delayed, KEYS[#ARGV+2] -> sc:{c}:counts, KEYS[#ARGV+3] -> sc:{c}:seq,
+// KEYS[#ARGV+4] -> sc:{c}:waiting (legacy), KEYS[#ARGV+5] -> sc:{c}:frontier (legacy)
 // Output: per stream {length, pending, unread(0/1), last ID}, then the number of
-// delayed requests, the number of requests waiting in host queues, and the sequence
-// counter (which every enqueue and hand-out moves)
+// delayed requests, the number of requests waiting in host queues (a crawl an older
+// version wrote and no process has opened since counts its own), and a mark of the
+// frontier's activity: the sequence counter and the requests ever queued and handed
+// out (every enqueue and hand-out moves one)
 var progressScript = redis.NewScript(rkit.LuaIDs + rkit.LuaGroups + `
 local out = {}
 for i = 1, #ARGV do
@@ -44,8 +47,9 @@ for i = 1, #ARGV do
 end
 local n = #ARGV
 out[#out + 1] = redis.call('ZCARD', KEYS[n + 1])
-out[#out + 1] = redis.call('HLEN', KEYS[n + 2])
-out[#out + 1] = redis.call('GET', KEYS[n + 3]) or '0'
+local c = redis.call('HMGET', KEYS[n + 2], 'waiting', 'queued', 'handed_out')
+out[#out + 1] = tonumber(c[1] or '0') + redis.call('HLEN', KEYS[n + 4]) + redis.call('ZCARD', KEYS[n + 5])
+out[#out + 1] = (redis.call('GET', KEYS[n + 3]) or '0') .. '/' .. (c[2] or '0') .. '/' .. (c[3] or '0')
 return out
 `)
 
@@ -122,7 +126,7 @@ func readPartProgress(ctx context.Context, rdb redis.UniversalClient, k streams.
 		keys = append(keys, s.Stream)
 		args = append(args, s.Group)
 	}
-	keys = append(keys, k.Delayed, k.Waiting, k.Seq)
+	keys = append(keys, k.Delayed, k.Counts, k.Seq, k.LegacyWaiting, k.LegacyFrontier)
 	res, err := progressScript.Run(ctx, rdb, keys, args...).Slice()
 	if err != nil {
 		return partProgress{}, fmt.Errorf("inspect: read progress: %w", err)

@@ -12,7 +12,6 @@ import (
 	"github.com/streamcrawl/streamcrawl/spiders"
 	"github.com/streamcrawl/streamcrawl/streams"
 
-	"github.com/streamcrawl/streamcrawl/streams/dedup"
 	"github.com/streamcrawl/streamcrawl/streams/internal/rkit"
 
 	"github.com/redis/go-redis/v9"
@@ -49,7 +48,9 @@ type StreamStatus struct {
 }
 
 // Status is what `streamcrawl status` shows. Streams, counts and memory are summed over
-// the crawl's partitions.
+// the crawl's partitions. It is read from counters the crawl keeps as it goes and a few
+// O(1) commands per partition (about 30 for a crawl of one partition, pipelined), never
+// by scanning keys, so looking at a crawl of any size costs the same.
 type Status struct {
 	// Crawl is the crawl's name.
 	Crawl string `json:"crawl"`
@@ -62,20 +63,33 @@ type Status struct {
 	HostsReady int64 `json:"hosts_ready"`
 	// HostsScheduled is the number of hosts waiting for their delay or back-off.
 	HostsScheduled int64 `json:"hosts_scheduled"`
-	// Queued is the number of requests in the stream not yet read by a fetcher.
+	// HostsDue is the number of hosts that may start a request now: ready, or scheduled
+	// no later than now (this machine's clock).
+	HostsDue int64 `json:"hosts_due"`
+	// InFlight is the number of requests holding a slot of a host with a concurrency
+	// limit (handed out, their fetch not finished).
+	InFlight int64 `json:"in_flight"`
+	// Queued is the number of requests in the stream not yet read by a fetcher (all of
+	// them before any fetcher created its group).
 	Queued int64 `json:"queued"`
 	// Delayed is the number of requests waiting for a retry time.
 	Delayed int64 `json:"delayed"`
-	// Seen is how many URLs the dedup holds (-1 when it cannot tell: RedisBloom).
+	// Seen is how many URLs the dedup recorded (its counter; a crawl started by a
+	// version without it counts from its first scan by `status --deep`).
 	Seen int64 `json:"seen"`
-	// SeenBytes is the dedup's memory.
+	// SeenBytes is the dedup's memory as the last deep look measured it (see ReadDeep);
+	// 0 when none did.
 	SeenBytes int64 `json:"seen_bytes"`
+	// Deep is the last deep look at the dedup, nil when none was made.
+	Deep *Deep `json:"deep,omitempty"`
 	// DeadLetters is the number of dead letters.
 	DeadLetters int64 `json:"dead_letters"`
 	// ItemsStored is the stats counter items_stored.
 	ItemsStored int64 `json:"items_stored"`
 	// Stats are the crawl's counters (pages fetched, items stored, drops by reason...).
 	Stats map[string]int64 `json:"stats"`
+	// Counts are the partitions' counters summed (see streams.Keys.Counts).
+	Counts map[string]int64 `json:"counts"`
 	// Done reports that the crawl is done (see ReadProgress).
 	Done bool `json:"done"`
 	// Failover is the first failover of Redis seen during the crawl while its writes
@@ -85,10 +99,11 @@ type Status struct {
 	Failover string `json:"failover,omitempty"`
 	// SeedError says why the start-URL key cannot be read (see frontier.ErrSeedKeyType).
 	SeedError string `json:"seed_error,omitempty"`
-	// Memory is Redis memory (MEMORY USAGE) by key family: streams (requests, responses,
-	// dead letters), items (the items stream), frontier (host schedule, leases, host state and the
-	// delayed ZSET; the host queues are not counted, see Frontier),
-	// dedup (seen URLs and item keys).
+	// Memory is Redis memory (MEMORY USAGE, sampled) by key family: streams (requests,
+	// responses, dead letters), items (the items stream), frontier (ready set,
+	// schedule, leases, back-offs, delayed retries and counters; not the host queues and
+	// host states, one key per busy host), dedup (item keys, revisit times, and the seen
+	// URLs as the last deep look measured them).
 	Memory map[string]int64 `json:"memory"`
 	// Partitions has one row per partition of a partitioned crawl (none for one).
 	Partitions []PartitionStatus `json:"partitions,omitempty"`
@@ -132,11 +147,144 @@ type PartitionStatus struct {
 	Bytes int64 `json:"bytes"`
 }
 
-// ReadStatus collects the crawl's status.
+// partRead is what ReadStatus asks of one partition, in one pipeline.
+type partRead struct {
+	k      streams.Keys
+	stages []stage
+	xlen   []*redis.IntCmd
+	mem    []*redis.IntCmd
+	groups []*redis.XInfoGroupsCmd
+	counts *redis.MapStringStringCmd
+	ready  *redis.IntCmd
+	sched  *redis.IntCmd
+	due    *redis.IntCmd
+	leases *redis.IntCmd
+	family map[string][]*redis.IntCmd
+}
+
+// ask adds partition k's reads to p.
+func (r *partRead) ask(ctx context.Context, p redis.Pipeliner, now string) {
+	k := r.k
+	r.stages = append(stages(k), stage{Stream: k.Dead})
+	for _, sg := range r.stages {
+		r.xlen = append(r.xlen, p.XLen(ctx, sg.Stream))
+		r.mem = append(r.mem, p.MemoryUsage(ctx, sg.Stream))
+		var g *redis.XInfoGroupsCmd
+		if sg.Group != "" {
+			g = p.XInfoGroups(ctx, sg.Stream)
+		}
+		r.groups = append(r.groups, g)
+	}
+	r.counts = p.HGetAll(ctx, k.Counts)
+	r.ready, r.sched = p.ZCard(ctx, k.Ready), p.ZCard(ctx, k.Sched)
+	r.due, r.leases = p.ZCount(ctx, k.Sched, "-inf", now), p.ZCard(ctx, k.Leases)
+	r.family = map[string][]*redis.IntCmd{}
+	for fam, keys := range map[string][]string{
+		"frontier": {k.Ready, k.Sched, k.Leases, k.Delayed, k.Backoff, k.Counts},
+		"dedup":    {k.SeenAt, k.ItemKeys},
+	} {
+		for _, key := range keys {
+			r.family[fam] = append(r.family[fam], p.MemoryUsage(ctx, key))
+		}
+	}
+}
+
+// add adds the partition's answers to st and returns its row.
+func (r *partRead) add(st *Status) (PartitionStatus, error) {
+	k := r.k
+	ps := PartitionStatus{Tag: k.Tag}
+	first := len(st.Streams) == 0
+	for si, sg := range r.stages {
+		ss := StreamStatus{Name: sg.Stream}
+		n, err := r.xlen[si].Result()
+		if err != nil {
+			return ps, fmt.Errorf("inspect: status of %s: %w", sg.Stream, err)
+		}
+		ss.Length = n
+		ss.Bytes = r.mem[si].Val() // 0 when absent or on the embedded Redis
+		fetchGroup := false
+		if g := r.groups[si]; g != nil {
+			groups, err := g.Result()
+			if err != nil && !rkit.IsNoSuchKey(err) {
+				return ps, fmt.Errorf("inspect: groups of %s: %w", sg.Stream, err)
+			}
+			for _, g := range groups {
+				ss.Groups = append(ss.Groups, GroupStatus{Name: g.Name, Pending: g.Pending, Lag: g.Lag,
+					Consumers: g.Consumers, LastDelivered: g.LastDeliveredID})
+				if sg.Stream == k.Requests && g.Name == streams.StageFetch {
+					st.Queued += max(g.Lag, 0)
+					fetchGroup = true
+				}
+			}
+		}
+		switch sg.Stream {
+		case k.Dead:
+			st.DeadLetters += n
+			st.Memory["streams"] += ss.Bytes
+		case k.Requests:
+			ps.Requests = n
+			if !fetchGroup {
+				st.Queued += n // no fetcher has read any yet
+			}
+			st.Memory["streams"] += ss.Bytes
+		case k.Responses:
+			ps.Responses = n
+			st.Memory["streams"] += ss.Bytes
+		case k.Items:
+			ps.Items = n
+			st.Memory["items"] += ss.Bytes
+		}
+		ps.Bytes += ss.Bytes
+		if first {
+			st.Streams = append(st.Streams, ss)
+		} else {
+			st.Streams[si] = mergeStream(st.Streams[si], ss)
+		}
+	}
+	for fam, cmds := range r.family {
+		for _, c := range cmds {
+			st.Memory[fam] += c.Val()
+			ps.Bytes += c.Val()
+		}
+	}
+	counts, err := r.counts.Result()
+	if err != nil {
+		return ps, fmt.Errorf("inspect: counters: %w", err)
+	}
+	for f, v := range counts {
+		n, _ := strconv.ParseInt(v, 10, 64)
+		st.Counts[f] += n
+	}
+	ps.Frontier, _ = strconv.ParseInt(counts["waiting"], 10, 64)
+	ps.HostsReady, ps.HostsScheduled = r.ready.Val(), r.sched.Val()
+	st.HostsDue += r.ready.Val() + r.due.Val()
+	st.InFlight += r.leases.Val()
+	for _, c := range []*redis.IntCmd{r.ready, r.sched, r.due, r.leases} {
+		if err := c.Err(); err != nil {
+			return ps, fmt.Errorf("inspect: frontier: %w", err)
+		}
+	}
+	return ps, nil
+}
+
+// ReadStatus collects the crawl's status: one pipeline for every partition's streams,
+// counters and frontier sets and the crawl-wide hashes, then the crawl's progress
+// (ReadProgress).
 func ReadStatus(ctx context.Context, rdb redis.UniversalClient, l streams.Layout) (*Status, error) {
-	st := &Status{Crawl: l.Crawl, Stats: map[string]int64{}, Memory: map[string]int64{}}
-	for i, k := range l.Parts {
-		ps, err := readPartStatus(ctx, rdb, k, st)
+	st := &Status{Crawl: l.Crawl, Stats: map[string]int64{}, Counts: map[string]int64{}, Memory: map[string]int64{}}
+	reads := make([]*partRead, len(l.Parts))
+	var meta, stats *redis.MapStringStringCmd
+	now := strconv.FormatInt(time.Now().UnixMilli(), 10)
+	_, _ = rdb.Pipelined(ctx, func(p redis.Pipeliner) error { // errors are read per command
+		for i, k := range l.Parts {
+			reads[i] = &partRead{k: k}
+			reads[i].ask(ctx, p, now)
+		}
+		meta, stats = p.HGetAll(ctx, l.Global.Meta), p.HGetAll(ctx, l.Global.Stats)
+		return nil
+	})
+	for i, r := range reads {
+		ps, err := r.add(st)
 		if err != nil {
 			return nil, err
 		}
@@ -147,13 +295,13 @@ func ReadStatus(ctx context.Context, rdb redis.UniversalClient, l streams.Layout
 			st.Partitions = append(st.Partitions, ps)
 		}
 	}
-	meta, _ := rdb.HGetAll(ctx, l.Global.Meta).Result()              // best effort: retention is for people
-	summed := append(stages(l.Summed), stage{Stream: l.Summed.Dead}) // as readPartStatus lists them
+	m := meta.Val() // best effort: retention and the deep look are for people
+	summed := append(stages(l.Summed), stage{Stream: l.Summed.Dead})
 	for j := range st.Streams {
 		st.Streams[j].Name = summed[j].Stream
 		for _, kind := range []string{"requests", "responses", "items"} {
 			if strings.HasSuffix(st.Streams[j].Name, ":"+kind) {
-				st.Streams[j].Retention = meta[rkit.RetentionField(kind)]
+				st.Streams[j].Retention = m[rkit.RetentionField(kind)]
 			}
 		}
 	}
@@ -161,15 +309,19 @@ func ReadStatus(ctx context.Context, rdb redis.UniversalClient, l streams.Layout
 	if st.Failover, err = streams.ReadFailover(ctx, rdb, l); err != nil {
 		return nil, err
 	}
-	if err := readSeen(ctx, rdb, l, st); err != nil {
-		return nil, err
+	st.Seen = st.Counts["seen"]
+	if d := parseDeep(m[deepField]); d != nil {
+		st.Deep, st.SeenBytes = d, d.SeenBytes
+		st.Memory["dedup"] += d.SeenBytes
+		if st.Seen < d.SeenURLs {
+			st.Seen = d.SeenURLs // a crawl counted only since an upgrade
+		}
 	}
-	st.Memory["dedup"] += st.SeenBytes
-	stats, err := rdb.HGetAll(ctx, l.Global.Stats).Result()
+	sv, err := stats.Result()
 	if err != nil {
 		return nil, fmt.Errorf("inspect: stats: %w", err)
 	}
-	for f, v := range stats {
+	for f, v := range sv {
 		st.Stats[f], _ = strconv.ParseInt(v, 10, 64)
 	}
 	st.ItemsStored = st.Stats["items_stored"]
@@ -230,73 +382,6 @@ func readNodes(ctx context.Context, cc *redis.ClusterClient, l streams.Layout) (
 	return nodes, nil
 }
 
-// readPartStatus adds partition k's streams and memory to st and returns its row.
-func readPartStatus(ctx context.Context, rdb redis.UniversalClient, k streams.Keys, st *Status) (PartitionStatus, error) {
-	ps := PartitionStatus{Tag: k.Tag}
-	first := len(st.Streams) == 0
-	for si, sg := range append(stages(k), stage{Stream: k.Dead}) {
-		ss := StreamStatus{Name: sg.Stream}
-		n, err := rdb.XLen(ctx, sg.Stream).Result()
-		if err != nil {
-			return ps, fmt.Errorf("inspect: status of %s: %w", sg.Stream, err)
-		}
-		ss.Length = n
-		ss.Bytes, _ = rdb.MemoryUsage(ctx, sg.Stream, 0).Result() // exact: what byte retention trims by
-		if n > 0 || sg.Group != "" {
-			groups, err := rdb.XInfoGroups(ctx, sg.Stream).Result()
-			if err != nil && !rkit.IsNoSuchKey(err) {
-				return ps, fmt.Errorf("inspect: groups of %s: %w", sg.Stream, err)
-			}
-			for _, g := range groups {
-				ss.Groups = append(ss.Groups, GroupStatus{Name: g.Name, Pending: g.Pending, Lag: g.Lag,
-					Consumers: g.Consumers, LastDelivered: g.LastDeliveredID})
-				if sg.Stream == k.Requests && g.Name == streams.StageFetch {
-					st.Queued += g.Lag
-				}
-			}
-		}
-		switch sg.Stream {
-		case k.Dead:
-			st.DeadLetters += n
-		case k.Requests:
-			ps.Requests = n
-		case k.Responses:
-			ps.Responses = n
-		case k.Items:
-			ps.Items = n
-		}
-		if first {
-			st.Streams = append(st.Streams, ss)
-		} else {
-			st.Streams[si] = mergeStream(st.Streams[si], ss)
-		}
-	}
-	families := map[string][]string{
-		"streams":  {k.Requests, k.Responses, k.Dead},
-		"items":    {k.Items},
-		"frontier": {k.Waiting, k.Delayed, k.Ready, k.Sched, k.Leases, k.Hosts},
-		"dedup":    {k.SeenAt, k.ItemKeys},
-	}
-	for fam, keys := range families {
-		for _, key := range keys {
-			n, _ := rdb.MemoryUsage(ctx, key).Result()
-			st.Memory[fam] += n
-			ps.Bytes += n
-		}
-	}
-	var err error
-	if ps.Frontier, err = rdb.HLen(ctx, k.Waiting).Result(); err != nil {
-		return ps, fmt.Errorf("inspect: frontier size: %w", err)
-	}
-	if ps.HostsReady, err = rdb.ZCard(ctx, k.Ready).Result(); err != nil {
-		return ps, fmt.Errorf("inspect: ready hosts: %w", err)
-	}
-	if ps.HostsScheduled, err = rdb.ZCard(ctx, k.Sched).Result(); err != nil {
-		return ps, fmt.Errorf("inspect: scheduled hosts: %w", err)
-	}
-	return ps, nil
-}
-
 // mergeStream adds b (the same stream of another partition) to a.
 func mergeStream(a, b StreamStatus) StreamStatus {
 	a.Length += b.Length
@@ -321,56 +406,6 @@ func mergeStream(a, b StreamStatus) StreamStatus {
 		}
 	}
 	return a
-}
-
-// readSeen fills in how many URLs the crawl's dedup holds and its memory, through the
-// crawl's stored dedup config (a plain set when it has none yet).
-func readSeen(ctx context.Context, rdb redis.UniversalClient, l streams.Layout, st *Status) error {
-	k := l.Global
-	_, err := rdb.HGet(ctx, k.Meta, "dedup").Result()
-	if rkit.ErrNil(err) {
-		st.Seen, err = rdb.SCard(ctx, k.Seen).Result()
-		if err != nil {
-			return fmt.Errorf("inspect: seen count: %w", err)
-		}
-		st.SeenBytes, _ = rdb.MemoryUsage(ctx, k.Seen).Result()
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("inspect: dedup config: %w", err)
-	}
-	d, err := dedup.Open(ctx, rdb, l, dedup.Config{}, nil) // the stored config, which exists
-	if err != nil {
-		return err
-	}
-	u, err := d.Usage(ctx)
-	if err != nil {
-		return err
-	}
-	st.Seen, st.SeenBytes = u.URLs, u.Bytes
-	return nil
-}
-
-// DueHosts returns how many hosts of the crawl may start a request by now: ready, or
-// scheduled no later than now (by this machine's clock).
-func DueHosts(ctx context.Context, rdb redis.UniversalClient, l streams.Layout, now time.Time) (int64, error) {
-	parts := l.Parts
-	cmds := make([][2]*redis.IntCmd, len(parts))
-	at := strconv.FormatInt(now.UnixMilli(), 10)
-	_, err := rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		for i, k := range parts {
-			cmds[i] = [2]*redis.IntCmd{p.ZCard(ctx, k.Ready), p.ZCount(ctx, k.Sched, "-inf", at)}
-		}
-		return nil
-	})
-	if err != nil {
-		return 0, fmt.Errorf("inspect: due hosts: %w", err)
-	}
-	var n int64
-	for _, c := range cmds {
-		n += c[0].Val() + c[1].Val()
-	}
-	return n, nil
 }
 
 // RecordedRetention returns the retention the crawl's stage processes recorded for a

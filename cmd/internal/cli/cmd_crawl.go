@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/streamcrawl/streamcrawl/handlers"
+	"github.com/streamcrawl/streamcrawl/handlers/metrics"
 	"github.com/streamcrawl/streamcrawl/spiders"
 	"github.com/streamcrawl/streamcrawl/streams"
 	"github.com/streamcrawl/streamcrawl/streams/inspect"
@@ -81,7 +82,11 @@ func (a *App) Crawl(ctx context.Context, c *streams.Client, sp *spiders.Spider, 
 		out = sp.Name + ".jsonl"
 	}
 	path := redactOut(out)
-	if cfg.Metrics, err = a.serveMetrics(ctx, f.metricsAddr, c, sinkKind(path), groupsReady(c, sp.Name, handlers.AllStages...)); err != nil {
+	// One process runs the whole crawl: its /metrics serves the crawl-wide families
+	// too (streams, frontier, dedup, dead letters), as the exporter does, so that one
+	// scrape target is enough.
+	crawlWide := metrics.NewCrawlCollector(ctx, metrics.NewSampler(c, 0), metrics.Crawls(sp.Name), a.Log)
+	if cfg.Metrics, err = a.serveMetrics(ctx, f.metricsAddr, c, sinkKind(path), groupsReady(c, sp.Name, handlers.AllStages...), crawlWide); err != nil {
 		return nil, err
 	}
 	opts := handlers.Options{Client: c, Out: out, Fresh: fresh, Logger: a.Log, Tuning: cfg}

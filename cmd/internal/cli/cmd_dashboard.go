@@ -1,8 +1,13 @@
 package cli
 
 import (
+	"bufio"
 	"context"
+	"fmt"
 	"net/http"
+	"os"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -10,6 +15,8 @@ import (
 
 	"github.com/streamcrawl/streamcrawl/handlers/dashboard"
 	"github.com/streamcrawl/streamcrawl/handlers/metrics"
+	"github.com/streamcrawl/streamcrawl/streams"
+	"github.com/streamcrawl/streamcrawl/streams/inspect"
 )
 
 // DefaultDashboardAddr is where `streamcrawl dashboard` serves unless --addr says.
@@ -19,27 +26,42 @@ func (a *App) dashboardCommand() *cobra.Command {
 	var crawl, addr string
 	var every time.Duration
 	cmd := &cobra.Command{
-		Use:   "dashboard --redis URL --crawl NAME [--addr 127.0.0.1:8090]",
+		Use:   "dashboard --redis URL [--crawl NAME] [--addr 127.0.0.1:8090]",
 		Short: "Serve a web dashboard of a crawl: live charts, slowest and failing hosts, dead letters with retry",
 		Long: `dashboard serves one page with live charts of a crawl (pages and items per second,
 frontier and backlog, pending per stage, Redis memory), its slowest and most failing
 hosts, and its dead letters with a button that re-queues them (as 'dead retry' does).
 The same address serves /metrics (the exporter's crawl figures), /healthz and /readyz.
-It listens on loopback by default: anyone who reaches it can re-queue dead letters.`,
+It listens on loopback by default: anyone who reaches it can re-queue dead letters.
+Without --crawl it looks for the crawls in Redis: it shows the only one, or lists them
+and asks which (on a terminal; elsewhere it names them and exits). The page and
+/metrics share one read of the crawl per --interval, and nothing is read while neither
+is looked at.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
-			rdb, err := a.connectCrawl(ctx, crawl)
+			if crawl != "" {
+				if err := checkCrawl(crawl); err != nil {
+					return err
+				}
+			}
+			rdb, err := a.Connect(ctx, true)
 			if err != nil {
 				return err
 			}
 			defer rdb.Close()
-			d, err := dashboard.New(dashboard.Config{Client: rdb, Crawl: crawl, Interval: every, Logger: a.Log})
+			if crawl == "" {
+				if crawl, err = a.pickCrawl(ctx, rdb); err != nil {
+					return err
+				}
+			}
+			smp := metrics.NewSampler(rdb, every)
+			d, err := dashboard.New(dashboard.Config{Client: rdb, Crawl: crawl, Interval: every, Sampler: smp, Logger: a.Log})
 			if err != nil {
 				return err
 			}
 			m := metrics.New(metrics.Config{})
-			m.Registry().MustRegister(metrics.NewCrawlCollector(ctx, rdb, metrics.Crawls(crawl), a.Log))
+			m.Registry().MustRegister(metrics.NewCrawlCollector(ctx, smp, metrics.Crawls(crawl), a.Log))
 			rdb.AddHook(m.RedisHook())
 			mux := http.NewServeMux()
 			mh := metrics.Handler(m.Registry(), func(ctx context.Context) error { return rdb.Ping(ctx).Err() })
@@ -55,8 +77,47 @@ It listens on loopback by default: anyone who reaches it can re-queue dead lette
 			return d.Run(ctx) // nil when ctx ends
 		},
 	}
-	a.crawlFlags(cmd, &crawl)
+	a.RedisFlags(cmd, false)
+	cmd.Flags().StringVar(&crawl, "crawl", "", "crawl (spider) name (default: the only crawl in Redis, or one picked from those found)")
 	cmd.Flags().StringVar(&addr, "addr", DefaultDashboardAddr, "address to serve the dashboard on (port 0: a free one, logged)")
 	cmd.Flags().DurationVar(&every, "interval", dashboard.DefaultInterval, "how often the crawl's figures are read from Redis")
 	return cmd
+}
+
+// pickCrawl returns the crawl to show when none was named: the only one in Redis, or
+// the one picked from a numbered list on a terminal; elsewhere an error naming them.
+func (a *App) pickCrawl(ctx context.Context, rdb *streams.Client) (string, error) {
+	names, err := inspect.ListCrawls(ctx, rdb)
+	if err != nil {
+		return "", err
+	}
+	switch {
+	case len(names) == 0:
+		return "", fmt.Errorf("no crawl in Redis at %s: name one with --crawl, or seed one first", rdb.Addr)
+	case len(names) == 1:
+		a.Log.Info("showing the only crawl in Redis", zap.String("crawl", names[0]))
+		return names[0], nil
+	}
+	// Ask only a person at a terminal: both ends are one (isTerminal takes /dev/null
+	// for one).
+	in, ok := a.Stdin.(*os.File)
+	out, ok2 := a.Stdout.(*os.File)
+	if !ok || !ok2 || !isTerminal(in) || !isTerminal(out) {
+		return "", fmt.Errorf("%d crawls in Redis at %s (%s): name one with --crawl", len(names), rdb.Addr, strings.Join(names, ", "))
+	}
+	fmt.Fprintf(a.Stdout, "crawls in Redis at %s:\n", rdb.Addr)
+	for i, n := range names {
+		fmt.Fprintf(a.Stdout, "  %d  %s\n", i+1, n)
+	}
+	r := bufio.NewReader(in)
+	for {
+		fmt.Fprintf(a.Stdout, "show which (1-%d)? ", len(names))
+		line, err := r.ReadString('\n')
+		if i, perr := strconv.Atoi(strings.TrimSpace(line)); perr == nil && i >= 1 && i <= len(names) {
+			return names[i-1], nil
+		}
+		if err != nil {
+			return "", fmt.Errorf("no crawl picked: %w", err)
+		}
+	}
 }

@@ -35,7 +35,7 @@ memory. Run one per deployment; the workers' own --metrics-addr serve per-proces
 				return err
 			}
 			defer rdb.Close()
-			coll := metrics.NewCrawlCollector(ctx, rdb, metrics.Crawls(crawls...), a.Log)
+			coll := metrics.NewCrawlCollector(ctx, metrics.NewSampler(rdb, 0), metrics.Crawls(crawls...), a.Log)
 			if _, err := a.serveMetrics(ctx, addr, rdb, "", nil, coll); err != nil {
 				return err
 			}

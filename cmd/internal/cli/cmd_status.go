@@ -19,12 +19,19 @@ import (
 
 func (a *App) statusCommand() *cobra.Command {
 	var crawl string
-	var asJSON, watch bool
+	var asJSON, watch, deep bool
 	var every time.Duration
 	cmd := &cobra.Command{
-		Use:   "status --redis URL --crawl NAME [--json | --watch [--interval D]]",
+		Use:   "status --redis URL --crawl NAME [--deep] [--json | --watch [--interval D]]",
 		Short: "Show a crawl's streams, groups, frontier, seen URLs, items and dead letters",
 		RunE: a.onCrawl(&crawl, func(ctx context.Context, rdb *streams.Client, layout streams.Layout, _ []string) error {
+			if deep {
+				// An exact count of the dedup's keys and bytes (a paced scan, at most one a
+				// minute per crawl); ReadStatus shows what it recorded.
+				if _, err := inspect.ReadDeep(ctx, rdb, layout); err != nil {
+					return err
+				}
+			}
 			st, err := inspect.ReadStatus(ctx, rdb, layout)
 			if err != nil {
 				return err
@@ -44,6 +51,7 @@ func (a *App) statusCommand() *cobra.Command {
 	}
 	a.crawlFlags(cmd, &crawl)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	cmd.Flags().BoolVar(&deep, "deep", false, "also measure the dedup's exact bytes and URLs (a scan of its keys, two commands each; at most one a minute per crawl, else the last one's figures)")
 	cmd.Flags().BoolVar(&watch, "watch", false, "refresh until interrupted: in place on a terminal (rates over the last 10 s, consumers alive and pending per stage, frontier, ETA, dead letters, Redis memory), one line per refresh otherwise")
 	cmd.Flags().DurationVar(&every, "interval", 2*time.Second, "refresh interval of --watch")
 	return cmd

@@ -71,4 +71,34 @@ func TestCLIPapercuts(t *testing.T) {
 			t.Errorf("status of a seeded crawl: exit %d, stdout %q, stderr %q", code, stdout, stderr)
 		}
 	})
+
+	t.Run("dashboard without --crawl finds the crawls", func(t *testing.T) {
+		t.Parallel()
+		srv := streamstest.Start(t)
+		code, _, stderr := runCLI(t, 30*time.Second, nil, "dashboard", "--redis", srv.URL(), "--addr", "127.0.0.1:0")
+		if code != 1 || !strings.Contains(stderr, "no crawl in Redis at "+srv.Addr) {
+			t.Errorf("dashboard on an empty Redis: exit %d, stderr %q; want exit 1 saying so", code, stderr)
+		}
+		seed := func(name string) {
+			spider := writeFile(t, name+".yaml", demosite.New(10).SpiderYAML(name, "http://127.0.0.1:1/"))
+			if code, _, stderr := runCLI(t, 30*time.Second, nil, "seed", spider, "--redis", srv.URL()); code != 0 {
+				t.Fatalf("seed %s: exit %d: %s", name, code, stderr)
+			}
+		}
+		seed("books")
+		p := startProc(t, "dashboard-only-crawl", nil, "dashboard", "--redis", srv.URL(), "--addr", "127.0.0.1:0")
+		deadline := time.Now().Add(30 * time.Second)
+		for !strings.Contains(p.Stderr(), "showing the only crawl in Redis") && time.Now().Before(deadline) {
+			time.Sleep(50 * time.Millisecond)
+		}
+		p.Kill()
+		if got := p.Stderr(); !strings.Contains(got, "showing the only crawl in Redis") || !strings.Contains(got, "books") {
+			t.Errorf("dashboard with one crawl in Redis did not show it:\n%s", got)
+		}
+		seed("shop")
+		code, _, stderr = runCLI(t, 30*time.Second, nil, "dashboard", "--redis", srv.URL(), "--addr", "127.0.0.1:0")
+		if code != 1 || !strings.Contains(stderr, "2 crawls in Redis at "+srv.Addr+" (books, shop): name one with --crawl") {
+			t.Errorf("dashboard with two crawls, no terminal: exit %d, stderr %q; want exit 1 naming both", code, stderr)
+		}
+	})
 }

@@ -23,6 +23,8 @@ import (
 type App struct {
 	// Stdout and Stderr are where the commands write their output and their logs.
 	Stdout, Stderr io.Writer
+	// Stdin is where a command asks a person (dashboard picking a crawl); os.Stdin.
+	Stdin io.Reader
 	// RedisURL is --redis; empty: $REDIS_URL, else (where allowed) an embedded Redis.
 	RedisURL string
 	// Log is the logger that --log-level and --log-format set up before a command runs.
@@ -38,7 +40,7 @@ type App struct {
 }
 
 // New returns an App that writes to stdout and stderr.
-func New(stdout, stderr io.Writer) *App { return &App{Stdout: stdout, Stderr: stderr} }
+func New(stdout, stderr io.Writer) *App { return &App{Stdout: stdout, Stderr: stderr, Stdin: os.Stdin} }
 
 // Run runs the streamcrawl command line args and returns the exit code.
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {

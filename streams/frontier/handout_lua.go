@@ -1,0 +1,115 @@
+package frontier
+
+// handOutLua (after hostSchedLua) defines how requests leave the frontier: hand_out
+// (ready hosts' requests into the requests stream), hand_direct (an idle host's new
+// requests, without a trip through its queue), promote (hosts whose time has come) and
+// expire_leases (slots of fetchers that died).
+const handOutLua = `
+-- send appends host's entries to the requests stream and returns their stream IDs.
+local function send(host, entries)
+  local ids = {}
+  for i, e in ipairs(entries) do ids[i] = xadd_msg(S.stream, S.idp .. seq_next(), expand(host, e)) end
+  return ids
+end
+
+-- after_start sets where host goes after n requests were handed out at now: a host of
+-- concurrency 1 stays in the schedule until its lease ends (take_slots) or its finish
+-- schedules it from the end of the request; another with a delay goes into the
+-- schedule at its delay (nowhere while every slot is taken: a finish schedules it);
+-- any other is placed again.
+local function after_start(host, st, conc, delay, n, now)
+  if n > 0 and conc == 1 then return end
+  if delay > 0 and n > 0 then
+    if conc == 0 or st.f < conc then zadd(S.sched, now + delay, host) end
+  else
+    place(host, st)
+  end
+end
+
+-- hand_direct hands out requests of host that were just found, while it is idle (nothing
+-- waiting, in flight or scheduled), straight to the requests stream, as far as room and
+-- its free slots allow, skipping the trip through its queue (the common case of a crawl
+-- of few hosts with room in the window). reqs is a list of {band, entry, order}; it is
+-- sorted when some go out, and the number handed out (the first ones) returned. The
+-- caller queues the others, then places the host (after_start).
+local function hand_direct(host, st, reqs, room, now)
+  local conc, delay = rule(st)
+  local take = math.min(room, #reqs)
+  if conc > 1 then take = math.min(take, conc - st.f) elseif conc == 1 then take = math.min(take, 1) end
+  if delay > 0 then take = math.min(take, 1) end
+  if take <= 0 then return 0 end
+  if #reqs > 1 then
+    table.sort(reqs, function(a, b)
+      if a[1] ~= b[1] then return a[1] < b[1] end
+      return a[3] * S.sign < b[3] * S.sign
+    end)
+  end
+  local entries = {}
+  for i = 1, take do entries[i] = reqs[i][2] end
+  take_slots(host, st, conc, send(host, entries), now)
+  return take
+end
+
+-- hand_out moves up to room requests of ready hosts into the requests stream, best
+-- band first, hosts of a band in turn, and returns how many it moved.
+local function hand_out(room, now)
+  local moved, rounds = 0, 0
+  while room > 0 and rounds < 64 do
+    rounds = rounds + 1
+    zflush(S.ready)
+    local got = redis.call('ZRANGE', S.ready, 0, math.min(room, 256) - 1, 'WITHSCORES')
+    if #got == 0 then break end
+    local hosts = {}
+    for i = 1, #got, 2 do hosts[#hosts + 1] = got[i] end
+    redis.call('ZREM', S.ready, unpack(hosts))
+    for i, h in ipairs(hosts) do
+      if room <= 0 then
+        zadd(S.ready, got[2 * i], h) -- not reached: back in its place
+      else
+        local st = state(h)
+        local conc, delay = rule(st)
+        local take = math.min(room, S.quantum)
+        if conc > 1 then take = math.min(take, conc - st.f) elseif conc == 1 then take = math.min(take, 1) end
+        if delay > 0 then take = math.min(take, 1) end
+        local n = 0
+        if take > 0 then
+          local entries = pop(h, st, take)
+          n = #entries
+          take_slots(h, st, conc, send(h, entries), now)
+        end
+        room, moved = room - n, moved + n
+        after_start(h, st, conc, delay, n, now)
+      end
+    end
+  end
+  return moved
+end
+
+-- promote makes up to max hosts whose time has come ready (or leaves them out, when
+-- they have nothing waiting or no free slot).
+local function promote(now, max)
+  zflush(S.sched)
+  local due = redis.call('ZRANGEBYSCORE', S.sched, '-inf', now, 'LIMIT', 0, max)
+  if #due == 0 then return 0 end
+  redis.call('ZREM', S.sched, unpack(due))
+  for _, h in ipairs(due) do place(h, state(h)) end
+  return #due
+end
+
+-- expire_leases takes back up to max slots whose fetchers never gave them back (died)
+-- and places their hosts again.
+local function expire_leases(now, max)
+  zflush(S.leases)
+  local gone = redis.call('ZRANGEBYSCORE', S.leases, '-inf', now, 'LIMIT', 0, max)
+  if #gone == 0 then return 0 end
+  redis.call('ZREM', S.leases, unpack(gone))
+  for _, l in ipairs(gone) do
+    local host = string.match(l, '^(.*)|')
+    local st = state(host)
+    st.f = math.max(st.f - 1, 0)
+    hset(st, 'f', st.f)
+    if not zscore(S.ready, host) and not zscore(S.sched, host) then place(host, st) end
+  end
+  return #gone
+end
+`

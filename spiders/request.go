@@ -125,7 +125,8 @@ func (r *Request) CallbackName() string {
 // here (TestPlainCoversEveryField fails until it is).
 func (r *Request) Plain() bool {
 	return r.Method == "" && len(r.Headers) == 0 && len(r.Body) == 0 && len(r.Meta) == 0 && !r.DontFilter &&
-		r.Retries == 0 && r.LastError == "" && r.Render == RenderDefault && r.Page == nil && r.PageType == ""
+		r.Retries == 0 && r.LastError == "" && r.Render == RenderDefault && r.Page == nil && r.PageType == "" &&
+		len(r.RedirectURLs) == 0 && r.SitemapLevel == 0
 }
 
 // Fingerprint identifies the request for duplicate filtering: method, canonical URL and body.

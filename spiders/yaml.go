@@ -8,6 +8,7 @@ import (
 	"os"
 	"reflect"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -180,7 +181,7 @@ func (p *yamlParser) spider(data []byte) (*Spider, error) {
 				return nil, p.wrap(n, kv.key, err)
 			}
 		default:
-			return nil, p.unknownKey(kv, "")
+			return nil, p.unknownKey(kv, "", topKeys)
 		}
 	}
 	if !haveName {
@@ -190,6 +191,16 @@ func (p *yamlParser) spider(data []byte) (*Spider, error) {
 		return nil, p.errorf(root, "start_urls", "required key is missing (or give sitemap_urls)")
 	}
 	sp.Handle(DefaultCallback, rules.parse)
+	for _, r := range rules.items {
+		if sp.ItemFields == nil {
+			sp.ItemFields = map[string][]string{}
+		}
+		for _, f := range r.fields {
+			if !slices.Contains(sp.ItemFields[r.typ], f.name) {
+				sp.ItemFields[r.typ] = append(sp.ItemFields[r.typ], f.name)
+			}
+		}
+	}
 	if len(rules.follow) > 0 {
 		sp.FollowFilter = rules.follows
 	}
@@ -258,7 +269,7 @@ func (p *yamlParser) followRule(it *yaml.Node, k string) (followRule, error) {
 				return r, err
 			}
 		default:
-			return r, p.unknownKey(kv, k)
+			return r, p.unknownKey(kv, k, followKeys)
 		}
 	}
 	if r.links, err = compileSelector(links); err != nil {
@@ -350,7 +361,7 @@ func (p *yamlParser) itemRule(n *yaml.Node, key string) (itemRule, error) {
 			}
 			haveFields = true
 		default:
-			return r, p.unknownKey(kv, key)
+			return r, p.unknownKey(kv, key, itemKeys)
 		}
 	}
 	if r.typ == "" {

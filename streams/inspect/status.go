@@ -62,6 +62,9 @@ type Status struct {
 	HostsReady int64 `json:"hosts_ready"`
 	// HostsScheduled is the number of hosts waiting for their delay or back-off.
 	HostsScheduled int64 `json:"hosts_scheduled"`
+	// HostsBlocked is the number of hosts with requests waiting and every slot taken
+	// (per_host_concurrency requests in flight): each finish places one again.
+	HostsBlocked int64 `json:"hosts_blocked"`
 	// Queued is the number of requests in the stream not yet read by a fetcher.
 	Queued int64 `json:"queued"`
 	// Delayed is the number of requests waiting for a retry time.
@@ -89,6 +92,9 @@ type Status struct {
 	Partitions []PartitionStatus `json:"partitions,omitempty"`
 	// Nodes has one row per master of a Redis Cluster (none for one Redis).
 	Nodes []NodeStatus `json:"nodes,omitempty"`
+	// Warnings are what the run that returned the status found wrong (most requests
+	// dropped, the crawl already done: see handlers.Crawl); ReadStatus leaves it empty.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // NodeStatus is one master of a Redis Cluster: what it holds, all crawls together.
@@ -135,6 +141,11 @@ func ReadStatus(ctx context.Context, rdb redis.UniversalClient, l streams.Layout
 		}
 		st.HostsReady += ps.HostsReady
 		st.HostsScheduled += ps.HostsScheduled
+		blocked, err := readBlockedHosts(ctx, rdb, k)
+		if err != nil {
+			return nil, err
+		}
+		st.HostsBlocked += blocked
 		if len(l.Parts) > 1 {
 			ps.Partition = i
 			st.Partitions = append(st.Partitions, ps)

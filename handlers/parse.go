@@ -30,6 +30,7 @@ type parser struct {
 	counters *streams.Counters
 	log      *zap.Logger
 	limits   *loop.Errors // what exceeds a size limit, logged short at most once a second
+	fields   *fieldCheck  // per-field counts, empty items dropped, fields that never match
 }
 
 // parserConfig configures the parse stage.
@@ -59,7 +60,8 @@ func newParser(cfg parserConfig) (*parser, error) {
 		log = zap.NewNop()
 	}
 	return &parser{spider: cfg.Spider, scope: scope, frontier: cfg.Frontier, rdb: cfg.Client, layout: cfg.Layout, counters: cfg.Counters, log: log,
-		limits: loop.NewErrors(log, time.Second)}, nil
+		limits: loop.NewErrors(log, time.Second),
+		fields: newFieldCheck(cfg.Spider, cfg.Client, cfg.Layout.Global.Meta, cfg.Counters, log)}, nil
 }
 
 // handleIn returns the handler of the responses of partition part: the page's items go
@@ -84,7 +86,7 @@ func (p *parser) handle(msg *message.Message, part int) error {
 		return err
 	}
 	cands := p.requests(res, out.Requests)
-	items, err := p.items(res, out.Items)
+	items, err := p.items(res, p.fields.page(ctx, out.Items))
 	if err != nil {
 		return err
 	}

@@ -2,6 +2,7 @@ package dashboard
 
 import (
 	"context"
+	"fmt"
 	"sort"
 	"strconv"
 	"strings"
@@ -34,9 +35,10 @@ type Sample struct {
 	Delayed   int64            `json:"delayed"`
 	Dead      int64            `json:"dead"`
 	Seen      int64            `json:"seen"`
-	Pending   map[string]int64 `json:"pending"` // by stage
-	Unread    map[string]int64 `json:"unread"`  // by stage; -1 when Redis cannot tell
-	Consumers map[string]int64 `json:"consumers"`
+	Pending   map[string]int64 `json:"pending"`   // by stage
+	Unread    map[string]int64 `json:"unread"`    // by stage; -1 when Redis cannot tell
+	Consumers map[string]int64 `json:"consumers"` // by stage: registered in the group
+	Alive     map[string]int64 `json:"alive"`     // by stage: of those, read within AliveIdle
 	RedisUsed int64            `json:"redis_used"`
 	RedisMax  int64            `json:"redis_max"`
 	Done      bool             `json:"done"`
@@ -132,19 +134,52 @@ func readSample(ctx context.Context, rdb redis.UniversalClient, l streams.Layout
 	}
 	smp := Sample{At: time.Now().UnixMilli(), Pages: st.Stats["pages_fetched"], Items: st.ItemsStored,
 		Frontier: f.Requests, Delayed: f.Delayed, Dead: st.DeadLetters, Seen: st.Seen, Done: st.Done,
-		Pending: map[string]int64{}, Unread: map[string]int64{}, Consumers: map[string]int64{}}
+		Pending: map[string]int64{}, Unread: map[string]int64{}, Consumers: map[string]int64{}, Alive: map[string]int64{}}
 	for _, s := range st.Streams {
 		kind := s.Name[strings.LastIndexByte(s.Name, ':')+1:]
 		for _, g := range s.Groups {
 			if stage := stageOf(kind); stage == g.Name {
 				smp.Pending[stage] += g.Pending
 				smp.Unread[stage] += g.Lag
-				smp.Consumers[stage] = max(smp.Consumers[stage], g.Consumers)
 			}
 		}
 	}
+	if err := readConsumers(ctx, rdb, l, &smp); err != nil {
+		return Sample{}, err
+	}
 	smp.RedisUsed, smp.RedisMax, _ = metrics.RedisMemory(ctx, rdb)
 	return smp, nil
+}
+
+// AliveIdle is how recently a consumer must have read to count as alive: a stage
+// process reads at least every few seconds even when idle (its blocking read times
+// out), so one silent for longer is gone or stuck.
+const AliveIdle = 15 * time.Second
+
+// readConsumers counts each stage's consumers, registered and alive (read within
+// AliveIdle), over the partitions (a process reads every partition under one name, so
+// the most of one partition's is the number of processes).
+func readConsumers(ctx context.Context, rdb redis.UniversalClient, l streams.Layout, smp *Sample) error {
+	for _, stage := range []string{streams.StageFetch, streams.StageParse, streams.StageStore} {
+		for _, k := range l.Parts {
+			cs, err := rdb.XInfoConsumers(ctx, k.Input(stage), stage).Result()
+			if err != nil {
+				if strings.Contains(err.Error(), "no such key") || strings.HasPrefix(err.Error(), "NOGROUP") {
+					continue // no group yet: no consumer
+				}
+				return fmt.Errorf("dashboard: consumers of %s: %w", k.Input(stage), err)
+			}
+			var alive int64
+			for _, c := range cs {
+				if c.Idle < AliveIdle {
+					alive++
+				}
+			}
+			smp.Consumers[stage] = max(smp.Consumers[stage], int64(len(cs)))
+			smp.Alive[stage] = max(smp.Alive[stage], alive)
+		}
+	}
+	return nil
 }
 
 // stageOf names the stage whose input stream is of kind.

@@ -1,13 +1,18 @@
 package dashboard
 
 import (
+	"bytes"
 	"context"
 	"embed"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"html/template"
 	"io/fs"
+	"math"
 	"mime"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -78,13 +83,81 @@ func (d *Dashboard) Handler() http.Handler {
 	sub, _ := fs.Sub(static, "static")
 	_ = mime.AddExtensionType(".js", "text/javascript")
 	mux.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(sub)))
-	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
-		http.ServeFileFS(w, r, sub, "index.html")
-	})
+	mux.HandleFunc("GET /{$}", d.page)
 	mux.HandleFunc("GET /api/status", d.status)
 	mux.HandleFunc("GET /api/dead", d.dead)
 	mux.HandleFunc("POST /api/dead/retry", d.retry)
 	return mux
+}
+
+// pageTemplate is the page, rendered with the latest sample so that it shows the
+// crawl's figures before its script runs (the script then refreshes them every second).
+var pageTemplate = template.Must(template.New("index.html").Funcs(template.FuncMap{
+	"num": num,
+	"int": func(n int64) string { return num(float64(n)) },
+	"mib": func(b int64) string { return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20)) },
+}).ParseFS(static, "static/index.html"))
+
+// pageData is what the page template shows.
+type pageData struct {
+	Crawl  string
+	State  string // connecting, running or done
+	Error  string
+	Last   Sample
+	Queue  int64 // frontier and delayed
+	Stages []stageRow
+}
+
+// stageRow is one row of the page's stages table.
+type stageRow struct {
+	Stage, Consumers string
+	Pending, Unread  string
+}
+
+func (d *Dashboard) page(w http.ResponseWriter, _ *http.Request) {
+	h, _, _, lastErr := d.s.snapshot()
+	p := pageData{Crawl: d.cfg.Crawl, State: "connecting", Error: lastErr}
+	if len(h) > 0 {
+		p.Last = h[len(h)-1]
+		p.State = "running"
+		if p.Last.Done {
+			p.State = "done"
+		}
+		p.Queue = p.Last.Frontier + p.Last.Delayed
+		for _, g := range []string{streams.StageFetch, streams.StageParse, streams.StageStore} {
+			unread := num(float64(p.Last.Unread[g]))
+			if p.Last.Unread[g] < 0 {
+				unread = "?"
+			}
+			p.Stages = append(p.Stages, stageRow{Stage: g, Consumers: num(float64(p.Last.Alive[g])) + " of " + num(float64(p.Last.Consumers[g])),
+				Pending: num(float64(p.Last.Pending[g])), Unread: unread})
+		}
+	}
+	var b bytes.Buffer
+	if err := pageTemplate.Execute(&b, p); err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	_, _ = w.Write(b.Bytes())
+}
+
+// num formats a figure as the page's script does: whole numbers (and any from 100 up)
+// rounded with thousands separators, others with one decimal.
+func num(v float64) string {
+	if v >= 100 || v == math.Trunc(v) {
+		n := int64(math.Round(v))
+		s := strconv.FormatInt(max(n, -n), 10)
+		for i := len(s) - 3; i > 0; i -= 3 {
+			s = s[:i] + "," + s[i:]
+		}
+		if n < 0 {
+			s = "-" + s
+		}
+		return s
+	}
+	return strconv.FormatFloat(v, 'f', 1, 64)
 }
 
 // statusReply is GET /api/status.

@@ -38,7 +38,7 @@ type Sample struct {
 	Pending   map[string]int64 `json:"pending"`   // by stage
 	Unread    map[string]int64 `json:"unread"`    // by stage; -1 when Redis cannot tell
 	Consumers map[string]int64 `json:"consumers"` // by stage: registered in the group
-	Alive     map[string]int64 `json:"alive"`     // by stage: of those, read within AliveIdle
+	Alive     map[string]int64 `json:"alive"`     // by stage: of those, read within Config.AliveIdle
 	RedisUsed int64            `json:"redis_used"`
 	RedisMax  int64            `json:"redis_max"`
 	Done      bool             `json:"done"`
@@ -57,6 +57,7 @@ type sampler struct {
 	rdb     redis.UniversalClient
 	crawl   string
 	keep    int
+	alive   time.Duration // a consumer idle longer is not counted alive
 	mu      sync.Mutex
 	history []Sample
 	hostsAt time.Time // when the hosts were last read
@@ -80,7 +81,7 @@ func (s *sampler) sample(ctx context.Context) {
 	var slow, failing []Host
 	l, err := streams.ReadLayout(ctx, s.rdb, s.crawl)
 	if err == nil {
-		smp, err = readSample(ctx, s.rdb, l)
+		smp, err = readSample(ctx, s.rdb, l, s.alive)
 	}
 	s.mu.Lock()
 	// Every sample for the first 30, so that a new page fills in at once.
@@ -123,7 +124,7 @@ func (s *sampler) snapshot() (history []Sample, slow, failing []Host, lastErr st
 }
 
 // readSample reads one sample of the crawl.
-func readSample(ctx context.Context, rdb redis.UniversalClient, l streams.Layout) (Sample, error) {
+func readSample(ctx context.Context, rdb redis.UniversalClient, l streams.Layout, alive time.Duration) (Sample, error) {
 	st, err := inspect.ReadStatus(ctx, rdb, l)
 	if err != nil {
 		return Sample{}, err
@@ -144,22 +145,17 @@ func readSample(ctx context.Context, rdb redis.UniversalClient, l streams.Layout
 			}
 		}
 	}
-	if err := readConsumers(ctx, rdb, l, &smp); err != nil {
+	if err := readConsumers(ctx, rdb, l, alive, &smp); err != nil {
 		return Sample{}, err
 	}
 	smp.RedisUsed, smp.RedisMax, _ = metrics.RedisMemory(ctx, rdb)
 	return smp, nil
 }
 
-// AliveIdle is how recently a consumer must have read to count as alive: a stage
-// process reads at least every few seconds even when idle (its blocking read times
-// out), so one silent for longer is gone or stuck.
-const AliveIdle = 15 * time.Second
-
 // readConsumers counts each stage's consumers, registered and alive (read within
-// AliveIdle), over the partitions (a process reads every partition under one name, so
-// the most of one partition's is the number of processes).
-func readConsumers(ctx context.Context, rdb redis.UniversalClient, l streams.Layout, smp *Sample) error {
+// alive), over the partitions (a process reads every partition under one name, so the
+// most of one partition's is the number of processes).
+func readConsumers(ctx context.Context, rdb redis.UniversalClient, l streams.Layout, alive time.Duration, smp *Sample) error {
 	for _, stage := range []string{streams.StageFetch, streams.StageParse, streams.StageStore} {
 		for _, k := range l.Parts {
 			cs, err := rdb.XInfoConsumers(ctx, k.Input(stage), stage).Result()
@@ -169,14 +165,14 @@ func readConsumers(ctx context.Context, rdb redis.UniversalClient, l streams.Lay
 				}
 				return fmt.Errorf("dashboard: consumers of %s: %w", k.Input(stage), err)
 			}
-			var alive int64
+			var n int64
 			for _, c := range cs {
-				if c.Idle < AliveIdle {
-					alive++
+				if c.Idle < alive {
+					n++
 				}
 			}
 			smp.Consumers[stage] = max(smp.Consumers[stage], int64(len(cs)))
-			smp.Alive[stage] = max(smp.Alive[stage], alive)
+			smp.Alive[stage] = max(smp.Alive[stage], n)
 		}
 	}
 	return nil

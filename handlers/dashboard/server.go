@@ -31,6 +31,10 @@ const (
 	DefaultInterval = time.Second
 	DefaultHistory  = 600 // samples: 10 minutes at one a second
 	DefaultDeadList = 100
+	// DefaultAliveIdle is how recently a consumer must have read to count as alive: a
+	// stage process reads at least every few seconds even when idle (its blocking read
+	// times out), so one silent for longer is gone or stuck.
+	DefaultAliveIdle = 15 * time.Second
 )
 
 // Config configures a dashboard.
@@ -43,6 +47,9 @@ type Config struct {
 	Interval time.Duration
 	// History is how many samples the charts keep. Default DefaultHistory.
 	History int
+	// AliveIdle: a consumer that has not read for longer is registered but not alive.
+	// Default DefaultAliveIdle.
+	AliveIdle time.Duration
 	// Logger; nil means no-op.
 	Logger *zap.Logger
 }
@@ -66,10 +73,13 @@ func New(cfg Config) (*Dashboard, error) {
 	if cfg.History <= 0 {
 		cfg.History = DefaultHistory
 	}
+	if cfg.AliveIdle <= 0 {
+		cfg.AliveIdle = DefaultAliveIdle
+	}
 	if cfg.Logger == nil {
 		cfg.Logger = zap.NewNop()
 	}
-	return &Dashboard{cfg: cfg, s: &sampler{rdb: cfg.Client, crawl: cfg.Crawl, keep: cfg.History}, log: cfg.Logger}, nil
+	return &Dashboard{cfg: cfg, s: &sampler{rdb: cfg.Client, crawl: cfg.Crawl, keep: cfg.History, alive: cfg.AliveIdle}, log: cfg.Logger}, nil
 }
 
 // Run samples the crawl at once and then every Interval until ctx ends, then returns

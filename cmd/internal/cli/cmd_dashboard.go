@@ -2,6 +2,8 @@ package cli
 
 import (
 	"context"
+	"fmt"
+	"net"
 	"net/http"
 	"time"
 
@@ -47,11 +49,16 @@ It listens on loopback by default: anyone who reaches it can re-queue dead lette
 			mux.Handle("/healthz", mh)
 			mux.Handle("/readyz", mh)
 			mux.Handle("/", d.Handler())
-			bound, err := metrics.Serve(ctx, addr, mux, a.Log)
+			ln, err := net.Listen("tcp", addr)
 			if err != nil {
-				return err
+				return fmt.Errorf("dashboard: cannot listen on %s (--addr): %w", addr, err)
 			}
-			a.Log.Info("dashboard", zap.String("url", "http://"+bound.String()+"/"), zap.String("crawl", crawl))
+			go func() {
+				if err := serve(ctx, ln, mux); err != nil {
+					a.Log.Warn("dashboard server stopped", zap.Error(err))
+				}
+			}()
+			a.Log.Info("dashboard", zap.String("url", "http://"+ln.Addr().String()+"/"), zap.String("crawl", crawl))
 			return d.Run(ctx) // nil when ctx ends
 		},
 	}

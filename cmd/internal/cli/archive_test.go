@@ -68,11 +68,11 @@ func TestArchiverKilledWritesEveryRecordOnce(t *testing.T) {
 func testArchiverKilled(t *testing.T, s3 bool, kill func(t *testing.T, args, env []string, files func() int) *proc) {
 	site := demosite.New(500)
 	c := newCluster(t, "arch", site)
+	publishShopDict(t, c.rdb, "arch")
+	c.seed() // the crawl exists once seeded; the group is made before any page is fetched
 	if code, stdout, stderr := runCLI(t, 30*time.Second, nil, "archive", "--create-group", "--redis", c.srv.URL(), "--crawl", "arch"); code != 0 {
 		t.Fatalf("archive --create-group: exit %d, %s %s", code, stdout, stderr)
 	}
-	publishShopDict(t, c.rdb, "arch")
-	c.seed()
 	procs := c.start(1, 1, 1)
 	dir := t.TempDir()
 	out := dir

@@ -14,6 +14,10 @@
 //     GroupStart, CreateGroup), and the crawl's own stage groups refused
 //     (ErrStageGroup);
 //   - reset.go: Reset, every key of a crawl gone;
+//   - crawls.go: whether a crawl exists (CrawlExists, RequireCrawl, which every command
+//     given a crawl's name asks first) and the crawls a Redis holds (ListCrawls, for the
+//     NoCrawlError only: a scan);
+//   - blocked.go: the hosts with every slot taken, for status, read from the leases;
 //   - info.go: InfoNumbers, the numeric fields of INFO.
 //
 // No stage needs it to move a message: runs read ReadProgress to know when to stop,

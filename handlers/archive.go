@@ -114,7 +114,7 @@ func Archive(ctx context.Context, cfg ArchiveConfig) error {
 		_, err = w.WritePage(&warc.Page{
 			Key: cfg.Crawl + "/" + msg.Metadata.Get(streams.MetaStreamID), URL: res.URL,
 			Method: res.Request.HTTPMethod(), RequestHeader: hdr, RequestJSON: reqJSON,
-			Status: res.Status, Header: res.Headers, Body: res.Body, Date: res.FetchedAt,
+			Status: res.Status, Header: res.Headers, Body: res.Body, Date: res.FetchedAt, RenderedBy: res.RenderedBy,
 		})
 		return err
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/zap"
 
+	"github.com/streamcrawl/streamcrawl/handlers/fetch/browser"
 	"github.com/streamcrawl/streamcrawl/handlers/metrics"
 	"github.com/streamcrawl/streamcrawl/processors"
 	"github.com/streamcrawl/streamcrawl/spiders"
@@ -75,6 +76,10 @@ type Config struct {
 	// BeforeAck is a fault hook for tests (see streams.SubscriberConfig.BeforeAck), called
 	// with the stage name.
 	BeforeAck func(stage string, msg *message.Message)
+	// Browser configures the fetch process's browser pool, for pages that ask to be
+	// rendered (binary or remote URL, browsers, tabs, retirement; Dial is set by the
+	// run). Nil: the defaults, when a Chromium is found on PATH.
+	Browser *browser.Config
 	// Metrics, when set, receives the process's figures (stage messages, fetch outcomes
 	// and latency, items stored, dead letters, reclaims). The run does not serve them.
 	Metrics *metrics.Metrics

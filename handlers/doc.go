@@ -17,6 +17,7 @@
 //	stages.go       each stage wired to its streams, with its background components
 //	background.go   the components beside a router; one that stops ends the run
 //	fetchstage.go   the fetch stage: a request message, fetch.Fetcher.Do, a response message
+//	browsers.go     the fetch process's browser pool for rendered pages; the spider's extractor
 //	parse.go        the parse stage: spider callbacks, links and items through the frontier
 //	sitemap.go      the built-in sitemap callbacks
 //	store.go        the store stage: processors, then the sink

@@ -136,5 +136,5 @@ func pageOf(rec *warc.Record, req *spiders.Request, maxBody int64) (*spiders.Res
 	hdr := hres.Header
 	hdr.Del("Content-Length")
 	return &spiders.Response{Request: req, URL: uri, Status: hres.StatusCode, Headers: hdr, Body: body,
-		FetchedAt: date}, nil
+		FetchedAt: date, RenderedBy: rec.Header[warc.FieldRenderedBy]}, nil
 }

@@ -63,9 +63,14 @@ func (r *run) fetchStage(ctx context.Context, scfg streams.SubscriberConfig) err
 	r.background = append(r.background, fr, seeds)
 	hostStats := streams.NewCounters(cfg.Client, r.keys.HostStats, 0, nil)
 	r.closers = append(r.closers, hostStats.Close)
+	pool, err := r.browsers(ctx)
+	if err != nil {
+		return err
+	}
 	f, err := fetch.New(fetch.Config{Settings: cfg.Spider.Settings, Scope: scope, FollowFilter: cfg.Spider.FollowFilter, Frontier: fr,
 		Client: cfg.Client, Layout: layout, RetryBase: cfg.RetryBase, RobotsRetry: cfg.RobotsRetry, Counters: r.counters,
-		Metrics: cfg.Metrics, HostStats: hostStats, Logger: log})
+		Metrics: cfg.Metrics, HostStats: hostStats, Logger: log,
+		Browsers: pool, Render: cfg.Spider.Render, Page: cfg.Spider.Page, Extract: extractor(cfg.Spider)})
 	if err != nil {
 		return err
 	}

@@ -30,9 +30,12 @@
 //     and its key;
 //   - YAML spiders: Parse and LoadFile build a Spider from a file of start URLs, follow
 //     rules and CSS selectors, with no Go code;
+//   - rendering: Render (true, false, auto) and Page (wait, block, actions as data) in
+//     requests, rules and spiders;
 //   - the wire form of responses between the fetch and parse stages.
 //
 // Sub-packages serve tests and demos: demosite (a deterministic shop), broadsite (many
-// hosts), sitetest (a deterministic news site with its truth) and webtest (legacy
-// encodings and other ways of the real web).
+// hosts), sitetest (a deterministic news site with its truth), jssite (a shop built by
+// JavaScript, with its truth, for rendering) and webtest (legacy encodings and other
+// ways of the real web).
 package spiders

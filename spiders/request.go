@@ -40,6 +40,16 @@ type Request struct {
 	Retries int `json:"retries,omitempty"`
 	// LastError is the failure that caused the latest retry.
 	LastError string `json:"last_error,omitempty"`
+	// Render says whether the page is loaded in a browser before it is parsed;
+	// RenderDefault leaves it to the meta "render", then to the spider's Render.
+	Render Render `json:"render,omitempty"`
+	// Page is what the browser does on the page when it is rendered; nil: the
+	// spider's Page, else the defaults (wait for the network to go idle, block
+	// images, fonts and media).
+	Page *Page `json:"page,omitempty"`
+	// PageType names the kind of page for Render RenderAuto, which learns per type
+	// whether plain HTTP is enough; empty: the callback name.
+	PageType string `json:"page_type,omitempty"`
 }
 
 // requestWire is the versioned envelope of a Request on a stream.
@@ -74,6 +84,12 @@ func (r *Request) Validate() error {
 	}
 	if r.Method != "" && strings.ContainsAny(r.Method, " \t\r\n") {
 		return fmt.Errorf("spiders: invalid method %q", r.Method)
+	}
+	if err := r.Render.Validate(); err != nil {
+		return err
+	}
+	if err := r.Page.Validate(); err != nil {
+		return err
 	}
 	return ValidateHeaders("request "+r.URL, r.Headers)
 }

@@ -39,6 +39,11 @@ type Response struct {
 	Truncated bool
 	// FetchedAt is when the fetch completed.
 	FetchedAt time.Time
+	// RenderedBy names the browser that rendered the page ("HeadlessChrome/156.0..."):
+	// Body is then the page's DOM after its scripts, wait conditions and actions,
+	// serialised as HTML in UTF-8, and Status and Headers are the main document's.
+	// Empty for a page fetched over plain HTTP.
+	RenderedBy string
 	// Spider is the spider whose callback parses the response (the parse stage sets
 	// it). When set, Follow returns an error for a callback name it has not
 	// registered, so a typo fails where it is made rather than when the followed page

@@ -67,6 +67,7 @@ type responseHead struct {
 	Truncated bool        `json:"truncated,omitempty"`
 	Charset   string      `json:"charset,omitempty"`
 	FetchedAt time.Time   `json:"fetched_at"`
+	Rendered  string      `json:"rendered,omitempty"`
 }
 
 // MarshalResponse encodes r (version 3: one zstd frame of a JSON head and the body).
@@ -110,7 +111,7 @@ func writeResponsePlain(buf *bytes.Buffer, r *Response) error {
 	head, err := json.Marshal(responseHead{
 		V: ResponseVersion, Request: r.Request, URL: r.URL, Status: r.Status,
 		Headers: r.Headers, BodyLen: len(r.Body), Truncated: r.Truncated, FetchedAt: r.FetchedAt,
-		Charset: r.Charset,
+		Charset: r.Charset, Rendered: r.RenderedBy,
 	})
 	if err != nil {
 		return fmt.Errorf("spiders: encode response: %w", err)
@@ -208,7 +209,7 @@ func decodePlain(plain []byte, maxBody int64) (*Response, error) {
 		return nil, fmt.Errorf("%w: body of %d bytes, limit %d", ErrBodyTooLarge, len(body), maxBody)
 	}
 	r := &Response{Request: h.Request, URL: h.URL, Status: h.Status, Headers: h.Headers, Body: body,
-		Truncated: h.Truncated, FetchedAt: h.FetchedAt, Charset: h.Charset}
+		Truncated: h.Truncated, FetchedAt: h.FetchedAt, Charset: h.Charset, RenderedBy: h.Rendered}
 	return checkDecoded(r)
 }
 

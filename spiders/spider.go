@@ -61,6 +61,14 @@ type Spider struct {
 	// had a value, and warns about a field that had none on the first pages of its type
 	// (Settings.WarnEmptyFieldAfter); fields not listed here are learnt from the items.
 	ItemFields map[string][]string
+	// Render is how requests that do not say (Request.Render, meta "render") are
+	// fetched: RenderOn loads every page in a browser, RenderAuto learns per page type
+	// whether it must. Default RenderDefault: plain HTTP.
+	Render Render
+	// Page is what the browser does on a rendered page whose request has no Page of
+	// its own. Default nil: wait for the network to go idle, block images, fonts and
+	// media.
+	Page *Page
 }
 
 // Handle registers fn as the callback called name. Requests name their callback
@@ -153,6 +161,12 @@ func (s *Spider) Validate() error {
 		if err := s.Login.Validate(); err != nil {
 			return err
 		}
+	}
+	if err := s.Render.Validate(); err != nil {
+		return err
+	}
+	if err := s.Page.Validate(); err != nil {
+		return err
 	}
 	return s.Settings.Validate()
 }

@@ -76,6 +76,13 @@ func LoadFile(path string) (*Spider, []string, error) {
 //	      url: "link[rel=canonical]::attr(href)"
 //	      name: ".product-name::text"
 //	settings: {concurrency: 32, user_agent: "...", download_timeout: 30s}  # see Settings
+//	render: true                  # load pages in a browser: true, false or auto (Spider.Render)
+//	page:                         # what the browser does on a page (Spider.Page)
+//	  wait: {selector: ".product"} # or networkidle, {ms: 500}
+//	  block: [image, font, media] # the default; [none] blocks nothing
+//	  actions: [{scroll: {until_idle: true}}, {click: "#more"}, {fill: {selector: "#q", value: "x"}}]
+//
+// A follow rule may carry render and page too: they apply to the requests it makes.
 //
 // The callback yields nothing for a page that is not HTML. Otherwise it yields one item
 // per items rule whose when matches, its fields taken from the first element each
@@ -172,6 +179,14 @@ func (p *yamlParser) spider(data []byte) (*Spider, error) {
 			if err := p.settings(n, kv.key, &sp.Settings); err != nil {
 				return nil, err
 			}
+		case "render":
+			if sp.Render, err = p.render(n, kv.key); err != nil {
+				return nil, err
+			}
+		case "page":
+			if sp.Page, err = p.page(n, kv.key); err != nil {
+				return nil, err
+			}
 		case "login":
 			sp.Login = &Login{}
 			if err := p.decodeStruct(n, kv.key, reflect.ValueOf(sp.Login).Elem(), nil); err != nil {
@@ -189,6 +204,10 @@ func (p *yamlParser) spider(data []byte) (*Spider, error) {
 	}
 	if !haveStart && len(sp.SitemapURLs) == 0 {
 		return nil, p.errorf(root, "start_urls", "required key is missing (or give sitemap_urls)")
+	}
+	rules.render = sp.Render
+	for i := range rules.follow {
+		rules.follow[i].pageType = index("follow", i)
 	}
 	sp.Handle(DefaultCallback, rules.parse)
 	for _, r := range rules.items {
@@ -266,6 +285,14 @@ func (p *yamlParser) followRule(it *yaml.Node, k string) (followRule, error) {
 			}
 		case "deny":
 			if r.deny, err = p.regexps(kv.value, kk); err != nil {
+				return r, err
+			}
+		case "render":
+			if r.render, err = p.render(kv.value, kk); err != nil {
+				return r, err
+			}
+		case "page":
+			if r.page, err = p.page(kv.value, kk); err != nil {
 				return r, err
 			}
 		default:

@@ -18,6 +18,7 @@ import (
 type yamlRules struct {
 	follow []followRule
 	items  []itemRule
+	render Render // the spider's
 }
 
 // followRule follows the links of the elements matching links whose path and query
@@ -26,6 +27,11 @@ type followRule struct {
 	links cascadia.Selector
 	allow []*regexp.Regexp
 	deny  []*regexp.Regexp
+	// render and page go with the requests the rule makes; pageType names the rule's
+	// pages for RenderAuto ("follow[i]").
+	render   Render
+	page     *Page
+	pageType string
 }
 
 // itemRule yields one item of type typ on a page where when matches (nil: every page).
@@ -75,10 +81,21 @@ func (y *yamlRules) parse(_ context.Context, res *Response, out *Output) error {
 				return
 			}
 			seen[abs] = struct{}{}
-			out.Follow(res.follow(abs, DefaultCallback)) // eachLink yields valid absolute http(s) links
+			req := res.follow(abs, DefaultCallback) // eachLink yields valid absolute http(s) links
+			f.apply(req, y.render)
+			out.Follow(req)
 		})
 	}
 	return nil
+}
+
+// apply gives req the rule's render mode and page behaviour, and its page type when
+// the mode in force is RenderAuto (spider: the spider's Render).
+func (f *followRule) apply(req *Request, spider Render) {
+	req.Render, req.Page = f.render, f.page
+	if f.render == RenderAuto || f.render == RenderDefault && spider == RenderAuto {
+		req.PageType = f.pageType
+	}
 }
 
 // follows reports whether a link to u passes the allow and deny of at least one rule.

@@ -86,6 +86,12 @@ type Keys struct {
 	// Login records the crawl's login step: "pending" while one fetcher logs in, "done"
 	// after.
 	Login string
+	// Render is the hash of what render: auto learned per page type: fields
+	// "<type>|mode" ("http" or "browser"; absent while learning), "<type>|samples" and
+	// "<type>|same" (pages fetched both ways, and those where plain HTTP gave the same
+	// items and links), "<type>|checks" and "<type>|diverged" (pages checked both ways
+	// after an "http" decision). Crawl-wide, in Layout.Global.
+	Render string
 
 	// Seeds is where running services take start URLs from (crawl-wide, the same in
 	// every partition's Keys): LPUSH a URL or a JSON request ({"url": ..., "meta":
@@ -118,7 +124,8 @@ func newKeys(crawl, tag string) Keys {
 		LegacyFrontier: key("frontier"),
 		Seen:           key("seen"), SeenAt: key("seenat"), ItemKeys: key("itemkeys"),
 		Stats: key("stats"), HostStats: key("hoststats"), Meta: key("meta"), Dicts: key("dicts"), Login: key("login"),
-		Seeds: crawl + ":start_urls", SeedsProcessing: "{" + crawl + ":start_urls}:processing",
+		Render: key("render"),
+		Seeds:  crawl + ":start_urls", SeedsProcessing: "{" + crawl + ":start_urls}:processing",
 		Pattern: key("*"),
 	}
 }

@@ -33,11 +33,17 @@ func (c *child) stop() {
 // startSiteChild runs `streamcrawl demo-site` in its own process, so that the site's CPU
 // is not counted as the crawler's, and returns its base URL.
 func startSiteChild(ctx context.Context, pages int, extra ...string) (*child, string, error) {
+	args := append([]string{"demo-site", "--addr", "127.0.0.1:0", "--pages", strconv.Itoa(pages), "--log-level", "error"}, extra...)
+	return startServerChild(ctx, "demo site", args...)
+}
+
+// startServerChild runs this binary with args, a command that prints "listening on
+// <base URL>" first, and returns the child and that URL; what names it in errors.
+func startServerChild(ctx context.Context, what string, args ...string) (*child, string, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, "", err
 	}
-	args := append([]string{"demo-site", "--addr", "127.0.0.1:0", "--pages", strconv.Itoa(pages), "--log-level", "error"}, extra...)
 	cmd := exec.CommandContext(ctx, exe, args...)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
@@ -51,7 +57,7 @@ func startSiteChild(ctx context.Context, pages int, extra ...string) (*child, st
 	line, err := bufio.NewReader(out).ReadString('\n')
 	if err != nil || !strings.HasPrefix(line, "listening on ") {
 		c.stop()
-		return nil, "", fmt.Errorf("demo site did not start: %q %v", line, err)
+		return nil, "", fmt.Errorf("%s did not start: %q %v", what, line, err)
 	}
 	return c, strings.TrimSpace(strings.TrimPrefix(line, "listening on ")), nil
 }

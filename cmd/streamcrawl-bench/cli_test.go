@@ -14,7 +14,7 @@ func run(args ...string) (code int, stdout, stderr string) {
 	return code, out.String(), errb.String()
 }
 
-// TestHelpListsTheToolingOnly: --help lists the five tooling commands and none of the
+// TestHelpListsTheToolingOnly: --help lists the six tooling commands and none of the
 // worker commands the tooling runs as its children, which still run (hidden).
 func TestHelpListsTheToolingOnly(t *testing.T) {
 	code, stdout, stderr := run("--help")
@@ -29,10 +29,10 @@ func TestHelpListsTheToolingOnly(t *testing.T) {
 			names = append(names, f[0])
 		}
 	}
-	if got, want := strings.Join(names, " "), "bench bench-broad bench-dedup bench-scale chaos"; got != want {
+	if got, want := strings.Join(names, " "), "bench bench-broad bench-dedup bench-render bench-scale chaos"; got != want {
 		t.Errorf("streamcrawl-bench --help lists %q, want %q\n%s", got, want, stdout)
 	}
-	for _, worker := range []string{"fetch", "parse", "store", "demo-site"} {
+	for _, worker := range []string{"fetch", "parse", "store", "demo-site", "js-site"} {
 		code, out, errOut := run(worker, "--help")
 		if code != 0 || !strings.Contains(out, "Usage:\n  streamcrawl-bench "+worker) {
 			t.Errorf("streamcrawl-bench %s --help: exit %d, stdout:\n%s\nstderr:\n%s", worker, code, out, errOut)

@@ -24,10 +24,12 @@ func (a *app) rootCommand() *cobra.Command {
 	root := a.NewRoot("streamcrawl-bench", "Benchmarks and chaos runs of streamcrawl",
 		`streamcrawl-bench measures streamcrawl and tries to break it: bench, bench-scale and
 bench-broad crawl loopback sites and print pages/s, CPU, memory and Redis cost per page;
-bench-dedup pushes URLs through dedup alone; chaos kills worker processes mid-crawl and
-checks that nothing was lost. Worker processes are children of this binary, which runs
+bench-dedup pushes URLs through dedup alone; bench-render crawls a JavaScript site in a
+browser beside Crawlee; chaos kills worker processes mid-crawl and checks that nothing was
+lost. Worker processes are children of this binary, which runs
 streamcrawl's own fetch, parse, store and demo-site commands for them.`)
-	root.AddCommand(a.benchCommand(), a.benchScaleCommand(), a.benchBroadCommand(), a.benchDedupCommand(), a.chaosCommand())
-	root.AddCommand(a.WorkerCommands()...)
+	root.AddCommand(a.benchCommand(), a.benchScaleCommand(), a.benchBroadCommand(), a.benchDedupCommand(), a.chaosCommand(),
+		a.benchRenderCommand())
+	root.AddCommand(append(a.WorkerCommands(), a.jsSiteCommand())...)
 	return root
 }

@@ -5,13 +5,19 @@
 // handlers is Do between a request message and a response message.
 //
 // The round trip itself is what one kind of fetcher does its own way (the roundTripper
-// interface); every rule around it is shared, so that a browser fetcher can sit beside
-// the HTTP one and obey the same guard, robots.txt, politeness, cookies and proxies.
+// interface): over HTTP, or in a browser (sub-package browser) for the requests that
+// ask to be rendered; every rule around it is shared, so both obey the same guard,
+// robots.txt, politeness turn, cookies and proxies.
 //
 // Each behaviour lives in one file:
 //
 //	fetcher.go     Config, Fetcher, Do and its Result; what every kind shares
 //	http.go        the HTTP round trip: headers, proxy, cookies, status, body
+//	browser.go     the browser round trip: which requests are rendered, the DOM as the body
+//	browser_nav.go a rendered page's navigations checked like redirects
+//	browser_dial.go the dialer of a rendered page: the guard, the crawl's proxies
+//	browser_cookies.go the crawl's cookie jar in and out of a page's browser context
+//	adaptive.go    render: auto, per page type
 //	httpclient.go  the HTTP client: timeouts, connection pool, redirect limit, decoding
 //	guard.go       the network guard: no private address unless allowed, on every dial
 //	redirects.go   every redirect hop checked like a link: scope, rules, robots.txt

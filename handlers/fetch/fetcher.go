@@ -11,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/zap"
 
+	"github.com/streamcrawl/streamcrawl/handlers/fetch/browser"
 	"github.com/streamcrawl/streamcrawl/handlers/metrics"
 	"github.com/streamcrawl/streamcrawl/spiders"
 	"github.com/streamcrawl/streamcrawl/streams"
@@ -56,6 +57,20 @@ type Config struct {
 	Metrics *metrics.Metrics
 	// Logger receives what the fetcher has to say. Default nil: no-op.
 	Logger *zap.Logger
+	// Browsers renders the pages that ask for it (browser.go). Default nil: a page
+	// that asks is a dead letter. The fetcher does not close it.
+	Browsers *browser.Pool
+	// Render and Page are the spider's: how a request that does not say is fetched,
+	// and what the browser does on a page whose request has no Page.
+	Render spiders.Render
+	Page   *spiders.Page
+	// Extract runs the spider's callback on a response: render: auto compares what it
+	// yields from a page fetched over HTTP and rendered (adaptive.go). Default nil:
+	// the pages differ, and every type goes to the browser.
+	Extract func(context.Context, *spiders.Response) (*spiders.Output, error)
+	// AutoSamples and AutoCheckEvery tune render: auto. Defaults DefaultAutoSamples
+	// and DefaultAutoCheckEvery.
+	AutoSamples, AutoCheckEvery int
 }
 
 // setDefaults fills the unset fields.
@@ -83,6 +98,9 @@ func (c *Config) Validate() error {
 	if c.Settings.RobotsObeyed() && c.Client == nil {
 		return errors.New("fetch: obeying robots.txt needs a redis client")
 	}
+	if (c.Render == spiders.RenderOn || c.Render == spiders.RenderAuto) && c.Browsers == nil {
+		return fmt.Errorf("fetch: the spider renders its pages (render: %s): %w", c.Render, errNoBrowser)
+	}
 	return nil
 }
 
@@ -91,8 +109,9 @@ func (c *Config) Validate() error {
 // politeness turn, cookies, proxies, the body budget and retry delays. Do says what
 // became of each request. A Fetcher is safe for concurrent use.
 //
-// The round trip itself is what one kind of fetcher does its own way (roundTripper);
-// the HTTP one (http.go) is the only kind so far.
+// The round trip itself is what one kind of fetcher does its own way (roundTripper):
+// over HTTP (http.go), or in a browser (browser.go) for requests that ask to be
+// rendered.
 type Fetcher struct {
 	*shared
 	hosts *frontier.Frontier
@@ -101,6 +120,10 @@ type Fetcher struct {
 	http  *httpFetch   // robots.txt and the login form go over HTTP whatever fetches pages
 	trip  roundTripper
 	base  time.Duration
+
+	browser  *browserFetch  // nil without Config.Browsers
+	render   spiders.Render // the spider's
+	adaptive *adaptive      // render: auto; nil without a browser or Redis (then: the browser)
 }
 
 // shared is what every kind of fetcher obeys and uses.
@@ -153,7 +176,15 @@ func New(cfg Config) (*Fetcher, error) {
 			return h.viaProxy(ctx, &spiders.Request{URL: hreq.URL.String()}, hreq)
 		}
 	}
-	return &Fetcher{shared: sh, hosts: cfg.Frontier, rdb: cfg.Client, keys: cfg.Layout.Global, http: h, trip: h, base: cfg.RetryBase}, nil
+	f := &Fetcher{shared: sh, hosts: cfg.Frontier, rdb: cfg.Client, keys: cfg.Layout.Global, http: h, trip: h, base: cfg.RetryBase,
+		render: cfg.Render}
+	if cfg.Browsers != nil {
+		f.browser = newBrowserFetch(sh, cfg)
+		if cfg.Client != nil {
+			f.adaptive = newAdaptive(f, cfg)
+		}
+	}
+	return f, nil
 }
 
 // Delivery says how a request reached the fetcher: the requests-stream entry it came in
@@ -252,8 +283,16 @@ func (f *Fetcher) Do(ctx context.Context, req *spiders.Request, d Delivery) (Res
 			return drop(reason), err
 		}
 	}
+	trip, err := f.tripFor(ctx, req)
+	switch {
+	case errors.Is(err, streams.ErrPoison):
+		t.finish(ctx, frontier.Finish{}) // no request was made
+		return dead(err), nil
+	case err != nil:
+		return Result{}, err // the slot stays leased: the redelivery uses it
+	}
 	ctx, started := traceStart(ctx)
-	res, body, reason, err := f.trip.roundTrip(ctx, req)
+	res, body, reason, err := trip.roundTrip(ctx, req)
 	var rerr *retryableError
 	t.fetched(ctx, started(), errors.As(err, &rerr) && rerr.slowDown(), rerr)
 	switch {

@@ -39,6 +39,7 @@ var (
 	descItems       = desc("crawl_items_stored", "Items the store stage has stored (the crawl's items_stored counter).", "crawl")
 	descMemory      = desc("crawl_memory_bytes", "Redis memory of the crawl by key family.", "crawl", "family")
 	descStat        = desc("crawl_counter", "The crawl's shared counters (the stats hash `status` shows), summed over every process.", "crawl", "counter")
+	descRender      = desc("render_auto_mode", "render: auto's decision for a page type: 1 for the mode it is in (http, browser, learning).", "crawl", "page_type", "mode")
 	descUsedMem     = desc("redis_used_memory_bytes", "Redis used_memory (summed over the masters of a cluster).")
 	descMaxMem      = desc("redis_maxmemory_bytes", "Redis maxmemory (0: no limit).")
 )
@@ -73,7 +74,7 @@ func Crawls(names ...string) func(context.Context) ([]string, error) {
 func (c *CrawlCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descUp, descDone, descStreamLen, descStreamBytes, descPending, descLag,
 		descConsumers, descFrontier, descDueHosts, descDelayed, descQueued, descDead, descSeen, descItems,
-		descMemory, descStat, descUsedMem, descMaxMem} {
+		descMemory, descStat, descRender, descUsedMem, descMaxMem} {
 		ch <- d
 	}
 }
@@ -144,6 +145,13 @@ func (c *CrawlCollector) collectCrawl(ctx context.Context, crawl string, ch chan
 	}
 	for name, v := range st.Stats {
 		ch <- prometheus.MustNewConstMetric(descStat, prometheus.CounterValue, float64(v), crawl, name)
+	}
+	for _, r := range st.Render {
+		mode := r.Mode
+		if mode == "" {
+			mode = "learning"
+		}
+		gauge(descRender, 1, r.PageType, mode)
 	}
 	return nil
 }

@@ -21,6 +21,7 @@ func Names() []string {
 			c.Describe(ch)
 		}
 		(&CrawlCollector{}).Describe(ch)
+		newBrowserCollector(nil).Describe(ch)
 		close(ch)
 	}()
 	for d := range ch {

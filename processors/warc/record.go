@@ -36,6 +36,10 @@ const (
 	// FieldRequest carries the crawler's request (JSON, one line) on request records,
 	// so that a replay can run the callback it named with its meta.
 	FieldRequest = "Streamcrawl-Request"
+	// FieldRenderedBy marks a response record whose body is a browser's DOM (after the
+	// page's scripts, waits and actions), not the bytes the server sent, and names the
+	// browser ("HeadlessChrome/156.0.0.0"). Status and headers are the main document's.
+	FieldRenderedBy = "Streamcrawl-Rendered-By"
 )
 
 // Record is one WARC record: named header fields and a block.
@@ -82,6 +86,8 @@ type Page struct {
 	Body   []byte
 	// Date is when the page was fetched.
 	Date time.Time
+	// RenderedBy names the browser that rendered Body; empty when it came over HTTP.
+	RenderedBy string
 }
 
 // Records returns the request and response records of p.
@@ -94,6 +100,9 @@ func (p *Page) Records() (req, res *Record) {
 		FieldPayloadDigest: Digest(p.Body), FieldBlockDigest: Digest(resBlock),
 		FieldContentType: "application/http;msgtype=response",
 	}, Block: resBlock}
+	if p.RenderedBy != "" {
+		res.Header[FieldRenderedBy] = p.RenderedBy
+	}
 	method := p.Method
 	if method == "" {
 		method = http.MethodGet

@@ -172,3 +172,33 @@ func TestConcurrentWritersShareSyncs(t *testing.T) {
 		t.Fatalf("%d records, %d distinct; want 400 (200 pages once)", len(recs), len(seen))
 	}
 }
+
+// TestRenderedPageIsMarked: a page whose body a browser rendered says so on its
+// response record (Streamcrawl-Rendered-By), read back as written; one fetched over
+// HTTP has no such field.
+func TestRenderedPageIsMarked(t *testing.T) {
+	dir := t.TempDir()
+	w, err := Open(dir, "r", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, rendered := page(1), page(2)
+	rendered.RenderedBy = "HeadlessChrome/156.0.0.0"
+	for _, p := range []*Page{plain, rendered} {
+		if _, err := w.WritePage(p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, rec := range readAll(t, dir) {
+		if rec.Type() == TypeResponse {
+			got[rec.Header[FieldTargetURI]] = rec.Header[FieldRenderedBy]
+		}
+	}
+	if got[plain.URL] != "" || got[rendered.URL] != rendered.RenderedBy || len(got) != 2 {
+		t.Errorf("Streamcrawl-Rendered-By by URL: %v", got)
+	}
+}

@@ -95,6 +95,8 @@ type Status struct {
 	// Warnings are what the run that returned the status found wrong (most requests
 	// dropped, the crawl already done: see handlers.Crawl); ReadStatus leaves it empty.
 	Warnings []string `json:"warnings,omitempty"`
+	// Render is what render: auto decided per page type (none without it).
+	Render []RenderStatus `json:"render,omitempty"`
 }
 
 // NodeStatus is one master of a Redis Cluster: what it holds, all crawls together.
@@ -179,6 +181,9 @@ func ReadStatus(ctx context.Context, rdb redis.UniversalClient, l streams.Layout
 	}
 	st.Done = p.Done()
 	st.SeedError = p.SeedError
+	if st.Render, err = ReadRender(ctx, rdb, l); err != nil {
+		return nil, err
+	}
 	st.Frontier, st.Delayed = p.Frontier, p.Delayed
 	if cc, ok := rdb.(*redis.ClusterClient); ok {
 		if st.Nodes, err = readNodes(ctx, cc, l); err != nil {

@@ -129,6 +129,16 @@ func printStatus(w io.Writer, st *inspect.Status) {
 			}
 		}
 	}
+	if len(st.Render) > 0 {
+		fmt.Fprintln(tw, "\nPAGE TYPE (render: auto)\tMODE\tSAMPLES\tSAME\tCHECKS\tDIVERGED")
+		for _, r := range st.Render {
+			mode := r.Mode
+			if mode == "" {
+				mode = "learning"
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\n", r.PageType, mode, r.Samples, r.Same, r.Checks, r.Diverged)
+		}
+	}
 	if len(st.Stats) > 0 {
 		fmt.Fprintln(tw, "\nCOUNTER\tVALUE")
 		names := make([]string, 0, len(st.Stats))

@@ -35,6 +35,7 @@ type RunFlags struct {
 	trimInterval    time.Duration
 	maxBacklog      int64
 	metricsAddr     string
+	browser         browserFlags
 }
 
 // AddMetrics adds --metrics-addr to a command that serves metrics.
@@ -61,6 +62,7 @@ func (f *RunFlags) Add(cmd *cobra.Command, withOut bool) {
 	f.retainSet = func(name string) bool { return fl.Changed(name) }
 	fl.DurationVar(&f.trimInterval, "trim-interval", streams.DefaultTrimInterval, "how often acked entries past retention are trimmed")
 	fl.Int64Var(&f.maxBacklog, "max-backlog", handlers.DefaultMaxBacklog, "fetchers pause while this many responses wait for the parse stage (-1: no bound)")
+	f.browser.add(fl)
 }
 
 func (f *RunFlags) subscriber() streams.SubscriberConfig {
@@ -105,6 +107,10 @@ func (f *RunFlags) config(a *App, stages []string) (handlers.Config, error) {
 		if name := "retain-" + [...]string{"requests", "responses", "items"}[i]; f.retainSet != nil && f.retainSet(name) {
 			cfg.Retain[st] = spiders.StreamRetention{MaxAge: f.retain[i]}
 		}
+	}
+	var err error
+	if cfg.Browser, err = f.browser.config(); err != nil {
+		return cfg, err
 	}
 	return cfg, installFault(&cfg)
 }

@@ -1,0 +1,36 @@
+// Package browser renders pages in headless Chromium for the fetch package: a managed
+// pool of browsers per fetch process (Pool), driven over the DevTools protocol with
+// chromedp, with Debian's chromium (found on PATH) or a browser running elsewhere
+// (Config.URL).
+//
+// Render loads one page (a Job: URL, user agent, headers, cookies, page behaviour as
+// spiders.Page data, a dialer, a navigation check) and returns its DOM after the wait
+// conditions and actions, with the main document's status and headers, the cookies of
+// the page's context, and what its requests did.
+//
+// The rules every fetch obeys hold for every request a page makes: each tab has a
+// browser context whose proxy is an in-process forward proxy (HTTP and CONNECT) that
+// dials through the Job's dialer (the fetcher's network guard, through the crawl's
+// proxy when there is one), with --proxy-bypass-list=<-loopback> so loopback goes
+// through it too; whatever a script does, it cannot reach an address the guard
+// refuses. Every document the main frame loads is first asked about (Job.Navigate):
+// the fetcher checks scope and robots.txt there, as for a redirect.
+//
+// The pool runs at most Browsers browsers of Tabs tabs each, starts a browser when a
+// page needs one (LaunchTimeout), replaces one after RetireAfter pages or above
+// MaxMemory (the PSS of its process tree, read from /proc), closes idle ones, and
+// replaces one that crashes (its pages fail with ErrBrowserLost, to be fetched
+// again). The process becomes a child subreaper and reaps what browsers leave, so no
+// zombie stays behind.
+//
+// Each behaviour lives in one file:
+//
+//	config.go     Config, its defaults and FindChromium
+//	pool.go       Pool: tabs handed out, retirement, crashes, the memory watch, Close
+//	launch.go     starting (or connecting to) a browser and closing it
+//	tab.go        a tab: its browser context and proxy, opened once, cleared between pages
+//	page.go       Render: one page in a tab, its interception, the DOM out
+//	actions.go    wait conditions (selector, network idle, ms), click, scroll, fill
+//	proxy.go      the page proxy: CONNECT tunnels and plain requests through the dialer
+//	procs_linux.go memory of a process tree, subreaping and reaping orphans
+package browser

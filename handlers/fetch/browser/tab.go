@@ -1,0 +1,159 @@
+package browser
+
+import (
+	"context"
+	"fmt"
+	"iter"
+	"net"
+	"net/url"
+	"sync/atomic"
+	"time"
+
+	cdpbrowser "github.com/chromedp/cdproto/browser"
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/fetch"
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/cdproto/storage"
+	"github.com/chromedp/cdproto/target"
+	"github.com/chromedp/chromedp"
+)
+
+// tab is one tab of a browser, in a browser context of its own whose proxy is the
+// tab's page proxy. Pages take turns in it (a tab is opened once: opening one costs
+// 150-350 ms, more than rendering a simple page); between two pages it is cleared and
+// its proxy refuses every connection.
+type tab struct {
+	b      *instance
+	ctx    context.Context // the target's: ends with the browser, or when the tab is closed
+	cancel context.CancelFunc
+	proxy  *pageProxy
+	bc     cdp.BrowserContextID
+	main   cdp.FrameID
+	net    *netTracker
+	run    atomic.Pointer[pageRun] // the page rendering now; nil between pages
+
+	ua      string // the user agent set, "" the browser's own
+	headers bool   // extra headers are set
+}
+
+// takeTab returns an idle tab of b, or opens one.
+func (p *Pool) takeTab(b *instance) (*tab, error) {
+	p.mu.Lock()
+	if n := len(b.idle); n > 0 {
+		t := b.idle[n-1]
+		b.idle = b.idle[:n-1]
+		p.mu.Unlock()
+		return t, nil
+	}
+	p.mu.Unlock()
+	return p.openTab(b)
+}
+
+// putTab gives t back to b after a page; a tab whose page failed is closed rather than
+// trusted with the next one.
+func (p *Pool) putTab(b *instance, t *tab, ok bool) {
+	p.mu.Lock()
+	if ok && !b.closing && t.ctx.Err() == nil {
+		b.idle = append(b.idle, t)
+		p.mu.Unlock()
+		return
+	}
+	p.mu.Unlock()
+	t.close()
+}
+
+// openTab opens a tab in b within LaunchTimeout.
+func (p *Pool) openTab(b *instance) (*tab, error) {
+	px, err := newPageProxy(p.cfg.ProxyListen, nil)
+	if err != nil {
+		return nil, fmt.Errorf("browser: page proxy: %w", err)
+	}
+	_, port, _ := net.SplitHostPort(px.addr())
+	proxy := "http://" + net.JoinHostPort(p.cfg.ProxyHost, port)
+	tctx, cancel := chromedp.NewContext(b.ctx, chromedp.WithNewBrowserContext(func(c *target.CreateBrowserContextParams) {
+		c.ProxyServer, c.ProxyBypassList = proxy, "<-loopback>"
+	}))
+	t := &tab{b: b, ctx: tctx, cancel: cancel, proxy: px, net: newNetTracker()}
+	opened := make(chan error, 1)
+	go func() { opened <- chromedp.Listen(tctx, t.net.on) }() // opens the target, bound to tctx
+	timer := time.NewTimer(p.cfg.LaunchTimeout)
+	defer timer.Stop()
+	select {
+	case err = <-opened:
+	case <-timer.C:
+		cancel()
+		<-opened
+		err = fmt.Errorf("no tab within %s", p.cfg.LaunchTimeout)
+	}
+	if err == nil {
+		c := chromedp.FromContext(tctx)
+		t.bc, t.main = c.BrowserContextID, cdp.FrameID(c.Target.TargetID)
+		t.net.setMain(t.main)
+		go t.intercept(chromedp.Events(tctx, fetch.RequestPaused))
+		go t.dismissDialogs(chromedp.Events(tctx, page.JavascriptDialogOpening))
+		_, err = chromedp.CallBrowser(tctx, cdpbrowser.SetDownloadBehavior, cdpbrowser.SetDownloadBehaviorParams{
+			Behavior: cdpbrowser.SetDownloadBehaviorBehaviorDeny, BrowserContextID: t.bc})
+	}
+	if err != nil {
+		t.close()
+		return nil, fmt.Errorf("browser: open a tab: %w", err)
+	}
+	return t, nil
+}
+
+// close closes the tab (its browser context goes with it) and its proxy.
+func (t *tab) close() {
+	t.cancel()
+	t.proxy.close()
+}
+
+// intercept hands the tab's paused requests to the page rendering now; between pages
+// they go on (the proxy refuses their connections anyway).
+func (t *tab) intercept(events iter.Seq2[fetch.EventRequestPaused, error]) {
+	for ev, err := range events {
+		if err != nil {
+			return
+		}
+		if r := t.run.Load(); r != nil {
+			r.paused(ev)
+		} else {
+			t.fail(ev.RequestID)
+		}
+	}
+}
+
+// dismissDialogs closes alert, confirm and prompt dialogs, which would stop the page.
+func (t *tab) dismissDialogs(events iter.Seq2[page.EventJavascriptDialogOpening, error]) {
+	for _, err := range events {
+		if err != nil {
+			return
+		}
+		chromedp.Call(t.ctx, page.HandleJavaScriptDialog, page.HandleJavaScriptDialogParams{Accept: false}) //nolint:errcheck // a closed tab drops it
+	}
+}
+
+func (t *tab) cont(id fetch.RequestID) {
+	chromedp.Call(t.ctx, fetch.ContinueRequest, fetch.ContinueRequestParams{RequestID: id}) //nolint:errcheck // a closed tab drops it
+}
+
+func (t *tab) fail(id fetch.RequestID) {
+	chromedp.Call(t.ctx, fetch.FailRequest, fetch.FailRequestParams{RequestID: id, ErrorReason: network.ErrorReasonBlockedByClient}) //nolint:errcheck // a closed tab drops it
+}
+
+// clear readies the tab for the next page: it drops the cookies of the tab's context
+// and the storage of the page's origin. The page stays until the next one replaces it
+// (leaving it for about:blank took 80-480 ms a page, and a fire-and-forget one raced
+// the next page's load); meanwhile the tab's proxy refuses its connections.
+func (t *tab) clear(ctx context.Context, pageURL string) error {
+	if _, err := chromedp.CallBrowser(ctx, storage.ClearCookies, storage.ClearCookiesParams{BrowserContextID: t.bc}); err != nil {
+		return err
+	}
+	u, err := url.Parse(pageURL)
+	if err != nil || u.Host == "" {
+		return nil
+	}
+	_, err = chromedp.Call(ctx, storage.ClearDataForOrigin, storage.ClearDataForOriginParams{Origin: u.Scheme + "://" + u.Host,
+		StorageTypes: "local_storage,session_storage,indexeddb,websql,service_workers,cache_storage,shader_cache"})
+	return err
+}

@@ -92,7 +92,7 @@ func TestCrawlWhoseEveryRequestIsDroppedFails(t *testing.T) {
 	sp := followSpider("guarded", site.URL+"/", spiders.Settings{})
 	var st *inspect.Status
 	var err error
-	stderr := captureStderr(t, func() { st, err = handlers.Crawl(ctx, sp, handlers.Options{Sink: newMemSink()}) })
+	stderr := captureStderr(t, func() { st, err = handlers.Crawl(ctx, sp, handlers.Options{Tuning: quickTuning, Sink: newMemSink()}) })
 	want := "handlers: crawl guarded fetched no page: every request was dropped: 1 blocked by the network guard " +
 		"(loopback/private address blocked: set AllowPrivateNetworks / allow_networks (Go: Settings.AllowNetworks: " +
 		`[]string{"127.0.0.1/32"} or Settings.AllowPrivateNetworks; YAML: allow_networks: [127.0.0.1/32] or allow_private_networks: true))`
@@ -110,12 +110,13 @@ func TestCrawlWhoseEveryRequestIsDroppedFails(t *testing.T) {
 // TestCrawlWhoseStartIsDisallowedFails: robots.txt forbids everything: the error names
 // robots.txt and obey_robots.
 func TestCrawlWhoseStartIsDisallowedFails(t *testing.T) {
+	t.Parallel()
 	site := httptest.NewServer(linkSite(3, "User-agent: *\nDisallow: /\n"))
 	defer site.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	sp := followSpider("forbidden", site.URL+"/", spiders.Settings{AllowNetworks: []string{"127.0.0.1/32"}})
-	st, err := handlers.Crawl(ctx, sp, handlers.Options{Sink: newMemSink(), Logger: zap.NewNop()})
+	st, err := handlers.Crawl(ctx, sp, handlers.Options{Tuning: quickTuning, Sink: newMemSink(), Logger: zap.NewNop()})
 	want := "handlers: crawl forbidden fetched no page: every request was dropped: 1 disallowed by robots.txt " +
 		"(the site's robots.txt forbids them: Settings.ObeyRobots / obey_robots: false ignores it, where the site allows that)"
 	if err == nil || err.Error() != want {
@@ -129,13 +130,14 @@ func TestCrawlWhoseStartIsDisallowedFails(t *testing.T) {
 // TestCrawlThatDropsMostRequestsWarns: the home page is fetched, its three links are
 // disallowed: no error, a warning in the status and in the log.
 func TestCrawlThatDropsMostRequestsWarns(t *testing.T) {
+	t.Parallel()
 	site := httptest.NewServer(linkSite(3, "User-agent: *\nDisallow: /p/\n"))
 	defer site.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	core, logs := observer.New(zapcore.WarnLevel)
 	sp := followSpider("mostly", site.URL+"/", spiders.Settings{AllowNetworks: []string{"127.0.0.1/32"}})
-	st, err := handlers.Crawl(ctx, sp, handlers.Options{Sink: newMemSink(), Logger: zap.New(core)})
+	st, err := handlers.Crawl(ctx, sp, handlers.Options{Tuning: quickTuning, Sink: newMemSink(), Logger: zap.New(core)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,6 +154,7 @@ func TestCrawlThatDropsMostRequestsWarns(t *testing.T) {
 // TestCrawlRunAgainOnceDoneSaysSo: a second Crawl of a finished crawl fetches nothing
 // and says it is done and how to start over.
 func TestCrawlRunAgainOnceDoneSaysSo(t *testing.T) {
+	t.Parallel()
 	srv := streamstest.Start(t)
 	var requests atomic.Int64
 	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -162,13 +165,13 @@ func TestCrawlRunAgainOnceDoneSaysSo(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	sp := followSpider("twice", site.URL+"/", spiders.Settings{AllowNetworks: []string{"127.0.0.1/32"}})
-	first, err := handlers.Crawl(ctx, sp, handlers.Options{Redis: srv.URL(), Sink: newMemSink(), Logger: zap.NewNop()})
+	first, err := handlers.Crawl(ctx, sp, handlers.Options{Tuning: quickTuning, Redis: srv.URL(), Sink: newMemSink(), Logger: zap.NewNop()})
 	if err != nil || !first.Done || len(first.Warnings) != 0 {
 		t.Fatalf("first run: %v, %+v", err, first)
 	}
 	before := requests.Load()
 	core, logs := observer.New(zapcore.WarnLevel)
-	again, err := handlers.Crawl(ctx, sp, handlers.Options{Redis: srv.URL(), Sink: newMemSink(), Logger: zap.New(core)})
+	again, err := handlers.Crawl(ctx, sp, handlers.Options{Tuning: quickTuning, Redis: srv.URL(), Sink: newMemSink(), Logger: zap.New(core)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -185,6 +188,7 @@ func TestCrawlRunAgainOnceDoneSaysSo(t *testing.T) {
 // TestUntilDoneOnACrawlNeverSeededSaysSo: a fetch stage told to stop once the crawl is
 // done, on a crawl nobody seeded, says what to run instead of waiting in silence.
 func TestUntilDoneOnACrawlNeverSeededSaysSo(t *testing.T) {
+	t.Parallel()
 	srv := streamstest.Start(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -203,7 +207,7 @@ func TestUntilDoneOnACrawlNeverSeededSaysSo(t *testing.T) {
 	sp := followSpider("unseeded", "http://127.0.0.1:1/", spiders.Settings{})
 	done := make(chan error, 1)
 	go func() {
-		_, err := handlers.Crawl(ctx, sp, handlers.Options{Redis: srv.URL(), Stages: []string{streams.StageFetch}, NoSeed: true,
+		_, err := handlers.Crawl(ctx, sp, handlers.Options{Tuning: quickTuning, Redis: srv.URL(), Stages: []string{streams.StageFetch}, NoSeed: true,
 			Logger: zap.New(core)})
 		done <- err
 	}()
@@ -224,6 +228,7 @@ func TestUntilDoneOnACrawlNeverSeededSaysSo(t *testing.T) {
 // counted per page, named once in a warning after the first pages of its type, and an
 // item whose every field is empty is not stored but counted.
 func TestSelectorThatMatchesNothing(t *testing.T) {
+	t.Parallel()
 	site := demosite.New(120)
 	shop := httptest.NewServer(site)
 	defer shop.Close()
@@ -255,7 +260,7 @@ settings:
 	defer cancel()
 	core, logs := observer.New(zapcore.WarnLevel)
 	sink := newMemSink()
-	st, err := handlers.Crawl(ctx, sp, handlers.Options{Sink: sink, Logger: zap.New(core)})
+	st, err := handlers.Crawl(ctx, sp, handlers.Options{Tuning: quickTuning, Sink: sink, Logger: zap.New(core)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -296,6 +301,7 @@ settings:
 // TestEmptyFieldWarnedOncePerCrawl: two parse processes of one crawl each see a field
 // empty on their first pages; the crawl gets one warning, not one per process.
 func TestEmptyFieldWarnedOncePerCrawl(t *testing.T) {
+	t.Parallel()
 	srv := streamstest.Start(t)
 	sp := &spiders.Spider{Name: "once", Settings: spiders.Settings{WarnEmptyFieldAfter: 2},
 		ItemFields: map[string][]string{"product": {"name", "price"}}}

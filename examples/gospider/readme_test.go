@@ -35,11 +35,12 @@ func readmeProgram(t *testing.T) string {
 	return string(m[1])
 }
 
-// buildModule writes src as main.go of a module of its own that requires this one (a
-// replace directive points at the repository, as `go mod edit -replace` does for a
-// clone), runs go mod tidy and go build offline (the module cache has what this
-// repository needs), and returns the binary.
-func buildModule(t *testing.T, dir, src string) string {
+// buildModule writes a module of its own that requires this one (a replace directive
+// points at the repository, as `go mod edit -replace` does for a clone) with one main
+// package per entry of mains (directory in the module: source of its main.go), runs go
+// mod tidy and one go build of them all, offline (the module cache has what this
+// repository needs), and returns the binaries by directory.
+func buildModule(t *testing.T, dir string, mains map[string]string) map[string]string {
 	t.Helper()
 	root, err := filepath.Abs(repoRoot)
 	if err != nil {
@@ -51,7 +52,22 @@ func buildModule(t *testing.T, dir, src string) string {
 	}
 	gomod := "module example.com/goshop\n\ngo 1.26\n\nrequire github.com/streamcrawl/streamcrawl v0.0.0\n\n" +
 		"replace github.com/streamcrawl/streamcrawl => " + root + "\n"
-	for name, data := range map[string][]byte{"main.go": []byte(src), "go.mod": []byte(gomod), "go.sum": sum} {
+	files := map[string][]byte{"go.mod": []byte(gomod), "go.sum": sum}
+	bins := map[string]string{}
+	pkgs := []string{}
+	for sub, src := range mains {
+		files[filepath.Join(sub, "main.go")] = []byte(src)
+		name := "goshop"
+		if sub != "" {
+			name = filepath.Base(sub)
+		}
+		bins[sub] = filepath.Join(dir, "bin", name)
+		pkgs = append(pkgs, "./"+sub)
+	}
+	for name, data := range files {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755); err != nil {
+			t.Fatal(err)
+		}
 		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -60,7 +76,8 @@ func buildModule(t *testing.T, dir, src string) string {
 	if err != nil {
 		t.Fatalf("no go command to build the README's program: %v", err)
 	}
-	for _, args := range [][]string{{"mod", "tidy"}, {"build", "-o", "goshop", "."}} {
+	// Both programs in one go build: the packages are loaded once and linked side by side.
+	for _, args := range [][]string{{"mod", "tidy"}, append([]string{"build", "-o", filepath.Join(dir, "bin") + "/"}, pkgs...)} {
 		cmd := exec.Command(goBin, args...)
 		cmd.Dir = dir
 		cmd.Env = append(os.Environ(), "GOPROXY=off", "GOFLAGS=-mod=mod", "GOWORK=off")
@@ -68,7 +85,7 @@ func buildModule(t *testing.T, dir, src string) string {
 			t.Fatalf("go %s of the README's program: %v\n%s", strings.Join(args, " "), err, out)
 		}
 	}
-	return filepath.Join(dir, "goshop")
+	return bins
 }
 
 // TestREADMEProgram builds the README's Go program as a user would, in a module of its
@@ -80,8 +97,16 @@ func TestREADMEProgram(t *testing.T) {
 	shop := httptest.NewServer(site)
 	defer shop.Close()
 	src := readmeProgram(t)
+	// The same program without its AllowNetworks line: what the README says it does.
+	line := "\t\tSettings: spiders.Settings{AllowNetworks: []string{\"127.0.0.1/32\"}}}"
+	if !strings.Contains(src, line) {
+		t.Fatalf("the README's program has no line %q", line)
+	}
+	guarded := strings.Replace(src, ",\n\t\t// The demo shop listens on loopback", "}\n\t\t// The demo shop listens on loopback", 1)
+	guarded = strings.Replace(guarded, line, "", 1)
 	dir := t.TempDir()
-	bin := buildModule(t, dir, src)
+	bins := buildModule(t, dir, map[string]string{"": src, "guarded": guarded})
+	bin := bins[""]
 	run := func(bin, dir string) (stdout, stderr string, err error) {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		defer cancel()
@@ -123,15 +148,9 @@ func TestREADMEProgram(t *testing.T) {
 		t.Errorf("stored %d products, the shop has %d", len(got), len(products))
 	}
 
-	// The same program without its AllowNetworks line: what the README says it does.
-	line := "\t\tSettings: spiders.Settings{AllowNetworks: []string{\"127.0.0.1/32\"}}}"
-	if !strings.Contains(src, line) {
-		t.Fatalf("the README's program has no line %q", line)
-	}
-	guarded := strings.Replace(src, ",\n\t\t// The demo shop listens on loopback", "}\n\t\t// The demo shop listens on loopback", 1)
-	guarded = strings.Replace(guarded, line, "", 1)
+	// Without AllowNetworks: the guard drops the start URL and the program says so.
 	dir2 := t.TempDir()
-	stdout, stderr, err = run(buildModule(t, dir2, guarded), dir2)
+	stdout, stderr, err = run(bins["guarded"], dir2)
 	want := "goshop: handlers: crawl goshop fetched no page: every request was dropped: 1 blocked by the network guard " +
 		"(loopback/private address blocked: set AllowPrivateNetworks / allow_networks"
 	if err == nil || !strings.Contains(stderr, want) {

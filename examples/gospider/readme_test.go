@@ -93,6 +93,7 @@ func buildModule(t *testing.T, dir string, mains map[string]string) map[string]s
 // checks that every product is stored once with its name and price. Without its
 // AllowNetworks line it fails with the error the README quotes.
 func TestREADMEProgram(t *testing.T) {
+	t.Parallel()
 	site := demosite.New(300)
 	shop := httptest.NewServer(site)
 	defer shop.Close()

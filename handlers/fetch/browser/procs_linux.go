@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"sync"
 	"syscall"
+	"time"
 )
 
 // Browsers leave processes behind: Chromium's zygotes and helpers outlive a browser
@@ -47,20 +48,18 @@ func removeMain(pid int) {
 	mains.Unlock()
 }
 
-// proc is one line of /proc/<pid>/stat.
-type proc struct {
-	pid, ppid int
-	comm      string
-	state     byte
-}
+// clockTicks is USER_HZ, the unit of utime and stime in /proc/<pid>/stat.
+const clockTicks = 100
 
-// readProcs returns every process of the system.
-func readProcs() []proc {
+// Processes returns every process of the system (nil where there is no /proc). The
+// pool reads it to measure and reap its browsers; tests and benchmarks read it to count
+// and measure them.
+func Processes() []Process {
 	entries, err := os.ReadDir("/proc")
 	if err != nil {
 		return nil
 	}
-	out := make([]proc, 0, len(entries))
+	out := make([]Process, 0, len(entries))
 	for _, e := range entries {
 		pid, err := strconv.Atoi(e.Name())
 		if err != nil {
@@ -70,30 +69,20 @@ func readProcs() []proc {
 		if err != nil {
 			continue
 		}
-		// pid (comm) state ppid ...; comm may hold spaces and parentheses.
+		// pid (comm) state ppid ... utime(14) stime(15); comm may hold spaces and parentheses.
 		open, close := bytes.IndexByte(b, '('), bytes.LastIndexByte(b, ')')
 		if open < 0 || close < open || close+4 > len(b) {
 			continue
 		}
-		fields := bytes.Fields(b[close+2:])
-		if len(fields) < 2 {
+		f := bytes.Fields(b[close+2:])
+		if len(f) < 13 {
 			continue
 		}
-		ppid, _ := strconv.Atoi(string(fields[1]))
-		out = append(out, proc{pid: pid, ppid: ppid, comm: string(b[open+1 : close]), state: fields[0][0]})
-	}
-	return out
-}
-
-// tree returns pid and its descendants among procs.
-func tree(procs []proc, pid int) []int {
-	children := map[int][]int{}
-	for _, p := range procs {
-		children[p.ppid] = append(children[p.ppid], p.pid)
-	}
-	out := []int{pid}
-	for i := 0; i < len(out); i++ {
-		out = append(out, children[out[i]]...)
+		ppid, _ := strconv.Atoi(string(f[1]))
+		ut, _ := strconv.ParseInt(string(f[11]), 10, 64)
+		st, _ := strconv.ParseInt(string(f[12]), 10, 64)
+		out = append(out, Process{PID: pid, PPID: ppid, Comm: string(b[open+1 : close]), State: f[0][0],
+			CPU: time.Duration(ut+st) * time.Second / clockTicks})
 	}
 	return out
 }
@@ -103,25 +92,29 @@ func tree(procs []proc, pid int) []int {
 // RSS when the kernel has no smaps_rollup).
 func treeMemory(pid int) int64 {
 	var total int64
-	for _, p := range tree(readProcs(), pid) {
-		total += processMemory(p)
+	for _, p := range Descendants(Processes(), pid) {
+		pss, rss := Memory(p)
+		if pss == 0 {
+			pss = rss
+		}
+		total += pss
 	}
 	return total
 }
 
-func processMemory(pid int) int64 {
+// Memory returns a process's proportional and resident set sizes in bytes (0 for what
+// the kernel does not say). PSS divides each shared page among the processes sharing it.
+func Memory(pid int) (pss, rss int64) {
 	dir := "/proc/" + strconv.Itoa(pid)
 	if b, err := os.ReadFile(dir + "/smaps_rollup"); err == nil {
-		if kb, ok := field(b, "Pss:"); ok {
-			return kb << 10
-		}
+		pss, _ = field(b, "Pss:")
+		rss, _ = field(b, "Rss:")
+		return pss << 10, rss << 10
 	}
 	if b, err := os.ReadFile(dir + "/status"); err == nil {
-		if kb, ok := field(b, "VmRSS:"); ok {
-			return kb << 10
-		}
+		rss, _ = field(b, "VmRSS:")
 	}
-	return 0
+	return 0, rss << 10
 }
 
 // field returns the number after name in a /proc file of "Name: value kB" lines.
@@ -145,11 +138,6 @@ func field(b []byte, name string) (int64, bool) {
 	return n, err == nil
 }
 
-// isChromeComm reports the process names Chromium's processes have.
-func isChromeComm(comm string) bool {
-	return len(comm) >= 6 && (comm[:6] == "chrome" || comm[:6] == "chromi" || comm == "headless_shell")
-}
-
 // reapOrphans reaps the zombie children of this process that are Chromium's orphans
 // (not a browser chromedp waits for), and returns how many.
 func reapOrphans() int {
@@ -157,12 +145,12 @@ func reapOrphans() int {
 	n := 0
 	mains.Lock()
 	defer mains.Unlock()
-	for _, p := range readProcs() {
-		if p.ppid != self || p.state != 'Z' || !isChromeComm(p.comm) || mains.pids[p.pid] {
+	for _, p := range Processes() {
+		if p.PPID != self || p.State != 'Z' || !IsChromium(p.Comm) || mains.pids[p.PID] {
 			continue
 		}
 		var ws syscall.WaitStatus
-		if got, err := syscall.Wait4(p.pid, &ws, syscall.WNOHANG, nil); err == nil && got == p.pid {
+		if got, err := syscall.Wait4(p.PID, &ws, syscall.WNOHANG, nil); err == nil && got == p.PID {
 			n++
 		}
 	}

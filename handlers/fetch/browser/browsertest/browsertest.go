@@ -60,7 +60,7 @@ func Dialer(forbidden ...string) browser.Dialer {
 func Processes() []string {
 	var out []string
 	for _, p := range chromeDescendants(os.Getpid()) {
-		out = append(out, fmt.Sprintf("%d %s %s", p.pid, p.state, p.comm))
+		out = append(out, fmt.Sprintf("%d %c %s", p.PID, p.State, p.Comm))
 	}
 	return out
 }
@@ -71,60 +71,28 @@ func Processes() []string {
 func Browsers(pid int) []int {
 	var out []int
 	for _, p := range chromeDescendants(pid) {
-		if p.ppid != pid || p.state == "Z" || strings.Contains(p.comm, "crashpad") {
+		if p.PPID != pid || p.State == 'Z' || strings.Contains(p.Comm, "crashpad") {
 			continue
 		}
-		cmdline, err := os.ReadFile("/proc/" + strconv.Itoa(p.pid) + "/cmdline")
+		cmdline, err := os.ReadFile("/proc/" + strconv.Itoa(p.PID) + "/cmdline")
 		if err == nil && !strings.Contains(string(cmdline), "--type=") {
-			out = append(out, p.pid)
+			out = append(out, p.PID)
 		}
 	}
 	return out
 }
 
-type proc struct {
-	pid, ppid   int
-	comm, state string
-}
-
 // chromeDescendants returns the Chromium processes descending from root.
-func chromeDescendants(root int) []proc {
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
-		return nil
-	}
-	procs := map[int]proc{}
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		s := string(b)
-		open, close := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
-		if open < 0 || close < open {
-			continue
-		}
-		f := strings.Fields(s[close+1:])
-		if len(f) < 2 {
-			continue
-		}
-		ppid, _ := strconv.Atoi(f[1])
-		procs[pid] = proc{pid: pid, ppid: ppid, comm: s[open+1 : close], state: f[0]}
-	}
-	var out []proc
+func chromeDescendants(root int) []browser.Process {
+	procs := browser.Processes()
+	byPID := make(map[int]browser.Process, len(procs))
 	for _, p := range procs {
-		if !strings.HasPrefix(p.comm, "chrom") && p.comm != "headless_shell" {
-			continue
-		}
-		for a, hops := p.ppid, 0; a > 1 && hops < 64; a, hops = procs[a].ppid, hops+1 {
-			if a == root {
-				out = append(out, p)
-				break
-			}
+		byPID[p.PID] = p
+	}
+	var out []browser.Process
+	for _, pid := range browser.Descendants(procs, root) {
+		if p := byPID[pid]; pid != root && browser.IsChromium(p.Comm) {
+			out = append(out, p)
 		}
 	}
 	return out

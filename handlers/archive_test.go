@@ -24,6 +24,7 @@ import (
 // is stopped mid-crawl and restarted, although the crawl's responses are trimmed once
 // acked (the archive group's acks count). (kill -9: TestArchiverKilledWritesEveryRecordOnce.)
 func TestArchiveEveryPageOnceAcrossARestart(t *testing.T) {
+	t.Parallel()
 	srv := streamstest.Start(t)
 	rdb := srv.Client()
 	site := newChainSite(60, 0)
@@ -43,7 +44,7 @@ func TestArchiveEveryPageOnceAcrossARestart(t *testing.T) {
 	go func() {
 		defer wg.Done()
 		err := handlers.Archive(first, handlers.ArchiveConfig{Client: rdb, Crawl: "arch", Dir: dir, Consumer: "a1",
-			Logger: zaptest.NewLogger(t), Subscriber: streams.SubscriberConfig{ShutdownTimeout: time.Second},
+			Logger: zaptest.NewLogger(t), Subscriber: streams.SubscriberConfig{BlockTime: testBlockTime, ShutdownTimeout: time.Second},
 			BeforeAck: func(*message.Message) {
 				if acked.Add(1) == 20 {
 					stop()
@@ -60,7 +61,7 @@ func TestArchiveEveryPageOnceAcrossARestart(t *testing.T) {
 	// Second archiver, same consumer name: re-reads its pending entries, skips what
 	// the files hold, archives the rest.
 	if err := handlers.Archive(ctx, handlers.ArchiveConfig{Client: rdb, Crawl: "arch", Dir: dir, Consumer: "a1",
-		UntilDone: true, Logger: zaptest.NewLogger(t), Subscriber: streams.SubscriberConfig{MinIdle: time.Second, ClaimInterval: 200 * time.Millisecond}}); err != nil {
+		UntilDone: true, Logger: zaptest.NewLogger(t), Subscriber: streams.SubscriberConfig{BlockTime: testBlockTime, MinIdle: time.Second, ClaimInterval: 200 * time.Millisecond}}); err != nil {
 		t.Fatal(err)
 	}
 	counts := map[string]int{}

@@ -35,6 +35,7 @@ func (s stopsEarly) Run(ctx context.Context) error {
 // under way. The run ends with that error, the crawl not done. The error was discarded
 // (`_ = c.Run(runCtx)`): the crawl went on, and ended "done", without the component.
 func TestABackgroundComponentThatStopsEndsTheRun(t *testing.T) {
+	t.Parallel()
 	const pages = 40
 	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		time.Sleep(50 * time.Millisecond)

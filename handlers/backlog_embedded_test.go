@@ -17,6 +17,7 @@ import (
 // for a backlog: with a bound below the pages it keeps, the fetch gate stays open and the
 // crawl finishes.
 func TestEmbeddedCrawlKeepingResponsesIsNotHeldByTheBacklogGate(t *testing.T) {
+	t.Parallel()
 	site := newChainSite(60, 0)
 	base := serve(t, site)
 	sp := titleSpider("embkeep", base)
@@ -25,7 +26,7 @@ func TestEmbeddedCrawlKeepingResponsesIsNotHeldByTheBacklogGate(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	st, err := handlers.Crawl(ctx, sp, handlers.Options{Sink: sink, Logger: zaptest.NewLogger(t),
-		Tuning: handlers.Config{MaxBacklog: 20}})
+		Tuning: handlers.Config{MaxBacklog: 20, Subscriber: streams.SubscriberConfig{BlockTime: testBlockTime}}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -35,6 +35,7 @@ func TestFetchersPauseWhileTheParseStageIsBehind(t *testing.T) {
 		t.Fatal(err)
 	}
 	err := handlers.Run(ctx, handlers.Config{Client: rdb, Spider: sp, Stages: []string{streams.StageFetch},
+		Subscriber: streams.SubscriberConfig{BlockTime: testBlockTime},
 		MaxBacklog: 30, Consumer: "f", Logger: zaptest.NewLogger(t)})
 	if err != nil {
 		t.Fatal(err)

@@ -19,6 +19,7 @@ import (
 // by the parse stage at the spider's max_body_size and becomes one dead letter at once;
 // the crawl goes on.
 func TestForgedCompressedResponseIsADeadLetter(t *testing.T) {
+	t.Parallel()
 	srv := streamstest.Start(t)
 	rdb := srv.Client()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)

@@ -24,6 +24,7 @@ import (
 // the two names that differ only in an accent are two items, and the PNG served as
 // text/html is fetched once, counted and never retried.
 func TestRealWebPagesAreReadAsBrowsersReadThem(t *testing.T) {
+	t.Parallel()
 	srv := streamstest.Start(t)
 	rdb := srv.Client()
 	site := webtest.New()

@@ -67,6 +67,7 @@ func (s *versionedSite) takeCodes() map[int]int {
 // revisited (all URLs seeded again): every unchanged page answers 304 and is neither
 // parsed nor stored again; the 10 pages changed in between are fetched and parsed.
 func TestRevisitOfAnUnchangedSiteIsAllNotModified(t *testing.T) {
+	t.Parallel()
 	const n = 1000
 	srv := streamstest.Start(t)
 	rdb := srv.Client()

@@ -57,6 +57,7 @@ func (s *membersSite) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // crawl; both fetch processes send the session cookie, so no members page is refused.
 // A fetcher that never logged in itself is shown to get in with the shared cookie.
 func TestLoginThenMembersPagesAcrossTwoFetchProcesses(t *testing.T) {
+	t.Parallel()
 	srv := streamstest.Start(t)
 	site := &membersSite{}
 	base := serve(t, site)
@@ -112,6 +113,7 @@ func TestLoginThenMembersPagesAcrossTwoFetchProcesses(t *testing.T) {
 // TestCookieJarSessionsAreKeptApart: requests with cookiejar meta "bob" and "carol"
 // log in as different users on one host and each sees only its own session.
 func TestCookieJarSessionsAreKeptApart(t *testing.T) {
+	t.Parallel()
 	srv := streamstest.Start(t)
 	site := &membersSite{}
 	base := serve(t, site)

@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"slices"
 	"time"
 
 	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
 
 	"github.com/streamcrawl/streamcrawl/processors"
 	"github.com/streamcrawl/streamcrawl/spiders"
@@ -48,7 +50,9 @@ type Options struct {
 	// service waiting for more work does. By default Crawl returns once the crawl is
 	// done (frontier empty, nothing pending or unread in any stage).
 	Serve bool
-	// Logger; nil means no-op.
+	// Logger gets the run's log. Nil logs warnings and errors to stderr (a crawl that
+	// drops its requests, a selector that matches nothing, Redis outages); pass
+	// zap.NewNop() for silence.
 	Logger *zap.Logger
 	// Started, when set, is called once the crawl is seeded, before the stages start;
 	// the function it returns is called when they have stopped. The command line shows
@@ -85,6 +89,13 @@ var AllStages = []string{streams.StageFetch, streams.StageParse, streams.StageSt
 //
 // A ctx that ends is not an error: the in-flight work is finished and acked, and the
 // returned status says whether the crawl was done.
+//
+// A crawl that ends done without having fetched a page because every request was
+// dropped (the network guard, robots.txt, refused redirects) returns its status and an
+// error wrapping ErrEveryRequestDropped that names the reasons and the settings to
+// change; one that dropped more requests than it fetched returns a warning in
+// Status.Warnings. A crawl run with every stage that was already done runs nothing and
+// says so in Status.Warnings. Warnings are logged too.
 func Crawl(ctx context.Context, sp *spiders.Spider, opts Options) (st *inspect.Status, err error) {
 	stages := opts.Stages
 	if len(stages) == 0 {
@@ -112,7 +123,7 @@ func Crawl(ctx context.Context, sp *spiders.Spider, opts Options) (st *inspect.S
 	}
 	log := opts.Logger
 	if log == nil {
-		log = zap.NewNop()
+		log = stderrLogger()
 	}
 	c := opts.Client
 	if c == nil {
@@ -139,21 +150,28 @@ func Crawl(ctx context.Context, sp *spiders.Spider, opts Options) (st *inspect.S
 	if err := c.SetDurability(ctx, durability(sp, cfg.Durability)); err != nil {
 		return nil, err
 	}
-	if err := prepare(ctx, c, sp, opts); err != nil {
+	if err := prepare(ctx, c, sp, opts, log); err != nil {
 		return nil, err
 	}
-	if opts.Started != nil {
-		l, lerr := streams.ReadLayout(ctx, c, sp.Name)
-		if lerr == nil {
-			stop := opts.Started(ctx, c, l)
-			defer stop()
+	var warnings []string
+	if done, err := alreadyDone(ctx, c, sp, opts, stages); err != nil {
+		return nil, err
+	} else if done {
+		warnings = append(warnings, fmt.Sprintf(AlreadyDoneFormat, sp.Name, sp.Name))
+	} else {
+		if opts.Started != nil {
+			l, lerr := streams.ReadLayout(ctx, c, sp.Name)
+			if lerr == nil {
+				stop := opts.Started(ctx, c, l)
+				defer stop()
+			}
 		}
-	}
-	if cfg.Sink != nil {
-		owned = nil // the run closes it
-	}
-	if err := runStages(ctx, cfg); err != nil {
-		return nil, err
+		if cfg.Sink != nil {
+			owned = nil // the run closes it
+		}
+		if err := runStages(ctx, cfg); err != nil {
+			return nil, err
+		}
 	}
 	// The run's ctx may have ended: the status is read all the same.
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), statusTimeout)
@@ -165,10 +183,49 @@ func Crawl(ctx context.Context, sp *spiders.Spider, opts Options) (st *inspect.S
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrNoStatus, err)
 	}
-	if st.Done && st.Failover != "" {
-		return st, fmt.Errorf("%w (%s)", ErrFailoverLoss, st.Failover)
+	warning, err := checkDropped(st)
+	if warning != "" {
+		warnings = append(warnings, warning)
 	}
-	return st, nil
+	for _, w := range warnings {
+		log.Warn(w)
+	}
+	st.Warnings = warnings
+	if err == nil && st.Done && st.Failover != "" {
+		err = fmt.Errorf("%w (%s)", ErrFailoverLoss, st.Failover)
+	}
+	if err != nil {
+		log.Error(err.Error())
+	}
+	return st, err
+}
+
+// AlreadyDoneFormat is the warning of a crawl run again once it is done (crawl name
+// twice).
+const AlreadyDoneFormat = "crawl %s is already done; --fresh (Options.Fresh) or `streamcrawl reset --crawl %s` to crawl it again"
+
+// alreadyDone reports that a run of every stage until done found the crawl done before
+// it started (seeding queued nothing new): there is nothing to run.
+func alreadyDone(ctx context.Context, c *streams.Client, sp *spiders.Spider, opts Options, stages []string) (bool, error) {
+	if opts.Serve || opts.Fresh || len(stages) != len(AllStages) {
+		return false, nil
+	}
+	l, err := streams.ReadLayout(ctx, c, sp.Name)
+	if err != nil {
+		return false, err
+	}
+	p, err := inspect.ReadProgress(ctx, c, l)
+	if err != nil {
+		return false, err
+	}
+	return p.Done(), nil
+}
+
+// stderrLogger is the logger of a Crawl given none: warnings and errors, on stderr.
+func stderrLogger() *zap.Logger {
+	enc := zap.NewDevelopmentEncoderConfig()
+	enc.EncodeLevel = zapcore.CapitalLevelEncoder
+	return zap.New(zapcore.NewCore(zapcore.NewConsoleEncoder(enc), zapcore.Lock(os.Stderr), zap.WarnLevel))
 }
 
 // durability is the spider's durability setting, or mode when set (--durability).
@@ -193,7 +250,7 @@ func openSink(ctx context.Context, name string, opts Options, log *zap.Logger) (
 }
 
 // prepare resets the crawl when asked and seeds its start URLs.
-func prepare(ctx context.Context, c *streams.Client, sp *spiders.Spider, opts Options) error {
+func prepare(ctx context.Context, c *streams.Client, sp *spiders.Spider, opts Options, log *zap.Logger) error {
 	if opts.Fresh {
 		layout, err := streams.ReadLayout(ctx, c, sp.Name)
 		if err != nil {
@@ -210,9 +267,7 @@ func prepare(ctx context.Context, c *streams.Client, sp *spiders.Spider, opts Op
 	if err != nil {
 		return err
 	}
-	if opts.Logger != nil {
-		opts.Logger.Sugar().Infof("seeded %d start URLs of %s", n, sp.Name)
-	}
+	log.Sugar().Infof("seeded %d start URLs of %s", n, sp.Name)
 	return nil
 }
 

@@ -19,6 +19,7 @@ import (
 // Two Crawl calls share one crawl through a real Redis, each running some stages, as
 // two processes would: every product of the shop ends in the store side's sink once.
 func TestCrawlStagesSplitOverTwoCalls(t *testing.T) {
+	t.Parallel()
 	srv := streamstest.Start(t)
 	site := demosite.New(300)
 	shop := httptest.NewServer(site)
@@ -32,7 +33,7 @@ func TestCrawlStagesSplitOverTwoCalls(t *testing.T) {
 	sink := newMemSink()
 	stored := make(chan error, 1)
 	go func() {
-		st, err := handlers.Crawl(ctx, sp, handlers.Options{Redis: srv.URL(), Stages: []string{streams.StageStore},
+		st, err := handlers.Crawl(ctx, sp, handlers.Options{Tuning: quickTuning, Redis: srv.URL(), Stages: []string{streams.StageStore},
 			Sink: sink, NoSeed: true})
 		if err == nil && !st.Done {
 			t.Errorf("store side returned before the crawl was done: %+v", st)
@@ -41,7 +42,7 @@ func TestCrawlStagesSplitOverTwoCalls(t *testing.T) {
 	}()
 	// Not Fresh: a reset would delete the crawl the store side runs (and is refused
 	// while it runs); the server is new anyway.
-	st, err := handlers.Crawl(ctx, sp, handlers.Options{Redis: srv.URL(),
+	st, err := handlers.Crawl(ctx, sp, handlers.Options{Tuning: quickTuning, Redis: srv.URL(),
 		Stages: []string{streams.StageFetch, streams.StageParse}})
 	if err != nil {
 		t.Fatal(err)
@@ -76,20 +77,21 @@ type closeCounter struct {
 func (c *closeCounter) Close(context.Context) error { c.closed.Add(1); return nil }
 
 func TestCrawlRefusesBadOptions(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	sp := titleSpider("badopts", "http://127.0.0.1:1")
-	if _, err := handlers.Crawl(ctx, nil, handlers.Options{}); err == nil {
+	if _, err := handlers.Crawl(ctx, nil, handlers.Options{Tuning: quickTuning}); err == nil {
 		t.Error("no spider: no error")
 	}
 	sink := &closeCounter{memSink: *newMemSink()}
-	_, err := handlers.Crawl(ctx, sp, handlers.Options{Stages: []string{"fetch", "sotre"}, Sink: sink})
+	_, err := handlers.Crawl(ctx, sp, handlers.Options{Tuning: quickTuning, Stages: []string{"fetch", "sotre"}, Sink: sink})
 	if err == nil || !strings.Contains(err.Error(), `"sotre"`) {
 		t.Errorf("unknown stage: %v, want an error naming it", err)
 	}
 	// An output that cannot be opened fails before anything changes in Redis.
 	srv := streamstest.Start(t)
-	_, err = handlers.Crawl(ctx, sp, handlers.Options{Redis: srv.URL(), Out: filepath.Join(t.TempDir(), "no", "such", "dir", "x.jsonl")})
+	_, err = handlers.Crawl(ctx, sp, handlers.Options{Tuning: quickTuning, Redis: srv.URL(), Out: filepath.Join(t.TempDir(), "no", "such", "dir", "x.jsonl")})
 	if err == nil {
 		t.Fatal("unwritable output: no error")
 	}
@@ -97,13 +99,13 @@ func TestCrawlRefusesBadOptions(t *testing.T) {
 		t.Errorf("a crawl refused at its output left %d keys in Redis", n)
 	}
 	// A sink given to a run without the store stage is still closed.
-	if _, err := handlers.Crawl(ctx, sp, handlers.Options{Redis: "redis://127.0.0.1:1/0", Stages: []string{"fetch"}, Sink: sink}); err == nil {
+	if _, err := handlers.Crawl(ctx, sp, handlers.Options{Tuning: quickTuning, Redis: "redis://127.0.0.1:1/0", Stages: []string{"fetch"}, Sink: sink}); err == nil {
 		t.Error("unreachable redis: no error")
 	}
 	// A parse-only run that is stopped (its ctx ends): not an error.
 	short, stop := context.WithTimeout(ctx, time.Second)
 	defer stop()
-	if _, err := handlers.Crawl(short, sp, handlers.Options{Redis: srv.URL(), Stages: []string{"parse"}, Sink: sink,
+	if _, err := handlers.Crawl(short, sp, handlers.Options{Tuning: quickTuning, Redis: srv.URL(), Stages: []string{"parse"}, Sink: sink,
 		NoSeed: true}); err != nil {
 		t.Fatal(err)
 	}

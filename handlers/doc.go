@@ -11,6 +11,8 @@
 // Each behaviour lives in one file:
 //
 //	crawl.go        Crawl and Options: connect, open the sink, seed, run, read the status
+//	dropped.go      a crawl that dropped every request (an error) or most (a warning)
+//	fields.go       per item type and field the pages with a value; empty items not stored
 //	runner.go       Config and one process's run: open, serve, the shutdown order
 //	stages.go       each stage wired to its streams, with its background components
 //	background.go   the components beside a router; one that stops ends the run

@@ -28,3 +28,16 @@ func NewFrontier(ctx context.Context, rdb redis.UniversalClient, sp *spiders.Spi
 func OpenLayout(ctx context.Context, rdb redis.UniversalClient, sp *spiders.Spider, log *zap.Logger) (streams.Layout, error) {
 	return openLayout(ctx, rdb, sp, log)
 }
+
+// FieldCheck is the parse stage's look at a page's items (see fieldCheck).
+type FieldCheck struct{ c *fieldCheck }
+
+// NewFieldCheck returns the field check of sp's crawl, recording warnings in meta.
+func NewFieldCheck(sp *spiders.Spider, rdb redis.UniversalClient, meta string, counters *streams.Counters, log *zap.Logger) FieldCheck {
+	return FieldCheck{newFieldCheck(sp, rdb, meta, counters, log)}
+}
+
+// Page counts one page's items and returns those kept.
+func (f FieldCheck) Page(ctx context.Context, items []spiders.Item) []spiders.Item {
+	return f.c.page(ctx, items)
+}

@@ -28,6 +28,7 @@ func wantAllPages(t *testing.T, sink *memSink, base string, n int) {
 }
 
 func TestPoisonPageEndsAsOneDeadLetter(t *testing.T) {
+	t.Parallel()
 	srv := streamstest.Start(t)
 	rdb := srv.Client()
 	site := newChainSite(30, 0)
@@ -70,6 +71,7 @@ func TestPoisonPageEndsAsOneDeadLetter(t *testing.T) {
 }
 
 func TestMalformedEntriesGoToDeadLettersAtOnce(t *testing.T) {
+	t.Parallel()
 	srv := streamstest.Start(t)
 	rdb := srv.Client()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
@@ -164,6 +166,7 @@ func TestGracefulShutdownFinishesInFlightWork(t *testing.T) {
 }
 
 func TestCrawlSurvivesRedisRestarts(t *testing.T) {
+	t.Parallel()
 	srv := streamstest.Start(t, "--appendonly", "yes", "--appendfsync", "always")
 	rdb := srv.Client()
 	site := newChainSite(300, 20*time.Millisecond)

@@ -90,7 +90,7 @@ func runStages(ctx context.Context, t *testing.T, rdb *streamstest.Server, sp *s
 	cfg := handlers.Config{
 		Client: rdb.Client(), Spider: sp, Sink: sink, UntilDone: true, Consumer: consumer, Stages: stages,
 		RetryBase: 20 * time.Millisecond, PollInterval: 50 * time.Millisecond,
-		Subscriber: streams.SubscriberConfig{RetryBackoff: 20 * time.Millisecond, MaxDeliveries: 3, ShutdownTimeout: 5 * time.Second},
+		Subscriber: streams.SubscriberConfig{BlockTime: testBlockTime, RetryBackoff: 20 * time.Millisecond, MaxDeliveries: 3, ShutdownTimeout: 5 * time.Second},
 		Logger:     zaptest.NewLogger(t),
 	}
 	if sink == nil {
@@ -192,6 +192,7 @@ func TestPolitenessIsSharedByAllFetchers(t *testing.T) {
 }
 
 func TestRobotsFetchedOnceAndObeyedAcrossFourFetchers(t *testing.T) {
+	t.Parallel()
 	srv := streamstest.Start(t)
 	site := &recSite{n: 15, extra: []string{"/private/a", "/private/b"},
 		robots: "User-agent: *\nDisallow: /private/\nCrawl-delay: 0.1\n"}
@@ -230,6 +231,7 @@ func TestRobotsFetchedOnceAndObeyedAcrossFourFetchers(t *testing.T) {
 }
 
 func TestPrivateAddressesAreDroppedUnlessAllowed(t *testing.T) {
+	t.Parallel()
 	for _, allow := range []bool{false, true} {
 		t.Run(fmt.Sprintf("allow_private_networks=%v", allow), func(t *testing.T) {
 			srv := streamstest.Start(t)
@@ -347,6 +349,7 @@ func TestServerSeesPriorityOrder(t *testing.T) {
 // TestRuntimeSeedsFromASet: seeds whose order does not matter can be SADDed; the crawl is
 // not done while any wait there.
 func TestRuntimeSeedsFromASet(t *testing.T) {
+	t.Parallel()
 	srv := streamstest.Start(t)
 	site := &recSite{n: 0}
 	base := serve(t, site)

@@ -90,6 +90,15 @@ func titleSpider(name, base string) *spiders.Spider {
 	return sp
 }
 
+// testBlockTime is how long the tests' subscribers block in a read: a run that stops
+// waits for the read in flight, 2 s with the default.
+const testBlockTime = 200 * time.Millisecond
+
+// quickTuning is the Tuning of the tests' Crawl calls: reads block testBlockTime and
+// retries wait 20ms, as in runCrawl (the demo shop's failing pages are retried).
+var quickTuning = handlers.Config{RetryBase: 20 * time.Millisecond,
+	Subscriber: streams.SubscriberConfig{BlockTime: testBlockTime, RetryBackoff: 20 * time.Millisecond}}
+
 // runCrawl seeds sp and runs every stage until done (or ctx ends).
 func runCrawl(ctx context.Context, t *testing.T, rdb redis.UniversalClient, sp *spiders.Spider, sink processors.Sink, mod func(*handlers.Config)) error {
 	t.Helper()
@@ -100,7 +109,7 @@ func runCrawl(ctx context.Context, t *testing.T, rdb redis.UniversalClient, sp *
 		Client: rdb, Spider: sp, Sink: sink, UntilDone: true, Consumer: "test",
 		Stages:     []string{streams.StageFetch, streams.StageParse, streams.StageStore},
 		RetryBase:  20 * time.Millisecond,
-		Subscriber: streams.SubscriberConfig{RetryBackoff: 20 * time.Millisecond, MaxDeliveries: 3, ShutdownTimeout: 5 * time.Second},
+		Subscriber: streams.SubscriberConfig{BlockTime: testBlockTime, RetryBackoff: 20 * time.Millisecond, MaxDeliveries: 3, ShutdownTimeout: 5 * time.Second},
 		Logger:     zaptest.NewLogger(t),
 	}
 	if mod != nil {

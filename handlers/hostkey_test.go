@@ -25,6 +25,7 @@ import (
 // went to the frontier as the URL wrote it, and the frontier's normaliser kept the
 // trailing dot and the zeros: three hosts, three queues, for one site.
 func TestOneHostWhateverWayItsURLsWriteIt(t *testing.T) {
+	t.Parallel()
 	srv := streamstest.Start(t)
 	rdb := srv.Client()
 	ctx := context.Background()

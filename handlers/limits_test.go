@@ -14,6 +14,7 @@ import (
 // Links longer than max_url_length and items larger than max_item_size are dropped and
 // counted; the rest of the crawl is untouched.
 func TestOversizedLinksAndItemsAreDropped(t *testing.T) {
+	t.Parallel()
 	srv := streamstest.Start(t)
 	rdb := srv.Client()
 	site := newChainSite(20, 0)

@@ -69,6 +69,7 @@ func (s *bulkySite) counts() map[string]int {
 // log line, fetches no page again, writes no dead letter and is not reported done; once
 // maxmemory is raised it completes by itself with every item.
 func TestFullRedisStallsThenResumesWithoutLoss(t *testing.T) {
+	t.Parallel()
 	srv := streamstest.Start(t, "--maxmemory-policy", "noeviction")
 	rdb := srv.Client()
 	const pages = 80
@@ -96,7 +97,7 @@ func TestFullRedisStallsThenResumesWithoutLoss(t *testing.T) {
 			Client: rdb, Spider: sp, Sink: sink, UntilDone: true, Consumer: "test",
 			Stages:     []string{streams.StageFetch, streams.StageParse, streams.StageStore},
 			RetryBase:  20 * time.Millisecond,
-			Subscriber: streams.SubscriberConfig{RetryBackoff: 20 * time.Millisecond, MaxDeliveries: 3, ShutdownTimeout: 5 * time.Second},
+			Subscriber: streams.SubscriberConfig{BlockTime: testBlockTime, RetryBackoff: 20 * time.Millisecond, MaxDeliveries: 3, ShutdownTimeout: 5 * time.Second},
 			Logger:     log,
 		})
 	}()

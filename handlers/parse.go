@@ -34,6 +34,7 @@ type parser struct {
 	log      *zap.Logger
 	limits   *loop.Errors // what exceeds a size limit, logged short at most once a second
 	maxLinks int          // the spider's max_links_per_page, its default applied
+	fields   *fieldCheck  // per-field counts, empty items dropped, fields that never match
 }
 
 // parserConfig configures the parse stage.
@@ -65,7 +66,8 @@ func newParser(cfg parserConfig) (*parser, error) {
 	s := cfg.Spider.Settings
 	s.SetDefaults()
 	return &parser{spider: cfg.Spider, scope: scope, frontier: cfg.Frontier, rdb: cfg.Client, layout: cfg.Layout, counters: cfg.Counters, log: log,
-		limits: loop.NewErrors(log, time.Second), maxLinks: s.MaxLinksPerPage}, nil
+		limits: loop.NewErrors(log, time.Second), maxLinks: s.MaxLinksPerPage,
+		fields: newFieldCheck(cfg.Spider, cfg.Client, cfg.Layout.Global.Meta, cfg.Counters, log)}, nil
 }
 
 // handleIn returns the handler of the responses of partition part: the page's items go
@@ -94,7 +96,7 @@ func (p *parser) handle(msg *message.Message, part int) error {
 		out.Requests = append(out.Requests, r)
 	}
 	cands := p.requests(res, out.Requests)
-	items, err := p.items(ctx, res, out.Items, part)
+	items, err := p.items(ctx, res, p.fields.page(ctx, out.Items), part)
 	if err != nil {
 		return err
 	}

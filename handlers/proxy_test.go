@@ -32,6 +32,7 @@ func proxiedSpider(name, base string, proxies ...string) *spiders.Spider {
 
 // TestRequestsGoThroughAnHTTPProxyWithCredentialsNeverLogged.
 func TestRequestsGoThroughAnHTTPProxyWithCredentialsNeverLogged(t *testing.T) {
+	t.Parallel()
 	srv := streamstest.Start(t)
 	site := newChainSite(20, 0)
 	base := serve(t, site)
@@ -63,6 +64,7 @@ func TestRequestsGoThroughAnHTTPProxyWithCredentialsNeverLogged(t *testing.T) {
 
 // TestRequestsGoThroughASOCKS5Proxy, from the settings and from a request's meta.
 func TestRequestsGoThroughASOCKS5Proxy(t *testing.T) {
+	t.Parallel()
 	srv := streamstest.Start(t)
 	site := newChainSite(20, 0)
 	base := serve(t, site)
@@ -111,6 +113,7 @@ func TestRequestsGoThroughASOCKS5Proxy(t *testing.T) {
 // proxy_ban_after failures it is benched, its requests are retried through the other,
 // and the crawl completes with every page.
 func TestProxyRotationBenchesTheFailingProxy(t *testing.T) {
+	t.Parallel()
 	srv := streamstest.Start(t)
 	site := newChainSite(30, 0)
 	base := serve(t, site)

@@ -53,6 +53,7 @@ func page(w http.ResponseWriter, title string, links ...string) {
 // none is fetched, each is counted, none is retried; an allowed redirect is followed.
 // allow_networks permits only 127.0.0.1, the test servers.
 func TestRedirectHopsAreCheckedLikeLinks(t *testing.T) {
+	t.Parallel()
 	srv := streamstest.Start(t)
 	offsite := counted(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { page(w, "offsite") }))
 	offBase := strings.Replace(serve(t, offsite), "127.0.0.1", "localhost", 1)
@@ -119,6 +120,7 @@ func TestRedirectHopsAreCheckedLikeLinks(t *testing.T) {
 
 // TestMaxRedirectsZeroFollowsNone: the redirect is not followed, and counted.
 func TestMaxRedirectsZeroFollowsNone(t *testing.T) {
+	t.Parallel()
 	srv := streamstest.Start(t)
 	site := counted(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/0" {
@@ -149,6 +151,7 @@ func TestMaxRedirectsZeroFollowsNone(t *testing.T) {
 // TestRobotsServerErrorDisallowsTheHostUntilItAnswers: robots.txt answers 503 three
 // times: no page of the host is fetched meanwhile; once it answers 200 every page is.
 func TestRobotsServerErrorDisallowsTheHostUntilItAnswers(t *testing.T) {
+	t.Parallel()
 	srv := streamstest.Start(t)
 	var robotsAsked atomic.Int32
 	var pageBeforeRobots atomic.Int32
@@ -197,6 +200,7 @@ func TestRobotsServerErrorDisallowsTheHostUntilItAnswers(t *testing.T) {
 // TestSpiderLoadRejectsBadHeaders: header names, values and user agents that would
 // break or split a request are errors when the spider loads, not retried fetches.
 func TestSpiderLoadRejectsBadHeaders(t *testing.T) {
+	t.Parallel()
 	for name, s := range map[string]spiders.Settings{
 		"crlf user agent":  {UserAgent: "bot\r\nX-Injected: 1"},
 		"bad header name":  {Headers: map[string]string{"Bad Header": "x"}},
@@ -212,6 +216,7 @@ func TestSpiderLoadRejectsBadHeaders(t *testing.T) {
 // TestAllowNetworksByHostName: a host name in allow_networks is reached at the
 // loopback address it resolves to, while the same address asked for by number is not.
 func TestAllowNetworksByHostName(t *testing.T) {
+	t.Parallel()
 	srv := streamstest.Start(t)
 	site := newChainSite(5, 0)
 	base := serve(t, site)
@@ -241,6 +246,7 @@ func TestAllowNetworksByHostName(t *testing.T) {
 // path their deny refuses: the target is not fetched (redirect_refused_rules). The
 // start URL's own redirect is not subject to the rules.
 func TestRedirectOfAFoundLinkObeysTheFollowRules(t *testing.T) {
+	t.Parallel()
 	srv := streamstest.Start(t)
 	site := counted(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {

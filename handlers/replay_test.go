@@ -38,9 +38,10 @@ func readJSONL(t *testing.T, path string) []map[string]any {
 }
 
 func TestReplayParseWithAFixedSpiderFetchesNothing(t *testing.T) {
+	t.Parallel()
 	srv := streamstest.Start(t)
 	rdb := srv.Client()
-	site := demosite.New(2000)
+	site := demosite.New(500)
 	base := serve(t, site) + "/"
 	sp, _, err := spiders.Parse("shop.yaml", []byte(site.SpiderYAML("shop", base)))
 	if err != nil {
@@ -103,6 +104,7 @@ func TestReplayParseWithAFixedSpiderFetchesNothing(t *testing.T) {
 }
 
 func TestPostProcessorGroupsEachSeeEveryItemOnce(t *testing.T) {
+	t.Parallel()
 	srv := streamstest.Start(t)
 	rdb := srv.Client()
 	site := newChainSite(120, 0)

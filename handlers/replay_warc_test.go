@@ -18,9 +18,10 @@ import (
 // Replaying the archive of a crawl re-parses its pages without Redis or the site and
 // yields exactly the crawl's items.
 func TestReplayFromWARCGivesTheCrawlsItems(t *testing.T) {
+	t.Parallel()
 	srv := streamstest.Start(t)
 	rdb := srv.Client()
-	site := demosite.New(1000)
+	site := demosite.New(400)
 	base := serve(t, site) + "/"
 	sp, _, err := spiders.Parse("shop.yaml", []byte(site.SpiderYAML("wshop", base)))
 	if err != nil {

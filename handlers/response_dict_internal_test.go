@@ -32,6 +32,7 @@ func dictSamplesFor(n int) [][]byte {
 // Redis is a poison error naming it; Redis unreachable is an error that is not poison
 // (the delivery is retried, not dead-lettered).
 func TestEnsureResponseDict(t *testing.T) {
+	t.Parallel()
 	srv := streamstest.Start(t)
 	rdb := srv.Client()
 	ctx := t.Context()
@@ -77,6 +78,7 @@ func TestEnsureResponseDict(t *testing.T) {
 
 // Two processes training at once publish one dictionary: the second adopts the first's.
 func TestPublishDictOneWins(t *testing.T) {
+	t.Parallel()
 	srv := streamstest.Start(t)
 	rdb := srv.Client()
 	ctx := t.Context()

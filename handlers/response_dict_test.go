@@ -17,6 +17,7 @@ import (
 // depends on how fast training was: TestArchiverKilledWritesEveryRecordOnce crawls with a
 // published one); with response_dict: off it trains none.
 func TestResponseDictTrainedOncePerCrawl(t *testing.T) {
+	t.Parallel()
 	for _, off := range []bool{false, true} {
 		t.Run("off="+strconv.FormatBool(off), func(t *testing.T) {
 			srv := streamstest.Start(t)

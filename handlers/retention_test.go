@@ -15,6 +15,7 @@ import (
 // With default settings the responses leave Redis once parsed: a finished crawl leaves
 // an empty responses stream, keeps its items, and status says so.
 func TestDefaultRetentionKeepsNoBodies(t *testing.T) {
+	t.Parallel()
 	srv := streamstest.Start(t)
 	rdb := srv.Client()
 	site := newChainSite(40, 0)

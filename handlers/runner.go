@@ -170,6 +170,12 @@ func (r *run) serve(ctx context.Context) error {
 	bg.start(runCtx, r.background...)
 	r.log.Info("stages running", zap.Strings("stages", cfg.Stages))
 	err := r.router.Run(runCtx)
+	if err != nil && runCtx.Err() != nil && errors.Is(err, context.Canceled) {
+		// Stopped while a subscriber was still starting (creating its group, say): the
+		// same stop as any later one, not a failure (a component that failed has its
+		// own error in bgErr).
+		err = nil
+	}
 	cancel()
 	bgErr := bg.wait()
 	if err != nil {

@@ -20,6 +20,7 @@ import (
 // TestSortedSetSeedKeyIsCrawled: seeds ZADDed to <crawl>:start_urls are crawled and
 // the crawl reports done.
 func TestSortedSetSeedKeyIsCrawled(t *testing.T) {
+	t.Parallel()
 	srv := streamstest.Start(t)
 	rdb := srv.Client()
 	site := newChainSite(40, 0)
@@ -51,6 +52,7 @@ func TestSortedSetSeedKeyIsCrawled(t *testing.T) {
 // TestSeedKeyOfAnotherTypeStopsTheCrawlWithAMessage: a hash at the seed key fails the
 // start; one that appears mid-crawl ends an --until-done run with the same error.
 func TestSeedKeyOfAnotherTypeStopsTheCrawlWithAMessage(t *testing.T) {
+	t.Parallel()
 	srv := streamstest.Start(t)
 	rdb := srv.Client()
 	chain := newChainSite(5, 100*time.Millisecond)
@@ -75,7 +77,8 @@ func TestSeedKeyOfAnotherTypeStopsTheCrawlWithAMessage(t *testing.T) {
 	done := make(chan error, 1)
 	go func() {
 		done <- handlers.Run(ctx, handlers.Config{Client: rdb, Spider: sp2, Sink: newMemSink(), UntilDone: true,
-			Consumer: "test", Stages: []string{streams.StageFetch, streams.StageParse, streams.StageStore},
+			Subscriber: streams.SubscriberConfig{BlockTime: testBlockTime},
+			Consumer:   "test", Stages: []string{streams.StageFetch, streams.StageParse, streams.StageStore},
 			PollInterval: 50 * time.Millisecond, Logger: zaptest.NewLogger(t)})
 	}()
 	for len(chain.counts()) == 0 && ctx.Err() == nil {

@@ -48,6 +48,7 @@ func (httpDiscard) Write(b []byte) (int, error) { return len(b), nil }
 func (httpDiscard) WriteHeader(int)             {}
 
 func TestSitemapsFromRobotsTxtIndexesAndGzip(t *testing.T) {
+	t.Parallel()
 	srv := streamstest.Start(t)
 	site := sitemapSite{&recSite{n: 0}}
 	base := serve(t, site)

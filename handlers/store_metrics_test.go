@@ -18,6 +18,7 @@ import (
 // TestPostProcessorItemsCountPerSink: a post-processor's store counts each item it
 // writes under its sink, and not an item its sink already had.
 func TestPostProcessorItemsCountPerSink(t *testing.T) {
+	t.Parallel()
 	sink, err := processors.OpenJSONL(filepath.Join(t.TempDir(), "items.jsonl"))
 	if err != nil {
 		t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 )
 
 func TestWaitLogSumsWaitsAtInfo(t *testing.T) {
+	t.Parallel()
 	core, logs := observer.New(zapcore.InfoLevel)
 	w := &waitLog{log: zap.New(core), interval: 5 * time.Millisecond}
 	w.count("retries_scheduled", 2)
@@ -35,6 +36,7 @@ func TestWaitLogSumsWaitsAtInfo(t *testing.T) {
 }
 
 func TestSampledLogIsBounded(t *testing.T) {
+	t.Parallel()
 	core, logs := observer.New(zapcore.InfoLevel)
 	log := sampled(zap.New(core), 3)
 	for range 1000 {

@@ -3,6 +3,7 @@ package handlers
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"go.uber.org/zap"
@@ -14,6 +15,14 @@ import (
 
 // progressLogInterval is how often a run logs its stages' progress at INFO.
 const progressLogInterval = 5 * time.Second
+
+// unseededLogInterval is how often a run waiting for a crawl that was never seeded says
+// so.
+const unseededLogInterval = time.Minute
+
+// NothingSeededFormat is the warning of a run waiting for the end of a crawl that was
+// never seeded (its runtime seed key); repeated every minute until it is.
+const NothingSeededFormat = "nothing seeded yet: run `streamcrawl seed SPIDER.yaml` (or LPUSH %s URL); waiting for start URLs"
 
 // watcher logs a run's progress and, with UntilDone, ends the run once the crawl is
 // done.
@@ -32,6 +41,7 @@ type watcher struct {
 func (w *watcher) Run(ctx context.Context) error {
 	lastLog := time.Now()
 	seedErrs := loop.NewErrors(w.log, 0)
+	var unseededAt time.Time // when "nothing seeded yet" was last said
 	cfg := loop.Config{Log: w.log, Msg: "cannot read crawl progress; retrying"}
 	return loop.Every(ctx, w.cfg.PollInterval, cfg, func(ctx context.Context) error {
 		p, err := inspect.ReadProgress(ctx, w.cfg.Client, w.layout)
@@ -47,6 +57,12 @@ func (w *watcher) Run(ctx context.Context) error {
 				return loop.Stop(err)
 			}
 			seedErrs.Warn("cannot take start urls; the crawl cannot finish until the key is fixed", err)
+		}
+		if w.cfg.UntilDone && !p.Seeded && p.Seeds == 0 && time.Since(unseededAt) >= unseededLogInterval {
+			// Never seeded: done cannot come until something is. Say what to do rather
+			// than wait in silence.
+			unseededAt = time.Now()
+			w.log.Warn(fmt.Sprintf(NothingSeededFormat, w.layout.Global.Seeds))
 		}
 		if time.Since(lastLog) >= progressLogInterval {
 			lastLog = time.Now()

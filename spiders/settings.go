@@ -45,6 +45,9 @@ const (
 	// DefaultRobotsUnreachableTries is how many times an unavailable robots.txt is
 	// asked before its host's requests are dropped.
 	DefaultRobotsUnreachableTries = 3
+	// DefaultWarnEmptyField is how many pages of an item type are parsed before a field
+	// that never had a value is warned about.
+	DefaultWarnEmptyField = 20
 )
 
 // Settings tune how a spider's pages are fetched and which are followed. Zero values
@@ -70,6 +73,10 @@ type Settings struct {
 	// MaxItemSize drops items whose encoded JSON is larger, counted
 	// (items_dropped_too_large) and logged short. Default 1 MB.
 	MaxItemSize ByteSize `yaml:"max_item_size"`
+	// WarnEmptyFieldAfter is how many pages of an item type a parse process sees before
+	// it warns, once per crawl, about each field of the type that had a value on none of
+	// them (a selector that matches nothing). Default 20; -1 never warns.
+	WarnEmptyFieldAfter int `yaml:"warn_empty_field_after"`
 	// BodyBudget caps the response body bytes one fetch process holds at once (read and
 	// not yet encoded for the responses stream); further body reads wait. Default: 1/400
 	// of the machine's memory, between 32 MB and 256 MB.
@@ -298,6 +305,8 @@ func (s *Settings) Validate() error {
 		return fmt.Errorf("spiders: settings.max_url_length %d is negative", s.MaxURLLength)
 	case s.MaxItemSize < 0:
 		return fmt.Errorf("spiders: settings.max_item_size %d is negative", s.MaxItemSize)
+	case s.WarnEmptyFieldAfter < -1:
+		return fmt.Errorf("spiders: settings.warn_empty_field_after %d: want a page count, or -1 for never", s.WarnEmptyFieldAfter)
 	case s.BodyBudget < 0:
 		return fmt.Errorf("spiders: settings.body_budget %d is negative", s.BodyBudget)
 	case s.ResponseDict != "" && s.ResponseDict != ResponseDictOn && s.ResponseDict != ResponseDictOff:

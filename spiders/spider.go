@@ -56,6 +56,11 @@ type Spider struct {
 	FollowFilter func(u *url.URL) bool
 	// Callbacks by name.
 	Callbacks map[string]Callback
+	// ItemFields names the fields each item type has, by type. YAML spiders set it from
+	// their items rules. The parse stage counts, per type, on how many pages each field
+	// had a value, and warns about a field that had none on the first pages of its type
+	// (Settings.WarnEmptyFieldAfter); fields not listed here are learnt from the items.
+	ItemFields map[string][]string
 	// Render is how requests that do not say (Request.Render, meta "render") are
 	// fetched: RenderOn loads every page in a browser, RenderAuto learns per page type
 	// whether it must. Default RenderDefault: plain HTTP.

@@ -8,6 +8,7 @@ import (
 	"os"
 	"reflect"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -196,7 +197,7 @@ func (p *yamlParser) spider(data []byte) (*Spider, error) {
 				return nil, p.wrap(n, kv.key, err)
 			}
 		default:
-			return nil, p.unknownKey(kv, "")
+			return nil, p.unknownKey(kv, "", topKeys)
 		}
 	}
 	if !haveName {
@@ -210,6 +211,16 @@ func (p *yamlParser) spider(data []byte) (*Spider, error) {
 		rules.follow[i].pageType = index("follow", i)
 	}
 	sp.Handle(DefaultCallback, rules.parse)
+	for _, r := range rules.items {
+		if sp.ItemFields == nil {
+			sp.ItemFields = map[string][]string{}
+		}
+		for _, f := range r.fields {
+			if !slices.Contains(sp.ItemFields[r.typ], f.name) {
+				sp.ItemFields[r.typ] = append(sp.ItemFields[r.typ], f.name)
+			}
+		}
+	}
 	if len(rules.follow) > 0 {
 		sp.FollowFilter = rules.follows
 	}
@@ -287,7 +298,7 @@ func (p *yamlParser) followRule(it *yaml.Node, k string) (followRule, error) {
 				return r, err
 			}
 		default:
-			return r, p.unknownKey(kv, k)
+			return r, p.unknownKey(kv, k, followKeys)
 		}
 	}
 	if r.links, err = compileSelector(links); err != nil {
@@ -391,7 +402,7 @@ func (p *yamlParser) itemRule(n *yaml.Node, key string) (itemRule, error) {
 			}
 			haveFields = true
 		default:
-			return r, p.unknownKey(kv, key)
+			return r, p.unknownKey(kv, key, itemKeys)
 		}
 	}
 	if r.typ == "" {

@@ -2,8 +2,10 @@ package spiders
 
 import (
 	"fmt"
+	"reflect"
 	"regexp"
 	"strconv"
+	"strings"
 
 	"gopkg.in/yaml.v3"
 )
@@ -21,8 +23,63 @@ func (p *yamlParser) wrap(n *yaml.Node, key string, err error) error {
 }
 
 // unknownKey returns the error for a key that is not part of the format under parent.
-func (p *yamlParser) unknownKey(kv pair, parent string) error {
+func (p *yamlParser) unknownKey(kv pair, parent string, known []string) error {
+	if s := closestKey(kv.key, known); s != "" {
+		return p.errorf(kv.keyNode, parent, "unknown key %q (did you mean %q?)", kv.key, s)
+	}
 	return p.errorf(kv.keyNode, parent, "unknown key %q", kv.key)
+}
+
+// The keys of each mapping of a spider file, for "did you mean" (settings, login and
+// retention keys come from their structs' yaml tags).
+var (
+	topKeys    = []string{"name", "start_urls", "allowed_domains", "sitemap_urls", "follow", "items", "settings", "login"}
+	followKeys = []string{"links", "allow", "deny"}
+	itemKeys   = []string{"type", "when", "key", "fields"}
+)
+
+// closestKey returns the key of known nearest to key when it is near enough to be a
+// typo (an edit distance of at most a third of its length, and at least 1), else "".
+func closestKey(key string, known []string) string {
+	best, bestD := "", max(1, len(key)/3)+1
+	for _, k := range known {
+		if d := editDistance(strings.ToLower(key), k); d < bestD {
+			best, bestD = k, d
+		}
+	}
+	return best
+}
+
+// editDistance is the Levenshtein distance between a and b, in bytes.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
+
+// yamlTags returns the yaml tags of the exported fields of struct type t.
+func yamlTags(t reflect.Type) []string {
+	var tags []string
+	for i := 0; i < t.NumField(); i++ {
+		if tag, _, _ := strings.Cut(t.Field(i).Tag.Get("yaml"), ","); tag != "" && tag != "-" && t.Field(i).IsExported() {
+			tags = append(tags, tag)
+		}
+	}
+	return tags
 }
 
 var yamlLineRE = regexp.MustCompile(`(?s)^yaml: line (\d+): (.*)$`)

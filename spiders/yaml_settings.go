@@ -34,7 +34,7 @@ func (p *yamlParser) decodeStruct(n *yaml.Node, key string, v reflect.Value, aft
 	for _, kv := range pairs {
 		i := fieldByTag(v.Type(), kv.key)
 		if i < 0 {
-			return p.unknownKey(kv, key)
+			return p.unknownKey(kv, key, yamlTags(v.Type()))
 		}
 		path := key + "." + kv.key
 		if err := p.decodeValue(kv.value, path, v.Field(i)); err != nil {

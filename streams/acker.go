@@ -2,6 +2,7 @@ package streams
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"time"
 
@@ -53,6 +54,13 @@ func (a *acker) add(id string) {
 	if n == 1 || n >= a.batch {
 		a.poke()
 	}
+}
+
+// queued reports whether id waits to be acked.
+func (a *acker) queued(id string) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return slices.Contains(a.pending, id)
 }
 
 // take returns the pending IDs for the caller to ack; giveBack returns them if that

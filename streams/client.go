@@ -83,6 +83,10 @@ func Connect(ctx context.Context, o ClientOptions) (*Client, error) {
 		c.Embedded = m
 		opt = &redis.Options{Addr: m.Addr()}
 	} else {
+		if !strings.Contains(o.URL, "://") {
+			return nil, fmt.Errorf("streams: redis url %q has no scheme: use redis://%s (rediss:// for TLS, redis+cluster:// for a cluster)",
+				redactURL(o.URL), redactURL(o.URL))
+		}
 		var err error
 		opt, err = redis.ParseURL(o.URL)
 		if err != nil {
@@ -107,7 +111,7 @@ func Connect(ctx context.Context, o ClientOptions) (*Client, error) {
 	_ = pc.Close()
 	if err != nil {
 		_ = c.Close()
-		return nil, fmt.Errorf("streams: cannot reach redis at %s: %w", c.Addr, err)
+		return nil, pingError(c.Addr, err)
 	}
 	if c.Embedded == nil && o.CheckSettings {
 		warnRiskySettings(ctx, c.UniversalClient, log)
@@ -147,6 +151,20 @@ func (o ClientOptions) tune(t tuning) {
 		*t.readTimeout = 10 * time.Second
 	}
 	*t.minBackoff, *t.maxBackoff = 50*time.Millisecond, time.Second
+}
+
+// pingError is the error of a first PING to addr that failed: a server that answered
+// but refused the credentials is told apart from one that cannot be reached.
+func pingError(addr string, err error) error {
+	msg := err.Error()
+	switch {
+	case strings.HasPrefix(msg, "WRONGPASS"), strings.Contains(msg, "invalid password"),
+		strings.Contains(msg, "AUTH") && strings.Contains(msg, "without any password configured"):
+		return fmt.Errorf("streams: redis at %s refused the user or password: check them in the URL (redis://user:password@host:port): %w", addr, err)
+	case strings.HasPrefix(msg, "NOAUTH"):
+		return fmt.Errorf("streams: redis at %s needs a password: give it in the URL (redis://:password@host:port): %w", addr, err)
+	}
+	return fmt.Errorf("streams: cannot reach redis at %s: %w", addr, err)
 }
 
 // defaultPoolSize is the pool of a process running a crawl of partitions partitions.

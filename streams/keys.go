@@ -215,3 +215,21 @@ func (k Keys) All() []string {
 	return []string{k.Requests, k.Responses, k.Items, k.Dead, k.Delayed, k.Counts, k.Ready, k.Sched, k.Leases,
 		k.Backoff, k.Seq, k.Seen, k.SeenAt, k.ItemKeys, k.Stats, k.Meta, k.LegacyWaiting, k.LegacyHosts, k.LegacyFrontier}
 }
+
+// MetaPattern matches the meta hash of every crawl (and of partitions, which
+// CrawlOfMeta tells apart), for listing the crawls a Redis holds (SCAN MATCH).
+const MetaPattern = "sc:{*}:meta"
+
+// CrawlOfMeta returns the crawl whose crawl-wide meta hash key is key, false for any
+// other key (a partition's meta hash among them).
+func CrawlOfMeta(key string) (string, bool) {
+	tag, ok := strings.CutPrefix(key, "sc:{")
+	if !ok {
+		return "", false
+	}
+	tag, ok = strings.CutSuffix(tag, "}:meta")
+	if !ok || tag == "" || strings.ContainsAny(tag, ":{}") {
+		return "", false
+	}
+	return tag, true
+}

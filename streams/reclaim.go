@@ -93,6 +93,13 @@ func (s *subscription) reclaim() {
 			}
 			id, _ := e[0].(string)
 			n, _ := e[1].(int64)
+			if s.holds(id) {
+				// Ours and still being handled or acked: a stall (GC, a loaded machine)
+				// kept the heartbeat from refreshing it. The claim refreshed its idle
+				// time; handing it out again would do its work twice.
+				s.log.Debug("idle entry is still ours in flight", zap.String("id", id))
+				continue
+			}
 			s.log.Info("reclaimed idle entry", zap.String("id", id), zap.Int64("deliveries", n))
 			s.cfg.event("reclaimed", 1)
 			if !s.dispatchFields(id, e[2], int(n)) {
@@ -104,6 +111,15 @@ func (s *subscription) reclaim() {
 		}
 		cursor = next
 	}
+}
+
+// holds reports whether id is one of this consumer's entries in flight or waiting for
+// its ack to be sent.
+func (s *subscription) holds(id string) bool {
+	s.mu.Lock()
+	_, ok := s.inflight[id]
+	s.mu.Unlock()
+	return ok || s.acks.queued(id)
 }
 
 // heartbeat resets the idle time of our entries in flight longer than MinIdle/3 so that a

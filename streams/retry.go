@@ -70,7 +70,7 @@ func (s *subscription) redelivered(id string, res []any, lastErr string) {
 	n, _ := res[0].(int64)
 	switch {
 	case n < 0:
-		s.log.Warn("entry moved to dead letters", zap.String("id", id), zap.String("error", lastErr))
+		s.log.Warn("entry moved to dead letters", zap.String("entry_id", id), zap.String("error", lastErr))
 		return
 	case n == 0 || len(res) < 2:
 		return

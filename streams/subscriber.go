@@ -80,8 +80,9 @@ type SubscriberConfig struct {
 	// up to MaxRetryBackoff. Defaults 1s and 1m.
 	RetryBackoff, MaxRetryBackoff time.Duration
 	// MinIdle is how long an entry must sit unacked with another consumer before this one
-	// takes it over (XAUTOCLAIM). Live consumers refresh their entries every MinIdle/3.
-	// Default 30s.
+	// takes it over (XAUTOCLAIM). Live consumers refresh their entries every MinIdle/3;
+	// one of its own entries that a stall let go idle is claimed back but not handed out
+	// again while it is still in flight or its ack waits to be sent. Default 30s.
 	MinIdle time.Duration
 	// ClaimInterval is how often idle entries are looked for. Default 5s.
 	ClaimInterval time.Duration

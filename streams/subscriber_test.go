@@ -210,6 +210,56 @@ func TestSubscriberReclaimsEntriesOfADeadConsumer(t *testing.T) {
 	}
 }
 
+// An entry a consumer has acked but whose XACK has not gone out yet (it waits for the
+// next read or the ack interval) may sit idle past MinIdle; the consumer's own reclaim
+// takes it (XAUTOCLAIM does not skip its own entries) and must not hand it out again.
+// The same holds for an entry still being handled whose heartbeat a stall delayed.
+func TestSubscriberDoesNotRedoItsOwnEntriesWhenTheyGoIdle(t *testing.T) {
+	srv := streamstest.Start(t)
+	rdb := srv.Client()
+	ctx := context.Background()
+	publishN(t, rdb, "s", 1)
+	sub := newSub(t, rdb, "c1", func(c *streams.SubscriberConfig) {
+		c.MinIdle = 300 * time.Millisecond
+		c.ClaimInterval = 50 * time.Millisecond
+		c.BlockTime = 2 * time.Second   // the next read, which would carry the ack, blocks
+		c.AckInterval = 2 * time.Second // and the acker waits for company
+	})
+	ch, err := sub.Subscribe(ctx, "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := <-ch
+	time.Sleep(100 * time.Millisecond) // the reader is blocked in its next read
+	m.Ack()
+	// Wait until the reclaim has taken the entry (its delivery count goes to 2).
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		p, err := rdb.XPendingExt(ctx, &redis.XPendingExtArgs{Stream: "s", Group: "g", Start: "-", End: "+", Count: 1}).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(p) == 1 && p[0].RetryCount >= 2 {
+			break
+		}
+		if len(p) == 0 || time.Now().After(deadline) {
+			t.Fatalf("the acked entry was not reclaimed while its ack waited (pending %v)", p)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	select {
+	case again := <-ch:
+		t.Fatalf("entry %s handed out again after its ack (deliveries %s)", again.UUID, again.Metadata.Get(streams.MetaDeliveries))
+	case <-time.After(300 * time.Millisecond):
+	}
+	if err := sub.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if p := pending(t, rdb, "s"); p != 0 {
+		t.Fatalf("pending after close = %d, want 0 (the queued ack went out)", p)
+	}
+}
+
 func TestSubscriberRereadsItsOwnPendingAfterRestart(t *testing.T) {
 	srv := streamstest.Start(t)
 	rdb := srv.Client()

@@ -257,7 +257,7 @@ func (s *subscription) readFailed(err error, failures int) {
 func (s *subscription) dispatch(m redis.XMessage, deliveries int) {
 	msg, err := decode(m.Values)
 	if err != nil {
-		s.log.Warn("malformed entry; moving it to dead letters", zap.String("id", m.ID), zap.Error(err))
+		s.log.Warn("malformed entry; moving it to dead letters", zap.String("entry_id", m.ID), zap.Error(err))
 		s.deadLetter(m.ID, deliveries, err.Error())
 		s.release()
 		return
@@ -314,7 +314,7 @@ func (s *subscription) await(msg *message.Message, id string, deliveries int, do
 		}
 		s.forget(id)
 		if msg.Metadata.Get(metaPoison) != "" {
-			s.log.Warn("poison message moved to dead letters", zap.String("id", id),
+			s.log.Warn("poison message moved to dead letters", zap.String("entry_id", id),
 				zap.String("error", msg.Metadata.Get(metaError)))
 			s.deadLetter(id, deliveries, msg.Metadata.Get(metaError))
 			s.release()

@@ -15,6 +15,7 @@ import (
 // TestRun runs the example as it ships, on the embedded Redis, and checks that every
 // product of the demo shop is in the file once, with its name and price.
 func TestRun(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	out := filepath.Join(t.TempDir(), "goshop.jsonl")

@@ -2,5 +2,6 @@
 // rates, queues, stage backlogs and Redis memory, the slowest and most failing hosts,
 // and the dead letters with a button that re-queues them (handlers.RetryDead, the code
 // behind `streamcrawl dead retry`). The page and its script are embedded in the binary;
-// nothing is built or downloaded to run it.
+// nothing is built or downloaded to run it. The page is rendered on the server with the
+// latest figures, so it shows them before its script runs.
 package dashboard

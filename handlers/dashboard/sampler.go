@@ -2,6 +2,7 @@ package dashboard
 
 import (
 	"context"
+	"fmt"
 	"sort"
 	"strings"
 	"sync"
@@ -32,9 +33,10 @@ type Sample struct {
 	Delayed   int64            `json:"delayed"`
 	Dead      int64            `json:"dead"`
 	Seen      int64            `json:"seen"`
-	Pending   map[string]int64 `json:"pending"` // by stage
-	Unread    map[string]int64 `json:"unread"`  // by stage; -1 when Redis cannot tell
-	Consumers map[string]int64 `json:"consumers"`
+	Pending   map[string]int64 `json:"pending"`   // by stage
+	Unread    map[string]int64 `json:"unread"`    // by stage; -1 when Redis cannot tell
+	Consumers map[string]int64 `json:"consumers"` // by stage: registered in the group
+	Alive     map[string]int64 `json:"alive"`     // by stage: of those, read within Config.AliveIdle
 	RedisUsed int64            `json:"redis_used"`
 	RedisMax  int64            `json:"redis_max"`
 	Done      bool             `json:"done"`
@@ -56,6 +58,7 @@ type sampler struct {
 	rdb     redis.UniversalClient
 	crawl   string
 	keep    int
+	alive   time.Duration // a consumer idle longer is not counted alive
 	mu      sync.Mutex
 	history []Sample
 	hostsAt time.Time // when the hosts were last read
@@ -89,6 +92,7 @@ func (s *sampler) sample(ctx context.Context) {
 	got, err := s.src.Read(ctx, s.crawl)
 	if err == nil {
 		smp = sampleOf(got)
+		err = readConsumers(ctx, s.rdb, got.Layout, s.alive, &smp)
 	}
 	s.mu.Lock()
 	// Every sample for the first 30, so that a new page fills in at once.
@@ -141,18 +145,43 @@ func sampleOf(got metrics.Sample) Sample {
 	smp := Sample{At: got.At.UnixMilli(), Pages: st.Stats["pages_fetched"], Items: st.ItemsStored,
 		Frontier: f.Requests, Delayed: f.Delayed, Dead: st.DeadLetters, Seen: st.Seen, Done: st.Done,
 		Pending: map[string]int64{}, Unread: map[string]int64{}, Consumers: map[string]int64{},
-		RedisUsed: got.RedisUsed, RedisMax: got.RedisMax}
+		Alive: map[string]int64{}, RedisUsed: got.RedisUsed, RedisMax: got.RedisMax}
 	for _, s := range st.Streams {
 		kind := s.Name[strings.LastIndexByte(s.Name, ':')+1:]
 		for _, g := range s.Groups {
 			if stage := stageOf(kind); stage == g.Name {
 				smp.Pending[stage] += g.Pending
 				smp.Unread[stage] += g.Lag
-				smp.Consumers[stage] = max(smp.Consumers[stage], g.Consumers)
 			}
 		}
 	}
 	return smp
+}
+
+// readConsumers counts each stage's consumers, registered and alive (read within
+// alive), over the partitions (a process reads every partition under one name, so the
+// most of one partition's is the number of processes).
+func readConsumers(ctx context.Context, rdb redis.UniversalClient, l streams.Layout, alive time.Duration, smp *Sample) error {
+	for _, stage := range []string{streams.StageFetch, streams.StageParse, streams.StageStore} {
+		for _, k := range l.Parts {
+			cs, err := rdb.XInfoConsumers(ctx, k.Input(stage), stage).Result()
+			if err != nil {
+				if strings.Contains(err.Error(), "no such key") || strings.HasPrefix(err.Error(), "NOGROUP") {
+					continue // no group yet: no consumer
+				}
+				return fmt.Errorf("dashboard: consumers of %s: %w", k.Input(stage), err)
+			}
+			var n int64
+			for _, c := range cs {
+				if c.Idle < alive {
+					n++
+				}
+			}
+			smp.Consumers[stage] = max(smp.Consumers[stage], int64(len(cs)))
+			smp.Alive[stage] = max(smp.Alive[stage], n)
+		}
+	}
+	return nil
 }
 
 // stageOf names the stage whose input stream is of kind.

@@ -1,13 +1,18 @@
 package dashboard
 
 import (
+	"bytes"
 	"context"
 	"embed"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"html/template"
 	"io/fs"
+	"math"
 	"mime"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -27,6 +32,10 @@ const (
 	DefaultInterval = time.Second
 	DefaultHistory  = 600 // samples: 10 minutes at one a second
 	DefaultDeadList = 100
+	// DefaultAliveIdle is how recently a consumer must have read to count as alive: a
+	// stage process reads at least every few seconds even when idle (its blocking read
+	// times out), so one silent for longer is gone or stuck.
+	DefaultAliveIdle = 15 * time.Second
 )
 
 // Config configures a dashboard.
@@ -42,6 +51,9 @@ type Config struct {
 	// Sampler reads the crawl (shared with the process's /metrics, so that both cost
 	// one read per interval). Default: one of its own at Interval.
 	Sampler *metrics.Sampler
+	// AliveIdle: a consumer that has not read for longer is registered but not alive.
+	// Default DefaultAliveIdle.
+	AliveIdle time.Duration
 	// Logger; nil means no-op.
 	Logger *zap.Logger
 }
@@ -65,13 +77,17 @@ func New(cfg Config) (*Dashboard, error) {
 	if cfg.History <= 0 {
 		cfg.History = DefaultHistory
 	}
+	if cfg.AliveIdle <= 0 {
+		cfg.AliveIdle = DefaultAliveIdle
+	}
 	if cfg.Logger == nil {
 		cfg.Logger = zap.NewNop()
 	}
 	if cfg.Sampler == nil {
 		cfg.Sampler = metrics.NewSampler(cfg.Client, cfg.Interval)
 	}
-	return &Dashboard{cfg: cfg, s: &sampler{src: cfg.Sampler, rdb: cfg.Client, crawl: cfg.Crawl, keep: cfg.History}, log: cfg.Logger}, nil
+	return &Dashboard{cfg: cfg, s: &sampler{src: cfg.Sampler, rdb: cfg.Client, crawl: cfg.Crawl, keep: cfg.History,
+		alive: cfg.AliveIdle}, log: cfg.Logger}, nil
 }
 
 // Run samples the crawl at once and then every Interval while the page is being read
@@ -85,13 +101,81 @@ func (d *Dashboard) Handler() http.Handler {
 	sub, _ := fs.Sub(static, "static")
 	_ = mime.AddExtensionType(".js", "text/javascript")
 	mux.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(sub)))
-	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
-		http.ServeFileFS(w, r, sub, "index.html")
-	})
+	mux.HandleFunc("GET /{$}", d.page)
 	mux.HandleFunc("GET /api/status", d.status)
 	mux.HandleFunc("GET /api/dead", d.dead)
 	mux.HandleFunc("POST /api/dead/retry", d.retry)
 	return mux
+}
+
+// pageTemplate is the page, rendered with the latest sample so that it shows the
+// crawl's figures before its script runs (the script then refreshes them every second).
+var pageTemplate = template.Must(template.New("index.html").Funcs(template.FuncMap{
+	"num": num,
+	"int": func(n int64) string { return num(float64(n)) },
+	"mib": func(b int64) string { return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20)) },
+}).ParseFS(static, "static/index.html"))
+
+// pageData is what the page template shows.
+type pageData struct {
+	Crawl  string
+	State  string // connecting, running or done
+	Error  string
+	Last   Sample
+	Queue  int64 // frontier and delayed
+	Stages []stageRow
+}
+
+// stageRow is one row of the page's stages table.
+type stageRow struct {
+	Stage, Consumers string
+	Pending, Unread  string
+}
+
+func (d *Dashboard) page(w http.ResponseWriter, _ *http.Request) {
+	h, _, _, lastErr := d.s.snapshot()
+	p := pageData{Crawl: d.cfg.Crawl, State: "connecting", Error: lastErr}
+	if len(h) > 0 {
+		p.Last = h[len(h)-1]
+		p.State = "running"
+		if p.Last.Done {
+			p.State = "done"
+		}
+		p.Queue = p.Last.Frontier + p.Last.Delayed
+		for _, g := range []string{streams.StageFetch, streams.StageParse, streams.StageStore} {
+			unread := num(float64(p.Last.Unread[g]))
+			if p.Last.Unread[g] < 0 {
+				unread = "?"
+			}
+			p.Stages = append(p.Stages, stageRow{Stage: g, Consumers: num(float64(p.Last.Alive[g])) + " of " + num(float64(p.Last.Consumers[g])),
+				Pending: num(float64(p.Last.Pending[g])), Unread: unread})
+		}
+	}
+	var b bytes.Buffer
+	if err := pageTemplate.Execute(&b, p); err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	_, _ = w.Write(b.Bytes())
+}
+
+// num formats a figure as the page's script does: whole numbers (and any from 100 up)
+// rounded with thousands separators, others with one decimal.
+func num(v float64) string {
+	if v >= 100 || v == math.Trunc(v) {
+		n := int64(math.Round(v))
+		s := strconv.FormatInt(max(n, -n), 10)
+		for i := len(s) - 3; i > 0; i -= 3 {
+			s = s[:i] + "," + s[i:]
+		}
+		if n < 0 {
+			s = "-" + s
+		}
+		return s
+	}
+	return strconv.FormatFloat(v, 'f', 1, 64)
 }
 
 // statusReply is GET /api/status.

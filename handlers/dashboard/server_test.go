@@ -1,14 +1,17 @@
 package dashboard_test
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/streamcrawl/streamcrawl/handlers/dashboard"
+	"github.com/streamcrawl/streamcrawl/streams"
 	"github.com/streamcrawl/streamcrawl/streams/streamstest"
 )
 
@@ -55,6 +58,67 @@ func TestRetryAPIRefusesWhatIsNotJSON(t *testing.T) {
 		res.Body.Close()
 		if res.StatusCode != 200 || !strings.Contains(string(b), want) {
 			t.Errorf("GET %s: %d, want 200 with %q", path, res.StatusCode, want)
+		}
+	}
+}
+
+// TestPageShowsFiguresBeforeItsScriptRuns: the page as served (no script run) holds the
+// crawl's latest figures, and counts the consumers alive apart from those registered.
+func TestPageShowsFiguresBeforeItsScriptRuns(t *testing.T) {
+	srv := streamstest.Start(t)
+	rdb := srv.Client()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	k := streams.NewKeys("shop")
+	for _, cmd := range [][]any{
+		{"HSET", k.Meta, "partitions", 1, "seeded_at", "2026-01-01T00:00:00Z"},
+		{"HSET", k.Stats, "pages_fetched", 12345, "items_stored", 678},
+		{"XADD", k.Requests, "*", "payload", "x"},
+		{"XGROUP", "CREATE", k.Requests, "fetch", "0"}, // one entry unread: not done
+		{"XGROUP", "CREATECONSUMER", k.Requests, "fetch", "gone"},
+	} {
+		if err := rdb.Do(ctx, cmd...).Err(); err != nil {
+			t.Fatal(cmd, err)
+		}
+	}
+	time.Sleep(300 * time.Millisecond) // "gone" goes idle past AliveIdle below
+	if err := rdb.Do(ctx, "XGROUP", "CREATECONSUMER", k.Requests, "fetch", "live").Err(); err != nil {
+		t.Fatal(err)
+	}
+	d, err := dashboard.New(dashboard.Config{Client: rdb, Crawl: "shop", AliveIdle: 250 * time.Millisecond, Interval: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ui := httptest.NewServer(d.Handler())
+	defer ui.Close()
+	get := func() string {
+		res, err := http.Get(ui.URL + "/")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		return string(b)
+	}
+	if page := get(); !strings.Contains(page, `<span id="state" class="badge connecting">connecting</span>`) {
+		t.Errorf("page before the first sample:\n%s", page)
+	}
+	rctx, stop := context.WithCancel(ctx)
+	go func() { _ = d.Run(rctx) }() // samples at once, then every hour
+	defer stop()
+	var page string
+	for page = get(); !strings.Contains(page, "badge running") && ctx.Err() == nil; page = get() {
+		time.Sleep(20 * time.Millisecond)
+	}
+	for _, want := range []string{
+		`<span id="crawl">shop</span>`,
+		`<span id="state" class="badge running">running</span>`,
+		`id="pages">12,345</div>`,
+		`id="items">678</div>`,
+		`<tr><td>fetch</td><td>1 of 2</td><td>0</td><td>1</td></tr>`,
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("page served without its script lacks %q:\n%s", want, page)
 		}
 	}
 }

@@ -3,24 +3,61 @@ package inspect
 import (
 	"context"
 	"fmt"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/streamcrawl/streamcrawl/streams"
 	"github.com/streamcrawl/streamcrawl/streams/internal/rkit"
 )
 
-// ListCrawls returns the names of the crawls in Redis (those with a meta hash: seeded,
-// or opened by a stage), sorted: a SCAN of every master for sc:{*}:meta, for tools a
-// person runs (not the data path).
+// NoCrawlError is the error of a command given the name of a crawl that Redis does not
+// hold: every command that takes a crawl name returns it, naming the crawls that exist.
+type NoCrawlError struct {
+	// Crawl is the name asked for.
+	Crawl string
+	// Addr is the Redis address, for the message ("" leaves it out).
+	Addr string
+	// Crawls are the crawls Redis holds, sorted.
+	Crawls []string
+}
+
+// Error says which crawl is missing and lists those that exist.
+func (e *NoCrawlError) Error() string {
+	where := "in Redis"
+	if e.Addr != "" {
+		where += " at " + e.Addr
+	}
+	msg := fmt.Sprintf("no crawl %q %s", e.Crawl, where)
+	switch len(e.Crawls) {
+	case 0:
+		msg += " (it holds no crawl: a crawl exists once it is seeded or a stage has run with its spider)"
+	default:
+		msg += fmt.Sprintf(" (crawls there: %s; check --crawl and --redis)", strings.Join(e.Crawls, ", "))
+	}
+	return msg
+}
+
+// CrawlExists reports whether Redis holds the crawl: its meta hash, which seeding or
+// any stage writes first (streams.OpenLayout), exists. One EXISTS.
+func CrawlExists(ctx context.Context, rdb redis.UniversalClient, crawl string) (bool, error) {
+	n, err := rdb.Exists(ctx, streams.NewKeys(crawl).Meta).Result()
+	if err != nil {
+		return false, fmt.Errorf("inspect: look for crawl %s: %w", crawl, err)
+	}
+	return n == 1, nil
+}
+
+// ListCrawls returns the names of the crawls Redis holds, sorted. It scans the key space
+// (SCAN MATCH the crawls' meta hashes, on every primary of a cluster): for messages and
+// pickers, never a path a crawl runs on.
 func ListCrawls(ctx context.Context, rdb redis.UniversalClient) ([]string, error) {
-	seen := map[string]bool{}
-	err := rkit.ScanKeys(ctx, rdb, "sc:{*}:meta", func(keys []string) error {
+	var crawls []string
+	err := rkit.ScanKeys(ctx, rdb, streams.MetaPattern, func(keys []string) error {
 		for _, k := range keys {
-			name, ok := strings.CutPrefix(k, "sc:{")
-			if name, ok2 := strings.CutSuffix(name, "}:meta"); ok && ok2 && name != "" && !strings.Contains(name, ":") {
-				seen[name] = true
+			if c, ok := streams.CrawlOfMeta(k); ok && !slices.Contains(crawls, c) {
+				crawls = append(crawls, c)
 			}
 		}
 		return nil
@@ -28,10 +65,22 @@ func ListCrawls(ctx context.Context, rdb redis.UniversalClient) ([]string, error
 	if err != nil {
 		return nil, fmt.Errorf("inspect: list crawls: %w", err)
 	}
-	out := make([]string, 0, len(seen))
-	for name := range seen {
-		out = append(out, name)
+	slices.Sort(crawls)
+	return crawls, nil
+}
+
+// RequireCrawl returns a *NoCrawlError, listing the crawls that exist, when Redis does
+// not hold the crawl; addr names the server in the message. It writes nothing: a
+// command that only reads or repairs a crawl calls it first, so that a mistyped name
+// creates no key.
+func RequireCrawl(ctx context.Context, rdb redis.UniversalClient, crawl, addr string) error {
+	ok, err := CrawlExists(ctx, rdb, crawl)
+	if err != nil || ok {
+		return err
 	}
-	sort.Strings(out)
-	return out, nil
+	crawls, err := ListCrawls(ctx, rdb)
+	if err != nil {
+		return err
+	}
+	return &NoCrawlError{Crawl: crawl, Addr: addr, Crawls: crawls}
 }

@@ -3,7 +3,9 @@ package inspect
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/streamcrawl/streamcrawl/streams"
 	"github.com/streamcrawl/streamcrawl/streams/internal/rkit"
@@ -64,13 +66,13 @@ func RetryDead(ctx context.Context, rdb redis.UniversalClient, l streams.Layout,
 		var dead []DeadLetter
 		if len(ids) > 0 {
 			// A dead letter's ID names it within its partition's stream: look in each.
+			byID, err := findDead(ctx, rdb, k, ids)
+			if err != nil {
+				return n, err
+			}
 			for _, id := range ids {
-				msgs, err := rdb.XRange(ctx, k.Dead, id, id).Result()
-				if err != nil {
-					return n, fmt.Errorf("inspect: dead letter %s: %w", id, err)
-				}
-				if len(msgs) > 0 {
-					dead, found[id] = append(dead, parseDead(msgs[0])), true
+				if len(byID[id]) > 0 {
+					dead, found[id] = append(dead, byID[id]...), true
 				}
 			}
 		} else {
@@ -115,6 +117,45 @@ func AddDead(ctx context.Context, rdb redis.UniversalClient, k streams.Keys, str
 		return fmt.Errorf("inspect: add a dead letter: %w", err)
 	}
 	return nil
+}
+
+// findDead returns the dead letters of partition k that ids name, by the ID given: a
+// dead letter's own ID (what `dead list` shows first), or the ID its entry had in its
+// stream (EntryID, what the stages log as entry_id), which finds every dead letter of
+// that entry.
+func findDead(ctx context.Context, rdb redis.UniversalClient, k streams.Keys, ids []string) (map[string][]DeadLetter, error) {
+	out := map[string][]DeadLetter{}
+	var byEntry []string
+	for _, id := range ids {
+		msgs, err := rdb.XRange(ctx, k.Dead, id, id).Result()
+		if err != nil && !rkit.IsNoSuchKey(err) {
+			// Not an entry ID at all ("ERR Invalid stream ID"): it names nothing here.
+			if strings.Contains(err.Error(), "Invalid stream ID") {
+				continue
+			}
+			return nil, fmt.Errorf("inspect: dead letter %s: %w", id, err)
+		}
+		if len(msgs) > 0 {
+			out[id] = append(out[id], parseDead(msgs[0]))
+			continue
+		}
+		byEntry = append(byEntry, id)
+	}
+	if len(byEntry) == 0 {
+		return out, nil
+	}
+	// Looked up by the entry's ID: a dead-letter stream is short, read it whole.
+	msgs, err := rdb.XRange(ctx, k.Dead, "-", "+").Result()
+	if err != nil {
+		return nil, fmt.Errorf("inspect: list dead letters: %w", err)
+	}
+	for _, m := range msgs {
+		d := parseDead(m)
+		if d.EntryID != "" && slices.Contains(byEntry, d.EntryID) {
+			out[d.EntryID] = append(out[d.EntryID], d)
+		}
+	}
+	return out, nil
 }
 
 func parseDead(m redis.XMessage) DeadLetter {
@@ -190,7 +231,18 @@ func PurgeDead(ctx context.Context, rdb redis.UniversalClient, l streams.Layout,
 				err = rdb.Del(ctx, k.Dead).Err()
 			}
 		} else {
-			m, err = rdb.XDel(ctx, k.Dead, ids...).Result()
+			var byID map[string][]DeadLetter
+			if byID, err = findDead(ctx, rdb, k, ids); err == nil {
+				var del []string
+				for _, ds := range byID {
+					for _, d := range ds {
+						del = append(del, d.ID)
+					}
+				}
+				if len(del) > 0 {
+					m, err = rdb.XDel(ctx, k.Dead, del...).Result()
+				}
+			}
 		}
 		if err != nil {
 			return n, fmt.Errorf("inspect: purge dead letters: %w", err)

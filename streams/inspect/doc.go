@@ -17,8 +17,10 @@
 //   - alive.go: Alive, the consumers of a crawl's groups active lately (ErrRunning);
 //   - deep.go: ReadDeep, the dedup's exact keys and bytes (`status --deep`): a paced
 //     scan, at most once a minute per crawl;
-//   - crawls.go: ListCrawls, the crawls in Redis by their meta hash (a SCAN, for
-//     commands a person runs);
+//   - crawls.go: whether a crawl exists (CrawlExists, RequireCrawl, which every command
+//     given a crawl's name asks first) and the crawls a Redis holds (ListCrawls, for the
+//     NoCrawlError only: a scan);
+//   - blocked.go: the hosts with every slot taken, for status, read from the leases and the hosts' states;
 //   - info.go: InfoNumbers, the numeric fields of INFO.
 //
 // No stage needs it to move a message: runs read ReadProgress to know when to stop,

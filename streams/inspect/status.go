@@ -66,6 +66,9 @@ type Status struct {
 	// HostsDue is the number of hosts that may start a request now: ready, or scheduled
 	// no later than now (this machine's clock).
 	HostsDue int64 `json:"hosts_due"`
+	// HostsBlocked is the number of hosts with requests waiting and every slot taken
+	// (per_host_concurrency requests in flight): each finish places one again.
+	HostsBlocked int64 `json:"hosts_blocked"`
 	// InFlight is the number of requests holding a slot of a host with a concurrency
 	// limit (handed out, their fetch not finished).
 	InFlight int64 `json:"in_flight"`
@@ -109,6 +112,9 @@ type Status struct {
 	Partitions []PartitionStatus `json:"partitions,omitempty"`
 	// Nodes has one row per master of a Redis Cluster (none for one Redis).
 	Nodes []NodeStatus `json:"nodes,omitempty"`
+	// Warnings are what the run that returned the status found wrong (most requests
+	// dropped, the crawl already done: see handlers.Crawl); ReadStatus leaves it empty.
+	Warnings []string `json:"warnings,omitempty"`
 	// Render is what render: auto decided per page type (none without it).
 	Render []RenderStatus `json:"render,omitempty"`
 }
@@ -290,6 +296,11 @@ func ReadStatus(ctx context.Context, rdb redis.UniversalClient, l streams.Layout
 		}
 		st.HostsReady += ps.HostsReady
 		st.HostsScheduled += ps.HostsScheduled
+		blocked, err := readBlockedHosts(ctx, rdb, l.Parts[i])
+		if err != nil {
+			return nil, err
+		}
+		st.HostsBlocked += blocked
 		if len(l.Parts) > 1 {
 			ps.Partition = i
 			st.Partitions = append(st.Partitions, ps)

@@ -66,13 +66,13 @@ func TestArchiverKilledWritesEveryRecordOnce(t *testing.T) {
 // abruptly (files counts the archive's files so far), then a restarted archiver on the
 // same directory (or spool and bucket), and checks the archive.
 func testArchiverKilled(t *testing.T, s3 bool, kill func(t *testing.T, args, env []string, files func() int) *proc) {
-	site := demosite.New(500)
+	site := demosite.New(300)
 	c := newCluster(t, "arch", site)
+	publishShopDict(t, c.rdb, "arch")
+	c.seed() // the crawl exists once seeded; the group is made before any page is fetched
 	if code, stdout, stderr := runCLI(t, 30*time.Second, nil, "archive", "--create-group", "--redis", c.srv.URL(), "--crawl", "arch"); code != 0 {
 		t.Fatalf("archive --create-group: exit %d, %s %s", code, stdout, stderr)
 	}
-	publishShopDict(t, c.rdb, "arch")
-	c.seed()
 	procs := c.start(1, 1, 1)
 	dir := t.TempDir()
 	out := dir
@@ -82,7 +82,7 @@ func testArchiverKilled(t *testing.T, s3 bool, kill func(t *testing.T, args, env
 		out = "s3://" + bucket.srv.Bucket + "/crawls/arch"
 	}
 	args := []string{"archive", "--until-done", "--redis", c.srv.URL(), "--crawl", "arch", "--out", out,
-		"--consumer", "archive-1", "--max-file-size", "300KB"}
+		"--consumer", "archive-1", "--max-file-size", "150KB"}
 	var env []string
 	count := func() int { files, _ := filepath.Glob(filepath.Join(dir, "*.warc.gz")); return len(files) }
 	if s3 {

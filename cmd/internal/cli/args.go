@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"strings"
 
@@ -83,4 +84,13 @@ func (a *App) printJSON(v any) error {
 	enc := json.NewEncoder(a.Stdout)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
+}
+
+// spiderFlagError is the flag error function of the commands that take a spider file:
+// --crawl there gets a hint, since those commands read the crawl's name from the spider.
+func spiderFlagError(cmd *cobra.Command, err error) error {
+	if strings.Contains(err.Error(), "unknown flag: --crawl") {
+		return fmt.Errorf("%w (%s takes the spider file, which names the crawl: streamcrawl %s SPIDER.yaml)", err, cmd.Name(), cmd.Name())
+	}
+	return err
 }

@@ -54,7 +54,7 @@ bucket holds already.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
-			if err := spiders.ValidateName(crawl); err != nil {
+			if err := checkCrawl(crawl); err != nil {
 				return err
 			}
 			if dir == "" && !create {
@@ -80,7 +80,7 @@ bucket holds already.`,
 				}
 				dir = spool
 			}
-			rdb, err := a.connectWorker(ctx, true)
+			rdb, err := a.connectExisting(ctx, []string{crawl}, true)
 			if err != nil {
 				return err
 			}
@@ -101,7 +101,7 @@ bucket holds already.`,
 			if ac.BeforeAck, err = beforeAckOf("archive"); err != nil {
 				return err
 			}
-			return handlers.Archive(ctx, ac)
+			return a.endInterrupted(ctx, "archive", handlers.Archive(ctx, ac))
 		},
 	}
 	a.crawlFlags(cmd, &crawl)

@@ -2,9 +2,9 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -45,9 +45,10 @@ or pass --fresh to start over.`,
 				return err
 			}
 			_, err = a.crawlHere(ctx, sp, &f, fresh)
-			return err
+			return a.endInterrupted(ctx, "crawl", err)
 		},
 	}
+	cmd.SetFlagErrorFunc(spiderFlagError)
 	a.RedisFlags(cmd, true)
 	f.Add(cmd, true)
 	f.AddMetrics(cmd)
@@ -65,6 +66,7 @@ func (a *App) crawlHere(ctx context.Context, sp *spiders.Spider, f *RunFlags, fr
 		return nil, err
 	}
 	defer rdb.Close()
+	a.embedded = rdb.Embedded != nil
 	f.UntilDone = true
 	a.progress = true
 	return a.Crawl(ctx, rdb, sp, f, fresh, a.Stdout)
@@ -95,30 +97,45 @@ func (a *App) Crawl(ctx context.Context, c *streams.Client, sp *spiders.Spider, 
 			return a.startProgress(ctx, c, l)
 		}
 	}
+	var before map[string]string // the counters as this run finds them: its rates are over its own work
+	if !fresh {
+		if before, err = c.HGetAll(ctx, streams.NewKeys(sp.Name).Stats).Result(); err != nil {
+			return nil, fmt.Errorf("read the counters of crawl %s: %w", sp.Name, err)
+		}
+	}
 	start := time.Now()
 	st, err := handlers.Crawl(ctx, sp, opts)
-	if errors.Is(err, handlers.ErrFailoverLoss) {
-		printSummary(w, st, time.Since(start), path) // what it did, then the error
+	if st != nil { // done, or a failover loss: what it did, then the error
+		printSummary(w, st, statOf(before, "pages_fetched"), time.Since(start), path)
 	}
-	if err != nil {
-		return nil, err
-	}
-	printSummary(w, st, time.Since(start), path)
-	if ctx.Err() != nil && !st.Done {
-		fmt.Fprintln(w, "interrupted: in-flight work finished and was acked; with a real Redis, run the same command again to resume")
-	}
-	return st, nil
+	return st, err
 }
 
-// printSummary prints what a finished crawl did.
-func printSummary(w io.Writer, st *inspect.Status, took time.Duration, out string) {
+// printSummary prints what a finished crawl did; pagesBefore is how many pages it had
+// fetched before this run, which the rate leaves out.
+func printSummary(w io.Writer, st *inspect.Status, pagesBefore int64, took time.Duration, out string) {
 	s := st.Stats
 	fmt.Fprintf(w, "crawl %s: done=%v in %s\n", st.Crawl, st.Done, took.Round(time.Millisecond))
-	fmt.Fprintf(w, "  pages fetched   %d (%.0f/s)\n", s["pages_fetched"], float64(s["pages_fetched"])/took.Seconds())
+	run := s["pages_fetched"] - pagesBefore
+	if pagesBefore > 0 {
+		fmt.Fprintf(w, "  pages fetched   %d (%d in this run, %.0f/s)\n", s["pages_fetched"], run, float64(run)/took.Seconds())
+	} else {
+		fmt.Fprintf(w, "  pages fetched   %d (%.0f/s)\n", s["pages_fetched"], float64(run)/took.Seconds())
+	}
 	fmt.Fprintf(w, "  http errors     %d final (4xx), %d retries scheduled, %d requests given up\n",
 		s["http_errors_final"], s["retries_scheduled"], s["retries_exhausted"])
 	fmt.Fprintf(w, "  urls seen       %d (%d duplicate links dropped)\n", st.Seen, s["requests_duplicate"])
 	fmt.Fprintf(w, "  items scraped   %d, stored %d (%d duplicates skipped)\n", s["items_scraped"], s["items_stored"], s["items_duplicate"])
+	for _, t := range handlers.FieldsOf(s) {
+		var fields []string
+		for _, f := range t.Fields {
+			fields = append(fields, fmt.Sprintf("%s %d%s", f.Field, f.Pages, noneMatched(f)))
+		}
+		fmt.Fprintf(w, "  fields          %s on %d pages: %s\n", t.Type, t.Pages, strings.Join(fields, ", "))
+	}
+	if n := s["items_empty"]; n > 0 {
+		fmt.Fprintf(w, "  items empty     %d not stored (every field empty)\n", n)
+	}
 	fmt.Fprintf(w, "  dead letters    %d\n", st.DeadLetters)
 	if st.Failover != "" {
 		fmt.Fprintf(w, "  redis failover  %s (durability async: writes may be lost)\n", st.Failover)
@@ -126,4 +143,12 @@ func printSummary(w io.Writer, st *inspect.Status, took time.Duration, out strin
 	if out != "" {
 		fmt.Fprintf(w, "  items file      %s\n", out)
 	}
+}
+
+// noneMatched marks a field that had a value on no page of its type.
+func noneMatched(f handlers.FieldCount) string {
+	if f.Pages == 0 {
+		return " (matched on none)"
+	}
+	return ""
 }

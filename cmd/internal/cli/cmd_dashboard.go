@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"strconv"
@@ -69,11 +70,16 @@ is looked at.`,
 			mux.Handle("/healthz", mh)
 			mux.Handle("/readyz", mh)
 			mux.Handle("/", d.Handler())
-			bound, err := metrics.Serve(ctx, addr, mux, a.Log)
+			ln, err := net.Listen("tcp", addr)
 			if err != nil {
-				return err
+				return fmt.Errorf("dashboard: cannot listen on %s (--addr): %w", addr, err)
 			}
-			a.Log.Info("dashboard", zap.String("url", "http://"+bound.String()+"/"), zap.String("crawl", crawl))
+			go func() {
+				if err := serve(ctx, ln, mux); err != nil {
+					a.Log.Warn("dashboard server stopped", zap.Error(err))
+				}
+			}()
+			a.Log.Info("dashboard", zap.String("url", "http://"+ln.Addr().String()+"/"), zap.String("crawl", crawl))
 			return d.Run(ctx) // nil when ctx ends
 		},
 	}

@@ -50,7 +50,7 @@ the delivery count.
 		}),
 	}
 	a.crawlFlags(cmd, &crawl)
-	cmd.Flags().StringSliceVar(&ids, "id", nil, "dead-letter IDs (default: all)")
+	cmd.Flags().StringSliceVar(&ids, "id", nil, "dead letters by ID, or by the entry ID the logs name (entry_id; the ENTRY ID column of list) (default: all)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "list as JSON")
 	cmd.Flags().Int64Var(&limit, "limit", 1000, "list at most this many")
 	return cmd
@@ -65,9 +65,13 @@ func (a *App) deadList(ctx context.Context, rdb redis.UniversalClient, l streams
 		return a.printJSON(dead)
 	}
 	tw := tabwriter.NewWriter(a.Stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tSTAGE\tDELIVERIES\tURL\tERROR")
+	fmt.Fprintln(tw, "ID\tENTRY ID\tSTAGE\tDELIVERIES\tURL\tERROR")
 	for _, d := range dead {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", d.ID, d.Stage, d.Deliveries, deadURL(d), d.Error)
+		entry := d.EntryID
+		if entry == "" {
+			entry = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", d.ID, entry, d.Stage, d.Deliveries, deadURL(d), d.Error)
 	}
 	return tw.Flush()
 }

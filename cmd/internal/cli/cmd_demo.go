@@ -100,8 +100,8 @@ JSONL file in the current directory. Nothing needs to be installed.`,
 				return err
 			}
 			fmt.Fprintf(a.Stdout, "demo shop of %d pages at %s\n", pages, base)
-			if _, err := a.crawlHere(ctx, sp, &f, true); err != nil {
-				return err
+			if _, err := a.crawlHere(ctx, sp, &f, true); err != nil || ctx.Err() != nil {
+				return a.endInterrupted(ctx, "demo", err)
 			}
 			fmt.Fprintf(a.Stdout, "\n%d products on the site; items written to %s\n", len(site.Products()), f.Out)
 			return nil

@@ -25,12 +25,7 @@ memory. Run one per deployment; the workers' own --metrics-addr serve per-proces
 			if len(crawls) == 0 {
 				crawls = []string{""}
 			}
-			for _, c := range crawls {
-				if err := checkCrawl(c); err != nil {
-					return err
-				}
-			}
-			rdb, err := a.Connect(ctx, true)
+			rdb, err := a.connectExisting(ctx, crawls, false)
 			if err != nil {
 				return err
 			}

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -58,6 +59,9 @@ create one at --id, move one with XGROUP SETID (setid), or delete one. The stage
 				switch args[0] {
 				case "list":
 					groups, err := rdb.XInfoGroups(ctx, key).Result()
+					if err != nil && strings.Contains(err.Error(), "no such key") {
+						continue // the stream has no entry yet: no group reads it
+					}
 					if err != nil {
 						return fmt.Errorf("groups of %s: %w", key, err)
 					}

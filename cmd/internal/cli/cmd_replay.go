@@ -147,13 +147,10 @@ package and handlers.Process.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
-			if err := checkCrawl(crawl); err != nil {
-				return err
-			}
 			if group == "" {
 				return fmt.Errorf("--group is required")
 			}
-			rdb, err := a.connectWorker(ctx, true)
+			rdb, err := a.connectExisting(ctx, []string{crawl}, true)
 			if err != nil {
 				return err
 			}
@@ -186,7 +183,7 @@ package and handlers.Process.`,
 			if pc.BeforeAck, err = beforeAckOf("process"); err != nil {
 				return err
 			}
-			return handlers.Process(ctx, pc)
+			return a.endInterrupted(ctx, "process", handlers.Process(ctx, pc))
 		},
 	}
 	a.crawlFlags(cmd, &crawl)

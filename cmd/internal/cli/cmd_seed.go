@@ -40,5 +40,6 @@ crawl has seen before is not queued again. Running services pick them up at once
 	}
 	a.RedisFlags(cmd, false)
 	spiderFlag(cmd, &spiderPath)
+	cmd.SetFlagErrorFunc(spiderFlagError)
 	return cmd
 }

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
@@ -32,43 +33,7 @@ reading, let in-flight work finish (up to --shutdown-timeout), ack it and exit 0
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			if err := validStage(stage); err != nil {
-				return err
-			}
-			sp, _, err := a.spiderArg(spiderPath, args)
-			if err != nil {
-				return err
-			}
-			rdb, err := a.connectWorker(ctx, true)
-			if err != nil {
-				return err
-			}
-			defer rdb.Close()
-			cfg, err := f.config(a, []string{stage})
-			if err != nil {
-				return err
-			}
-			opts := handlers.Options{Client: rdb, Stages: []string{stage}, NoSeed: true, Serve: !f.UntilDone,
-				Logger: a.Log, Tuning: cfg}
-			sink := "none"
-			if stage == streams.StageStore {
-				if opts.Out = f.Out; opts.Out == "" {
-					opts.Out = sp.Name + ".jsonl"
-				}
-				sink = sinkKind(redactOut(opts.Out))
-			}
-			if opts.Tuning.Metrics, err = a.serveMetrics(ctx, f.metricsAddr, rdb, sink, groupsReady(rdb, sp.Name, stage)); err != nil {
-				return err
-			}
-			if stage == streams.StageStore {
-				a.Log.Sugar().Infof("storing items of %s in %s", sp.Name, redactOut(opts.Out))
-			}
-			// A stage that stopped cleanly has done its job even when the crawl's
-			// status cannot be read afterwards (Redis gone at the end).
-			if _, err := handlers.Crawl(ctx, sp, opts); err != nil && !errors.Is(err, handlers.ErrNoStatus) {
-				return fmt.Errorf("%s: %w", stage, err)
-			}
-			return nil
+			return a.endInterrupted(ctx, stage, a.runStage(ctx, stage, &f, spiderPath, args))
 		},
 	}
 	a.RedisFlags(cmd, false)
@@ -76,5 +41,48 @@ reading, let in-flight work finish (up to --shutdown-timeout), ack it and exit 0
 	f.AddMetrics(cmd)
 	spiderFlag(cmd, &spiderPath)
 	cmd.Flags().BoolVar(&f.UntilDone, "until-done", false, "exit 0 once the whole crawl is done")
+	cmd.SetFlagErrorFunc(spiderFlagError)
 	return cmd
+}
+
+// runStage runs one stage as a service until ctx ends or, with --until-done, the crawl
+// is done.
+func (a *App) runStage(ctx context.Context, stage string, f *RunFlags, spiderPath string, args []string) error {
+	if err := validStage(stage); err != nil {
+		return err
+	}
+	sp, _, err := a.spiderArg(spiderPath, args)
+	if err != nil {
+		return err
+	}
+	rdb, err := a.connectWorker(ctx, true)
+	if err != nil {
+		return err
+	}
+	defer rdb.Close()
+	cfg, err := f.config(a, []string{stage})
+	if err != nil {
+		return err
+	}
+	opts := handlers.Options{Client: rdb, Stages: []string{stage}, NoSeed: true, Serve: !f.UntilDone,
+		Logger: a.Log, Tuning: cfg}
+	sink := "none"
+	if stage == streams.StageStore {
+		if opts.Out = f.Out; opts.Out == "" {
+			opts.Out = sp.Name + ".jsonl"
+		}
+		sink = sinkKind(redactOut(opts.Out))
+	}
+	if opts.Tuning.Metrics, err = a.serveMetrics(ctx, f.metricsAddr, rdb, sink, groupsReady(rdb, sp.Name, stage)); err != nil {
+		return err
+	}
+	if stage == streams.StageStore {
+		a.Log.Sugar().Infof("storing items of %s in %s", sp.Name, redactOut(opts.Out))
+	}
+	// A stage that stopped cleanly has done its job even when the crawl's
+	// status cannot be read afterwards (Redis gone at the end).
+	if _, err := handlers.Crawl(ctx, sp, opts); err != nil && !errors.Is(err, handlers.ErrNoStatus) {
+		return fmt.Errorf("%s: %w", stage, err)
+	}
+	return nil
 }

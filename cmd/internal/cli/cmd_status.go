@@ -13,6 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/spf13/cobra"
 
+	"github.com/streamcrawl/streamcrawl/handlers"
 	"github.com/streamcrawl/streamcrawl/streams"
 	"github.com/streamcrawl/streamcrawl/streams/inspect"
 )
@@ -36,9 +37,6 @@ func (a *App) statusCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if !crawlExists(st) {
-				return fmt.Errorf("no crawl %q in Redis at %s (check --crawl and --redis; a crawl exists once it is seeded or a stage has run)", crawl, rdb.Addr)
-			}
 			if watch {
 				return a.watchStatus(ctx, rdb, layout, every)
 			}
@@ -55,19 +53,6 @@ func (a *App) statusCommand() *cobra.Command {
 	cmd.Flags().BoolVar(&watch, "watch", false, "refresh until interrupted: in place on a terminal (rates over the last 10 s, consumers alive and pending per stage, frontier, ETA, dead letters, Redis memory), one line per refresh otherwise")
 	cmd.Flags().DurationVar(&every, "interval", 2*time.Second, "refresh interval of --watch")
 	return cmd
-}
-
-// crawlExists says whether a status read found anything of the crawl in Redis.
-func crawlExists(st *inspect.Status) bool {
-	if len(st.Stats) > 0 || st.Seen > 0 || st.Frontier > 0 || st.Delayed > 0 || st.DeadLetters > 0 {
-		return true
-	}
-	for _, s := range st.Streams {
-		if s.Length > 0 || len(s.Groups) > 0 {
-			return true
-		}
-	}
-	return false
 }
 
 // watchStatus shows the crawl's live view every interval until ctx ends.
@@ -113,8 +98,8 @@ func printStatus(w io.Writer, st *inspect.Status) {
 		fmt.Fprintf(tw, "WARNING\tredis failed over %s\twith durability async: writes the old primary acknowledged may be lost, pages may be missing\n", st.Failover)
 	}
 	fmt.Fprintf(tw, "frontier\t%d\trequests waiting in their hosts' queues\n", st.Frontier)
-	fmt.Fprintf(tw, "hosts\t%d ready, %d scheduled\tready: may start a request now; scheduled: waiting for their delay or back-off\n",
-		st.HostsReady, st.HostsScheduled)
+	fmt.Fprintf(tw, "hosts\t%d ready, %d scheduled, %d blocked\tready: may start a request now; scheduled: waiting for their delay or back-off; blocked: every slot taken (per_host_concurrency in flight)\n",
+		st.HostsReady, st.HostsScheduled, st.HostsBlocked)
 	fmt.Fprintf(tw, "queued\t%d\trequests in the stream, not yet read by a fetcher\n", st.Queued)
 	fmt.Fprintf(tw, "delayed\t%d\trequests waiting for a retry time\n", st.Delayed)
 	fmt.Fprintf(tw, "seen\t%d\turls (%d bytes in Redis)\n", st.Seen, st.SeenBytes)
@@ -145,6 +130,14 @@ func printStatus(w io.Writer, st *inspect.Status) {
 		fmt.Fprintln(tw, "\nMASTER\tKEYS\tUSED MEMORY\tPARTITIONS")
 		for _, n := range st.Nodes {
 			fmt.Fprintf(tw, "%s\t%d\t%s\t%v\n", n.Addr, n.Keys, mib(n.UsedMemory), n.Partitions)
+		}
+	}
+	if types := handlers.FieldsOf(st.Stats); len(types) > 0 {
+		fmt.Fprintln(tw, "\nITEM TYPE\tPAGES\tFIELD\tPAGES WITH A VALUE")
+		for _, t := range types {
+			for _, f := range t.Fields {
+				fmt.Fprintf(tw, "%s\t%d\t%s\t%d%s\n", t.Type, t.Pages, f.Field, f.Pages, noneMatched(f))
+			}
 		}
 	}
 	if len(st.Render) > 0 {

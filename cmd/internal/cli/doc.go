@@ -2,6 +2,10 @@
 // fetch, parse and store services, seed, status, dead, replay, process, archive, groups,
 // demo, demo-site, exporter, dashboard), behind Run, which cmd/streamcrawl's main calls.
 //
+// Every command given --crawl checks that the crawl exists first (connectCrawl), and
+// every command that runs until done or interrupted ends an interruption the same way
+// (endInterrupted in process.go): "interrupted; run the same command to resume", exit 0.
+//
 // The benchmark and chaos tooling (cmd/streamcrawl-bench) builds its own command tree on
 // the same App: NewRoot and Execute for the global flags and exit codes, RedisFlags and
 // Connect for Redis, RunFlags and Crawl for a crawl in one process, and WorkerCommands,

@@ -214,7 +214,11 @@ type testSite interface {
 
 func TestMultiProcessCrawlDemoSite(t *testing.T) {
 	t.Parallel()
-	site := demosite.New(2000)
+	pages := 2000
+	if raceEnabled {
+		pages = 1000 // five race-instrumented processes
+	}
+	site := demosite.New(pages)
 	c := newCluster(t, "shop", site)
 	c.seed()
 	procs := c.start(2, 2, 1)
@@ -264,7 +268,7 @@ func TestEmbeddedCrawlDemoSite(t *testing.T) {
 	t.Parallel()
 	pages := 2000
 	if raceEnabled {
-		pages = 1000 // one race-instrumented process runs every stage and the embedded Redis
+		pages = 600 // one race-instrumented process runs every stage and the embedded Redis
 	}
 	site := demosite.New(pages)
 	base := serveSite(t, site)
@@ -310,7 +314,7 @@ func TestMultiProcessCrawl20kSiteTest(t *testing.T) {
 	t.Parallel()
 	pages := 20000
 	if raceEnabled {
-		pages = 5000 // the race detector makes every process 5-10x slower
+		pages = 3000 // the race detector makes every process 5-10x slower
 	}
 	site := sitetest.New(pages)
 	c := newCluster(t, "news", site)

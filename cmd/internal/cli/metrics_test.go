@@ -104,7 +104,7 @@ func httpStatus(t testing.TB, url string) (int, string) {
 // crawl is done, pages, items and dead letters agree exactly within a flush.
 func TestMetricsAgreeWithStatus(t *testing.T) {
 	t.Parallel()
-	site := demosite.New(1500)
+	site := demosite.New(600)
 	c := newCluster(t, "shop", site)
 	c.seed()
 	start := func(stage, consumer string) *proc {

@@ -2,12 +2,15 @@ package cli
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"os"
 	"os/signal"
 	"runtime/debug"
 	"syscall"
 
 	"github.com/redis/go-redis/v9"
+	"go.uber.org/zap"
 )
 
 // Process prepares this process to run a command line and returns its context, which
@@ -31,3 +34,30 @@ func Process() (ctx context.Context, stop context.CancelFunc) {
 type quietRedis struct{}
 
 func (quietRedis) Printf(context.Context, string, ...any) {}
+
+// interruptedMsg is what a command that SIGINT or SIGTERM stopped says on stderr.
+const interruptedMsg = "interrupted; run the same command to resume"
+
+// interruptedEmbeddedMsg is interruptedMsg for a crawl on an embedded Redis, whose state
+// ends with the process.
+const interruptedEmbeddedMsg = "interrupted; the embedded Redis ended with this process, so nothing is left to resume (crawl with --redis URL to be able to resume)"
+
+// endInterrupted ends a command that runs until done or interrupted: when ctx ended
+// (SIGINT, SIGTERM) it says interruptedMsg after the command's name and returns nil
+// (exit 0), whatever moment the signal came at: while connecting, while a stage creates
+// its consumer group, or mid-crawl. An error other than the cancellation itself is
+// logged, not lost. Otherwise it returns err.
+func (a *App) endInterrupted(ctx context.Context, name string, err error) error {
+	if ctx.Err() == nil {
+		return err
+	}
+	if err != nil && !errors.Is(err, context.Canceled) && a.Log != nil {
+		a.Log.Warn("error while stopping", zap.Error(err))
+	}
+	msg := interruptedMsg
+	if a.embedded {
+		msg = interruptedEmbeddedMsg
+	}
+	fmt.Fprintf(a.Stderr, "%s: %s\n", name, msg)
+	return nil
+}

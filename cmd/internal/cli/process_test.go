@@ -12,7 +12,7 @@ import (
 // before acking its 40th item and restarted: each group still has every item once.
 func TestPostProcessorKilledLosesNothingForItsGroup(t *testing.T) {
 	t.Parallel()
-	site := demosite.New(600)
+	site := demosite.New(300)
 	c := newCluster(t, "ppshop", site)
 	c.seed()
 	dir := t.TempDir()

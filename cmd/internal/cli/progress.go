@@ -45,6 +45,12 @@ func (a *App) startProgress(ctx context.Context, rdb redis.UniversalClient, l st
 	default:
 		every = progressPlainInterval
 	}
+	// The first sample is the crawl as this run finds it: the first line's rate is over
+	// this run's work since then, not 0 for want of an earlier sample, nor the totals of
+	// earlier runs.
+	if stats, err := rdb.HGetAll(ctx, l.Global.Stats).Result(); err == nil {
+		p.r.add(sample{at: p.start, pages: statOf(stats, "pages_fetched"), items: statOf(stats, "items_stored")})
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	wg.Add(1)
@@ -80,7 +86,7 @@ func (p *progress) show(ctx context.Context) {
 	if err != nil {
 		return
 	}
-	n := func(k string) int64 { v, _ := strconv.ParseInt(stats[k], 10, 64); return v }
+	n := func(k string) int64 { return statOf(stats, k) }
 	now := time.Now()
 	p.r.add(sample{at: now, pages: n("pages_fetched"), items: n("items_stored")})
 	pages, _, _ := p.r.perSecond()
@@ -102,4 +108,10 @@ func (p *progress) show(ctx context.Context) {
 		return
 	}
 	fmt.Fprintln(p.w, "progress: "+line)
+}
+
+// statOf returns counter k of a stats hash as read by HGETALL (0 when absent).
+func statOf(stats map[string]string, k string) int64 {
+	v, _ := strconv.ParseInt(stats[k], 10, 64)
+	return v
 }

@@ -109,8 +109,8 @@ var (
 // rates and both fetchers alive; Ctrl-C ends it with exit 0.
 func TestStatusWatchOnATerminal(t *testing.T) {
 	t.Parallel()
-	site := demosite.New(1200)
-	c := newCluster(t, "watch", slowSite{site, 20 * time.Millisecond})
+	site := demosite.New(400)
+	c := newCluster(t, "watch", slowSite{site, 300 * time.Millisecond}) // at least 2 s of waiting at 64 fetches at once
 	c.seed()
 	procs := c.start(2, 1, 1)
 	w := startTTY(t, "status", "--watch", "--interval", "300ms", "--redis", c.srv.URL(), "--crawl", c.name)
@@ -155,8 +155,8 @@ func TestStatusWatchOnATerminal(t *testing.T) {
 func TestCrawlProgressLine(t *testing.T) {
 	t.Parallel()
 	srv := streamstest.Start(t)
-	site := demosite.New(800)
-	base := serveSite(t, slowSite{site, 10 * time.Millisecond})
+	site := demosite.New(250)
+	base := serveSite(t, slowSite{site, 100 * time.Millisecond}) // at least 0.8 s at 32 fetches at once
 
 	spider := writeFile(t, "tty.yaml", spiderYAML(t, site, "tty", base))
 	p := startTTY(t, "crawl", spider, "--redis", srv.URL(), "--out", t.TempDir()+"/tty.jsonl", "--progress-interval", "200ms")

@@ -16,6 +16,7 @@ import (
 	"github.com/streamcrawl/streamcrawl/handlers"
 	"github.com/streamcrawl/streamcrawl/spiders"
 	"github.com/streamcrawl/streamcrawl/streams"
+	"github.com/streamcrawl/streamcrawl/streams/inspect"
 )
 
 // App holds a command line's global flags and what they open: the state every command
@@ -37,6 +38,7 @@ type App struct {
 	progress      bool          // crawl and demo show a progress line
 	progressEvery time.Duration // its refresh interval; 0: by terminal or not
 	term          *termWriter   // stderr when it is a terminal, else nil
+	embedded      bool          // the command runs on an embedded Redis (gone when it ends)
 }
 
 // New returns an App that writes to stdout and stderr.
@@ -156,12 +158,33 @@ func (a *App) Connect(ctx context.Context, required bool) (*streams.Client, erro
 	return a.connectOpts(ctx, required, false)
 }
 
-// connectCrawl checks a crawl name given with --crawl and connects (--redis required).
+// connectCrawl checks a crawl name given with --crawl, connects (--redis required) and
+// checks that Redis holds that crawl: every command on an existing crawl starts here,
+// so a mistyped name gets one answer (inspect.NoCrawlError, listing the crawls there)
+// and creates no key.
 func (a *App) connectCrawl(ctx context.Context, crawl string) (*streams.Client, error) {
-	if err := checkCrawl(crawl); err != nil {
+	return a.connectExisting(ctx, []string{crawl}, false)
+}
+
+// connectExisting is connectCrawl for one crawl or more; worker says the command runs
+// a consumer group of its own (it gets connectWorker's settings check).
+func (a *App) connectExisting(ctx context.Context, crawls []string, worker bool) (*streams.Client, error) {
+	for _, c := range crawls {
+		if err := checkCrawl(c); err != nil {
+			return nil, err
+		}
+	}
+	rdb, err := a.connectOpts(ctx, true, worker)
+	if err != nil {
 		return nil, err
 	}
-	return a.Connect(ctx, true)
+	for _, c := range crawls {
+		if err := inspect.RequireCrawl(ctx, rdb, c, rdb.Addr); err != nil {
+			_ = rdb.Close()
+			return nil, err
+		}
+	}
+	return rdb, nil
 }
 
 // openCrawl is connectCrawl that also reads the crawl's stored layout.

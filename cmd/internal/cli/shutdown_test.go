@@ -78,7 +78,7 @@ func TestSIGTERMMidCrawlThenRestartLosesNothing(t *testing.T) {
 func TestPostgresSinkWithAKilledStoreWorkerHasOneRowPerProduct(t *testing.T) {
 	t.Parallel()
 	pg := processorstest.StartPostgres(t)
-	site := demosite.New(800)
+	site := demosite.New(400)
 	c := newCluster(t, "pgshop", site)
 	c.out = pg.URL() + "&table=pgshop_items"
 	c.seed()

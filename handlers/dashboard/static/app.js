@@ -34,6 +34,10 @@ function chart(canvas, series, labels) {
   });
 }
 
+// consumers says how many of a stage's registered consumers are alive (read lately),
+// as the page first rendered on the server does.
+const consumers = (p, g) => fmt((p.alive || {})[g] || 0) + " of " + fmt(p.consumers[g] || 0);
+
 function rows(tbody, items, cells) {
   tbody.replaceChildren(...items.map((it) => {
     const tr = document.createElement("tr");
@@ -75,7 +79,7 @@ async function refresh() {
   chart($("chart-queue"), [s((p) => p.frontier), s((p) => p.delayed), s((p) => Math.max(0, p.unread.fetch || 0))], ["frontier", "delayed", "fetch unread"]);
   chart($("chart-pending"), ["fetch", "parse", "store"].map((g) => s((p) => p.pending[g] || 0)), ["fetch", "parse", "store"]);
   chart($("chart-memory"), [s((p) => p.redis_used / 1048576)], ["used"]);
-  rows($("stages").tBodies[0], ["fetch", "parse", "store"], (g) => [[g], [fmt(last.consumers[g] || 0)], [fmt(last.pending[g] || 0)],
+  rows($("stages").tBodies[0], ["fetch", "parse", "store"], (g) => [[g], [consumers(last, g)], [fmt(last.pending[g] || 0)],
     [(last.unread[g] ?? 0) < 0 ? "?" : fmt(last.unread[g] || 0)]]);
   rows($("slowest").tBodies[0], st.slowest || [], (x) => [[x.host], [fmt(x.requests)], [fmt(x.avg_ms)]]);
   rows($("failing").tBodies[0], st.failing || [], (x) => [[x.host], [fmt(x.requests)], [fmt(x.failures)]]);

@@ -41,12 +41,13 @@ is looked at.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
+			var rdb *streams.Client
+			var err error
 			if crawl != "" {
-				if err := checkCrawl(crawl); err != nil {
-					return err
-				}
+				rdb, err = a.connectCrawl(ctx, crawl) // the crawl must exist
+			} else {
+				rdb, err = a.Connect(ctx, true)
 			}
-			rdb, err := a.Connect(ctx, true)
 			if err != nil {
 				return err
 			}

@@ -65,18 +65,21 @@ var ErrPoison = errors.New("poison")
 // what the Subscriber does with it: an error of a write that Redis refused for its own
 // reasons (out of memory, read-only, a loading server, ...) holds msg for the outage,
 // recorded in o (no delivery counted, no dead letter; handed out again once Redis takes
-// writes); an error wrapping ErrPoison sends it to the dead letters at once; any other
+// writes); an error wrapping ErrPoison sends it to the dead letters at once (checked
+// first: it may wrap a site's network error); any other
 // error is retried after a backoff, and dead-lettered with it after MaxDeliveries. It
 // reports whether err was such an ordinary failure, for the caller to log. o may be
 // nil.
 func Fail(msg *message.Message, err error, o *Outage) (ordinary bool) {
 	recordError(msg, err)
 	switch {
+	case errors.Is(err, ErrPoison):
+		// About the message, whatever it wraps: a fetch that failed for good carries the
+		// site's network error, which is no Redis outage.
+		msg.Metadata.Set(metaPoison, "1") // the subscriber logs its move to dead letters
+		return false
 	case o.refused(err):
 		msg.Metadata.Set(metaOutage, "1")
-		return false
-	case errors.Is(err, ErrPoison):
-		msg.Metadata.Set(metaPoison, "1") // the subscriber logs its move to dead letters
 		return false
 	}
 	return true

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"net/url"
 	"strings"
 	"sync"
 	"syscall"
@@ -75,6 +76,12 @@ func isWriteRefused(err error) bool {
 // process (redis.ErrClosed) and an ended context are not.
 func unreachable(err error) bool {
 	if err == nil || errors.Is(err, redis.ErrClosed) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return false
+	}
+	// An HTTP client's error (a site that reset, refused or timed out) is about the
+	// site, never Redis: go-redis does not return *url.Error.
+	var ue *url.Error
+	if errors.As(err, &ue) {
 		return false
 	}
 	var ne net.Error

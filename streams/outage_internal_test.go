@@ -2,9 +2,14 @@ package streams
 
 import (
 	"errors"
+	"fmt"
+	"net/url"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
+
+	"github.com/ThreeDotsLabs/watermill/message"
 )
 
 // An outage ends with a write that goes through, or, when none is seen, outageStale
@@ -59,4 +64,23 @@ func TestOutageEndsWhenAcceptedOrStale(t *testing.T) {
 		t.Fatal("a nil Outage must track nothing and still classify")
 	}
 	nilOutage.accepted()
+}
+
+// A site's network error is not a Redis outage: a fetch that failed for good (poison,
+// wrapping the HTTP client's *url.Error) goes to the dead letters, and a bare HTTP
+// client error is no outage either. Before, both held the request as an outage and it
+// was handed out again forever (a server sending two Content-Lengths asked 20 times).
+func TestSiteNetworkErrorsAreNoOutage(t *testing.T) {
+	reset := &url.Error{Op: "Get", URL: "http://127.0.0.1:1/x", Err: syscall.ECONNRESET}
+	if isWriteRefused(reset) {
+		t.Error("an HTTP client's connection reset counted as Redis unreachable")
+	}
+	if !isWriteRefused(fmt.Errorf("frontier: emit: %w", syscall.ECONNRESET)) {
+		t.Error("a Redis connection reset is no longer an outage")
+	}
+	o := &Outage{}
+	msg := message.NewMessage("1", nil)
+	if Fail(msg, fmt.Errorf("%w: fetch: %w", ErrPoison, reset), o) || msg.Metadata.Get(metaPoison) != "1" || msg.Metadata.Get(metaOutage) != "" || o.Active() {
+		t.Errorf("a fetch that failed for good: metadata %v, outage %v; want poison", msg.Metadata, o.Active())
+	}
 }

@@ -43,6 +43,21 @@ end
 return n
 `)
 
+// ReadBlockedHosts sets st.HostsBlocked: the hosts of the crawl with requests waiting
+// and every slot taken. One script per partition reading at most maxLeasesRead leases:
+// `status` asks for it, the exporter and the dashboard do not.
+func ReadBlockedHosts(ctx context.Context, rdb redis.UniversalClient, l streams.Layout, st *Status) error {
+	st.HostsBlocked = 0
+	for _, k := range l.Parts {
+		n, err := readBlockedHosts(ctx, rdb, k)
+		if err != nil {
+			return err
+		}
+		st.HostsBlocked += n
+	}
+	return nil
+}
+
 // readBlockedHosts returns the number of blocked hosts of partition k.
 func readBlockedHosts(ctx context.Context, rdb redis.UniversalClient, k streams.Keys) (int64, error) {
 	n, err := blockedScript.Run(ctx, rdb, []string{k.Leases, k.Ready, k.Sched}, k.HostStates, maxLeasesRead).Int64()

@@ -89,6 +89,9 @@ func TestBlockedHosts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if err := inspect.ReadBlockedHosts(ctx, rdb, l, st); err != nil {
+		t.Fatal(err)
+	}
 	if st.HostsBlocked != 1 || st.HostsReady != 1 || st.HostsScheduled != 1 {
 		t.Errorf("hosts ready %d, scheduled %d, blocked %d; want 1 each (idle.example has nothing waiting)",
 			st.HostsReady, st.HostsScheduled, st.HostsBlocked)

@@ -67,7 +67,9 @@ type Status struct {
 	// no later than now (this machine's clock).
 	HostsDue int64 `json:"hosts_due"`
 	// HostsBlocked is the number of hosts with requests waiting and every slot taken
-	// (per_host_concurrency requests in flight): each finish places one again.
+	// (per_host_concurrency requests in flight): each finish places one again. Read by
+	// ReadBlockedHosts (status), not by ReadStatus: its cost follows the requests in
+	// flight, and a scrape's must not.
 	HostsBlocked int64 `json:"hosts_blocked"`
 	// InFlight is the number of requests holding a slot of a host with a concurrency
 	// limit (handed out, their fetch not finished).
@@ -296,11 +298,6 @@ func ReadStatus(ctx context.Context, rdb redis.UniversalClient, l streams.Layout
 		}
 		st.HostsReady += ps.HostsReady
 		st.HostsScheduled += ps.HostsScheduled
-		blocked, err := readBlockedHosts(ctx, rdb, l.Parts[i])
-		if err != nil {
-			return nil, err
-		}
-		st.HostsBlocked += blocked
 		if len(l.Parts) > 1 {
 			ps.Partition = i
 			st.Partitions = append(st.Partitions, ps)

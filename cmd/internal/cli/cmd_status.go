@@ -34,6 +34,9 @@ func (a *App) statusCommand() *cobra.Command {
 				}
 			}
 			st, err := inspect.ReadStatus(ctx, rdb, layout)
+			if err == nil {
+				err = inspect.ReadBlockedHosts(ctx, rdb, layout, st)
+			}
 			if err != nil {
 				return err
 			}

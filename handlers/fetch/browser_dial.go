@@ -16,7 +16,6 @@ import (
 
 	"github.com/streamcrawl/streamcrawl/handlers/fetch/browser"
 	"github.com/streamcrawl/streamcrawl/spiders"
-	"github.com/streamcrawl/streamcrawl/streams"
 )
 
 // BrowserDialer returns the network guard of s as a browser.Dialer: what a browser
@@ -50,19 +49,9 @@ func guardedDial(s spiders.Settings) browser.Dialer {
 // failed the page).
 func (b *browserFetch) pageDialer(ctx context.Context, req *spiders.Request) (browser.Dialer, func(failed bool), error) {
 	noop := func(bool) {}
-	var u *url.URL
-	var ps *proxyState
-	if raw, ok := req.Meta["proxy"].(string); ok && raw != "" {
-		var err error
-		if u, err = spiders.ParseProxy(raw); err != nil {
-			return nil, noop, fmt.Errorf("%w: fetch: meta proxy of %s: %w", streams.ErrPoison, req.URL, err)
-		}
-	} else if b.proxies != nil {
-		var err error
-		if ps, err = b.proxies.acquire(ctx); err != nil {
-			return nil, noop, &retryableError{err: fmt.Errorf("fetch: waiting for a proxy: %w", err)}
-		}
-		u = ps.u
+	u, ps, err := pickProxy(ctx, b.proxies, req)
+	if err != nil {
+		return nil, noop, err
 	}
 	if u == nil {
 		return b.dial, noop, nil

@@ -198,19 +198,9 @@ func textual(contentType string) bool {
 // this process, connects to it).
 func (f *httpFetch) viaProxy(ctx context.Context, req *spiders.Request, hreq *http.Request) (*http.Request, func(*http.Response, error), error) {
 	noop := func(*http.Response, error) {}
-	var u *url.URL
-	var ps *proxyState
-	if raw, ok := req.Meta["proxy"].(string); ok && raw != "" {
-		var err error
-		if u, err = spiders.ParseProxy(raw); err != nil {
-			return nil, noop, fmt.Errorf("%w: fetch: meta proxy of %s: %w", streams.ErrPoison, spiders.RedactedURL(req.URL), err)
-		}
-	} else if f.proxies != nil {
-		var err error
-		if ps, err = f.proxies.acquire(ctx); err != nil {
-			return nil, noop, &retryableError{err: fmt.Errorf("fetch: waiting for a proxy: %w", err)}
-		}
-		u = ps.u
+	u, ps, err := pickProxy(ctx, f.proxies, req)
+	if err != nil {
+		return nil, noop, err
 	}
 	if u == nil {
 		return hreq, noop, nil

@@ -3,6 +3,7 @@ package fetch
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"net/netip"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/streamcrawl/streamcrawl/spiders"
+	"github.com/streamcrawl/streamcrawl/streams"
 )
 
 // Proxy defaults.
@@ -177,3 +179,25 @@ func (e *blockedError) Error() string {
 }
 
 func (e *blockedError) Unwrap() error { return errBlockedAddress }
+
+// pickProxy returns the proxy req goes through, for an HTTP fetch and a rendered page
+// alike: its meta "proxy", else the next of the rotation p (nil: none) with the slot
+// taken (nil for a meta proxy); a nil URL when neither. A meta proxy that does not parse
+// is poison; a wait for a free proxy that ends is retryable.
+func pickProxy(ctx context.Context, p *proxyPool, req *spiders.Request) (*url.URL, *proxyState, error) {
+	if raw, ok := req.Meta["proxy"].(string); ok && raw != "" {
+		u, err := spiders.ParseProxy(raw)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%w: fetch: meta proxy of %s: %w", streams.ErrPoison, spiders.RedactedURL(req.URL), err)
+		}
+		return u, nil, nil
+	}
+	if p == nil {
+		return nil, nil, nil
+	}
+	ps, err := p.acquire(ctx)
+	if err != nil {
+		return nil, nil, &retryableError{err: fmt.Errorf("fetch: waiting for a proxy: %w", err)}
+	}
+	return ps.u, ps, nil
+}

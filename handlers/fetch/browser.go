@@ -7,7 +7,6 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 	"time"
 
@@ -120,17 +119,11 @@ func (b *browserFetch) roundTrip(ctx context.Context, req *spiders.Request) (*sp
 		return b.failed(req, err)
 	}
 	if err := b.cookies.fromBrowser(context.WithoutCancel(ctx), session, given, res.Cookies); err != nil {
-		b.log.Warn("cookies of a rendered page not saved", zap.String("url", req.URL), zap.Error(err))
+		b.log.Warn("cookies of a rendered page not saved", zap.String("url", spiders.RedactedURL(req.URL)), zap.Error(err))
 	}
 	b.countPage(req, res)
-	b.count("status_"+strconv.Itoa(res.Status), 1)
-	switch code := res.Status; {
-	case retryableStatus(code):
-		return nil, nil, "", &retryableError{err: fmt.Errorf("fetch: %s: HTTP %d", req.URL, code),
-			status: code, retryAfter: res.Headers.Get("Retry-After")}
-	case code >= 400:
-		b.count("http_errors_final", 1)
-		return nil, nil, "http_error", nil
+	if ends, reason, err := b.statusEnds(req, res.Status, res.Headers); ends {
+		return nil, nil, reason, err
 	}
 	body, truncated := res.HTML, false
 	if int64(len(body)) > b.settings.MaxBodySize {

@@ -8,7 +8,6 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 	"time"
 
@@ -93,14 +92,10 @@ func (f *httpFetch) roundTrip(ctx context.Context, req *spiders.Request) (*spide
 		return nil, nil, "", &retryableError{err: fmt.Errorf("fetch: %s: %w", spiders.RedactedURL(req.URL), err)}
 	}
 	defer resp.Body.Close()
-	f.count("status_"+strconv.Itoa(resp.StatusCode), 1)
+	if ends, reason, err := f.statusEnds(req, resp.StatusCode, resp.Header); ends {
+		return nil, nil, reason, err
+	}
 	switch code := resp.StatusCode; {
-	case retryableStatus(code):
-		return nil, nil, "", &retryableError{err: fmt.Errorf("fetch: %s: HTTP %d", spiders.RedactedURL(req.URL), code),
-			status: code, retryAfter: resp.Header.Get("Retry-After")}
-	case code >= 400:
-		f.count("http_errors_final", 1)
-		return nil, nil, "http_error", nil
 	case code == http.StatusNotModified && cond != nil:
 		f.count("not_modified", 1) // unchanged since the last fetch: nothing to parse or store
 		return nil, nil, "not_modified", nil

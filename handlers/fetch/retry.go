@@ -1,11 +1,13 @@
 package fetch
 
 import (
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/streamcrawl/streamcrawl/spiders"
 	"github.com/streamcrawl/streamcrawl/streams/loop"
 )
 
@@ -16,6 +18,23 @@ const (
 	// maxRetryDelay caps a retry delay, Retry-After included.
 	maxRetryDelay = 10 * time.Minute
 )
+
+// statusEnds counts a response's status and reports whether it ends the fetch before
+// the body is read, the same for an HTTP fetch and a rendered page: a status worth
+// retrying (err, a *retryableError with the Retry-After) or another error status (a final
+// drop, reason "http_error").
+func (s *shared) statusEnds(req *spiders.Request, code int, h http.Header) (ends bool, reason string, err error) {
+	s.count("status_"+strconv.Itoa(code), 1)
+	switch {
+	case retryableStatus(code):
+		return true, "", &retryableError{err: fmt.Errorf("fetch: %s: HTTP %d", spiders.RedactedURL(req.URL), code),
+			status: code, retryAfter: h.Get("Retry-After")}
+	case code >= 400:
+		s.count("http_errors_final", 1)
+		return true, "http_error", nil
+	}
+	return false, "", nil
+}
 
 // retryableStatus reports answers worth retrying: 408, 429 and 5xx.
 func retryableStatus(code int) bool {

@@ -123,7 +123,7 @@ func (d *responseDicts) sample(ctx context.Context, res *spiders.Response) {
 		go func() {
 			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 			defer cancel()
-			if err := d.load(cctx); err != nil {
+			if err := d.load(cctx); err != nil && !errors.Is(err, redis.ErrClosed) { // closed: the run is over
 				d.log.Debug("response dictionary not loaded", zap.Error(err))
 			}
 			d.mu.Lock()
@@ -153,6 +153,9 @@ func (d *responseDicts) sample(ctx context.Context, res *spiders.Response) {
 		tctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 		defer cancel()
 		if err := d.train(tctx, samples); err != nil {
+			if errors.Is(err, redis.ErrClosed) {
+				return // the run closed its client: nothing to try again
+			}
 			d.log.Warn("response dictionary not trained; trying again on later responses", zap.Error(err))
 			d.mu.Lock()
 			d.training = false

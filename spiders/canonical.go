@@ -49,7 +49,7 @@ func CanonicalURL(raw string) (string, error) {
 	}
 	b.WriteString(host)
 
-	path := removeDotSegments(normalizeEscapes(u.EscapedPath(), pathByte))
+	path := removeDotSegments(NormalizeEscapes(u.EscapedPath(), pathByte))
 	if path == "" {
 		path = "/"
 	}
@@ -75,7 +75,7 @@ func canonicalQuery(raw string) string {
 		if p == "" {
 			continue
 		}
-		p = normalizeEscapes(p, queryByte)
+		p = NormalizeEscapes(p, queryByte)
 		k, v, _ := strings.Cut(p, "=")
 		params = append(params, param{all: p, key: k, value: v})
 	}
@@ -102,10 +102,11 @@ func canonicalQuery(raw string) string {
 
 const upperHex = "0123456789ABCDEF"
 
-// normalizeEscapes decodes percent-escapes of unreserved characters, upper-cases the hex
-// of the others, escapes a '%' that starts no valid escape, and escapes any byte that
-// allowed reports may not appear literally.
-func normalizeEscapes(s string, allowed func(byte) bool) string {
+// NormalizeEscapes writes s in the one percent-encoded form RFC 3986 compares: escapes
+// of unreserved characters decoded, the hex of the others upper-case, a '%' that starts
+// no valid escape written %25, and every byte allowed rejects escaped. Canonical URLs and
+// the robots.txt matcher (RFC 9309 §2.2.2) use it.
+func NormalizeEscapes(s string, allowed func(byte) bool) string {
 	clean := true
 	for i := 0; i < len(s); i++ {
 		if c := s[i]; c == '%' || !allowed(c) {

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/streamcrawl/streamcrawl/spiders"
 )
 
 // robotsRules are the rules of a robots.txt for one product token, read as RFC 9309
@@ -236,66 +238,10 @@ func normRobotsPath(p string) string {
 // never carries raw percent-encoded; an escaped unreserved character (%7E, %41)
 // decoded; the other escapes in upper-case hex; a '%' that starts no escape written %25.
 func normRobots(p string) string {
-	clean := true
-	for i := 0; i < len(p); i++ {
-		if c := p[i]; c == '%' || robotsEscaped(c) {
-			clean = false
-			break
-		}
-	}
-	if clean {
-		return p
-	}
-	var b strings.Builder
-	b.Grow(len(p) + 8)
-	for i := 0; i < len(p); i++ {
-		c := p[i]
-		switch {
-		case c == '%' && i+2 < len(p) && isHex(p[i+1]) && isHex(p[i+2]):
-			d := unhex(p[i+1])<<4 | unhex(p[i+2])
-			if unreservedByte(d) {
-				b.WriteByte(d)
-			} else {
-				b.WriteByte('%')
-				b.WriteByte(upperHex[d>>4])
-				b.WriteByte(upperHex[d&15])
-			}
-			i += 2
-		case c == '%' || robotsEscaped(c):
-			b.WriteByte('%')
-			b.WriteByte(upperHex[c>>4])
-			b.WriteByte(upperHex[c&15])
-		default:
-			b.WriteByte(c)
-		}
-	}
-	return b.String()
+	return spiders.NormalizeEscapes(p, func(c byte) bool { return !robotsEscaped(c) })
 }
-
-const upperHex = "0123456789ABCDEF"
 
 // robotsEscaped reports the octets a path never carries raw.
 func robotsEscaped(c byte) bool {
 	return c <= ' ' || c >= 0x7f || strings.IndexByte("\"<>\\^`{|}", c) >= 0
-}
-
-// unreservedByte reports RFC 3986's unreserved characters: A-Za-z0-9-._~.
-func unreservedByte(c byte) bool {
-	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' ||
-		c == '-' || c == '.' || c == '_' || c == '~'
-}
-
-func isHex(c byte) bool {
-	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
-}
-
-func unhex(c byte) byte {
-	switch {
-	case '0' <= c && c <= '9':
-		return c - '0'
-	case 'a' <= c && c <= 'f':
-		return c - 'a' + 10
-	default:
-		return c - 'A' + 10
-	}
 }

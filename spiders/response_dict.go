@@ -81,7 +81,7 @@ func RegisterResponseDict(d *ResponseDict) {
 	data := d.data
 	dictDecoders.LoadOrStore(d.id, &sync.Pool{New: func() any {
 		dec, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(true),
-			zstd.WithDecoderMaxWindow(16<<20), zstd.WithDecodeAllCapLimit(true), zstd.WithDecoderDicts(data))
+			zstd.WithDecoderMaxWindow(16<<20), zstd.WithDecoderDicts(data))
 		if err != nil {
 			panic(err) // the dictionary was checked by NewResponseDict
 		}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"sync"
 	"time"
@@ -234,24 +235,19 @@ func checkDecoded(r *Response) (*Response, error) {
 }
 
 // decodeSized decompresses the zstd frame b whose header says it holds size bytes into
-// one buffer of that size; a frame holding more (a forged header) is an error. It
-// decodes in one call (DecodeAll, capped at the buffer: WithDecodeAllCapLimit), which
-// keeps no streaming history ring and no block goroutine state per response.
+// one buffer of that size; a frame holding more (a forged header) is an error.
 func decodeSized(b []byte, size int) ([]byte, error) {
-	pool, err := decodersFor(b)
-	if err != nil {
-		return nil, err
-	}
-	d := pool.Get().(*zstd.Decoder)
-	defer pool.Put(d)
-	out, err := d.DecodeAll(b, make([]byte, 0, size))
-	if err != nil {
-		return nil, fmt.Errorf("spiders: decompress response (header says %d bytes): %w", size, err)
-	}
-	if len(out) != size {
-		return nil, fmt.Errorf("spiders: decompress response: %d bytes, its header says %d", len(out), size)
-	}
-	return out, nil
+	return withDecoder(b, func(d *zstd.Decoder) ([]byte, error) {
+		out := make([]byte, size)
+		if _, err := io.ReadFull(d, out); err != nil {
+			return nil, fmt.Errorf("spiders: decompress response: %w", err)
+		}
+		var one [1]byte
+		if n, err := d.Read(one[:]); n > 0 || (err != nil && err != io.EOF) {
+			return nil, fmt.Errorf("spiders: decompress response: more than the %d bytes its header says (%v)", size, err)
+		}
+		return out, nil
+	})
 }
 
 // withDecoder runs read with a pooled streaming decoder (of the dictionary b names) set

@@ -63,12 +63,11 @@ func decodeJSONResponse(b []byte, maxBody int64) (*Response, error) {
 	return checkDecoded(r)
 }
 
-// limitedDecoders are zstd decoders (one goroutine each): streaming, a frame of unknown
-// size can be stopped at a size limit (decodeLimited); DecodeAll, used for a frame of
-// known size (decodeSized), stops at its buffer's capacity (WithDecodeAllCapLimit).
+// limitedDecoders are streaming zstd decoders (one goroutine each): a stream can be
+// stopped at a size limit, where DecodeAll would expand the whole frame first.
 var limitedDecoders = sync.Pool{New: func() any {
 	d, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(true),
-		zstd.WithDecoderMaxWindow(16<<20), zstd.WithDecodeAllCapLimit(true)) // our encoder's window is 8 MB
+		zstd.WithDecoderMaxWindow(16<<20)) // our encoder's window is 8 MB
 	if err != nil {
 		panic(err) // only for invalid options
 	}

@@ -4,7 +4,7 @@
 // shop's four item fields scraped from each product page into a JSON-lines file. The
 // visited set and the cookies live in Redis (redisStorage, written like
 // gocolly/redisstorage: one key per visited request ID), as a crawl that must survive a
-// restart keeps them. Links lose their fragment and utm_ parameters before Visit. It prints one JSON line: pages, items, errors.
+// restart keeps them. It prints one JSON line: pages, items, errors.
 //
 // It is its own Go module so that streamcrawl's go.mod does not depend on Colly.
 package main
@@ -75,8 +75,7 @@ func run(start string, perHost int, redisURL, prefix, out string) error {
 	var pages, items, errs atomic.Int64
 
 	c.OnHTML("a[href]", func(e *colly.HTMLElement) {
-		// already visited, disallowed or off-site: skipped
-		_ = e.Request.Visit(tidy(e.Request.AbsoluteURL(e.Attr("href"))))
+		_ = e.Request.Visit(e.Attr("href")) // already visited, disallowed or off-site: skipped
 	})
 	c.OnHTML("div.product", func(e *colly.HTMLElement) {
 		doc := e.DOM.Parents().Last()
@@ -107,26 +106,6 @@ func run(start string, perHost int, redisURL, prefix, out string) error {
 	}
 	fmt.Printf("{\"pages\":%d,\"items\":%d,\"errors\":%d}\n", pages.Load(), items.Load(), errs.Load())
 	return nil
-}
-
-// tidy drops a link's fragment and utm_ parameters, as a Colly user does so that one
-// page is not fetched once per link form (streamcrawl canonicalises URLs itself).
-func tidy(link string) string {
-	u, err := url.Parse(link)
-	if err != nil {
-		return link
-	}
-	u.Fragment, u.RawFragment = "", ""
-	if u.RawQuery != "" {
-		q := u.Query()
-		for k := range q {
-			if strings.HasPrefix(k, "utm_") {
-				q.Del(k)
-			}
-		}
-		u.RawQuery = q.Encode()
-	}
-	return u.String()
 }
 
 // redisStorage is Colly's storage.Storage in Redis, the way gocolly/redisstorage keeps

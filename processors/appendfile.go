@@ -21,7 +21,7 @@ type appendFile[R any] struct {
 	f       *os.File
 	newFile bool // the directory entry still needs an fsync
 	seed    maphash.Seed
-	keys    map[uint64]struct{} // 64-bit hashes of the keys in the file; writer only
+	keys    *keyWindow // 64-bit hashes of the last keys written (keyWindowSize); writer only
 
 	reqs chan R
 	stop chan struct{}
@@ -29,23 +29,24 @@ type appendFile[R any] struct {
 	once sync.Once
 }
 
-// openAppendFile opens (or creates) path for reading its records and appending.
-func openAppendFile[R any](path string) (*appendFile[R], error) {
+// openAppendFile opens (or creates) path for reading its records and appending; it
+// remembers the last window keys written.
+func openAppendFile[R any](path string, window int) (*appendFile[R], error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("processors: open %s: %w", path, err)
 	}
-	return &appendFile[R]{path: path, f: f, seed: maphash.MakeSeed(), keys: map[uint64]struct{}{},
+	return &appendFile[R]{path: path, f: f, seed: maphash.MakeSeed(), keys: newKeyWindow(window),
 		reqs: make(chan R, 1024), stop: make(chan struct{})}, nil
 }
 
 // index records key as written.
-func (a *appendFile[R]) index(key string) { a.keys[a.hash(key)] = struct{}{} }
+func (a *appendFile[R]) index(key string) { a.keys.add(a.hash(key)) }
 
 func (a *appendFile[R]) hash(key string) uint64 { return maphash.String(a.seed, key) }
 
-// batchKeys tells, for the requests of one batch, which keys are known: in the file or
-// added to the batch already. The writer adds each key it writes, then commits them
+// batchKeys tells, for the requests of one batch, which keys are known: among the last
+// written to the file (see keyWindowSize) or added to the batch already. The writer adds each key it writes, then commits them
 // once the batch is durable.
 type batchKeys[R any] struct {
 	a     *appendFile[R]
@@ -57,11 +58,10 @@ func (a *appendFile[R]) newBatch() *batchKeys[R] {
 	return &batchKeys[R]{a: a, seen: map[uint64]bool{}}
 }
 
-// known reports whether key is in the file or the batch.
+// known reports whether key is among the file's last keys or in the batch.
 func (b *batchKeys[R]) known(key string) bool {
 	h := b.a.hash(key)
-	_, ok := b.a.keys[h]
-	return ok || b.seen[h]
+	return b.a.keys.has(h) || b.seen[h]
 }
 
 // add counts key in the batch.
@@ -74,7 +74,7 @@ func (b *batchKeys[R]) add(key string) {
 // commit indexes the batch's new keys (once its bytes are durable).
 func (b *batchKeys[R]) commit() {
 	for _, h := range b.added {
-		b.a.keys[h] = struct{}{}
+		b.a.keys.add(h)
 	}
 }
 

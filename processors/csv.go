@@ -18,7 +18,7 @@ import (
 // CSV is a sink that appends one row per item to a CSV file with a header row. It is
 // idempotent like JSONL: at open it reads the keys of the rows already in the file from
 // the _key column (and cuts a torn last row a crash may have left), and it skips items
-// whose key it has written. Concurrent Store calls share one write and one fsync (group
+// whose key is among the last 131,072 it has written (see JSONL). Concurrent Store calls share one write and one fsync (group
 // commit).
 //
 // The columns are fixed by the header: those given to OpenCSV, or, when none are given,
@@ -155,7 +155,7 @@ func OpenCSV(path string, columns []string) (*CSV, error) {
 		}
 		want = h
 	}
-	file, err := openAppendFile[*csvReq](path)
+	file, err := openAppendFile[*csvReq](path, keyWindowSize)
 	if err != nil {
 		return nil, err
 	}

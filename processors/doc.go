@@ -9,7 +9,10 @@
 // one write (group commit). Open picks a sink from the --out value:
 //
 //   - JSONL (OpenJSONL): one JSON object per line. At open it indexes the keys in the
-//     file and cuts a torn last line.
+//     file and cuts a torn last line. It remembers the last 131,072 keys written (3 MB,
+//     whatever the size of the file), which is where a redelivered item's key is: the
+//     crawl's item dedup sends each key to the store stage once, and an item is acked
+//     once written, so only the unacked last ones of a killed worker come again.
 //   - CSV (OpenCSV): a header row, then one row per item. The columns are given, or
 //     _key, _type, _url, _crawled_at and the first item's fields, sorted; a reopened file
 //     keeps its header. Fields without a column are dropped and counted; values that are

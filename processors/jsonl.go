@@ -14,8 +14,11 @@ import (
 
 // JSONL is a sink that appends one JSON object per line to a file. It is idempotent: at
 // open it reads the keys of the items already in the file (and cuts a torn last line a
-// crash may have left), and it skips items whose key it has written. Concurrent Store
-// calls share one write and one fsync (group commit).
+// crash may have left), and it skips items whose key is among the last 131,072 it has
+// written (3 MB, whatever the size of the file): an item delivered again after a crash
+// is one of those, since the crawl's item dedup (dedup_items, default on) sends each key
+// to the store stage once and the stage acks an item only once it is written (see
+// keyWindowSize). Concurrent Store calls share one write and one fsync (group commit).
 type JSONL struct {
 	file *appendFile[*writeReq]
 	buf  bytes.Buffer // the writer's
@@ -30,7 +33,12 @@ type writeReq struct {
 
 // OpenJSONL opens (or creates) path for appending.
 func OpenJSONL(path string) (*JSONL, error) {
-	file, err := openAppendFile[*writeReq](path)
+	return openJSONL(path, keyWindowSize)
+}
+
+// openJSONL is OpenJSONL remembering the last window keys written.
+func openJSONL(path string, window int) (*JSONL, error) {
+	file, err := openAppendFile[*writeReq](path, window)
 	if err != nil {
 		return nil, err
 	}

@@ -78,10 +78,10 @@ const (
 	nReviews      = 64
 	descParas     = 14 // paragraphs per product description
 	trackingEvery = 10
-	trackingRem   = 3  // products with id%10==3 get a ?utm_source=related link
-	imageEvery    = 20 // products with id%20==1 link their full-size image
-	featured      = 8  // products featured on the home page
-	maxPages      = 500000
+	trackingRem   = 3         // products with id%10==3 get a ?utm_source=related link
+	imageEvery    = 20        // products with id%20==1 link their full-size image
+	featured      = 8         // products featured on the home page
+	maxPages      = 5_000_000 // 4.2M products: about 1 GB of catalog in the serving process
 	minPages      = 10
 )
 

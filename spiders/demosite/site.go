@@ -23,7 +23,7 @@ type Site struct {
 	footLen  int          // about the bytes of the footer, for pad
 }
 
-// New returns the site with about pages reachable URLs (at least 10, at most 500,000).
+// New returns the site with about pages reachable URLs (at least 10, at most 5,000,000).
 // The same pages always gives the same site.
 func New(pages int) *Site {
 	s := &Site{cat: newCatalog(pages), slugs: map[string]int{}}

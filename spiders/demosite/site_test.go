@@ -255,3 +255,17 @@ func BenchmarkServeHTTP(b *testing.B) {
 		}
 	})
 }
+
+// TestSizeAboveHalfMillion: the site grows past 500,000 pages (a 1M-page crawl) and a
+// site of 500,000 pages or fewer is the one it always was (416,644 products in 12
+// categories at 500,000).
+func TestSizeAboveHalfMillion(t *testing.T) {
+	for _, c := range []struct{ pages, products int }{{500_000, 416_644}, {1_000_000, 833_305}} {
+		if c.pages > maxPages {
+			t.Fatalf("maxPages %d is below %d", maxPages, c.pages)
+		}
+		if p, k := sizeFor(c.pages); p != c.products || k != 12 {
+			t.Errorf("%d pages: %d products in %d categories, want %d in 12", c.pages, p, k, c.products)
+		}
+	}
+}

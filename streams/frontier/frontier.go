@@ -25,7 +25,7 @@ const (
 	defaultRetryInterval = 100 * time.Millisecond
 	defaultLeaseTTL      = 60 * time.Second
 	defaultQuantum       = 16
-	defaultSeenCache     = 1_000_000
+	defaultSeenCache     = 1 << 18
 	// defaultLinger is how long the first page's emit waits for other pages' emits to
 	// share its script call.
 	defaultLinger = 10 * time.Millisecond
@@ -93,7 +93,8 @@ type Config struct {
 	Dedup *dedup.Deduper
 	// SeenCache is how many fingerprints known to be in the seen set are remembered in
 	// process, so that links every page repeats (navigation) stop costing Redis work.
-	// Default 1,000,000 (about 40 MB); negative disables it.
+	// It is a fixed array of 8 bytes a fingerprint, allocated at New: default 262,144
+	// (2 MB). Negative disables it.
 	SeenCache int
 	// Linger is how long a page's emit waits for other pages' emits to share one script
 	// call (see Frontier.flush). Default 10ms; negative: no wait.
@@ -248,4 +249,9 @@ func (f *Frontier) Close() {
 	f.queue.Close()
 	f.fin.Close()
 	f.pipe.Close()
+	if f.seen != nil {
+		lookups, hits := f.seen.stats()
+		f.cfg.Logger.Info("frontier: seen cache", zap.Int64("lookups", lookups), zap.Int64("hits", hits),
+			zap.Float64("hit_rate", float64(hits)/float64(max(lookups, 1))))
+	}
 }

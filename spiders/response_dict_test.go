@@ -141,3 +141,22 @@ func BenchmarkResponseEncode(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkUnmarshalResponseDict decodes a product page compressed with a dictionary
+// trained on the demo shop: the worker's path once its crawl has a dictionary.
+func BenchmarkUnmarshalResponseDict(b *testing.B) {
+	res := shopResponses(b, 3000, 1)[0]
+	d := trainShop(b)
+	spiders.RegisterResponseDict(d)
+	wire, err := spiders.MarshalResponseDict(res, d)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(res.Body)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := spiders.UnmarshalResponseLimit(wire, 10<<20); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -88,3 +88,26 @@ func TestMarshalResponseEscapesEveryByte(t *testing.T) {
 		}
 	}
 }
+
+// A frame followed by more zstd data (a second frame) decodes to more than the first
+// frame's header says: it is refused, not read into a larger buffer.
+func TestUnmarshalResponseRefusesDataPastTheFramesSize(t *testing.T) {
+	r, err := NewRequest("http://127.0.0.1:8080/p/1", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	valid, err := MarshalResponse(&Response{Request: r, URL: r.URL, Status: 200, Body: []byte("<html><body>ok</body></html>")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := UnmarshalResponse(valid); err != nil || string(got.Body) != "<html><body>ok</body></html>" {
+		t.Fatalf("valid frame: %v, %v", got, err)
+	}
+	extra, err := MarshalResponse(&Response{Request: r, URL: r.URL, Status: 200, Body: bytes.Repeat([]byte("x"), 100000)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := UnmarshalResponse(append(append([]byte(nil), valid...), extra...)); err == nil {
+		t.Fatalf("two frames decoded as one response of %d body bytes; want an error", len(got.Body))
+	}
+}

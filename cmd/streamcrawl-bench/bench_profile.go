@@ -6,6 +6,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/pprof"
+	"strconv"
 
 	"github.com/spf13/cobra"
 )
@@ -14,14 +15,24 @@ import (
 // settings the spider keeps and where pprof profiles go.
 type benchFlags struct {
 	perHost    bool
+	pageSize   int
 	cpuProfile string
 	memProfile string
 }
 
 func (b *benchFlags) add(cmd *cobra.Command) {
 	cmd.Flags().BoolVar(&b.perHost, "per-host", false, "keep the default per-host settings (leases, host queues) instead of lifting the per-host limit")
+	cmd.Flags().IntVar(&b.pageSize, "page-size", 0, "pad the demo shop's pages to about this many bytes (0: as they are, 9-20 KB)")
 	cmd.Flags().StringVar(&b.cpuProfile, "cpuprofile", "", "write a pprof CPU profile of the crawl to this file")
 	cmd.Flags().StringVar(&b.memProfile, "memprofile", "", "write a pprof allocation profile of the crawl to this file")
+}
+
+// siteArgs are the demo-site arguments for the page size asked for.
+func (b *benchFlags) siteArgs() []string {
+	if b.pageSize <= 0 {
+		return nil
+	}
+	return []string{"--page-size", strconv.Itoa(b.pageSize)}
 }
 
 // start begins the profiles asked for and returns the function that ends them and

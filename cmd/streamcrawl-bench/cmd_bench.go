@@ -25,7 +25,7 @@ func (a *app) benchCommand() *cobra.Command {
 	var pages, replicas int
 	var bf benchFlags
 	cmd := &cobra.Command{
-		Use:   "bench [--pages N] [--redis URL | --replicas N] [--per-host] [--cpuprofile FILE] [--memprofile FILE]",
+		Use:   "bench [--pages N] [--redis URL | --replicas N] [--per-host] [--page-size BYTES] [--cpuprofile FILE] [--memprofile FILE]",
 		Short: "Crawl the demo shop at full speed and print pages/s, CPU, memory and Redis cost",
 		Long: `bench starts the demo shop in a child process and crawls it with every stage in this
 process, then prints pages/s, this process's CPU seconds per 1000 pages, its peak RSS, and
@@ -41,7 +41,7 @@ profiles of the crawl (the memory profile counts every allocation: MemProfileRat
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
-			site, base, err := startSiteChild(ctx, pages)
+			site, base, err := startSiteChild(ctx, pages, bf.siteArgs()...)
 			if err != nil {
 				return err
 			}

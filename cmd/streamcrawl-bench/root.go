@@ -26,11 +26,12 @@ func (a *app) rootCommand() *cobra.Command {
 bench-broad crawl loopback sites and print pages/s, CPU, memory and Redis cost per page;
 bench-dedup pushes URLs through dedup alone; bench-frontier seeds a big frontier and
 weighs it; bench-render crawls a JavaScript site in a
-browser beside Crawlee; chaos kills worker processes mid-crawl and checks that nothing was
+browser beside Crawlee; bench-peers crawls the demo shop with streamcrawl, Colly and
+Crawlee's CheerioCrawler in turn; chaos kills worker processes mid-crawl and checks that nothing was
 lost. Worker processes are children of this binary, which runs
 streamcrawl's own fetch, parse, store and demo-site commands for them.`)
 	root.AddCommand(a.benchCommand(), a.benchScaleCommand(), a.benchBroadCommand(), a.benchFrontierCommand(), a.benchDedupCommand(), a.chaosCommand(),
-		a.benchRenderCommand())
+		a.benchRenderCommand(), a.benchPeersCommand())
 	root.AddCommand(append(a.WorkerCommands(), a.jsSiteCommand())...)
 	return root
 }

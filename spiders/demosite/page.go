@@ -61,8 +61,14 @@ func (s *Site) head(p *page, title, description, canonical string) {
 	p.S("</ul>\n</nav>\n<main>\n")
 }
 
-// foot closes main and writes the footer, which has offsite, mailto and fragment links.
+// foot writes SetPageSize's filler, if any, then closes main and writes the footer.
 func (s *Site) foot(p *page) {
+	s.pad(p)
+	s.foot0(p)
+}
+
+// foot0 closes main and writes the footer, which has offsite, mailto and fragment links.
+func (s *Site) foot0(p *page) {
 	p.S("</main>\n<footer class=\"site-footer\">\n<div class=\"cols\">\n<div><h3>Shop</h3><ul>\n<li><a href=\"")
 	p.O()
 	p.S("/\">Home</a></li>\n")

@@ -18,6 +18,9 @@ type Site struct {
 	slugs   map[string]int   // category slug -> index
 	truth   *sitekit.Crawler // ground truth, over render
 	peers   atomic.Pointer[[]peer]
+
+	pageSize atomic.Int64 // SetPageSize's bytes per page, 0 for none
+	footLen  int          // about the bytes of the footer, for pad
 }
 
 // New returns the site with about pages reachable URLs (at least 10, at most 5,000,000).
@@ -28,6 +31,7 @@ func New(pages int) *Site {
 		s.slugs[c.slug] = i
 	}
 	s.truth = s.newTruth()
+	s.footLen = s.footBytes()
 	return s
 }
 

@@ -17,10 +17,10 @@ import (
 
 func (a *App) demoSiteCommand() *cobra.Command {
 	var addr, spiderOut string
-	var pages int
+	var pages, pageSize int
 	var latency time.Duration
 	cmd := &cobra.Command{
-		Use:   "demo-site [--addr 127.0.0.1:8080] [--pages N] [--latency D]",
+		Use:   "demo-site [--addr 127.0.0.1:8080] [--pages N] [--page-size BYTES] [--latency D]",
 		Short: "Serve the bundled deterministic demo shop for demos, tests and benchmarks",
 		Long: `demo-site serves a deterministic shop of about N pages: a home page, paged categories,
 product pages with related products, duplicate and tracking-parameter links, a robots.txt,
@@ -29,6 +29,7 @@ It prints "listening on URL" once it accepts connections.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			site := demosite.New(pages)
+			site.SetPageSize(pageSize)
 			ln, err := net.Listen("tcp", addr)
 			if err != nil {
 				return fmt.Errorf("demo-site: %w", err)
@@ -45,6 +46,7 @@ It prints "listening on URL" once it accepts connections.`,
 	}
 	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:8080", "address to listen on")
 	cmd.Flags().IntVar(&pages, "pages", 2000, "approximate number of pages")
+	cmd.Flags().IntVar(&pageSize, "page-size", 0, "pad every HTML page to about this many bytes with text (no links, no item fields); 0 serves pages as they are (9-20 KB)")
 	cmd.Flags().StringVar(&spiderOut, "spider-out", "", "also write a YAML spider for the site to this file")
 	cmd.Flags().DurationVar(&latency, "latency", 0, "answer every request after this long (a slow site, for benchmarks)")
 	return cmd

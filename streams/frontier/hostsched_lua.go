@@ -164,6 +164,16 @@ local function rule(st)
   return conc, delay
 end
 
+-- ready_one reads a ready score (see place): the host's best band, and whether its
+-- concurrency was 1 when it was placed (the turn's lowest bit), which lets hand_out
+-- start its request without reading its state.
+local function ready_one(score)
+  score = tonumber(score)
+  local band = math.floor(score / 1e9)
+  if band * 1e9 > score then band = band - 1 elseif (band + 1) * 1e9 <= score then band = band + 1 end
+  return band, (score - band * 1e9) % 2 == 1
+end
+
 -- best_band returns host's best band with requests waiting, nil when none.
 local function best_band(st)
   local best = nil
@@ -190,6 +200,14 @@ local function activate(host, st, rule_arg)
   if rule_arg ~= nil and rule_arg ~= '' and st.r ~= rule_arg then
     st.r = rule_arg
     hset(st, 'r', rule_arg)
+    -- A ready host's score says whether its concurrency is 1 (see place): set it again.
+    local cur = zscore(S.ready, host)
+    if cur then
+      local band, was = ready_one(cur)
+      local one, now_one = 0, rule(st) == 1
+      if now_one then one = 1 end
+      if was ~= now_one then zadd(S.ready, band * 1e9 + (tonumber(cur) % 1e9) - (tonumber(cur) % 2) + one, host) end
+    end
   end
 end
 
@@ -248,7 +266,9 @@ local function place(host, st)
   end
   local conc = rule(st)
   if conc > 1 and st.f >= conc then return end
-  zadd(S.ready, band * 1e9 + seq_next() % 1e9, host)
+  local one = 0
+  if conc == 1 then one = 1 end
+  zadd(S.ready, band * 1e9 + (seq_next() % 5e8) * 2 + one, host)
 end
 
 -- wake places host after requests of band were queued for it; before is its best band

@@ -66,6 +66,7 @@ local function hand_one(h, score, now)
   end
   count('waiting', -1)
   take_slots(h, nil, 1, send(h, {e}), now)
+  B[h] = band
   return true
 end
 
@@ -107,13 +108,19 @@ local function hand_out(room, now)
 end
 
 -- promote makes up to max hosts whose time has come ready (or leaves them out, when
--- they have nothing waiting or no free slot).
+-- they have nothing waiting or no free slot). A host of concurrency 1 whose band
+-- S.bands kept (hand_one) is made ready in it without reading its state.
 local function promote(now, max)
   zflush(S.sched)
   local due = redis.call('ZRANGEBYSCORE', S.sched, '-inf', now, 'LIMIT', 0, max)
   if #due == 0 then return 0 end
   redis.call('ZREM', S.sched, unpack(due))
-  for _, h in ipairs(due) do place(h, state(h)) end
+  local kept = redis.call('HMGET', S.bands, unpack(due))
+  for i, h in ipairs(due) do
+    local band = B[h]
+    if band == nil then band = kept[i] end
+    if band and not HS[h] then place_one(h, tonumber(band)) else place(h, state(h)) end
+  end
   return #due
 end
 

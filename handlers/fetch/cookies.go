@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -36,15 +35,13 @@ type cookieStore struct {
 	mu    sync.Mutex
 	local map[string]*limitJar // process mode, by session
 	held  int                  // process mode: cookies kept, all sessions
-	// stored and writes are the crawl's cookies_stored and cookie_writes counters as
-	// last read (shared mode, at most once a second), and when.
-	stored, writes int64
-	storedAt       time.Time
+	// stored is the crawl's cookies_stored counter as last read (shared mode), and when.
+	stored   int64
+	storedAt time.Time
 	// seen caches the shared jar's hashes for cookieCacheTTL (an empty one for
-	// cookieEmptyTTL), and for as long as no process wrote to the jar since they were
-	// read (cookie_writes unchanged), so that a crawl of a site that sets no cookies (or
-	// the same ones) costs no round trip per fetch; a cookie another process saved is
-	// sent by this one at most that much later (or a second after, see jarWrites).
+	// cookieEmptyTTL), so that a crawl of a site that sets no cookies (or the same ones)
+	// costs no round trip per fetch; a cookie another process saved is sent by this one
+	// at most that much later.
 	seen map[string]cachedCookies
 }
 
@@ -75,16 +72,9 @@ const (
 )
 
 type cachedCookies struct {
-	at     time.Time
-	writes int64 // cookie_writes when read
-	vals   map[string]string
+	at   time.Time
+	vals map[string]string
 }
-
-// cookieWrites is the field of the crawl's stats hash that counts the writes to the
-// shared jar that changed it (a cookie added, changed or removed): while it is 0 (and
-// cookies_stored too) no fetch reads the jar, and a hash read is good while it stays
-// as it was.
-const cookieWrites = "cookie_writes"
 
 func newCookieStore(mode string, rdb redis.UniversalClient, layout streams.Layout, counters *streams.Counters) *cookieStore {
 	if mode == "" {
@@ -144,17 +134,12 @@ func (s *cookieStore) jar(ctx context.Context, session string, u *url.URL) (http
 	return j, func(ctx context.Context) error { return s.save(ctx, session, j.set) }, nil
 }
 
-// load returns the shared jar's hash key, from the cache when it is fresh: nothing when
-// no cookie was ever written in the crawl.
+// load returns the shared jar's hash key, from the cache when it is fresh.
 func (s *cookieStore) load(ctx context.Context, key string) (map[string]string, error) {
-	writes, stored := s.jarWrites(ctx)
-	if writes == 0 && stored == 0 {
-		return nil, nil
-	}
 	s.mu.Lock()
 	c, ok := s.seen[key]
 	s.mu.Unlock()
-	if ok && (c.writes == writes && writes > 0 || time.Since(c.at) < cookieCacheTTL || len(c.vals) == 0 && time.Since(c.at) < cookieEmptyTTL) {
+	if ok && (time.Since(c.at) < cookieCacheTTL || len(c.vals) == 0 && time.Since(c.at) < cookieEmptyTTL) {
 		return c.vals, nil
 	}
 	vals, err := s.rdb.HGetAll(ctx, key).Result()
@@ -165,54 +150,9 @@ func (s *cookieStore) load(ctx context.Context, key string) (map[string]string, 
 	if len(s.seen) >= cookieCacheSize {
 		clear(s.seen)
 	}
-	s.seen[key] = cachedCookies{at: time.Now(), writes: writes, vals: vals}
+	s.seen[key] = cachedCookies{at: time.Now(), vals: vals}
 	s.mu.Unlock()
 	return vals, nil
-}
-
-// jarWrites returns the crawl's cookie_writes and cookies_stored counters, read at most
-// once a second (-1 each while they could not be read: every load then reads the jar).
-func (s *cookieStore) jarWrites(ctx context.Context) (writes, stored int64) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.refreshCounters(ctx)
-	return s.writes, s.stored
-}
-
-// refreshCounters reads the crawl's cookies_stored and cookie_writes counters when the
-// last read is a second old or more; s.mu is held.
-func (s *cookieStore) refreshCounters(ctx context.Context) {
-	if time.Since(s.storedAt) < time.Second {
-		return
-	}
-	vals, err := s.rdb.HMGet(ctx, s.layout.Global.Stats, "cookies_stored", cookieWrites).Result()
-	if err != nil || len(vals) != 2 {
-		s.stored, s.writes = -1, -1
-		return
-	}
-	n := [2]int64{}
-	for i, v := range vals {
-		if str, ok := v.(string); ok {
-			if n[i], err = strconv.ParseInt(str, 10, 64); err != nil {
-				n[i] = -1
-			}
-		}
-	}
-	// writes only grows: this process's own write counts at once (see save).
-	s.stored, s.writes, s.storedAt = n[0], max(n[1], s.writes), time.Now()
-}
-
-// wrote records a write of this process to the shared jar: the crawl's cookie_writes
-// goes up (others read the jar again), and so does this process's view of it.
-func (s *cookieStore) wrote(ctx context.Context) {
-	n, err := s.rdb.HIncrBy(ctx, s.layout.Global.Stats, cookieWrites, 1).Result()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if err != nil {
-		s.writes, s.storedAt = -1, time.Time{} // read the jar until the counters are read again
-		return
-	}
-	s.writes = max(s.writes, n)
 }
 
 // forget drops key from the cache: this process just changed it.
@@ -272,11 +212,8 @@ func (s *cookieStore) save(ctx context.Context, session string, set []setCookie)
 	var errs []error
 	for _, key := range keys { // one site per fetch, nearly always
 		out, err := cookieSaveScript.Run(ctx, s.rdb, []string{key}, append([]any{maxCookiesPerSite}, byKey[key]...)...).Int64Slice()
-		if err != nil || len(out) != 4 || out[0]+out[1]+out[3] > 0 {
-			s.wrote(ctx) // before forget: a read after it counts this write
-		}
 		s.forget(key) // after the write: a read in between must not be kept
-		if err == nil && len(out) == 4 {
+		if err == nil && len(out) == 3 {
 			s.count("cookies_stored", out[0]-out[1])
 			s.count("cookies_refused_over_cap", out[2])
 		}
@@ -291,26 +228,22 @@ func (s *cookieStore) save(ctx context.Context, session string, set []setCookie)
 }
 
 // cookieSaveScript writes a fetch's cookies to one site hash of the shared jar: a
-// deleted or expired one is removed; one it has is updated (when it changed); a new one
-// is added while the hash holds fewer than the cap ("set") and refused otherwise, or
-// always ("upd": the crawl's jar is full).
+// deleted or expired one is removed; one it has is updated; a new one is added while
+// the hash holds fewer than the cap ("set") and refused otherwise, or always ("upd":
+// the crawl's jar is full).
 //
 // KEYS[1] -> sc:{c}:cookies:<session>:<site>
 // ARGV[1] -> the most cookies the hash holds; then per cookie: op ("set", "upd",
 // "del"), field, value
-// Output: {added, removed, refused, changed}
+// Output: {added, removed, refused}
 var cookieSaveScript = redis.NewScript(`
-local cap, added, removed, refused, changed = tonumber(ARGV[1]), 0, 0, 0, 0
+local cap, added, removed, refused = tonumber(ARGV[1]), 0, 0, 0
 for i = 2, #ARGV, 3 do
   local op, field = ARGV[i], ARGV[i + 1]
-  local had = op ~= 'del' and redis.call('HGET', KEYS[1], field)
   if op == 'del' then
     removed = removed + redis.call('HDEL', KEYS[1], field)
-  elseif had then
-    if had ~= ARGV[i + 2] then
-      redis.call('HSET', KEYS[1], field, ARGV[i + 2])
-      changed = changed + 1
-    end
+  elseif redis.call('HEXISTS', KEYS[1], field) == 1 then
+    redis.call('HSET', KEYS[1], field, ARGV[i + 2])
   elseif op == 'set' and redis.call('HLEN', KEYS[1]) < cap then
     redis.call('HSET', KEYS[1], field, ARGV[i + 2])
     added = added + 1
@@ -318,7 +251,7 @@ for i = 2, #ARGV, 3 do
     refused = refused + 1
   end
 end
-return {added, removed, refused, changed}
+return {added, removed, refused}
 `)
 
 // crawlFull reports whether the crawl's shared jar holds about maxCookiesPerCrawl
@@ -326,7 +259,11 @@ return {added, removed, refused, changed}
 func (s *cookieStore) crawlFull(ctx context.Context) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.refreshCounters(ctx)
+	if time.Since(s.storedAt) >= time.Second {
+		if n, err := s.rdb.HGet(ctx, s.layout.Global.Stats, "cookies_stored").Int64(); err == nil || errors.Is(err, redis.Nil) {
+			s.stored, s.storedAt = n, time.Now()
+		}
+	}
 	return s.stored >= maxCookiesPerCrawl
 }
 

@@ -40,6 +40,11 @@ type Keys struct {
 	// scored by their best waiting request's band, then by turn (hosts of one band take
 	// turns).
 	Ready string
+	// ReadyBands is the hash of hosts of concurrency 1 to the band of their last
+	// request handed out (as the frontier's scripts build it: Ready+":bands"), so that
+	// a host whose turn comes again is made ready without reading its state hash; an
+	// entry goes when the host's bands or rule change and when it is retired.
+	ReadyBands string
 	// Sched is the ZSET of hosts that may not start a request before a time (their
 	// delay or back-off), scored by that time in ms on the Redis clock.
 	Sched string
@@ -127,7 +132,7 @@ func newKeys(crawl, tag string) Keys {
 	key := func(suffix string) string { return "sc:{" + tag + "}:" + suffix }
 	return Keys{Crawl: crawl, Tag: tag,
 		Requests: key("requests"), Responses: key("responses"), Items: key("items"), Dead: key("dead"),
-		Counts: key("counts"), HostQueues: key("hq:"), HostStates: key("h:"), Ready: key("ready"), Sched: key("sched"),
+		Counts: key("counts"), HostQueues: key("hq:"), HostStates: key("h:"), Ready: key("ready"), ReadyBands: key("ready:bands"), Sched: key("sched"),
 		Leases: key("leases"), Backoff: key("backoff"), Seq: key("seq"), Delayed: key("delayed"),
 		LegacyWaiting: key("waiting"), LegacyHosts: key("hosts"), LegacyFrontier: key("frontier"),
 		Seen: key("seen"), SeenAt: key("seenat"), ItemKeys: key("itemkeys"),
@@ -212,7 +217,7 @@ func kindOf(stream string) string {
 // All returns the fixed keys of the partition (host queues and robots.txt aside), for
 // reset.
 func (k Keys) All() []string {
-	return []string{k.Requests, k.Responses, k.Items, k.Dead, k.Delayed, k.Counts, k.Ready, k.Sched, k.Leases,
+	return []string{k.Requests, k.Responses, k.Items, k.Dead, k.Delayed, k.Counts, k.Ready, k.ReadyBands, k.Sched, k.Leases,
 		k.Backoff, k.Seq, k.Seen, k.SeenAt, k.ItemKeys, k.Stats, k.Meta, k.LegacyWaiting, k.LegacyHosts, k.LegacyFrontier}
 }
 

@@ -182,6 +182,8 @@ func (r *robots) load(ctx context.Context, origin string) (e robotsEntry, wait t
 	stored, err := r.rdb.Get(ctx, key).Result()
 	prev := 0
 	switch {
+	case err == nil && isRobotsLock(stored):
+		return robotsEntry{}, robotsWait, time.Time{}, nil
 	case err == nil:
 		e = r.entry(stored)
 		if e.rules != nil || e.final || time.Now().Before(e.until) {
@@ -190,6 +192,8 @@ func (r *robots) load(ctx context.Context, origin string) (e robotsEntry, wait t
 		prev = e.tries // unavailable, and its time to be asked again has come
 	case !errors.Is(err, redis.Nil):
 		return robotsEntry{}, 0, time.Time{}, fmt.Errorf("fetch: read robots.txt of %s: %w", origin, err)
+	default:
+		return r.fetchFirst(ctx, origin, key)
 	}
 	won, err := r.rdb.SetNX(ctx, keys.RobotsLock(origin), "1", r.lockTTL).Result()
 	if err != nil {
@@ -217,6 +221,52 @@ func (r *robots) load(ctx context.Context, origin string) (e robotsEntry, wait t
 		return robotsEntry{}, 0, time.Time{}, fmt.Errorf("fetch: store robots.txt of %s: %w", origin, err)
 	}
 	_ = r.rdb.Del(ctx, keys.RobotsLock(origin)).Err()
+	return r.entry(stored), 0, fetched, nil
+}
+
+// robotsFetching is the why of the record that locks a host's robots.txt key while
+// one fetcher fetches it for the first time (see fetchFirst).
+const robotsFetching = "robots.txt being fetched"
+
+// lockRecord is the record fetchFirst stores as its lock: to a build that does not know
+// it, an unavailable answer (tried 0 times) to ask again when the lock expires.
+func (r *robots) lockRecord() string {
+	return fmt.Sprintf("503 0 %d\n%s", time.Now().Add(r.lockTTL).UnixMilli(), robotsFetching)
+}
+
+// isRobotsLock reports whether a stored robots.txt record is fetchFirst's lock.
+func isRobotsLock(stored string) bool {
+	line, why, ok := strings.Cut(stored, "\n")
+	return ok && why == robotsFetching && strings.HasPrefix(line, "503 0 ")
+}
+
+// fetchFirst fetches the robots.txt of origin, which Redis does not hold (key), if this
+// process wins the lock, which is the key itself (SET NX of lockRecord, replaced by the
+// answer): two commands per host besides the first read, where a lock key of its own
+// took four (SET NX, a read again, DEL). Otherwise it returns how long to wait. The
+// lock expires as the separate one did (a fetcher that dies holding it), and the next
+// load fetches robots.txt again.
+func (r *robots) fetchFirst(ctx context.Context, origin, key string) (robotsEntry, time.Duration, time.Time, error) {
+	won, err := r.rdb.SetNX(ctx, key, r.lockRecord(), r.lockTTL).Result()
+	if err != nil {
+		return robotsEntry{}, 0, time.Time{}, fmt.Errorf("fetch: lock robots.txt of %s: %w", origin, err)
+	}
+	if !won {
+		return robotsEntry{}, robotsWait, time.Time{}, nil
+	}
+	fetched := time.Now()
+	status, body, again := r.fetch(ctx, origin)
+	if again { // the proxy failed, not the site: ask again soon, through another one
+		_ = r.rdb.Del(ctx, key).Err()
+		return robotsEntry{}, robotsWait, time.Time{}, nil
+	}
+	stored := strconv.Itoa(status) + "\n" + body
+	if unavailableStatus(status) {
+		stored = r.unavailableRecord(origin, status, body, 1)
+	}
+	if err := r.rdb.Set(ctx, key, stored, robotsTTL).Err(); err != nil {
+		return robotsEntry{}, 0, time.Time{}, fmt.Errorf("fetch: store robots.txt of %s: %w", origin, err)
+	}
 	return r.entry(stored), 0, fetched, nil
 }
 

@@ -50,6 +50,26 @@ local function hand_direct(host, st, reqs, room, now)
   return take
 end
 
+-- hand_one hands out the next request of ready host h, whose ready score is score,
+-- without reading its state, when the score says its concurrency is 1 (see place): its
+-- best band is in the score, and it goes into the schedule until its lease ends, as
+-- after_start and take_slots do. It returns false when it handed nothing out (the score
+-- says otherwise, or the band's list is empty: its mark goes, and the caller goes on as
+-- for any host).
+local function hand_one(h, score, now)
+  local band, one = ready_one(score)
+  if not one then return false end
+  local e = redis.call('LPOP', S.hq .. h .. '|' .. band)
+  if not e then
+    qmark(state(h), band, false)
+    return false
+  end
+  count('waiting', -1)
+  take_slots(h, nil, 1, send(h, {e}), now)
+  B[h] = band
+  return true
+end
+
 -- hand_out moves up to room requests of ready hosts into the requests stream, best
 -- band first, hosts of a band in turn, and returns how many it moved.
 local function hand_out(room, now)
@@ -65,6 +85,8 @@ local function hand_out(room, now)
     for i, h in ipairs(hosts) do
       if room <= 0 then
         zadd(S.ready, got[2 * i], h) -- not reached: back in its place
+      elseif not HS[h] and hand_one(h, got[2 * i], now) then
+        room, moved = room - 1, moved + 1
       else
         local st = state(h)
         local conc, delay = rule(st)
@@ -86,13 +108,19 @@ local function hand_out(room, now)
 end
 
 -- promote makes up to max hosts whose time has come ready (or leaves them out, when
--- they have nothing waiting or no free slot).
+-- they have nothing waiting or no free slot). A host of concurrency 1 whose band
+-- S.bands kept (hand_one) is made ready in it without reading its state.
 local function promote(now, max)
   zflush(S.sched)
   local due = redis.call('ZRANGEBYSCORE', S.sched, '-inf', now, 'LIMIT', 0, max)
   if #due == 0 then return 0 end
   redis.call('ZREM', S.sched, unpack(due))
-  for _, h in ipairs(due) do place(h, state(h)) end
+  local kept = redis.call('HMGET', S.bands, unpack(due))
+  for i, h in ipairs(due) do
+    local band = B[h]
+    if band == nil then band = kept[i] end
+    if band and not HS[h] then place_one(h, tonumber(band)) else place(h, state(h)) end
+  end
   return #due
 end
 

@@ -139,7 +139,8 @@ local function finish_one(host, lease, ago, took, outcome, retry, auto, requeue,
   local st = state(host)
   local kind = 'gt'
   if lease ~= '' and conc == 1 then
-    if zscore(S.sched, host) and tonumber(zscore(S.sched, host)) == lease_end(lease) then kind = 'one' else kind = 'stale' end
+    local at = zscore(S.sched, host)
+    if at and tonumber(at) == lease_end(lease) then kind = 'one' else kind = 'stale' end
   elseif lease ~= '' then
     zflush(S.leases)
     if redis.call('ZREM', S.leases, host .. '|' .. lease) == 1 then

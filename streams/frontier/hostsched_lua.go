@@ -40,6 +40,13 @@ import (
 // sets the host's next start. So a fetcher never reads a request it may not fetch now.
 // No function scans all hosts: each reads a bounded range of a sorted set.
 //
+// A host of concurrency 1 takes its turns without its state being read: its ready
+// score carries its best band and a bit for concurrency 1 (place), so hand_one starts
+// its request with one LPOP, and the band it took is kept in S.bands (sc:{c}:ready:bands,
+// Keys.ReadyBands, built from KEYS[4]), so promote makes it ready again with the rest of
+// the due hosts' bands (one HMGET). An entry goes when the host's bands change
+// (qmark), its rule changes (activate) or it is retired; without one the state is read.
+//
 // Redis work per page is what a broad crawl pays for, so a script call reads a host's
 // state once (state, one HGETALL, cached for the call) and writes it once (commit, one
 // HSET), and gathers its writes to the ready set, the schedule, the leases and the
@@ -72,14 +79,15 @@ import (
 //	ARGV[10] -> S.sign: 1 or -1, first or last found first within a band
 const hostSchedLua = `
 local S = {stream = KEYS[1], counts = KEYS[2], seq = KEYS[3], ready = KEYS[4], sched = KEYS[5],
-  leases = KEYS[6], hp = KEYS[7], hq = KEYS[8], backoff = KEYS[9],
+  leases = KEYS[6], hp = KEYS[7], hq = KEYS[8], backoff = KEYS[9], bands = KEYS[4] .. ':bands',
   conc = tonumber(ARGV[1]), delay = tonumber(ARGV[2]), ttl = tonumber(ARGV[3]), quantum = tonumber(ARGV[4]),
   idp = ARGV[5], group = ARGV[6], mode = ARGV[7], window = tonumber(ARGV[8]), keep = tonumber(ARGV[9]),
   sign = tonumber(ARGV[10])}
 
--- Writes gathered per sorted set (Z: key -> {op, args}), per counter (C) and per
--- host (HS[host].dirty), sent by zflush and commit.
-local Z, C, HS = {}, {}, {}
+-- Writes gathered per sorted set (Z: key -> {op, args}), per counter (C), per host
+-- (HS[host].dirty) and to S.bands (B: host -> band, false to delete), sent by zflush
+-- and commit.
+local Z, C, HS, B = {}, {}, {}, {}
 local function zflush(key)
   local p = Z[key]
   if not p then return end
@@ -132,7 +140,7 @@ end
 local function state(host)
   local st = HS[host]
   if st then return st end
-  st = {q = {}, f = 0, dirty = {}}
+  st = {q = {}, f = 0, dirty = {}, host = host}
   local raw = redis.call('HGETALL', S.hp .. host)
   for i = 1, #raw, 2 do
     local k, v = raw[i], raw[i + 1]
@@ -164,6 +172,16 @@ local function rule(st)
   return conc, delay
 end
 
+-- ready_one reads a ready score (see place): the host's best band, and whether its
+-- concurrency was 1 when it was placed (the turn's lowest bit), which lets hand_out
+-- start its request without reading its state.
+local function ready_one(score)
+  score = tonumber(score)
+  local band = math.floor(score / 1e9)
+  if band * 1e9 > score then band = band - 1 elseif (band + 1) * 1e9 <= score then band = band + 1 end
+  return band, (score - band * 1e9) % 2 == 1
+end
+
 -- best_band returns host's best band with requests waiting, nil when none.
 local function best_band(st)
   local best = nil
@@ -175,6 +193,7 @@ end
 
 -- qmark marks band as holding requests of host, or not.
 local function qmark(st, band, on)
+  if st.host then B[st.host] = false end
   if on then st.q[band] = true; hset(st, 'q' .. band, 1)
   else st.q[band] = nil; hset(st, 'q' .. band, false) end
 end
@@ -190,6 +209,15 @@ local function activate(host, st, rule_arg)
   if rule_arg ~= nil and rule_arg ~= '' and st.r ~= rule_arg then
     st.r = rule_arg
     hset(st, 'r', rule_arg)
+    B[host] = false
+    -- A ready host's score says whether its concurrency is 1 (see place): set it again.
+    local cur = zscore(S.ready, host)
+    if cur then
+      local band, was = ready_one(cur)
+      local one, now_one = 0, rule(st) == 1
+      if now_one then one = 1 end
+      if was ~= now_one then zadd(S.ready, band * 1e9 + (tonumber(cur) % 1e9) - (tonumber(cur) % 2) + one, host) end
+    end
   end
 end
 
@@ -225,7 +253,8 @@ end
 local function retire(host, st)
   local key = S.hp .. host
   redis.call('DEL', key)
-  HS[host] = {q = {}, f = 0, dirty = {}, c = st.c, a = st.a}
+  B[host] = false
+  HS[host] = {q = {}, f = 0, dirty = {}, c = st.c, a = st.a, host = host}
   if st.c or st.a then
     local f = {'x', 1}
     if st.c then f[#f + 1], f[#f + 2] = 'c', st.c end
@@ -248,7 +277,15 @@ local function place(host, st)
   end
   local conc = rule(st)
   if conc > 1 and st.f >= conc then return end
-  zadd(S.ready, band * 1e9 + seq_next() % 1e9, host)
+  local one = 0
+  if conc == 1 then one = 1 end
+  zadd(S.ready, band * 1e9 + (seq_next() % 5e8) * 2 + one, host)
+end
+
+-- place_one makes host ready in band without reading its state: a host of concurrency
+-- 1 whose band S.bands kept (see promote).
+local function place_one(host, band)
+  zadd(S.ready, band * 1e9 + (seq_next() % 5e8) * 2 + 1, host)
 end
 
 -- wake places host after requests of band were queued for it; before is its best band
@@ -308,6 +345,13 @@ local function commit()
     if #del > 0 then redis.call('HDEL', S.hp .. host, unpack(del)) end
     st.dirty = {}
   end
+  local bset, bdel = {}, {}
+  for host, band in pairs(B) do
+    if band then bset[#bset + 1], bset[#bset + 2] = host, band else bdel[#bdel + 1] = host end
+  end
+  for i = 1, #bset, 1000 do redis.call('HSET', S.bands, unpack(bset, i, math.min(i + 999, #bset))) end
+  for i = 1, #bdel, 1000 do redis.call('HDEL', S.bands, unpack(bdel, i, math.min(i + 999, #bdel))) end
+  B = {}
   for key in pairs(Z) do zflush(key) end
   for field, n in pairs(C) do
     if n ~= 0 then redis.call('HINCRBY', S.counts, field, n) end

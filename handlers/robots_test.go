@@ -219,6 +219,7 @@ func TestUnreachableRobotsDropsTheHostThenDeadRetryBringsItBack(t *testing.T) {
 // within 3 minutes, the four hosts' pages dead letters counted as robots_unreachable,
 // and the good host crawled.
 func TestCrawlWithUnreachableRobotsEndsByItself(t *testing.T) {
+	t.Parallel()
 	srv := streamstest.Start(t)
 	good := newChainSite(3, 0)
 	goodBase := serve(t, good)

@@ -30,7 +30,7 @@ browser beside Crawlee; chaos kills worker processes mid-crawl and checks that n
 lost. Worker processes are children of this binary, which runs
 streamcrawl's own fetch, parse, store and demo-site commands for them.`)
 	root.AddCommand(a.benchCommand(), a.benchScaleCommand(), a.benchBroadCommand(), a.benchFrontierCommand(), a.benchDedupCommand(), a.chaosCommand(),
-		a.benchRenderCommand())
+		a.benchRenderCommand(), a.testProgressCommand())
 	root.AddCommand(append(a.WorkerCommands(), a.jsSiteCommand())...)
 	return root
 }

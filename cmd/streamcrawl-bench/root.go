@@ -27,7 +27,8 @@ bench-broad crawl loopback sites and print pages/s, CPU, memory and Redis cost p
 bench-dedup pushes URLs through dedup alone; bench-frontier seeds a big frontier and
 weighs it; bench-render crawls a JavaScript site in a
 browser beside Crawlee; chaos kills worker processes mid-crawl and checks that nothing was
-lost. Worker processes are children of this binary, which runs
+lost; testprogress prints a line per ended test from go test -json (the test command
+.ci/test). Worker processes are children of this binary, which runs
 streamcrawl's own fetch, parse, store and demo-site commands for them.`)
 	root.AddCommand(a.benchCommand(), a.benchScaleCommand(), a.benchBroadCommand(), a.benchFrontierCommand(), a.benchDedupCommand(), a.chaosCommand(),
 		a.benchRenderCommand(), a.testProgressCommand())

@@ -146,6 +146,7 @@ func TestHugeCrawlDelayIsCapped(t *testing.T) {
 // robots_unreachable (counted) and the crawl ends. Once robots.txt answers, a dead
 // retry brings the ten back and they are fetched.
 func TestUnreachableRobotsDropsTheHostThenDeadRetryBringsItBack(t *testing.T) {
+	t.Parallel()
 	srv := streamstest.Start(t)
 	rdb := srv.Client()
 	var up atomic.Bool

@@ -38,10 +38,11 @@ const (
 
 // responseDicts is a crawl's dictionary state in one process.
 type responseDicts struct {
-	rdb redis.UniversalClient
-	key string
-	log *zap.Logger
-	cur atomic.Pointer[spiders.ResponseDict]
+	rdb   redis.UniversalClient
+	key   string
+	stats string // the crawl's stats hash (loadDict counts its loads there)
+	log   *zap.Logger
+	cur   atomic.Pointer[spiders.ResponseDict]
 	// first loads the published dictionary before the process's first response, so
 	// a process started after it was published compresses every response with it.
 	first sync.Once
@@ -73,7 +74,7 @@ func dictsOf(rdb redis.UniversalClient, k streams.Keys, log *zap.Logger) *respon
 		if log == nil {
 			log = zap.NewNop()
 		}
-		d = &responseDicts{rdb: rdb, key: k.Dicts, log: log}
+		d = &responseDicts{rdb: rdb, key: k.Dicts, stats: k.Stats, log: log}
 		m[k.Dicts] = d
 	}
 	return d
@@ -179,7 +180,7 @@ func (d *responseDicts) load(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("handlers: response dictionary id %q: %w", id, err)
 	}
-	rd, err := loadDict(streams.Durable(ctx), d.rdb, d.key, uint32(n))
+	rd, err := loadDict(streams.Durable(ctx), d.rdb, d.key, d.stats, uint32(n))
 	if err != nil {
 		return err
 	}
@@ -253,13 +254,13 @@ func (d *responseDicts) train(ctx context.Context, samples [][]byte) error {
 }
 
 // loadDict returns the dictionary id of the hash key, registered for decoding. Under a
-// durable ctx (streams.Durable) the read goes with a write of its own (the hash's
-// "loads" count) in one pipeline, so that the wait for replicas after it covers the
-// dictionary, written before.
-func loadDict(ctx context.Context, rdb redis.UniversalClient, key string, id uint32) (*spiders.ResponseDict, error) {
+// durable ctx (streams.Durable) the read goes with a write of its own (the
+// response_dict_loads counter of the stats hash, in the same slot) in one pipeline, so
+// that the wait for replicas after it covers the dictionary, written before.
+func loadDict(ctx context.Context, rdb redis.UniversalClient, key, stats string, id uint32) (*spiders.ResponseDict, error) {
 	pipe := rdb.Pipeline()
 	get := pipe.HGet(ctx, key, strconv.FormatUint(uint64(id), 10))
-	pipe.HIncrBy(ctx, key, "loads", 1)
+	pipe.HIncrBy(ctx, stats, "response_dict_loads", 1)
 	_, _ = pipe.Exec(ctx)
 	data, err := get.Bytes()
 	if errors.Is(err, redis.Nil) {
@@ -295,7 +296,7 @@ func ensureResponseDict(ctx context.Context, rdb redis.UniversalClient, k stream
 	if _, missing := dictMissing.Load(k.Dicts + "/" + strconv.FormatUint(uint64(id), 10)); missing {
 		return fmt.Errorf("%w: %w (id %d, not in %s)", streams.ErrPoison, spiders.ErrUnknownDict, id, k.Dicts)
 	}
-	_, err := loadDict(ctx, rdb, k.Dicts, id)
+	_, err := loadDict(ctx, rdb, k.Dicts, k.Stats, id)
 	if errors.Is(err, spiders.ErrUnknownDict) {
 		dictMissing.Store(k.Dicts+"/"+strconv.FormatUint(uint64(id), 10), struct{}{})
 	}

@@ -107,14 +107,7 @@ const upperHex = "0123456789ABCDEF"
 // no valid escape written %25, and every byte allowed rejects escaped. Canonical URLs and
 // the robots.txt matcher (RFC 9309 §2.2.2) use it.
 func NormalizeEscapes(s string, allowed func(byte) bool) string {
-	clean := true
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c == '%' || !allowed(c) {
-			clean = false
-			break
-		}
-	}
-	if clean {
+	if !anyByte(s, func(c byte) bool { return c == '%' || !allowed(c) }) {
 		return s
 	}
 	var b strings.Builder
@@ -191,6 +184,17 @@ func pathByte(c byte) bool { return unreserved(c) || subDelim(c) || c == ':' || 
 
 // queryByte reports bytes that may appear literally in a query parameter.
 func queryByte(c byte) bool { return pathByte(c) || c == '?' }
+
+// anyByte reports whether some byte of s satisfies f: the escaping functions return
+// their input as is, without building a copy, when none needs rewriting.
+func anyByte(s string, f func(byte) bool) bool {
+	for i := 0; i < len(s); i++ {
+		if f(s[i]) {
+			return true
+		}
+	}
+	return false
+}
 
 func isHex(c byte) bool {
 	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'

@@ -28,14 +28,7 @@ func WireURL(u *url.URL) string {
 
 // WireQuery is WireURL's query (without the '?').
 func WireQuery(q string) string {
-	clean := true
-	for i := 0; i < len(q); i++ {
-		if queryEscaped(q[i]) {
-			clean = false
-			break
-		}
-	}
-	if clean {
+	if !anyByte(q, queryEscaped) {
 		return q
 	}
 	var b strings.Builder

@@ -96,20 +96,10 @@ func Connect(ctx context.Context, o ClientOptions) (*Client, error) {
 	o.tune(tuning{&opt.PoolSize, &opt.ReadBufferSize, &opt.WriteBufferSize, &opt.PipelineReadBufferSize,
 		&opt.PipelineWriteBufferSize, &opt.ReadTimeout, &opt.MinRetryBackoff, &opt.MaxRetryBackoff})
 	c.Addr = opt.Addr
-	c.wait = &waitHook{}
-	rc := redis.NewClient(opt)
-	rc.AddHook(c.wait)
-	c.UniversalClient = rc
-
-	pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
+	c.use(redis.NewClient(opt))
 	probe := *opt
-	probe.MaxRetries = -1 // fail fast on a refused connection
-	probe.PoolSize = 1
-	pc := redis.NewClient(&probe)
-	err := pc.Ping(pctx).Err()
-	_ = pc.Close()
-	if err != nil {
+	probe.MaxRetries, probe.PoolSize = -1, 1
+	if err := pingOnce(ctx, redis.NewClient(&probe)); err != nil {
 		_ = c.Close()
 		return nil, pingError(c.Addr, err)
 	}
@@ -117,6 +107,25 @@ func Connect(ctx context.Context, o ClientOptions) (*Client, error) {
 		warnRiskySettings(ctx, c.UniversalClient, log)
 	}
 	return c, nil
+}
+
+// use makes rc the client c sends through, with c's hook that makes its pipelines wait
+// for replicas.
+func (c *Client) use(rc redis.UniversalClient) {
+	c.wait = &waitHook{}
+	rc.AddHook(c.wait)
+	c.UniversalClient = rc
+}
+
+// pingOnce pings through probe, a throw-away client (made with retries off and one
+// connection, so that a refused connection fails at once rather than after the crawl
+// client's back-off), within 5 s, and closes it.
+func pingOnce(ctx context.Context, probe redis.UniversalClient) error {
+	pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	err := probe.Ping(pctx).Err()
+	_ = probe.Close()
+	return err
 }
 
 // tuning points at the options of a go-redis client (single, Sentinel or cluster) that

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
-	"time"
 
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/zap"
@@ -34,20 +33,11 @@ func connectSentinel(ctx context.Context, o ClientOptions, log *zap.Logger) (*Cl
 	}
 	o.tune(tuning{&opt.PoolSize, &opt.ReadBufferSize, &opt.WriteBufferSize, &opt.PipelineReadBufferSize,
 		&opt.PipelineWriteBufferSize, &opt.ReadTimeout, &opt.MinRetryBackoff, &opt.MaxRetryBackoff})
-	c := &Client{Addr: fmt.Sprintf("%s (sentinels %s)", opt.MasterName, strings.Join(opt.SentinelAddrs, ",")), wait: &waitHook{}}
-	rc := redis.NewFailoverClient(opt)
-	rc.AddHook(c.wait)
-	c.UniversalClient = rc
-
-	pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
+	c := &Client{Addr: fmt.Sprintf("%s (sentinels %s)", opt.MasterName, strings.Join(opt.SentinelAddrs, ","))}
+	c.use(redis.NewFailoverClient(opt))
 	probe := *opt
-	probe.MaxRetries = -1 // fail fast
-	probe.PoolSize = 1
-	pc := redis.NewFailoverClient(&probe)
-	err = pc.Ping(pctx).Err()
-	_ = pc.Close()
-	if err != nil {
+	probe.MaxRetries, probe.PoolSize = -1, 1
+	if err := pingOnce(ctx, redis.NewFailoverClient(&probe)); err != nil {
 		_ = c.Close()
 		return nil, fmt.Errorf("streams: cannot reach the redis primary %s: %w", c.Addr, err)
 	}

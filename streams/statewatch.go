@@ -11,6 +11,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/zap"
+
+	"github.com/streamcrawl/streamcrawl/streams/loop"
 )
 
 // DefaultStateInterval is how often a StateWatch looks.
@@ -56,22 +58,15 @@ func (w *StateWatch) Run(ctx context.Context) error {
 	}
 	w.known = map[string]bool{}
 	w.lookPrimaries(ctx, log) // what they are at start
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-t.C:
-		case <-w.Outage.ended():
-		}
+	return loop.Every(ctx, every, loop.Config{Wake: w.Outage.ended}, func(ctx context.Context) error {
 		if err := w.Check(ctx); errors.Is(err, ErrStateLost) {
-			return err
+			return loop.Stop(err)
 		} else if err != nil {
 			log.Debug("state watch: cannot read the crawl's epoch", zap.Error(err))
 		}
 		w.lookPrimaries(ctx, log)
-	}
+		return nil
+	})
 }
 
 // Check checks the crawl's epoch once (CheckEpoch): a caller about to report the crawl

@@ -23,7 +23,6 @@ import (
 	"github.com/streamcrawl/streamcrawl/spiders"
 	"github.com/streamcrawl/streamcrawl/spiders/demosite"
 	"github.com/streamcrawl/streamcrawl/streams"
-	"github.com/streamcrawl/streamcrawl/streams/inspect"
 )
 
 // chaosOptions configure a chaos run.
@@ -106,19 +105,12 @@ func runChaos(ctx context.Context, opt chaosOptions) (*chaosReport, error) {
 	if err != nil {
 		return nil, err
 	}
-	c, err := streams.Connect(ctx, streams.ClientOptions{URL: opt.RedisURL})
+	c, err := connectFresh(ctx, opt.RedisURL, sp)
 	if err != nil {
 		return nil, err
 	}
 	defer c.Close()
 	r := &chaosRun{opt: opt, exe: exe, spider: spiderPath, rdb: c, keys: streams.NewKeys(sp.Name)}
-	old, err := streams.ReadLayout(ctx, c, sp.Name)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := inspect.Reset(ctx, c, old); err != nil {
-		return nil, err
-	}
 	if _, err := handlers.Seed(ctx, c, sp, nil); err != nil {
 		return nil, err
 	}

@@ -12,6 +12,11 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/spf13/cobra"
+
+	"github.com/streamcrawl/streamcrawl/spiders"
+	"github.com/streamcrawl/streamcrawl/streams"
+	"github.com/streamcrawl/streamcrawl/streams/inspect"
 )
 
 // child is a helper process (demo site, redis-server) that bench starts and stops.
@@ -169,4 +174,43 @@ func (a *app) benchEnv(ctx context.Context, what string, keep bool) (url, dir st
 		}
 		stop()
 	}, nil
+}
+
+// inBenchEnv is the RunE of a benchmark command: it runs run in a benchEnv named what,
+// keeping the work directory when keep is set (nil: never), and ends the environment
+// when run returns.
+func (a *app) inBenchEnv(what string, keep *bool, run func(ctx context.Context, url, dir string) error) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, _ []string) error {
+		ctx := cmd.Context()
+		url, dir, done, err := a.benchEnv(ctx, what, keep != nil && *keep)
+		if err != nil {
+			return err
+		}
+		defer done()
+		return run(ctx, url, dir)
+	}
+}
+
+// connectFresh connects to the Redis at redisURL and deletes every key of sp's crawl,
+// so that a benchmark run starts from nothing. Close the client when done.
+func connectFresh(ctx context.Context, redisURL string, sp *spiders.Spider) (*streams.Client, error) {
+	c, err := streams.Connect(ctx, streams.ClientOptions{URL: redisURL})
+	if err != nil {
+		return nil, err
+	}
+	if err := resetCrawl(ctx, c, sp.Name); err != nil {
+		c.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
+// resetCrawl deletes every key of the crawl name on c.
+func resetCrawl(ctx context.Context, c *streams.Client, name string) error {
+	old, err := streams.ReadLayout(ctx, c, name)
+	if err != nil {
+		return err
+	}
+	_, err = inspect.Reset(ctx, c, old)
+	return err
 }

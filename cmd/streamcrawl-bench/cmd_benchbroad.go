@@ -56,21 +56,15 @@ Redis CPU and commands per page.
 
 Without --redis it starts a throw-away redis-server from PATH.`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			ctx := cmd.Context()
-			var done func()
-			var err error
-			if opt.RedisURL, opt.Dir, done, err = a.benchEnv(ctx, "bench-broad", false); err != nil {
-				return err
-			}
-			defer done()
+		RunE: a.inBenchEnv("bench-broad", nil, func(ctx context.Context, url, dir string) error {
+			opt.RedisURL, opt.Dir = url, dir
 			res, err := runBroad(ctx, opt, a.Stderr)
 			if err != nil {
 				return err
 			}
 			printBroad(a.Stdout, opt, res)
 			return nil
-		},
+		}),
 	}
 	a.RedisFlags(cmd, false)
 	cmd.Flags().IntVar(&opt.Hosts, "hosts", 300, "hosts (one loopback address each)")

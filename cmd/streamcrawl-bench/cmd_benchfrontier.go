@@ -49,13 +49,7 @@ collector behind 'streamcrawl exporter' and 'crawl --metrics-addr').
 
 Without --redis it starts a throw-away redis-server from PATH.`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			ctx := cmd.Context()
-			url, _, done, err := a.benchEnv(ctx, "bench-frontier", false)
-			if err != nil {
-				return err
-			}
-			defer done()
+		RunE: a.inBenchEnv("bench-frontier", nil, func(ctx context.Context, url, _ string) error {
 			opt.RedisURL = url
 			res, err := runFrontier(ctx, opt, a.Stderr)
 			if err != nil {
@@ -63,7 +57,7 @@ Without --redis it starts a throw-away redis-server from PATH.`,
 			}
 			printFrontier(a.Stdout, opt, res)
 			return nil
-		},
+		}),
 	}
 	a.RedisFlags(cmd, false)
 	cmd.Flags().IntVar(&opt.URLs, "urls", 1_000_000, "distinct URLs to seed")
@@ -89,18 +83,11 @@ func runFrontier(ctx context.Context, opt frontierOptions, log io.Writer) (*fron
 	if err != nil {
 		return nil, err
 	}
-	c, err := streams.Connect(ctx, streams.ClientOptions{URL: opt.RedisURL})
+	c, err := connectFresh(ctx, opt.RedisURL, sp)
 	if err != nil {
 		return nil, err
 	}
 	defer c.Close()
-	old, err := streams.ReadLayout(ctx, c, sp.Name)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := inspect.Reset(ctx, c, old); err != nil {
-		return nil, err
-	}
 	res := &frontierResult{MemBefore: redisInfo(ctx, c)["used_memory"]}
 	start := time.Now()
 	urls := make([]string, 0, opt.Batch)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"time"
@@ -23,14 +24,8 @@ kills, restarts, lost pages, lost items, corrupt lines, duplicate fetches, dupli
 items, and the time from each kill to the redelivery of the killed worker's entries.
 It exits 1 when anything was lost.`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			ctx := cmd.Context()
-			var done func()
-			var err error
-			if opt.RedisURL, opt.Dir, done, err = a.benchEnv(ctx, "chaos", keep); err != nil {
-				return err
-			}
-			defer done()
+		RunE: a.inBenchEnv("chaos", &keep, func(ctx context.Context, url, dir string) error {
+			opt.RedisURL, opt.Dir = url, dir
 			opt.Log = a.Stdout
 			rep, err := runChaos(ctx, opt)
 			if rep != nil {
@@ -46,7 +41,7 @@ It exits 1 when anything was lost.`,
 				return errors.New("chaos: the crawl lost or corrupted something (see the table)")
 			}
 			return nil
-		},
+		}),
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&a.RedisURL, "redis", "", "Redis URL (default $REDIS_URL, else a throw-away redis-server)")

@@ -17,7 +17,6 @@ import (
 	"github.com/streamcrawl/streamcrawl/handlers"
 	"github.com/streamcrawl/streamcrawl/spiders"
 	"github.com/streamcrawl/streamcrawl/streams"
-	"github.com/streamcrawl/streamcrawl/streams/inspect"
 )
 
 // workerCrawl is a crawl run by child processes of this binary on a real Redis, as the
@@ -57,11 +56,7 @@ func startWorkers(ctx context.Context, redisURL, dir, name, spiderYAML string, f
 }
 
 func (w *workerCrawl) start0(ctx context.Context, redisURL, dir, spiderPath string, fetchers int, logSuffix, logLevel string) error {
-	old, err := streams.ReadLayout(ctx, w.c, w.sp.Name)
-	if err != nil {
-		return err
-	}
-	if _, err := inspect.Reset(ctx, w.c, old); err != nil {
+	if err := resetCrawl(ctx, w.c, w.sp.Name); err != nil {
 		return err
 	}
 	exe, err := os.Executable()

@@ -33,10 +33,8 @@ func New(pages int) *Site {
 
 // Content types served by the site.
 const (
-	ctHTML = sitekit.HTMLType
 	ctJSON = "application/json"
 	ctPNG  = "image/png"
-	ctText = "text/plain; charset=utf-8"
 )
 
 // pixel is a valid 1x1 transparent PNG, served for every /img/<id>.png.
@@ -85,7 +83,7 @@ func (s *Site) render(b []byte, origin, path, query string) ([]byte, int, string
 			return notFound(p)
 		}
 		errorPage(p, "500 Internal Server Error")
-		return p.B, http.StatusInternalServerError, ctHTML
+		return p.B, http.StatusInternalServerError, sitekit.HTMLType
 	case path == "/private/x":
 		s.private(p, "Staff area")
 	case path == "/private/offers":
@@ -93,16 +91,16 @@ func (s *Site) render(b []byte, origin, path, query string) ([]byte, int, string
 	case path == "/feed.json":
 		return s.feed(p), http.StatusOK, ctJSON
 	case path == "/robots.txt":
-		return append(p.B, robotsTxt...), http.StatusOK, ctText
+		return append(p.B, robotsTxt...), http.StatusOK, sitekit.TextType
 	default:
 		return notFound(p)
 	}
-	return p.B, http.StatusOK, ctHTML
+	return p.B, http.StatusOK, sitekit.HTMLType
 }
 
 func notFound(p *page) ([]byte, int, string) {
 	errorPage(p, "404 Not Found")
-	return p.B, http.StatusNotFound, ctHTML
+	return p.B, http.StatusNotFound, sitekit.HTMLType
 }
 
 // feed writes a JSON list of the first 20 products with absolute URLs.

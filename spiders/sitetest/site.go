@@ -36,9 +36,7 @@ func New(pages int) *Site {
 
 // Content types served by the site.
 const (
-	ctHTML = sitekit.HTMLType
-	ctRSS  = "application/rss+xml"
-	ctText = "text/plain; charset=utf-8"
+	ctRSS = "application/rss+xml"
 )
 
 const robotsTxt = "User-agent: *\nDisallow: /drafts/\n"
@@ -62,7 +60,7 @@ func (s *Site) render(b []byte, origin, path, query string) ([]byte, int, string
 			return notFound(p)
 		}
 		s.listing(p, title, base, ids, pageNo, extra)
-		return p.B, http.StatusOK, ctHTML
+		return p.B, http.StatusOK, sitekit.HTMLType
 	}
 	switch {
 	case path == "/":
@@ -119,17 +117,17 @@ func (s *Site) render(b []byte, origin, path, query string) ([]byte, int, string
 			return notFound(p)
 		}
 		errorPage(p, "500 Internal Server Error")
-		return p.B, http.StatusInternalServerError, ctHTML
+		return p.B, http.StatusInternalServerError, sitekit.HTMLType
 	case path == "/drafts/upcoming":
 		s.draft(p)
 	case path == "/feed.xml":
 		return s.feed(p), http.StatusOK, ctRSS
 	case path == "/robots.txt":
-		return append(p.B, robotsTxt...), http.StatusOK, ctText
+		return append(p.B, robotsTxt...), http.StatusOK, sitekit.TextType
 	default:
 		return notFound(p)
 	}
-	return p.B, http.StatusOK, ctHTML
+	return p.B, http.StatusOK, sitekit.HTMLType
 }
 
 // monthOf parses "<yyyy>/<mm>" into a month index of the archive.
@@ -148,7 +146,7 @@ func (s *Site) monthOf(ym string) (int, bool) {
 
 func notFound(p *page) ([]byte, int, string) {
 	errorPage(p, "404 Not Found")
-	return p.B, http.StatusNotFound, ctHTML
+	return p.B, http.StatusNotFound, sitekit.HTMLType
 }
 
 // feed writes an RSS feed of the latest 20 articles.

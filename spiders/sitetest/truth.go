@@ -6,23 +6,16 @@ import (
 	"github.com/streamcrawl/streamcrawl/spiders/internal/sitekit"
 )
 
-// Kind is what a URL of the site answers.
-type Kind int
+// Kind is what a URL of the site answers; its String is the kind's name.
+type Kind = sitekit.Kind
 
 // Kinds of answers.
 const (
-	// HTML is a 200 text/html page.
-	HTML = Kind(sitekit.HTML)
-	// NotFound is a 404.
-	NotFound = Kind(sitekit.NotFound)
-	// ServerError is a 500.
-	ServerError = Kind(sitekit.ServerError)
-	// NonHTML is a 200 answer that is not HTML (RSS, text).
-	NonHTML = Kind(sitekit.NonHTML)
+	HTML        = sitekit.HTML        // a 200 text/html page
+	NotFound    = sitekit.NotFound    // a 404
+	ServerError = sitekit.ServerError // a 500
+	NonHTML     = sitekit.NonHTML     // a 200 answer that is not HTML (RSS, text)
 )
-
-// String returns the name of the kind.
-func (k Kind) String() string { return sitekit.Kind(k).String() }
 
 // newTruth returns the crawler that computes the site's ground truth from render.
 func (s *Site) newTruth() *sitekit.Crawler {
@@ -37,20 +30,18 @@ func (s *Site) newTruth() *sitekit.Crawler {
 
 // KindOf returns what the site answers to pathQuery (path with optional ?query, in
 // any parameter order).
-func (s *Site) KindOf(pathQuery string) Kind { return Kind(s.truth.KindOf(pathQuery)) }
+func (s *Site) KindOf(pathQuery string) Kind { return s.truth.KindOf(pathQuery) }
 
 // Reachable returns, sorted, every canonical path?query (see Canonical) a crawler
 // reaches by starting at / and following every a[href] on the site's host: fragments
 // stripped, offsite and mailto: links dropped. It includes 404s, 500s and the feed;
 // with obeyRobots it leaves out /drafts/. Only 200 HTML pages are followed.
 // /robots.txt is not linked and so not included.
-func (s *Site) Reachable(obeyRobots bool) []string {
-	return s.truth.Reachable(obeyRobots)
-}
+func (s *Site) Reachable(obeyRobots bool) []string { return s.truth.Reachable(obeyRobots) }
 
 // ReachableKind returns, sorted, the reachable canonical path?query that answer with kind k.
 func (s *Site) ReachableKind(obeyRobots bool, k Kind) []string {
-	return s.truth.Truth(obeyRobots).URLsOf(sitekit.Kind(k))
+	return s.truth.Truth(obeyRobots).URLsOf(k)
 }
 
 // Articles returns every reachable article, by ID.
@@ -60,12 +51,9 @@ func (s *Site) Articles() []Article { return sitekit.Items(s.truth, s.c.article)
 // (e.g. "http://127.0.0.1:8080/") stores with the spider of SpiderYAML: one item per
 // article (url is the absolute canonical URL, date is YYYY-MM-DD), by article ID.
 func (s *Site) ExpectedItems(baseURL string) []map[string]string {
-	origin := sitekit.OriginOf(baseURL)
-	var out []map[string]string
-	for _, a := range s.Articles() {
-		out = append(out, map[string]string{"url": origin + a.URL, "title": a.Title, "author": a.Author, "date": a.Date})
-	}
-	return out
+	return sitekit.Expected(s.Articles(), baseURL, func(a Article) map[string]string {
+		return map[string]string{"url": a.URL, "title": a.Title, "author": a.Author, "date": a.Date}
+	})
 }
 
 // articleID returns the id of the article at path.

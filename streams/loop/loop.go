@@ -35,6 +35,9 @@ type Config struct {
 	LogEvery time.Duration
 	// Now runs the task once at once, before the first tick.
 	Now bool
+	// Wake, when set, is asked before each wait for a channel that starts the next
+	// round early when it is closed or sent on (nil: wait the whole interval).
+	Wake func() <-chan struct{}
 }
 
 // Every runs task every interval until ctx ends, then returns nil. A round that fails
@@ -67,10 +70,15 @@ func Paced(ctx context.Context, first time.Duration, cfg Config, task func(ctx c
 	t := time.NewTimer(wait)
 	defer t.Stop()
 	for {
+		var wake <-chan struct{}
+		if cfg.Wake != nil {
+			wake = cfg.Wake()
+		}
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-t.C:
+		case <-wake:
 		}
 		next, err := task(ctx)
 		var stop stopError

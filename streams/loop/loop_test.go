@@ -3,6 +3,7 @@ package loop
 import (
 	"context"
 	"errors"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -129,5 +130,43 @@ func TestPacedUsesTheWaitItIsGiven(t *testing.T) {
 	}
 	if err := Paced(context.Background(), 0, Config{}, nil); err == nil {
 		t.Error("Paced with no interval: no error")
+	}
+}
+
+// A round starts as soon as Wake's channel closes, long before the interval, and the
+// channel is asked for again before each wait.
+func TestWakeStartsARoundEarly(t *testing.T) {
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	var asked atomic.Int32
+	woke := make(chan struct{})
+	close(woke)
+	wake := func() <-chan struct{} {
+		if asked.Add(1) <= 2 {
+			return woke // the first two waits end at once
+		}
+		return nil // then the hour-long interval
+	}
+	var rounds atomic.Int32
+	done := make(chan error, 1)
+	go func() {
+		done <- Every(ctx, time.Hour, Config{Wake: wake}, func(context.Context) error {
+			rounds.Add(1)
+			return nil
+		})
+	}()
+	deadline := time.Now().Add(5 * time.Second)
+	for rounds.Load() < 2 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if got := rounds.Load(); got != 2 {
+		t.Fatalf("%d rounds before an hour passed, want 2 (one per wake)", got)
+	}
+	if got := asked.Load(); got != 3 {
+		t.Fatalf("Wake asked %d times, want 3 (before each wait)", got)
 	}
 }

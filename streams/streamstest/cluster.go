@@ -137,23 +137,15 @@ func startNode(t testing.TB, bin string, args []string) *Server {
 	s := &Server{Dir: t.TempDir(), t: t}
 	s.args = slices.Concat([]string{"--cluster-enabled", "yes",
 		"--cluster-config-file", filepath.Join(s.Dir, "nodes.conf")}, args)
-	var lastErr error
-	for try := 0; try < 5; try++ {
-		s.Addr = freeClusterAddr(t)
-		if lastErr = s.start(bin); lastErr == nil {
-			t.Cleanup(s.Kill)
-			return s
-		}
-	}
-	t.Fatalf("streamstest: start cluster redis-server: %v", lastErr)
-	return nil
+	s.startOnFreePort(bin, "cluster redis-server", freeClusterAddr)
+	return s
 }
 
 // freeClusterAddr returns a free 127.0.0.1:port with port <= 55535 whose cluster bus port
 // (port+10000) is free as well.
 func freeClusterAddr(t testing.TB) string {
 	for try := 0; try < 200; try++ {
-		addr := freeAddr(t)
+		addr := FreeAddr(t)
 		_, p, _ := net.SplitHostPort(addr)
 		port, _ := strconv.Atoi(p)
 		if port > 65535-10000 {

@@ -40,16 +40,24 @@ func Start(t testing.TB, args ...string) *Server {
 	t.Helper()
 	bin := redisServer(t)
 	s := &Server{Dir: t.TempDir(), t: t, args: args}
+	s.startOnFreePort(bin, "redis-server", FreeAddr)
+	return s
+}
+
+// startOnFreePort starts s on an address from free, trying again on another (up to 5
+// times) when another process takes the port first, and kills it when the test ends. It
+// fails the test, naming what, when no try starts.
+func (s *Server) startOnFreePort(bin, what string, free func(testing.TB) string) {
+	s.t.Helper()
 	var lastErr error
 	for try := 0; try < 5; try++ {
-		s.Addr = freeAddr(t)
+		s.Addr = free(s.t)
 		if lastErr = s.start(bin); lastErr == nil {
-			t.Cleanup(s.Kill)
-			return s
+			s.t.Cleanup(s.Kill)
+			return
 		}
 	}
-	t.Fatalf("streamstest: start redis-server: %v", lastErr)
-	return nil
+	s.t.Fatalf("streamstest: start %s: %v", what, lastErr)
 }
 
 // redisServer returns the path of redis-server, failing the test when it is not installed.
@@ -184,7 +192,9 @@ func UsedMemory(t testing.TB, rdb redis.UniversalClient) int64 {
 	return fields["used_memory"] - fields["mem_clients_normal"]
 }
 
-func freeAddr(t testing.TB) string {
+// FreeAddr returns a free 127.0.0.1:port (free when it returns: a server that starts on
+// it later can still lose it to another process, and should try again).
+func FreeAddr(t testing.TB) string {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatalf("streamstest: no free port: %v", err)

@@ -120,17 +120,8 @@ func (s *Sentinel) startSentinel(host, port string) *Server {
 		s.t.Fatalf("streamstest: write sentinel config: %v", err)
 	}
 	srv := &Server{Dir: dir, t: s.t, conf: conf, args: []string{"--sentinel"}}
-	bin := redisServer(s.t)
-	var lastErr error
-	for try := 0; try < 5; try++ {
-		srv.Addr = freeAddr(s.t)
-		if lastErr = srv.start(bin); lastErr == nil {
-			s.t.Cleanup(srv.Kill)
-			return srv
-		}
-	}
-	s.t.Fatalf("streamstest: start redis sentinel: %v", lastErr)
-	return nil
+	srv.startOnFreePort(redisServer(s.t), "redis sentinel", FreeAddr)
+	return srv
 }
 
 // waitFor polls ready every 50 ms until it returns nil, failing the test with its last

@@ -98,10 +98,7 @@ bucket holds already.`,
 			}
 			ac := handlers.ArchiveConfig{Client: rdb, Crawl: crawl, Dir: dir, Upload: store, MaxFileSize: int64(maxFile), Group: group,
 				UntilDone: f.UntilDone, Consumer: f.consumer, Subscriber: f.subscriber(), Logger: a.Log}
-			if ac.BeforeAck, err = beforeAckOf("archive"); err != nil {
-				return err
-			}
-			return a.endInterrupted(ctx, "archive", handlers.Archive(ctx, ac))
+			return a.runGroupReader(ctx, "archive", &ac.BeforeAck, func() error { return handlers.Archive(ctx, ac) })
 		},
 	}
 	a.crawlFlags(cmd, &crawl)

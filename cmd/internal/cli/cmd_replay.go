@@ -180,10 +180,7 @@ package and handlers.Process.`,
 			if pc.Metrics, err = a.serveMetrics(ctx, f.metricsAddr, rdb, sinkKind(f.Out), nil); err != nil {
 				return err
 			}
-			if pc.BeforeAck, err = beforeAckOf("process"); err != nil {
-				return err
-			}
-			return a.endInterrupted(ctx, "process", handlers.Process(ctx, pc))
+			return a.runGroupReader(ctx, "process", &pc.BeforeAck, func() error { return handlers.Process(ctx, pc) })
 		},
 	}
 	a.crawlFlags(cmd, &crawl)

@@ -134,6 +134,18 @@ func beforeAckOf(name string) (func(*message.Message), error) {
 	return func(m *message.Message) { hc.BeforeAck(name, m) }, nil
 }
 
+// runGroupReader runs run, a component that reads the crawl as its own consumer group
+// (the archiver, a post-processor), called name: it first sets *beforeAck, the field of
+// the component's config, to the component's test fault hook (beforeAckOf), and ends as
+// endInterrupted does.
+func (a *App) runGroupReader(ctx context.Context, name string, beforeAck *func(*message.Message), run func() error) error {
+	var err error
+	if *beforeAck, err = beforeAckOf(name); err != nil {
+		return err
+	}
+	return a.endInterrupted(ctx, name, run())
+}
+
 func validStage(s string) error {
 	switch s {
 	case streams.StageFetch, streams.StageParse, streams.StageStore:

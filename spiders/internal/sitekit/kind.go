@@ -5,6 +5,9 @@ import "net/http"
 // HTMLType is the content type of every HTML page the sites serve.
 const HTMLType = "text/html; charset=utf-8"
 
+// TextType is the content type of the sites' plain-text answers (robots.txt, errors).
+const TextType = "text/plain; charset=utf-8"
+
 // Kind is what a URL of a site answers.
 type Kind int
 

@@ -102,6 +102,20 @@ func Items[T any](c *Crawler, item func(id int) T) []T {
 	return out
 }
 
+// Expected returns fields(item) for each item, in order, with its "url" (a path)
+// made absolute against the origin of baseURL: the items a correct crawl of the site
+// served at baseURL stores.
+func Expected[T any](items []T, baseURL string, fields func(T) map[string]string) []map[string]string {
+	origin := OriginOf(baseURL)
+	var out []map[string]string
+	for _, it := range items {
+		f := fields(it)
+		f["url"] = origin + f["url"]
+		out = append(out, f)
+	}
+	return out
+}
+
 // crawl is a breadth-first crawl of the site from /, in process, over Render.
 func (c *Crawler) crawl(obeyRobots bool) *Truth {
 	origin := c.origin()

@@ -89,7 +89,6 @@ func itemsOf(s *memSink) map[string]map[string]string {
 // reaches the forbidden server nor the metadata address; images are blocked; the URLs
 // the app pushed to the history are crawled too.
 func TestRenderedCrawlStoresTheTruth(t *testing.T) {
-	t.Parallel()
 	browsertest.Chromium(t)
 	// The forbidden server is on loopback too, but not on the 127.0.0.1/32 the spider
 	// allows: the guard refuses it as it would 10.0.0.0/8.
@@ -260,7 +259,6 @@ func keysOf(m map[string]int) []string {
 // sent by the browser for the next page, and one the rendered page's script set is
 // sent by the HTTP fetcher after it: one jar, in Redis, for both kinds of fetch.
 func TestRenderedPagesShareTheCookieJar(t *testing.T) {
-	t.Parallel()
 	exe := browsertest.Chromium(t)
 	base := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")

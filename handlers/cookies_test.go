@@ -152,6 +152,7 @@ func TestCookieJarSessionsAreKeptApart(t *testing.T) {
 // of the site's cookies and refuses the rest (counted), refuses the 5 KB one, and every
 // page is answered 200 and stored.
 func TestCookieJarIsCapped(t *testing.T) {
+	t.Parallel()
 	srv := streamstest.Start(t)
 	var big atomic.Int32
 	site := counted(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -19,6 +19,7 @@ import (
 // hash or the ready and scheduled sets of hosts should be) stops the crawl with an error naming the key, where
 // every stage retried the failing command every few seconds forever.
 func TestKeyOfTheWrongTypeStopsTheCrawl(t *testing.T) {
+	t.Parallel()
 	srv := streamstest.Start(t)
 	base := serve(t, newChainSite(20, 0))
 	for name, key := range map[string]func(streams.Keys) string{
@@ -28,6 +29,7 @@ func TestKeyOfTheWrongTypeStopsTheCrawl(t *testing.T) {
 		"counts": func(k streams.Keys) string { return k.Counts },
 	} {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel() // one crawl name each on the shared server
 			sp := titleSpider("wrongtype"+name, base)
 			var corrupted string
 			ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)

@@ -19,6 +19,7 @@ import (
 // dead letter with the reason missing_key, counted; with key_missing: url each is
 // keyed by its page and all 50 are stored.
 func TestItemsWithoutTheirKeyAreNeverMerged(t *testing.T) {
+	t.Parallel()
 	srv := streamstest.Start(t)
 	site := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html")

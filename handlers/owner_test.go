@@ -19,6 +19,7 @@ import (
 // spider: refused); the first ends untouched with all its pages. Once nothing runs,
 // --fresh starts the crawl over with the second spider.
 func TestACrawlKnowsItsSpider(t *testing.T) {
+	t.Parallel()
 	srv := streamstest.Start(t)
 	slow := newChainSite(20, 100*time.Millisecond)
 	base := serve(t, slow)

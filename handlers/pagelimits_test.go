@@ -69,6 +69,7 @@ func TestSitemapIndexChainsStop(t *testing.T) {
 // then whitespace, then two more) is read as a stream up to the protocol's 50 MB: the
 // first three are queued, the rest is cut (counted sitemaps_cut), and the crawl ends.
 func TestSitemapBombIsCutAt50MB(t *testing.T) {
+	t.Parallel()
 	srv := streamstest.Start(t)
 	var bomb bytes.Buffer
 	zw, _ := gzip.NewWriterLevel(&bomb, gzip.BestCompression)
@@ -122,6 +123,7 @@ func TestSitemapBombIsCutAt50MB(t *testing.T) {
 // and is counted as cut (sitemaps_cut), as one cut at 50 MB is; the URLs past the
 // bound are not even queued (max_pages refuses all but the first ones).
 func TestSitemapIsCutAt50000URLs(t *testing.T) {
+	t.Parallel()
 	srv := streamstest.Start(t)
 	site := counted(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/big.xml" {

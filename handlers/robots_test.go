@@ -146,6 +146,7 @@ func TestHugeCrawlDelayIsCapped(t *testing.T) {
 // robots_unreachable (counted) and the crawl ends. Once robots.txt answers, a dead
 // retry brings the ten back and they are fetched.
 func TestUnreachableRobotsDropsTheHostThenDeadRetryBringsItBack(t *testing.T) {
+	t.Parallel()
 	srv := streamstest.Start(t)
 	rdb := srv.Client()
 	var up atomic.Bool
@@ -219,6 +220,7 @@ func TestUnreachableRobotsDropsTheHostThenDeadRetryBringsItBack(t *testing.T) {
 // within 3 minutes, the four hosts' pages dead letters counted as robots_unreachable,
 // and the good host crawled.
 func TestCrawlWithUnreachableRobotsEndsByItself(t *testing.T) {
+	t.Parallel()
 	srv := streamstest.Start(t)
 	good := newChainSite(3, 0)
 	goodBase := serve(t, good)

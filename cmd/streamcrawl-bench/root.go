@@ -28,10 +28,11 @@ bench-dedup pushes URLs through dedup alone; bench-frontier seeds a big frontier
 weighs it; bench-render crawls a JavaScript site in a
 browser beside Crawlee; bench-peers crawls the demo shop with streamcrawl, Colly and
 Crawlee's CheerioCrawler in turn; chaos kills worker processes mid-crawl and checks that nothing was
-lost. Worker processes are children of this binary, which runs
+lost; testprogress prints a line per ended test from go test -json (the test command
+.ci/test). Worker processes are children of this binary, which runs
 streamcrawl's own fetch, parse, store and demo-site commands for them.`)
 	root.AddCommand(a.benchCommand(), a.benchScaleCommand(), a.benchBroadCommand(), a.benchFrontierCommand(), a.benchDedupCommand(), a.chaosCommand(),
-		a.benchRenderCommand(), a.benchPeersCommand())
+		a.benchRenderCommand(), a.benchPeersCommand(), a.testProgressCommand())
 	root.AddCommand(append(a.WorkerCommands(), a.jsSiteCommand())...)
 	return root
 }

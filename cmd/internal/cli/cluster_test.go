@@ -47,6 +47,7 @@ func partitionedSpider(t *testing.T, site *demosite.Site, name, base string, par
 // store processes, the crawl split into 6 partitions: every page is fetched once,
 // every item stored, and every master holds a share of the crawl.
 func TestMultiProcessCrawlOnRedisCluster(t *testing.T) {
+	t.Parallel()
 	cl := streamstest.StartCluster(t, 3)
 	rdb := cl.Client()
 	const hosts, pages, partitions = 20, 250, 6

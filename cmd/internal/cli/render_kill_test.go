@@ -37,6 +37,7 @@ func (s *renderSite) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // takes fetch-2's entries over, and the items are the site's truth: nothing lost, no
 // item twice.
 func TestRenderedCrawlSurvivesKills(t *testing.T) {
+	t.Parallel()
 	browsertest.Chromium(t)
 	site := &renderSite{Site: jssite.New(12)}
 	c := newCluster(t, "jskill", site)

@@ -154,6 +154,9 @@ type Frontier struct {
 	pipe *rkit.Pipeline
 	fin  *rkit.Group[*finishJob]
 	now  func() time.Time // the clock that turns a retry's due time into a wait
+	// revisitShift moves the revisit schedule's "now" (the Redis clock) ahead, in test
+	// builds only (SetRevisitShift), to simulate a day without waiting one. 0 here.
+	revisitShift time.Duration
 
 	// max_pages (budget.go)
 	budget budget
@@ -218,7 +221,7 @@ func (f *Frontier) MarkSeeded(ctx context.Context) error {
 // the slots of dead fetchers, makes the hosts whose time has come ready and moves
 // requests of ready hosts into the requests stream within the Window (dispatch.go),
 // and every RetryInterval it moves due retries back to their hosts' queues
-// (retries.go). A failed round is logged and tried again. Every fetch process runs
+// (retries.go) and releases due revisits into them (revisit.go). A failed round is logged and tried again. Every fetch process runs
 // one; any number may run at once.
 func (f *Frontier) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
@@ -226,6 +229,11 @@ func (f *Frontier) Run(ctx context.Context) error {
 	go func() {
 		defer wg.Done()
 		_ = loop.Every(ctx, f.cfg.RetryInterval, loop.Config{Log: f.cfg.Logger, Msg: "moving delayed requests failed; retrying"}, f.moveAllDue)
+	}()
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		_ = loop.Every(ctx, f.cfg.RetryInterval, loop.Config{Log: f.cfg.Logger, Msg: "releasing due revisits failed; retrying"}, f.releaseAllDue)
 	}()
 	err := f.runDispatch(ctx)
 	wg.Wait()

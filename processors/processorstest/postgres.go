@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/streamcrawl/streamcrawl/streams/streamstest"
 )
 
 // Postgres is a PostgreSQL server owned by a test: a fresh cluster in a temporary
@@ -69,7 +71,7 @@ func StartPostgres(t testing.TB) *Postgres {
 	}
 	var lastErr error
 	for try := 0; try < 5; try++ {
-		p.Addr = freeAddr(t)
+		p.Addr = streamstest.FreeAddr(t)
 		if lastErr = p.start(); lastErr == nil {
 			t.Cleanup(p.Stop)
 			return p
@@ -264,13 +266,4 @@ func postgresUser() (*syscall.Credential, error) {
 	uid, _ := strconv.Atoi(u.Uid)
 	gid, _ := strconv.Atoi(u.Gid)
 	return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid), NoSetGroups: true}, nil
-}
-
-func freeAddr(t testing.TB) string {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatalf("processorstest: no free port: %v", err)
-	}
-	defer l.Close()
-	return l.Addr().String()
 }

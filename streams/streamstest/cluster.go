@@ -145,7 +145,7 @@ func startNode(t testing.TB, bin string, args []string) *Server {
 // (port+10000) is free as well.
 func freeClusterAddr(t testing.TB) string {
 	for try := 0; try < 200; try++ {
-		addr := freeAddr(t)
+		addr := FreeAddr(t)
 		_, p, _ := net.SplitHostPort(addr)
 		port, _ := strconv.Atoi(p)
 		if port > 65535-10000 {

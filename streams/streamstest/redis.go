@@ -40,7 +40,7 @@ func Start(t testing.TB, args ...string) *Server {
 	t.Helper()
 	bin := redisServer(t)
 	s := &Server{Dir: t.TempDir(), t: t, args: args}
-	s.startOnFreePort(bin, "redis-server", freeAddr)
+	s.startOnFreePort(bin, "redis-server", FreeAddr)
 	return s
 }
 
@@ -192,7 +192,9 @@ func UsedMemory(t testing.TB, rdb redis.UniversalClient) int64 {
 	return fields["used_memory"] - fields["mem_clients_normal"]
 }
 
-func freeAddr(t testing.TB) string {
+// FreeAddr returns a free 127.0.0.1:port (free when it returns: a server that starts on
+// it later can still lose it to another process, and should try again).
+func FreeAddr(t testing.TB) string {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatalf("streamstest: no free port: %v", err)

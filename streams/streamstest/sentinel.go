@@ -120,7 +120,7 @@ func (s *Sentinel) startSentinel(host, port string) *Server {
 		s.t.Fatalf("streamstest: write sentinel config: %v", err)
 	}
 	srv := &Server{Dir: dir, t: s.t, conf: conf, args: []string{"--sentinel"}}
-	srv.startOnFreePort(redisServer(s.t), "redis sentinel", freeAddr)
+	srv.startOnFreePort(redisServer(s.t), "redis sentinel", FreeAddr)
 	return srv
 }
 

@@ -100,6 +100,11 @@ type Config struct {
 	Linger time.Duration
 	// Logger receives Run's failures (rate-limited); nil means no-op.
 	Logger *zap.Logger
+
+	// RevisitClockShift moves the revisit schedule's "now" (the Redis clock) ahead, for
+	// tests that simulate days of revisits without waiting them. Default 0; production
+	// leaves it so.
+	RevisitClockShift time.Duration
 }
 
 func (c *Config) setDefaults() {
@@ -151,12 +156,10 @@ type Frontier struct {
 	fpArg func(fp []byte) string // a fingerprint as the emit script takes it
 
 	// the fetchers' side (hosts.go, retries.go)
-	pipe *rkit.Pipeline
-	fin  *rkit.Group[*finishJob]
-	now  func() time.Time // the clock that turns a retry's due time into a wait
-	// revisitShift moves the revisit schedule's "now" (the Redis clock) ahead, in test
-	// builds only (SetRevisitShift), to simulate a day without waiting one. 0 here.
-	revisitShift time.Duration
+	pipe         *rkit.Pipeline
+	fin          *rkit.Group[*finishJob]
+	now          func() time.Time // the clock that turns a retry's due time into a wait
+	revisitShift time.Duration    // Config.RevisitClockShift
 
 	// max_pages (budget.go)
 	budget budget
@@ -175,7 +178,7 @@ func New(cfg Config) (*Frontier, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	f := &Frontier{cfg: cfg, rdb: cfg.Client, layout: cfg.Layout, order: order(cfg.Order), now: time.Now,
+	f := &Frontier{cfg: cfg, rdb: cfg.Client, layout: cfg.Layout, order: order(cfg.Order), now: time.Now, revisitShift: cfg.RevisitClockShift,
 		hosts: hostDefaults{HostRule: cfg.Hosts, leaseTTL: cfg.LeaseTTL, quantum: cfg.Quantum},
 		hot:   make([]bool, len(cfg.Layout.Parts))}
 	seenAdd := setSeenAdd
@@ -233,7 +236,7 @@ func (f *Frontier) Run(ctx context.Context) error {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		_ = loop.Every(ctx, f.cfg.RetryInterval, loop.Config{Log: f.cfg.Logger, Msg: "releasing due revisits failed; retrying"}, f.releaseAllDue)
+		_ = loop.Every(ctx, f.cfg.RetryInterval, loop.Config{Log: f.cfg.Logger, Msg: "releasing due revisits failed; retrying"}, f.ReleaseRevisits)
 	}()
 	err := f.runDispatch(ctx)
 	wg.Wait()

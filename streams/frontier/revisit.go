@@ -126,9 +126,10 @@ func (f *Frontier) releaseDue(ctx context.Context, part, max int) (int, error) {
 	return n, nil
 }
 
-// releaseAllDue releases every due revisit of every partition, 500 per script call;
-// partitions whose oldest bucket is not due cost one pipelined ZRANGE between them.
-func (f *Frontier) releaseAllDue(ctx context.Context) error {
+// ReleaseRevisits releases every due revisit of every partition into its host's queue
+// now, 500 per script call; partitions whose oldest bucket is not due cost one
+// pipelined ZCOUNT between them. Run calls it every RetryInterval.
+func (f *Frontier) ReleaseRevisits(ctx context.Context) error {
 	now := (f.now().Add(f.revisitShift).Add(f.cfg.RetryInterval).UnixMilli()) / 60000
 	due := holding(ctx, f.rdb, f.layout, func(p redis.Pipeliner, k streams.Keys) *redis.IntCmd {
 		return p.ZCount(ctx, k.Revisits, "-inf", strconv.FormatInt(now, 10))

@@ -62,8 +62,7 @@ settings:
       min: 10m
       max: 336h
       start: 1h
-    - min: 1h
-      max: 24h
+    - {min: 1h, max: 24h}
 `))
 	if err != nil {
 		t.Fatal(err)

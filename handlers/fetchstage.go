@@ -27,6 +27,7 @@ type fetchHandler struct {
 	encode   func(context.Context, *spiders.Response) ([]byte, error)
 	counters *streams.Counters
 	retryLog *zap.Logger // INFO, sampled: a few lines per second at most
+	revisits *revisitor  // nil: the spider has no revisit rules
 }
 
 // handle fetches the request in msg and returns the response message.
@@ -47,9 +48,12 @@ func (h *fetchHandler) handle(msg *message.Message) ([]*message.Message, error) 
 	case res.Outcome == fetch.Dead:
 		return nil, res.Err
 	case res.Outcome == fetch.Drop:
-		return nil, nil
+		return nil, h.revisits.after(ctx, req, res, msg.UUID)
 	case res.Outcome == fetch.Redirect:
 		return nil, h.follow(ctx, res.Request)
+	}
+	if err := h.revisits.after(ctx, req, res, msg.UUID); err != nil {
+		return nil, err
 	}
 	payload, err := h.encode(ctx, res.Response)
 	if err != nil {

@@ -3,6 +3,7 @@ package handlers
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/ThreeDotsLabs/watermill/message"
 
@@ -82,6 +83,15 @@ func (r *run) fetchStage(ctx context.Context, scfg streams.SubscriberConfig) err
 	}
 	h := &fetchHandler{f: f, frontier: fr, counters: r.counters, retryLog: sampled(log, 3),
 		encode: responseEncoder(cfg.Spider.Settings, cfg.Client, layout, r.counters, log)}
+	if len(cfg.Spider.Settings.Revisit) > 0 {
+		rules := slices.Clone(cfg.Spider.Settings.Revisit)
+		for i := range rules {
+			if err := rules[i].Compile(); err != nil { // a Go spider's rules may not be compiled yet
+				return err
+			}
+		}
+		h.revisits = &revisitor{rules: rules, frontier: fr, counters: r.counters}
+	}
 	scfg.MaxInFlight = cfg.Spider.Settings.Concurrency
 	if cfg.MaxBacklog > 0 {
 		var responses []string

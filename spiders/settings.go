@@ -107,6 +107,9 @@ type Settings struct {
 	// RevisitAfter lets a URL be fetched again once it was queued this long ago (for
 	// crawls that run every day: seed again and changed pages come back). 0: never.
 	RevisitAfter time.Duration `yaml:"revisit_after"`
+	// Revisit schedules the URLs its rules match for revisits on an adaptive interval
+	// (see RevisitRule; the first matching rule applies). Empty: no revisits.
+	Revisit []RevisitRule `yaml:"revisit"`
 	// MaxDepth drops requests deeper than this many links from a start URL; 0 means no limit.
 	MaxDepth int `yaml:"max_depth"`
 	// MaxLinksPerPage bounds the links taken from one page (Links, the follow rules, the
@@ -290,6 +293,11 @@ func (s *Settings) Retries() int {
 
 // Validate reports settings out of range.
 func (s *Settings) Validate() error {
+	for i := range s.Revisit {
+		if err := s.Revisit[i].Compile(); err != nil {
+			return err
+		}
+	}
 	switch {
 	case s.Concurrency < 0 || s.Concurrency > 10000:
 		return fmt.Errorf("spiders: settings.concurrency %d out of range 1..10000", s.Concurrency)

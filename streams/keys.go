@@ -61,6 +61,10 @@ type Keys struct {
 	// Delayed is the ZSET of requests waiting for a time (retries), scored by due time
 	// (ms, Redis clock); a due request goes back to its host's queue.
 	Delayed string
+	// Revisits is the ZSET of the revisit schedule's buckets: one member per minute that
+	// has revisits due in it (the minute since the Unix epoch, Redis clock), scored by
+	// that minute. The bucket's entries are in the LIST at RevisitBucket(minute).
+	Revisits string
 	// LegacyWaiting is the hash of waiting requests of crawls written before compact
 	// host queues (ID to request, the IDs in a ZSET per host at HostQueues+host);
 	// frontier.Migrate moves them into the host queues.
@@ -134,6 +138,7 @@ func newKeys(crawl, tag string) Keys {
 		Requests: key("requests"), Responses: key("responses"), Items: key("items"), Dead: key("dead"),
 		Counts: key("counts"), HostQueues: key("hq:"), HostStates: key("h:"), Ready: key("ready"), ReadyBands: key("ready:bands"), Sched: key("sched"),
 		Leases: key("leases"), Backoff: key("backoff"), Seq: key("seq"), Delayed: key("delayed"),
+		Revisits:      key("rv"),
 		LegacyWaiting: key("waiting"), LegacyHosts: key("hosts"), LegacyFrontier: key("frontier"),
 		Seen: key("seen"), SeenAt: key("seenat"), ItemKeys: key("itemkeys"),
 		Stats: key("stats"), HostStats: key("hoststats:"), Meta: key("meta"), Dicts: key("dicts"), Login: key("login"),
@@ -172,6 +177,16 @@ func (k Keys) LegacyHostQueue(host string) string { return k.HostQueues + host }
 func (k Keys) HostStatsWindow(window int64) string {
 	return k.HostStats + strconv.FormatInt(window, 10)
 }
+
+// RevisitBucket is the LIST of the revisits due in one minute (minutes since the Unix
+// epoch); the revisit script builds the same name as Revisits + ":" + minute.
+func (k Keys) RevisitBucket(minute int64) string {
+	return k.Revisits + ":" + strconv.FormatInt(minute, 10)
+}
+
+// RevisitToken is the key that marks one fetch's revisit as scheduled for a while, so
+// that a redelivered fetch does not schedule the URL twice.
+func (k Keys) RevisitToken(token string) string { return k.key("rvt:" + token) }
 
 // Robots is the cached robots.txt of one host (expires after a day).
 func (k Keys) Robots(host string) string { return k.key("robots:" + host) }
@@ -217,7 +232,7 @@ func kindOf(stream string) string {
 // All returns the fixed keys of the partition (host queues and robots.txt aside), for
 // reset.
 func (k Keys) All() []string {
-	return []string{k.Requests, k.Responses, k.Items, k.Dead, k.Delayed, k.Counts, k.Ready, k.ReadyBands, k.Sched, k.Leases,
+	return []string{k.Requests, k.Responses, k.Items, k.Dead, k.Delayed, k.Revisits, k.Counts, k.Ready, k.ReadyBands, k.Sched, k.Leases,
 		k.Backoff, k.Seq, k.Seen, k.SeenAt, k.ItemKeys, k.Stats, k.Meta, k.LegacyWaiting, k.LegacyHosts, k.LegacyFrontier}
 }
 

@@ -105,3 +105,13 @@ func ExpandEntry(host, e string) string {
 	}
 	return out + "}"
 }
+
+// SetRevisitShift moves the revisit schedule's "now" ahead of the Redis clock by d, so
+// a test simulates a day without waiting one. It exists in test builds only.
+func (f *Frontier) SetRevisitShift(d time.Duration) { f.revisitShift = d }
+
+// ReleaseDue releases up to max due revisits of partition part into their hosts'
+// queues and returns how many. It exists in test builds only (Run releases them).
+func (f *Frontier) ReleaseDue(ctx context.Context, part, max int) (int, error) {
+	return f.releaseDue(ctx, part, max)
+}

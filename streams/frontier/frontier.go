@@ -101,6 +101,11 @@ type Config struct {
 	Linger time.Duration
 	// Logger receives Run's failures (rate-limited); nil means no-op.
 	Logger *zap.Logger
+
+	// RevisitClockShift moves the revisit schedule's "now" (the Redis clock) ahead, for
+	// tests that simulate days of revisits without waiting them. Default 0; production
+	// leaves it so.
+	RevisitClockShift time.Duration
 }
 
 func (c *Config) setDefaults() {
@@ -152,9 +157,10 @@ type Frontier struct {
 	fpArg func(fp []byte) string // a fingerprint as the emit script takes it
 
 	// the fetchers' side (hosts.go, retries.go)
-	pipe *rkit.Pipeline
-	fin  *rkit.Group[*finishJob]
-	now  func() time.Time // the clock that turns a retry's due time into a wait
+	pipe         *rkit.Pipeline
+	fin          *rkit.Group[*finishJob]
+	now          func() time.Time // the clock that turns a retry's due time into a wait
+	revisitShift time.Duration    // Config.RevisitClockShift
 
 	// max_pages (budget.go)
 	budget budget
@@ -173,7 +179,7 @@ func New(cfg Config) (*Frontier, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	f := &Frontier{cfg: cfg, rdb: cfg.Client, layout: cfg.Layout, order: order(cfg.Order), now: time.Now,
+	f := &Frontier{cfg: cfg, rdb: cfg.Client, layout: cfg.Layout, order: order(cfg.Order), now: time.Now, revisitShift: cfg.RevisitClockShift,
 		hosts: hostDefaults{HostRule: cfg.Hosts, leaseTTL: cfg.LeaseTTL, quantum: cfg.Quantum},
 		hot:   make([]bool, len(cfg.Layout.Parts))}
 	seenAdd := setSeenAdd
@@ -219,7 +225,7 @@ func (f *Frontier) MarkSeeded(ctx context.Context) error {
 // the slots of dead fetchers, makes the hosts whose time has come ready and moves
 // requests of ready hosts into the requests stream within the Window (dispatch.go),
 // and every RetryInterval it moves due retries back to their hosts' queues
-// (retries.go). A failed round is logged and tried again. Every fetch process runs
+// (retries.go) and releases due revisits into them (revisit.go). A failed round is logged and tried again. Every fetch process runs
 // one; any number may run at once.
 func (f *Frontier) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
@@ -227,6 +233,11 @@ func (f *Frontier) Run(ctx context.Context) error {
 	go func() {
 		defer wg.Done()
 		_ = loop.Every(ctx, f.cfg.RetryInterval, loop.Config{Log: f.cfg.Logger, Msg: "moving delayed requests failed; retrying"}, f.moveAllDue)
+	}()
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		_ = loop.Every(ctx, f.cfg.RetryInterval, loop.Config{Log: f.cfg.Logger, Msg: "releasing due revisits failed; retrying"}, f.ReleaseRevisits)
 	}()
 	err := f.runDispatch(ctx)
 	wg.Wait()

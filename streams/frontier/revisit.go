@@ -1,0 +1,207 @@
+package frontier
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/streamcrawl/streamcrawl/streams"
+	"github.com/streamcrawl/streamcrawl/streams/internal/rkit"
+)
+
+// The revisit schedule: per partition, the requests to fetch again wait in minute
+// buckets, one LIST per minute (streams.Keys.RevisitBucket) holding compact entries
+// "<host>\1<band>\1<rule>\1<payload>", and a small ZSET (streams.Keys.Revisits) of the
+// minutes that have a bucket. A bucket of up to 128 entries is a listpack (a few bytes
+// per entry beside the entry itself), and a bigger one a quicklist of listpacks, so a
+// scheduled URL costs its encoded request and about 2 B, against ~100 B for a ZSET
+// member past the listpack limit. The interval state (the current interval, the last
+// content digest) travels in the request's payload, which the caller encodes: the
+// schedule keeps the payload as it is.
+//
+// Every move is one Lua script: ScheduleRevisit adds an entry and counts it; the
+// release takes the due entries of the oldest due buckets and puts them in their hosts'
+// queues (under the same politeness as any request) in the same script, so a kill -9
+// at any point loses none and doubles none. The partition's counters hash keeps
+// "revisits" (scheduled, not yet released) as the scripts run.
+
+// ScheduleRevisit schedules an encoded request for host, of the given priority and
+// depth, to go back to its host's queue after after (counted on the Redis clock, due in
+// the minute that time falls in). token names the fetch that schedules it (the request
+// message's UUID): a second call with the same token within a day does nothing and
+// returns false, so a fetch redelivered after its worker died does not schedule the
+// URL twice. An empty token has no such guard.
+func (f *Frontier) ScheduleRevisit(ctx context.Context, host string, priority, depth int, payload []byte, after time.Duration, token string) (bool, error) {
+	k := f.layout.ForHost(host)
+	_, rule := f.ruleOf(host)
+	member := host + "\x01" + strconv.Itoa(f.order.band(priority, depth)) + "\x01" + rule + "\x01" + string(payload)
+	tok := ""
+	if token != "" {
+		tok = k.RevisitToken(token)
+	}
+	keys := []string{k.Counts, k.Revisits, k.Revisits + ":", tok}
+	if tok == "" {
+		keys = keys[:3]
+	}
+	n, err := scheduleRevisitScript.Run(ctx, f.rdb, keys, max(after.Milliseconds(), 0), member,
+		f.revisitShift.Milliseconds(), tokenTTL.Milliseconds()).Int()
+	if err != nil {
+		return false, fmt.Errorf("frontier: schedule revisit: %w", err)
+	}
+	return n == 1, nil
+}
+
+// tokenTTL is how long a fetch's revisit token is kept: longer than any redelivery of
+// the fetch takes.
+const tokenTTL = 24 * time.Hour
+
+// scheduleRevisitScript adds a request to the bucket of the minute it is due in.
+//
+// KEYS[1] -> sc:{c}:counts
+// KEYS[2] -> sc:{c}:rv (the bucket minutes)
+// KEYS[3] -> sc:{c}:rv: (the prefix of the buckets)
+// KEYS[4] -> sc:{c}:rvt:<token> (absent: no guard)
+// ARGV[1] -> after (ms), ARGV[2] -> member, ARGV[3] -> test clock shift (ms, 0 in production),
+// ARGV[4] -> token TTL (ms)
+// Output: 1 when scheduled, 0 when the token was already used
+var scheduleRevisitScript = redis.NewScript(rkit.LuaNow + `
+if KEYS[4] and not redis.call('SET', KEYS[4], 1, 'NX', 'PX', ARGV[4]) then return 0 end
+local minute = math.floor((now_ms() + tonumber(ARGV[3]) + tonumber(ARGV[1])) / 60000)
+redis.call('RPUSH', KEYS[3] .. minute, ARGV[2])
+redis.call('ZADD', KEYS[2], minute, minute)
+redis.call('HINCRBY', KEYS[1], 'revisits', 1)
+return 1
+`)
+
+// releaseRevisitsScript puts the entries of due buckets, oldest first, in their hosts'
+// queues; an emptied bucket leaves the bucket set.
+//
+// KEYS[1..9], ARGV[1..10] -> schedKeys, schedArgs (see hostSchedLua)
+// KEYS[10] -> sc:{c}:rv, KEYS[11] -> sc:{c}:rv: (the prefix of the buckets)
+// ARGV[11] -> max to release, ARGV[12] -> test clock shift (ms, 0 in production)
+// Output: number released
+var releaseRevisitsScript = schedScript("", `
+local now_min = math.floor((now_ms() + tonumber(ARGV[12])) / 60000)
+local left = tonumber(ARGV[11])
+local moved = 0
+for _, b in ipairs(redis.call('ZRANGEBYSCORE', KEYS[10], '-inf', now_min, 'LIMIT', 0, 64)) do
+  if left <= 0 then break end
+  local key = KEYS[11] .. b
+  local es = redis.call('LPOP', key, left)
+  if es then
+    for _, m in ipairs(es) do
+      local host, band, rule_arg, payload = string.match(m, '^([^\1]*)\1(-?%d+)\1([^\1]*)\1(.*)$')
+      if host then
+        band = tonumber(band)
+        local st = state(host)
+        activate(host, st, rule_arg)
+        local before = best_band(st)
+        enqueue(host, st, band, {whole(payload)})
+        wake(host, st, band, before)
+      end
+    end
+    moved = moved + #es
+    left = left - #es
+  end
+  if redis.call('EXISTS', key) == 0 then redis.call('ZREM', KEYS[10], b) end
+end
+if moved > 0 then count('revisits', -moved) end
+commit()
+return moved
+`)
+
+// releaseDue releases up to max due revisits of partition part into their hosts'
+// queues and returns how many.
+func (f *Frontier) releaseDue(ctx context.Context, part, max int) (int, error) {
+	k := f.layout.Parts[part]
+	args := schedArgs(f.hosts, partIDPrefix(part), 0, false, f.order.sign(), max, f.revisitShift.Milliseconds())
+	n, err := releaseRevisitsScript.Run(ctx, f.rdb, schedKeys(k, k.Revisits, k.Revisits+":"), args...).Int()
+	if err != nil {
+		return 0, fmt.Errorf("frontier: release revisits: %w", err)
+	}
+	return n, nil
+}
+
+// ReleaseRevisits releases every due revisit of every partition into its host's queue
+// now, 500 per script call; partitions whose oldest bucket is not due cost one
+// pipelined ZCOUNT between them. Run calls it every RetryInterval.
+func (f *Frontier) ReleaseRevisits(ctx context.Context) error {
+	now := (f.now().Add(f.revisitShift).Add(f.cfg.RetryInterval).UnixMilli()) / 60000
+	due := holding(ctx, f.rdb, f.layout, func(p redis.Pipeliner, k streams.Keys) *redis.IntCmd {
+		return p.ZCount(ctx, k.Revisits, "-inf", strconv.FormatInt(now, 10))
+	})
+	var errs []error
+	for part := range len(f.layout.Parts) {
+		for due[part] {
+			n, err := f.releaseDue(ctx, part, 500)
+			if err != nil {
+				errs = append(errs, err)
+			}
+			due[part] = err == nil && n == 500
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// RevisitCounts is the state of a crawl's revisit schedule.
+type RevisitCounts struct {
+	// Scheduled is the number of revisits waiting in the schedule.
+	Scheduled int64
+	// DueNow is the number due now or before (not yet released).
+	DueNow int64
+	// NextHour is the number due within the next hour (after now).
+	NextHour int64
+	// Overdue is the number due more than a minute ago and still not released (no
+	// fetch process is running, or they cannot keep up).
+	Overdue int64
+}
+
+// Revisits reads the revisit schedule of every partition: the counter, then the
+// buckets of the next hour and the due ones (at most one bucket per minute: bounded
+// by the hour's 60 buckets and the overdue ones), on the Redis clock.
+func (f *Frontier) Revisits(ctx context.Context) (RevisitCounts, error) {
+	var out RevisitCounts
+	t, err := f.rdb.Time(ctx).Result()
+	if err != nil {
+		return out, fmt.Errorf("frontier: revisits: %w", err)
+	}
+	now := t.Add(f.revisitShift).UnixMilli() / 60000
+	for _, k := range f.layout.Parts {
+		n, err := f.rdb.HGet(ctx, k.Counts, "revisits").Int64()
+		if err != nil && err != redis.Nil {
+			return out, fmt.Errorf("frontier: revisits: %w", err)
+		}
+		out.Scheduled += n
+		mins, err := f.rdb.ZRangeByScore(ctx, k.Revisits, &redis.ZRangeBy{Min: "-inf", Max: strconv.FormatInt(now+60, 10)}).Result()
+		if err != nil {
+			return out, fmt.Errorf("frontier: revisits: %w", err)
+		}
+		lens := make([]*redis.IntCmd, len(mins))
+		if _, err := f.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+			for i, m := range mins {
+				lens[i] = p.LLen(ctx, k.Revisits+":"+m)
+			}
+			return nil
+		}); err != nil {
+			return out, fmt.Errorf("frontier: revisits: %w", err)
+		}
+		for i, m := range mins {
+			minute, _ := strconv.ParseInt(m, 10, 64)
+			l := lens[i].Val()
+			switch {
+			case minute <= now:
+				out.DueNow += l
+				if minute < now-1 {
+					out.Overdue += l
+				}
+			default:
+				out.NextHour += l
+			}
+		}
+	}
+	return out, nil
+}

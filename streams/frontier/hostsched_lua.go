@@ -301,6 +301,16 @@ local function wake(host, st, band, before)
   end
 end
 
+-- requeue puts payload, a request kept whole (from the delayed set or the revisit
+-- schedule), in host's queue at band under rule_arg, and wakes the host.
+local function requeue(host, band, rule_arg, payload)
+  local st = state(host)
+  activate(host, st, rule_arg)
+  local before = best_band(st)
+  enqueue(host, st, band, {whole(payload)})
+  wake(host, st, band, before)
+end
+
 -- lease_end is when the lease of the request with stream ID id ends (ms): the ID's
 -- time plus the lease TTL.
 local function lease_end(id)

@@ -71,12 +71,7 @@ for _, m in ipairs(due) do
     rule_arg = ''
   end
   if host then
-    band = tonumber(band)
-    local st = state(host)
-    activate(host, st, rule_arg)
-    local before = best_band(st)
-    enqueue(host, st, band, {whole(payload)})
-    wake(host, st, band, before)
+    requeue(host, tonumber(band), rule_arg, payload)
   else
     xadd_msg(S.stream, S.idp .. 'r' .. seq_next(), m)
   end

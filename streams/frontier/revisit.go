@@ -95,14 +95,7 @@ for _, b in ipairs(redis.call('ZRANGEBYSCORE', KEYS[10], '-inf', now_min, 'LIMIT
   if es then
     for _, m in ipairs(es) do
       local host, band, rule_arg, payload = string.match(m, '^([^\1]*)\1(-?%d+)\1([^\1]*)\1(.*)$')
-      if host then
-        band = tonumber(band)
-        local st = state(host)
-        activate(host, st, rule_arg)
-        local before = best_band(st)
-        enqueue(host, st, band, {whole(payload)})
-        wake(host, st, band, before)
-      end
+      if host then requeue(host, tonumber(band), rule_arg, payload) end
     end
     moved = moved + #es
     left = left - #es

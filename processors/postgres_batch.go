@@ -116,10 +116,13 @@ func (s *Postgres) writeBatch(batch []*pgReq) {
 				dups++
 			}
 		}
-		r.done <- r.err
 	}
+	// The figures first: a caller whose Store returned reads Stats with its item in them.
 	s.stats.stored.Add(stored)
 	s.stats.dups.Add(dups)
+	for _, r := range batch {
+		r.done <- r.err
+	}
 }
 
 // insertTimed inserts rows under the sink's context and WriteTimeout, logging failures

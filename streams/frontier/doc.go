@@ -6,9 +6,10 @@
 //
 // Where each behaviour lives:
 //
-//   - emit.go: a page's new requests and items in one script per partition (dedup and
-//     enqueue in one step), shared by the pages parsed at about the same time, the
-//     script composed, kept and run there;
+//   - emit.go, emit_flush.go, emit_lua.go, emit_items_lua.go: a page's new requests
+//     and items in one script per partition (dedup and enqueue in one step): Emit splits
+//     a page into shares, flush runs the shares of the pages parsed at about the same
+//     time, emit_lua.go composes the script and emit_items_lua.go is its items part;
 //   - hostsched_lua.go: the host scheduler in Lua (ready set, schedule, leases, hand
 //     out) and the one prologue (schedKeys, schedArgs) of the five scripts using it;
 //   - dispatch.go: Run's dispatch rounds, requests of ready hosts into the stream

@@ -150,7 +150,7 @@ type Frontier struct {
 	order  order
 	hosts  hostDefaults
 
-	// emit (emit.go)
+	// emit (emit_lua.go)
 	queue *rkit.Group[*emitShare]
 	seen  *seenCache
 	emit  *redis.Script

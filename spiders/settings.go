@@ -165,6 +165,12 @@ type Settings struct {
 	Capacity int64 `yaml:"capacity"`
 	// ErrorRate is the Bloom filter's false-positive rate. Default 0.01.
 	ErrorRate float64 `yaml:"error_rate"`
+	// Fingerprint shapes the request fingerprints the duplicate filter compares: query
+	// parameters dropped or kept, the path lower-cased, headers or the body in the key
+	// (see FingerprintRules). Default: method, canonical URL and body. A running crawl
+	// whose rules change keeps its seen set, and warns (see README "Request
+	// fingerprints"); Spider.FingerprintFunc replaces the rules.
+	Fingerprint FingerprintRules `yaml:"fingerprint"`
 
 	// Cookies is where the crawl keeps cookies: "shared" (the default, like Scrapy's
 	// COOKIES_ENABLED: one jar per crawl in Redis, used by every fetch process),
@@ -355,6 +361,9 @@ func (s *Settings) Validate() error {
 		return fmt.Errorf("spiders: settings.user_agent %q has control characters (a line break would end the header)", s.UserAgent)
 	}
 	if _, _, err := s.Networks(); err != nil {
+		return err
+	}
+	if err := s.Fingerprint.Validate(); err != nil {
 		return err
 	}
 	for _, p := range s.Proxies {

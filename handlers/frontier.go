@@ -36,7 +36,8 @@ func newFrontier(ctx context.Context, rdb redis.UniversalClient, sp *spiders.Spi
 	if err != nil {
 		return nil, err
 	}
-	d, err := dedup.Open(ctx, rdb, layout, dedup.Config{Mode: dedup.Mode(s.Dedup), Capacity: s.Capacity, ErrorRate: s.ErrorRate}, log)
+	d, err := dedup.Open(ctx, rdb, layout, dedup.Config{Mode: dedup.Mode(s.Dedup), Capacity: s.Capacity, ErrorRate: s.ErrorRate,
+		ExpireAfter: s.DedupExpireAfter}, log)
 	if err != nil {
 		return nil, err
 	}

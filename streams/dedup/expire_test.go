@@ -39,7 +39,7 @@ func TestExpireAfter(t *testing.T) {
 			}
 			// v0: 30 s into the next generation, on the expiry clock.
 			gen0 := now.UnixMilli()/period.Milliseconds() + 1
-			v0 := time.UnixMilli(gen0*period.Milliseconds()).Add(30 * time.Second)
+			v0 := time.UnixMilli(gen0 * period.Milliseconds()).Add(30 * time.Second)
 			at := func(d time.Duration) (*dedup.Deduper, *frontier.Frontier) {
 				shift := v0.Add(d).Sub(now)
 				dd, err := dedup.Open(ctx, rdb, streams.NewLayout(crawl, 1),

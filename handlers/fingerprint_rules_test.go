@@ -3,6 +3,7 @@ package handlers_test
 import (
 	"context"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 
 	"github.com/streamcrawl/streamcrawl/handlers"
 	"github.com/streamcrawl/streamcrawl/spiders"
+	"github.com/streamcrawl/streamcrawl/streams"
 	"github.com/streamcrawl/streamcrawl/streams/streamstest"
 )
 
@@ -121,5 +123,24 @@ func TestFingerprintRulesInACrawl(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestDedupExpireAfterReachesTheCrawl: the spider's dedup_expire_after is stored in the
+// crawl's dedup record, which every process then uses.
+func TestDedupExpireAfterReachesTheCrawl(t *testing.T) {
+	t.Parallel()
+	rdb := streamstest.Start(t).Client()
+	sp := fingerprintSpider("expiring", "http://127.0.0.1:1", spiders.FingerprintRules{})
+	sp.Settings.DedupExpireAfter = 2 * time.Hour
+	if _, err := handlers.Seed(context.Background(), rdb, sp, nil); err != nil {
+		t.Fatal(err)
+	}
+	rec, err := rdb.HGet(context.Background(), streams.NewKeys("expiring").Meta, "dedup").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(rec, `"expire_after":7200000000000`) {
+		t.Errorf("stored dedup record %s, want expire_after 2h", rec)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 )
 
 func boolPtr(b bool) *bool { return &b }
@@ -202,5 +203,22 @@ settings:
 	g4.Settings.Fingerprint = FingerprintRules{DropParams: []string{"UTM_*", "utm_*"}, Body: boolPtr(true)}
 	if g4.FingerprintRulesDigest() != d2 {
 		t.Errorf("equivalent rules, digests %s and %s", g4.FingerprintRulesDigest(), d2)
+	}
+}
+
+func TestDedupExpireAfterSetting(t *testing.T) {
+	t.Parallel()
+	sp, _, err := Parse("shop.yaml", []byte("name: shop\nstart_urls: [\"http://example.com/\"]\nsettings:\n  dedup: bloom\n  dedup_expire_after: 720h\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sp.Settings.DedupExpireAfter != 720*time.Hour {
+		t.Errorf("dedup_expire_after %v, want 720h", sp.Settings.DedupExpireAfter)
+	}
+	for _, s := range []Settings{{DedupExpireAfter: time.Second}, {DedupExpireAfter: -time.Hour},
+		{DedupExpireAfter: time.Hour, Dedup: "set"}, {DedupExpireAfter: time.Hour, RevisitAfter: time.Hour}} {
+		if err := s.Validate(); err == nil || !strings.Contains(err.Error(), "dedup_expire_after") {
+			t.Errorf("%+v: error %v, want one naming dedup_expire_after", s, err)
+		}
 	}
 }

@@ -177,3 +177,61 @@ func queryCount(t *testing.T, db *pgxpool.Pool, sql string, args ...any) int {
 	}
 	return n
 }
+
+// Pages parsed at the same time that yield one key: from two pages with the same
+// values it is one version (the other counted unchanged); from two pages with other
+// values it is versions 1 and 2, whichever page wins the race (the loser is made again
+// from the winner's record), none lost.
+func TestItemKeysRacingAcrossPages(t *testing.T) {
+	t.Parallel()
+	rdb := streamstest.Start(t).Client()
+	mux := http.NewServeMux()
+	for _, p := range []string{"/same/a", "/same/b", "/other/a", "/other/b"} {
+		mux.HandleFunc(p, func(w http.ResponseWriter, r *http.Request) {
+			fmt.Fprintf(w, `<html><body><h1>%s</h1></body></html>`, r.URL.Path)
+		})
+	}
+	base := serve(t, mux)
+	yes := true
+	sp := &spiders.Spider{Name: "racing", AllowedDomains: []string{"127.0.0.1"},
+		StartURLs: []string{base + "/same/a", base + "/same/b", base + "/other/a", base + "/other/b"},
+		Settings: spiders.Settings{AllowNetworks: append([]string(nil), loopback...), PerHostConcurrency: -1, ObeyRobots: new(bool),
+			ItemVersions: &yes}}
+	sp.Handle("parse", func(ctx context.Context, res *spiders.Response, out *spiders.Output) error {
+		doc, err := res.Doc()
+		if err != nil {
+			return err
+		}
+		path := doc.Find("h1").Text()
+		group, _, _ := strings.Cut(strings.TrimPrefix(path, "/"), "/")
+		fields := map[string]any{"url": "http://shop/" + group, "price": 10}
+		if group == "other" {
+			fields["price"] = path // each page its own value
+		}
+		out.Yield(spiders.NewItem("product", fields))
+		return nil
+	})
+	sink := newMemSink()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if err := runCrawl(ctx, t, rdb, sp, sink, nil); err != nil {
+		t.Fatal(err)
+	}
+	layout := streams.NewLayout(sp.Name, 1)
+	versions := map[string][]int{}
+	for _, m := range rdb.XRange(ctx, layout.Parts[0].Items, "-", "+").Val() {
+		payload, _ := m.Values["payload"].(string)
+		it, err := spiders.UnmarshalItem([]byte(payload))
+		if err != nil {
+			t.Fatal(err)
+		}
+		versions[it.Fields["url"].(string)] = append(versions[it.Fields["url"].(string)], it.Version)
+	}
+	got := fmt.Sprint(versions["http://shop/same"], versions["http://shop/other"])
+	if got != "[1] [1 2]" {
+		t.Fatalf("versions on the items stream: same %v, other %v; want [1], [1 2]", versions["http://shop/same"], versions["http://shop/other"])
+	}
+	if n, _ := rdb.HGet(ctx, layout.Global.Stats, "items_unchanged").Int(); n != 1 {
+		t.Fatalf("items_unchanged %d, want 1", n)
+	}
+}

@@ -76,4 +76,6 @@ func BenchmarkItemKeyBytes(b *testing.B) {
 // (-itemkeys to change it).
 var benchItemKeys = 100_000
 
-func init() { flag.IntVar(&benchItemKeys, "itemkeys", benchItemKeys, "item keys BenchmarkItemKeyBytes stores") }
+func init() {
+	flag.IntVar(&benchItemKeys, "itemkeys", benchItemKeys, "item keys BenchmarkItemKeyBytes stores")
+}

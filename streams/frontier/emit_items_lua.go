@@ -8,7 +8,8 @@ const emitItemArgs = 6
 // the items stream. A plain item (no record): one whose key was recorded before is
 // dropped ('d'), the others are added ('a') and their keys recorded in the key set
 // after the XADDs, so that a script cut short (OOM) never leaves a key recorded without
-// its item. A versioned item (a record, in the records hash named beside it): added
+// its item; keys are kept by the crawl's dedup snippet (item_has_all, item_add_all:
+// dedup.LuaItemKeys). A versioned item (a record, in the records hash named beside it): added
 // ('a') and its record stored after its XADD when the key's record is still the one
 // the caller read (the expected record); when it is not, dropped as unchanged ('u')
 // if the stored record holds the same field hashes (another page emitted the same
@@ -23,7 +24,7 @@ if m > 0 then
   end
   local known, fresh_keys = {}, {}
   if #keyed > 0 then
-    for j, yes in ipairs(in_set(KEYS[14], keyed)) do
+    for j, yes in ipairs(item_has_all(KEYS[14], keyed)) do
       if yes then known[keyed[j]] = true end
     end
   end
@@ -61,7 +62,7 @@ if m > 0 then
     end
   end
   -- After the XADDs: were the script cut short (OOM), no key is recorded without its item.
-  if #fresh_keys > 0 then add_all(KEYS[14], fresh_keys) end
+  if #fresh_keys > 0 then item_add_all(KEYS[14], fresh_keys) end
   count('items', added)
 end
 `

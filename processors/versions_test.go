@@ -47,25 +47,27 @@ func TestPostgresUpsertsNewerVersions(t *testing.T) {
 	mustStore(t, s, product(3, nil), true)      // not versioned: insert once
 	mustStore(t, s, product(3, map[string]any{"price": 99.0}), false)
 
-	// Versions 3, 5 and 4 of product 2 in one batch: version 5 is the row.
-	done := make(chan bool, 3)
-	for _, v := range []int{3, 5, 4} {
-		go func() {
-			ok, err := s.Store(ctx, versioned(2, v, 20+float64(v)))
-			if err != nil {
-				t.Error(err)
-			}
-			done <- ok
-		}()
+	// Versions 3, 5, 4 and 5 again of product 2 in one batch: version 5 alone is sent.
+	var batch []*pgReq
+	for _, v := range []int{3, 5, 4, 5} {
+		r, err := newPgReq(versioned(2, v, 20+float64(v)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		batch = append(batch, r)
 	}
-	stored := 0
-	for range 3 {
-		if <-done {
-			stored++
+	rows := s.Stats().Rows
+	s.writeBatch(batch)
+	for i, r := range batch {
+		if err := <-r.done; err != nil {
+			t.Fatalf("batch item %d: %v", i, err)
+		}
+		if r.stored != (i == 1) {
+			t.Errorf("batch item %d (version %d): stored %v, want only the first version 5 stored", i, r.version, r.stored)
 		}
 	}
-	if stored < 1 {
-		t.Fatalf("none of versions 3, 4, 5 stored")
+	if sent := s.Stats().Rows - rows; sent != 1 {
+		t.Errorf("a batch of 4 versions of one key sent %d rows, want 1", sent)
 	}
 	if n := queryInt(t, db, "SELECT count(*) FROM items"); n != 4 {
 		t.Fatalf("%d rows, want 4 (old, products 1, 2, 3)", n)

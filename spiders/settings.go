@@ -95,6 +95,11 @@ type Settings struct {
 	// yielded before, at the parse stage, so that tracking-parameter variants of a page
 	// and redelivered pages store each item once. Default true.
 	DedupItems *bool `yaml:"dedup_items"`
+	// ItemVersions keeps, instead of dropping, an item whose key was emitted before when
+	// its field values changed: it goes out again with _version and _changed (see
+	// ItemVersioned). Default: on when the spider revisits (revisit rules or
+	// revisit_after), off otherwise. Needs dedup_items.
+	ItemVersions *bool `yaml:"item_versions"`
 	// Order is the order the frontier hands out requests in: "priority" (the default:
 	// higher priority first, then first found first), "breadth-first" or "depth-first".
 	Order string `yaml:"order"`
@@ -293,6 +298,21 @@ func (s *Settings) RobotsObeyed() bool { return s.ObeyRobots == nil || *s.ObeyRo
 // ItemDedup returns the effective DedupItems.
 func (s *Settings) ItemDedup() bool { return s.DedupItems == nil || *s.DedupItems }
 
+// ItemVersioned reports whether items are versioned (ItemVersions): only with item
+// dedup (the key is what a version belongs to); by default when pages are fetched
+// again (revisit rules or revisit_after), where a value can change, and not in a
+// one-pass crawl, which keeps the plain set of keys (16 bytes of key per item, no
+// record).
+func (s *Settings) ItemVersioned() bool {
+	if !s.ItemDedup() {
+		return false
+	}
+	if s.ItemVersions != nil {
+		return *s.ItemVersions
+	}
+	return len(s.Revisit) > 0 || s.RevisitAfter > 0
+}
+
 // Retries returns the effective MaxRetries: the default for 0, none for a negative value.
 func (s *Settings) Retries() int {
 	switch {
@@ -306,6 +326,9 @@ func (s *Settings) Retries() int {
 
 // Validate reports settings out of range.
 func (s *Settings) Validate() error {
+	if s.ItemVersions != nil && *s.ItemVersions && !s.ItemDedup() {
+		return fmt.Errorf("spiders: settings.item_versions needs dedup_items (a version belongs to an item key)")
+	}
 	for i := range s.Revisit {
 		if err := s.Revisit[i].Compile(); err != nil {
 			return err

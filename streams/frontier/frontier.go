@@ -97,6 +97,10 @@ type Config struct {
 	// It is a fixed array of 8 bytes a fingerprint, allocated at New: default 262,144
 	// (2 MB). Negative disables it.
 	SeenCache int
+	// ItemRecordBuckets is how many hashes each partition's item records (versioned
+	// items, see ItemOut.Record) are spread over; default 1024. Fixed for a crawl's
+	// life: another count loses the records (every item comes again as version 1).
+	ItemRecordBuckets uint32
 	// Linger is how long a page's emit waits for other pages' emits to share one script
 	// call (see Frontier.flush). Default 10ms; negative: no wait.
 	Linger time.Duration

@@ -45,6 +45,7 @@ local function seen_add_arg(base, fp) return redis.call('SADD', base, fp) end
 // set when revisiting)
 // KEYS[13] -> sc:{c}:items
 // KEYS[14] -> sc:{c}:itemkeys
+// KEYS[15], KEYS[16] -> sc:{c}:budget, sc:{c}:budget:top (see emitBudgetLua)
 // ARGV[11] -> number of requests n, ARGV[12] -> max requests ever queued (0: no limit),
 // ARGV[13] -> revisit interval in ms (0: a URL is seen forever),
 // ARGV[14] -> 1 when ARGV[12] is a budget reserved for this call in the crawl-wide
@@ -54,8 +55,10 @@ local function seen_add_arg(base, fp) return redis.call('SADD', base, fp) end
 // the raw fingerprint when revisiting), score band, entry (entry.go), host (its key,
 // spiders.HostKey), the host's limit rule ("<concurrency> <delay ms>"; empty: the
 // defaults);
-// then per item: key (empty: do not filter), payload, message ID
-// Output: one byte per request ('q' queued, 'd' duplicate, 'o' over max_pages), then
+// then per item: key (empty: do not filter), payload, message ID;
+// then the budget section (see emitBudgetLua)
+// Output: one byte per request ('q' queued, 'd' duplicate, 'o' over max_pages, 'b'
+// over its host's budget: recorded seen, not queued), then
 // one per item ('a' added, 'd' duplicate key)
 const emitBody = `
 local n, limit, revisit = tonumber(ARGV[11]), tonumber(ARGV[12]), tonumber(ARGV[13])
@@ -63,6 +66,7 @@ local budget, m = ARGV[14] == '1', tonumber(ARGV[15])
 local first, items = emit_head + 1, emit_head + 1 + 5 * n
 local now = 0
 if revisit > 0 then now = now_ms() end
+` + emitBudgetLua + `
 -- is_new records fp as seen and reports whether it was not (or was seen too long ago).
 local function is_new(fp)
   if fp == '' then return true end
@@ -93,10 +97,14 @@ for k = 1, n do
   if (budget or limit > 0) and queued + rq >= limit then
     out[k] = 'o'
   elseif is_new(ARGV[i]) then
-    fresh[#fresh + 1] = i
-    rq = rq + 1
     if ARGV[i] ~= '' then fps = fps + 1 end
-    out[k] = 'q'
+    if budget_take(ARGV[i + 3]) then
+      fresh[#fresh + 1] = i
+      rq = rq + 1
+      out[k] = 'q'
+    else
+      out[k] = 'b' -- over its host's budget: seen, never queued
+    end
   else
     out[k] = 'd'
   end
@@ -175,6 +183,7 @@ if #fresh > 0 then
   end
 end
 ` + emitItemsLua + `
+budget_commit()
 commit()
 return table.concat(out)
 `

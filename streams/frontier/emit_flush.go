@@ -115,7 +115,7 @@ type partCall struct {
 	reserved map[string]int64
 	keyOf    map[string]string
 	call     *rkit.Call
-	err    error
+	err      error
 }
 
 // finishEmit hands c's outcomes to its shares and gives back an unspent max_pages budget.

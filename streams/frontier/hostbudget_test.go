@@ -3,12 +3,12 @@ package frontier_test
 import (
 	"context"
 	"fmt"
-	"strings"
 	"sync"
 	"testing"
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/streamcrawl/streamcrawl/spiders"
 	"github.com/streamcrawl/streamcrawl/streams"
 	"github.com/streamcrawl/streamcrawl/streams/frontier"
 	"github.com/streamcrawl/streamcrawl/streams/streamstest"
@@ -106,12 +106,6 @@ func TestPagesPerHostQueuesExactlyTheBudget(t *testing.T) {
 	}
 }
 
-// domainOf is a budget key for the tests: a host's last two labels.
-func domainOf(host string) string {
-	labels := strings.Split(host, ".")
-	return strings.Join(labels[max(len(labels)-2, 0):], ".")
-}
-
 // A budget per domain counts the hosts of one domain together, also when they fall in
 // different partitions (the counters are then crawl-wide, each emit reserving its share
 // first and giving back what it did not queue).
@@ -124,7 +118,7 @@ func TestDomainBudgetSpansSubdomains(t *testing.T) {
 			ctx := context.Background()
 			l := streams.NewLayout(fmt.Sprint("budget-domain-", parts), parts)
 			f, err := frontier.New(frontier.Config{Client: rdb, Layout: l, SeenCache: -1,
-				Budget: frontier.HostBudget{Pages: 20, Key: domainOf}})
+				Budget: frontier.HostBudget{Pages: 20, Key: spiders.BudgetDomain}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -245,5 +239,55 @@ func TestNoBudgetKeepsNoBudgetKeys(t *testing.T) {
 	}
 	if n := summedCount(t, rdb, l, "waiting"); n != 30 {
 		t.Fatalf("%d waiting, want 30", n)
+	}
+}
+
+// What a budget keeps per host: two fields of the partition's budget hash (requests
+// queued, bytes fetched); the top hosts' ZSET stays at most 2×20 members whatever the
+// number of hosts.
+func TestBudgetStateBytesPerHost(t *testing.T) {
+	t.Parallel()
+	rdb := streamstest.Start(t).Client()
+	ctx := context.Background()
+	l := streams.NewLayout("budget-state", 1)
+	f, err := frontier.New(frontier.Config{Client: rdb, Layout: l, SeenCache: -1, Budget: frontier.HostBudget{Pages: 100, Bytes: 1 << 20}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	const hosts = 1000
+	cands := make([]frontier.Candidate, hosts)
+	for i := range cands {
+		cands[i] = budgetCand(fmt.Sprintf("host-%04d.test", i), 0)
+	}
+	if e, err := f.Emit(ctx, 0, cands, nil); err != nil || e.Requests != hosts {
+		t.Fatalf("emitted %+v (%v), want %d queued", e, err, hosts)
+	}
+	var wg sync.WaitGroup
+	for w := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := w; i < hosts; i += 8 {
+				if _, err := f.SpendBytes(ctx, fmt.Sprintf("host-%04d.test", i), 1000); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	k := l.Parts[0]
+	if n := rdb.HLen(ctx, k.Budget).Val(); n != 2*hosts {
+		t.Fatalf("budget hash has %d fields, want %d (2 per host)", n, 2*hosts)
+	}
+	if n := rdb.ZCard(ctx, k.BudgetTop).Val(); n > 40 {
+		t.Fatalf("top hosts ZSET has %d members, want at most 40", n)
+	}
+	hash, top := rdb.MemoryUsage(ctx, k.Budget, 0).Val(), rdb.MemoryUsage(ctx, k.BudgetTop, 0).Val() // every element
+	per := float64(hash) / hosts
+	t.Logf("%d hosts: budget hash %d B (%.1f B per host), top ZSET %d B", hosts, hash, per, top)
+	if per > 160 {
+		t.Fatalf("%.1f B per host, want at most 160", per)
 	}
 }

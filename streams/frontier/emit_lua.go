@@ -32,9 +32,8 @@ local function seen_add_arg(base, fp) return redis.call('SADD', base, fp) end
 // recorded new, the requests queued and the items added.
 //
 // Each redis.call costs Redis a few µs beyond the command it runs: the caller passes
-// each fingerprint in the form its dedup mode stores, a host's state is read once and
-// written once, and item keys are checked with one SMISMEMBER and recorded with one
-// SADD.
+// each fingerprint in the form its dedup mode stores, and a host's state is read once
+// and written once. Item keys are kept the crawl's dedup's way (see emitItemsLua).
 //
 // KEYS[1..9], ARGV[1..10] -> schedKeys, schedArgs (see hostSchedLua; the window is
 // the dispatch window, 0: do not hand out)
@@ -44,7 +43,7 @@ local function seen_add_arg(base, fp) return redis.call('SADD', base, fp) end
 // KEYS[12] -> sc:{c}:seenat (fingerprint -> when queued, ms; used instead of the seen
 // set when revisiting)
 // KEYS[13] -> sc:{c}:items
-// KEYS[14] -> sc:{c}:itemkeys
+// KEYS[14] -> sc:{c}:itemkeys (the base key of the item keys: buckets or a set)
 // KEYS[15], KEYS[16] -> sc:{c}:budget, sc:{c}:budget:top (see emitBudgetLua)
 // ARGV[11] -> number of requests n, ARGV[12] -> max requests ever queued (0: no limit),
 // ARGV[13] -> revisit interval in ms (0: a URL is seen forever),
@@ -75,18 +74,6 @@ local function is_new(fp)
   if at and now - tonumber(at) < revisit then return false end
   redis.call('HSET', KEYS[12], fp, now)
   return true
-end
--- in_set returns, per element of list, whether it is in set key; add_all adds them.
--- Both go a thousand at a time (Lua's unpack has a stack limit).
-local function in_set(key, list)
-  local out = {}
-  for i = 1, #list, 1000 do
-    for _, r in ipairs(redis.call('SMISMEMBER', key, unpack(list, i, math.min(i + 999, #list)))) do out[#out + 1] = r == 1 end
-  end
-  return out
-end
-local function add_all(key, list)
-  for i = 1, #list, 1000 do redis.call('SADD', key, unpack(list, i, math.min(i + 999, #list))) end
 end
 local out = {}
 local rq, queued, fps = 0, 0, 0

@@ -185,10 +185,10 @@ func New(cfg Config) (*Frontier, error) {
 	f := &Frontier{cfg: cfg, rdb: cfg.Client, layout: cfg.Layout, order: order(cfg.Order), now: time.Now, revisitShift: cfg.RevisitClockShift,
 		hosts: hostDefaults{HostRule: cfg.Hosts, leaseTTL: cfg.LeaseTTL, quantum: cfg.Quantum},
 		hot:   make([]bool, len(cfg.Layout.Parts))}
-	seenAdd := setSeenAdd
+	seenAdd := setSeenAdd + dedup.LuaItemSet
 	f.fpArg = func(fp []byte) string { return string(fp) }
 	if cfg.Dedup != nil {
-		seenAdd = cfg.Dedup.LuaSeenAdd()
+		seenAdd = cfg.Dedup.LuaSeenAdd() + cfg.Dedup.LuaItemKeys()
 		if cfg.Revisit == 0 { // revisited URLs' fingerprints go to the seenat hash as they are
 			f.fpArg = cfg.Dedup.ScriptArg
 		}

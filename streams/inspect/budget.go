@@ -10,8 +10,8 @@ import (
 	"github.com/streamcrawl/streamcrawl/streams"
 )
 
-// BudgetTop is how many hosts (or domains) ReadBudgets returns at most.
-const BudgetTop = 20
+// budgetTop is how many hosts (or domains) readBudgets returns at most.
+const budgetTop = 20
 
 // BudgetUse is what one host, or one registered domain, used of the crawl's budget
 // (settings.budget).
@@ -24,11 +24,11 @@ type BudgetUse struct {
 	Bytes int64 `json:"bytes"`
 }
 
-// ReadBudgets returns the hosts (or domains) that queued the most requests under the
-// crawl's budget, most first, at most BudgetTop; none without a budget. It reads each
+// readBudgets returns the hosts (or domains) that queued the most requests under the
+// crawl's budget, most first, at most budgetTop; none without a budget. It reads each
 // partition's top hosts (kept trimmed by the frontier) and the crawl-wide ones, then
 // their bytes: a few commands per partition, whatever the crawl's size.
-func ReadBudgets(ctx context.Context, rdb redis.UniversalClient, l streams.Layout) ([]BudgetUse, error) {
+func readBudgets(ctx context.Context, rdb redis.UniversalClient, l streams.Layout) ([]BudgetUse, error) {
 	where := l.Parts
 	if len(l.Parts) > 1 {
 		where = append([]streams.Keys{l.Global}, l.Parts...) // crawl-wide with a budget per domain
@@ -36,7 +36,7 @@ func ReadBudgets(ctx context.Context, rdb redis.UniversalClient, l streams.Layou
 	tops := make([]*redis.ZSliceCmd, len(where))
 	_, _ = rdb.Pipelined(ctx, func(p redis.Pipeliner) error { // errors are read per command
 		for i, k := range where {
-			tops[i] = p.ZRevRangeWithScores(ctx, k.BudgetTop, 0, BudgetTop-1)
+			tops[i] = p.ZRevRangeWithScores(ctx, k.BudgetTop, 0, budgetTop-1)
 		}
 		return nil
 	})
@@ -57,7 +57,7 @@ func ReadBudgets(ctx context.Context, rdb redis.UniversalClient, l streams.Layou
 		}
 	}
 	sort.SliceStable(uses, func(i, j int) bool { return uses[i].Pages > uses[j].Pages })
-	uses = uses[:min(len(uses), BudgetTop)]
+	uses = uses[:min(len(uses), budgetTop)]
 	if len(uses) == 0 {
 		return nil, nil
 	}

@@ -120,7 +120,7 @@ type Status struct {
 	// Render is what render: auto decided per page type (none without it).
 	Render []RenderStatus `json:"render,omitempty"`
 	// Budget is the hosts (or domains) that used the most of the crawl's budget, most
-	// first (ReadBudgets; none without a budget). Counts["dropped_budget"] counts the
+	// first (readBudgets; none without a budget). Counts["dropped_budget"] counts the
 	// requests dropped over it.
 	Budget []BudgetUse `json:"budget,omitempty"`
 }
@@ -346,7 +346,7 @@ func ReadStatus(ctx context.Context, rdb redis.UniversalClient, l streams.Layout
 	if st.Render, err = ReadRender(ctx, rdb, l); err != nil {
 		return nil, err
 	}
-	if st.Budget, err = ReadBudgets(ctx, rdb, l); err != nil {
+	if st.Budget, err = readBudgets(ctx, rdb, l); err != nil {
 		return nil, err
 	}
 	st.Frontier, st.Delayed = p.Frontier, p.Delayed

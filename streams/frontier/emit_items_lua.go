@@ -13,7 +13,7 @@ if m > 0 then
   end
   local known, fresh_keys = {}, {}
   if #keyed > 0 then
-    for j, yes in ipairs(item_has_all(KEYS[14], keyed)) do
+    for j, yes in ipairs(item_has_all(KEYS[14], keyed, item_set)) do
       if yes then known[keyed[j]] = true end
     end
   end
@@ -33,7 +33,7 @@ if m > 0 then
     end
   end
   -- After the XADDs: were the script cut short (OOM), no key is recorded without its item.
-  if #fresh_keys > 0 then item_add_all(KEYS[14], fresh_keys) end
+  if #fresh_keys > 0 then item_add_all(KEYS[14], fresh_keys, item_set) end
   count('items', added)
 end
 `

@@ -49,7 +49,8 @@ local function seen_add_arg(base, fp) return redis.call('SADD', base, fp) end
 // ARGV[13] -> revisit interval in ms (0: a URL is seen forever),
 // ARGV[14] -> 1 when ARGV[12] is a budget reserved for this call in the crawl-wide
 // counter (partitioned crawls; 0 then means none) rather than a limit on KEYS[11]'s
-// max_pages_used, ARGV[15] -> number of items m;
+// max_pages_used, ARGV[15] -> number of items m, ARGV[16] -> 1 when KEYS[14] is a set
+// of item keys from before they went into buckets (see dedup.LuaItemKeys);
 // then per request: fingerprint (empty: do not filter; the dedup's script argument, or
 // the raw fingerprint when revisiting), score band, entry (entry.go), host (its key,
 // spiders.HostKey), the host's limit rule ("<concurrency> <delay ms>"; empty: the
@@ -61,7 +62,7 @@ local function seen_add_arg(base, fp) return redis.call('SADD', base, fp) end
 // one per item ('a' added, 'd' duplicate key)
 const emitBody = `
 local n, limit, revisit = tonumber(ARGV[11]), tonumber(ARGV[12]), tonumber(ARGV[13])
-local budget, m = ARGV[14] == '1', tonumber(ARGV[15])
+local budget, m, item_set = ARGV[14] == '1', tonumber(ARGV[15]), ARGV[16] == '1'
 local first, items = emit_head + 1, emit_head + 1 + 5 * n
 local now = 0
 if revisit > 0 then now = now_ms() end
@@ -176,7 +177,7 @@ return table.concat(out)
 `
 
 // emitHead is the number of ARGV before the requests in the emit script.
-const emitHead = schedHead + 5
+const emitHead = schedHead + 6
 
 // emitHeadLua tells the emit script emitHead.
 var emitHeadLua = "local emit_head = " + strconv.Itoa(emitHead) + "\n"

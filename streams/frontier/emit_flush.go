@@ -125,7 +125,8 @@ type partCall struct {
 	err      error
 }
 
-// finishEmit hands c's outcomes to its shares and gives back an unspent max_pages budget.
+// finishEmit hands c's outcomes to its shares and gives back what it reserved of the
+// max_pages budget and the host budgets and did not spend.
 func (f *Frontier) finishEmit(ctx context.Context, c *partCall) {
 	defer func() {
 		if c.err != nil {

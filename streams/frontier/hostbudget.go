@@ -58,7 +58,7 @@ func (f *Frontier) budgetKey(host string) string {
 // emitBudgetLua), reserving its share of the crawl-wide counters first when they are.
 func (f *Frontier) budgetArgs(ctx context.Context, c *partCall) ([]any, error) {
 	b := f.cfg.Budget
-	if !b.on() {
+	if !b.on() || c.n == 0 { // nothing to check: items only
 		return []any{"0", 0, 0, 0, 0}, nil
 	}
 	shared := f.budgetShared()

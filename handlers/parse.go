@@ -236,13 +236,13 @@ func (p *parser) requests(res *spiders.Response, reqs []*spiders.Request) []fron
 			p.count("dropped_"+reason, 1)
 			continue
 		}
-		var fp []byte
-		if !r.DontFilter {
-			sum, err := r.Fingerprint()
-			if err != nil {
-				p.count("dropped_invalid", 1)
-				continue
-			}
+		fp, err := p.spider.RequestFingerprint(r)
+		if err != nil {
+			p.count("dropped_invalid", 1)
+			continue
+		}
+		if fp != nil {
+			sum := [spiders.FingerprintSize]byte(fp)
 			if local[sum] {
 				continue // the same link twice on one page
 			}
@@ -251,7 +251,6 @@ func (p *parser) requests(res *spiders.Response, reqs []*spiders.Request) []fron
 				known++ // seen before, as this process knows: not even encoded
 				continue
 			}
-			fp = sum[:]
 		}
 		if len(r.Meta) == 0 && res.Request != nil && len(res.Request.Meta) > 0 {
 			r.Meta = res.Request.Meta

@@ -168,6 +168,19 @@ type Settings struct {
 	Capacity int64 `yaml:"capacity"`
 	// ErrorRate is the Bloom filter's false-positive rate. Default 0.01.
 	ErrorRate float64 `yaml:"error_rate"`
+	// DedupExpireAfter lets a URL without a revisit rule be queued again once the
+	// crawl first saw it this long ago: between DedupExpireAfter and 1.25 times it
+	// later (the seen set is kept in 4 generations, the oldest dropped whole), in exact
+	// and bloom mode. At least a minute; 0 (the default): a URL is seen for the crawl's
+	// life. Not with RevisitAfter, which keeps a time per URL instead. A crawl keeps the
+	// dedup it started with.
+	DedupExpireAfter time.Duration `yaml:"dedup_expire_after"`
+	// Fingerprint shapes the request fingerprints the duplicate filter compares: query
+	// parameters dropped or kept, the path lower-cased, headers or the body in the key
+	// (see FingerprintRules). Default: method, canonical URL and body. A running crawl
+	// whose rules change keeps its seen set, and warns (see README "Request
+	// fingerprints"); Spider.FingerprintFunc replaces the rules.
+	Fingerprint FingerprintRules `yaml:"fingerprint"`
 
 	// Cookies is where the crawl keeps cookies: "shared" (the default, like Scrapy's
 	// COOKIES_ENABLED: one jar per crawl in Redis, used by every fetch process),
@@ -330,6 +343,13 @@ func (s *Settings) Validate() error {
 		return fmt.Errorf("spiders: settings.capacity %d is negative", s.Capacity)
 	case s.ErrorRate < 0 || s.ErrorRate >= 0.5:
 		return fmt.Errorf("spiders: settings.error_rate %g: want a rate between 0 and 0.5", s.ErrorRate)
+	case s.DedupExpireAfter < 0 || s.DedupExpireAfter > 0 && s.DedupExpireAfter < time.Minute:
+		return fmt.Errorf("spiders: settings.dedup_expire_after %s: want 0 (never) or at least 1m", s.DedupExpireAfter)
+	case s.DedupExpireAfter > 0 && s.Dedup == "set":
+		return fmt.Errorf("spiders: settings.dedup_expire_after needs dedup exact or bloom, not set")
+	case s.DedupExpireAfter > 0 && s.RevisitAfter > 0:
+		return fmt.Errorf("spiders: settings.dedup_expire_after and revisit_after both let URLs through again: set one " +
+			"(revisit_after keeps a time per URL and sends the stored validators; dedup_expire_after keeps the dedup's bytes per URL)")
 	case s.FrontierWindow < 0:
 		return fmt.Errorf("spiders: settings.frontier_window %d is negative", s.FrontierWindow)
 	case s.MaxPages < 0:
@@ -361,6 +381,9 @@ func (s *Settings) Validate() error {
 		return err
 	}
 	if _, _, err := s.Networks(); err != nil {
+		return err
+	}
+	if err := s.Fingerprint.Validate(); err != nil {
 		return err
 	}
 	for _, p := range s.Proxies {

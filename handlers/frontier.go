@@ -50,11 +50,11 @@ func newFrontier(ctx context.Context, rdb redis.UniversalClient, sp *spiders.Spi
 }
 
 // frontierConfig is the crawl's frontier as the spider's settings s configure it: its
-// order, max_pages, revisit_after and per-host politeness, and the frontier window,
+// order, max_pages, revisit_after, budget and per-host politeness, and the frontier window,
 // which emits and finished fetches hand requests out within as the dispatcher does.
 func frontierConfig(rdb redis.UniversalClient, layout streams.Layout, s spiders.Settings) frontier.Config {
 	cfg := frontier.Config{Client: rdb, Layout: layout, Order: s.Order, MaxRequests: s.MaxPages, Revisit: s.RevisitAfter,
-		Window: s.FrontierWindow, EmitHandsOut: true, FinishHandsOut: true}
+		Window: s.FrontierWindow, EmitHandsOut: true, FinishHandsOut: true, Budget: hostBudget(s.Budget)}
 	fetch.Politeness(s, &cfg)
 	return cfg
 }

@@ -115,6 +115,9 @@ type Settings struct {
 	// Revisit schedules the URLs its rules match for revisits on an adaptive interval
 	// (see RevisitRule; the first matching rule applies). Empty: no revisits.
 	Revisit []RevisitRule `yaml:"revisit"`
+	// Budget bounds the pages and bytes one host or registered domain may take of the
+	// crawl (see Budget). Zero: none.
+	Budget Budget `yaml:"budget"`
 	// MaxDepth drops requests deeper than this many links from a start URL; 0 means no limit.
 	MaxDepth int `yaml:"max_depth"`
 	// MaxLinksPerPage bounds the links taken from one page (Links, the follow rules, the
@@ -396,6 +399,9 @@ func (s *Settings) Validate() error {
 		return fmt.Errorf("spiders: settings.partitions %d out of range 1..1024", s.Partitions)
 	case !httpguts.ValidHeaderFieldValue(s.UserAgent) || strings.ContainsAny(s.UserAgent, "\r\n"):
 		return fmt.Errorf("spiders: settings.user_agent %q has control characters (a line break would end the header)", s.UserAgent)
+	}
+	if err := s.Budget.Validate(); err != nil {
+		return err
 	}
 	if _, _, err := s.Networks(); err != nil {
 		return err

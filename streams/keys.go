@@ -65,6 +65,15 @@ type Keys struct {
 	// has revisits due in it (the minute since the Unix epoch, Redis clock), scored by
 	// that minute. The bucket's entries are in the LIST at RevisitBucket(minute).
 	Revisits string
+	// Budget is the hash of what each host (or registered domain) used of the crawl's
+	// budget (spiders.Budget), present only when the crawl has one: field <key> the
+	// requests ever queued, <key>|b the body bytes fetched. A partition holds its own
+	// hosts'; a crawl partitioned with a budget per domain keeps the domains' in the
+	// crawl-wide one (Layout.Global), which each emit reserves from.
+	Budget string
+	// BudgetTop is the ZSET of the hosts (or domains) that queued the most requests
+	// under Budget, scored by that count and trimmed to the top few, for status.
+	BudgetTop string
 	// LegacyWaiting is the hash of waiting requests of crawls written before compact
 	// host queues (ID to request, the IDs in a ZSET per host at HostQueues+host);
 	// frontier.Migrate moves them into the host queues.
@@ -139,7 +148,7 @@ func newKeys(crawl, tag string) Keys {
 		Requests: key("requests"), Responses: key("responses"), Items: key("items"), Dead: key("dead"),
 		Counts: key("counts"), HostQueues: key("hq:"), HostStates: key("h:"), Ready: key("ready"), ReadyBands: key("ready:bands"), Sched: key("sched"),
 		Leases: key("leases"), Backoff: key("backoff"), Seq: key("seq"), Delayed: key("delayed"),
-		Revisits:      key("rv"),
+		Revisits: key("rv"), Budget: key("budget"), BudgetTop: key("budget:top"),
 		LegacyWaiting: key("waiting"), LegacyHosts: key("hosts"), LegacyFrontier: key("frontier"),
 		Seen: key("seen"), SeenAt: key("seenat"), ItemKeys: key("itemkeys"),
 		Stats: key("stats"), HostStats: key("hoststats:"), Meta: key("meta"), Dicts: key("dicts"), Login: key("login"),
@@ -240,7 +249,7 @@ func kindOf(stream string) string {
 // All returns the fixed keys of the partition (host queues and robots.txt aside), for
 // reset.
 func (k Keys) All() []string {
-	return []string{k.Requests, k.Responses, k.Items, k.Dead, k.Delayed, k.Revisits, k.Counts, k.Ready, k.ReadyBands, k.Sched, k.Leases,
+	return []string{k.Requests, k.Responses, k.Items, k.Dead, k.Delayed, k.Revisits, k.Budget, k.BudgetTop, k.Counts, k.Ready, k.ReadyBands, k.Sched, k.Leases,
 		k.Backoff, k.Seq, k.Seen, k.SeenAt, k.ItemKeys, k.Stats, k.Meta, k.LegacyWaiting, k.LegacyHosts, k.LegacyFrontier}
 }
 

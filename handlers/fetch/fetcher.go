@@ -308,6 +308,9 @@ func (f *Fetcher) Do(ctx context.Context, req *spiders.Request, d Delivery) (Res
 	}
 	ctx, started := traceStart(ctx)
 	res, body, reason, err := trip.roundTrip(ctx, req)
+	if err == nil {
+		f.spendBytes(ctx, t.host, res) // before the slot goes back: the host's next page waits for it
+	}
 	var rerr *retryableError
 	t.fetched(ctx, started(), errors.As(err, &rerr) && rerr.slowDown(), rerr)
 	switch {

@@ -61,6 +61,9 @@ type Emitted struct {
 	Stale []int
 	// OverLimit counts requests dropped because the crawl reached max_pages.
 	OverLimit int
+	// OverBudget counts new requests dropped because their host (or domain) spent its
+	// budget (Config.Budget).
+	OverBudget int
 }
 
 // Emit queues the requests not seen before, each in the partition of its host, and
@@ -156,6 +159,8 @@ func (f *Frontier) count(e *Emitted, s *emitShare) {
 			e.Requests++
 		case isReq && c == 'o':
 			e.OverLimit++
+		case isReq && c == 'b':
+			e.OverBudget++
 		case isReq:
 			e.DuplicateRequests++
 		case c == 'a':

@@ -66,6 +66,10 @@ func (f *Frontier) flush(ctx context.Context, batch []*emitShare) {
 	}
 	var run []*rkit.Call
 	for _, c := range calls {
+		bargs, err := f.budgetArgs(ctx, c)
+		if c.err = err; err != nil {
+			continue
+		}
 		c.limit = f.cfg.MaxRequests
 		if c.limit > 0 && len(f.layout.Parts) > 1 && c.n > 0 {
 			if c.limit, c.err = f.reserve(ctx, c.n); c.err != nil {
@@ -73,7 +77,7 @@ func (f *Frontier) flush(ctx context.Context, batch []*emitShare) {
 			}
 			c.budget = 1
 		}
-		a := make([]any, 0, emitHead+5*c.n+emitItemArgs*c.m)
+		a := make([]any, 0, emitHead+5*c.n+emitItemArgs*c.m+len(bargs))
 		window := 0
 		if f.cfg.EmitHandsOut {
 			window = f.cfg.Window
@@ -92,8 +96,9 @@ func (f *Frontier) flush(ctx context.Context, batch []*emitShare) {
 		for _, s := range c.shares {
 			a = append(a, s.items...)
 		}
+		a = append(a, bargs...)
 		k := f.layout.Parts[c.part]
-		c.call = &rkit.Call{Script: f.emit, Args: a, Keys: schedKeys(k, k.Seen, k.Stats, k.SeenAt, k.Items, k.ItemKeys)}
+		c.call = &rkit.Call{Script: f.emit, Args: a, Keys: schedKeys(k, k.Seen, k.Stats, k.SeenAt, k.Items, k.ItemKeys, k.Budget, k.BudgetTop)}
 		run = append(run, c.call)
 	}
 	rkit.Exec(ctx, f.rdb, run)
@@ -112,11 +117,16 @@ type partCall struct {
 	n, m   int
 	limit  int64
 	budget int
-	call   *rkit.Call
-	err    error
+	// reserved is what the call reserved per budget key of the crawl-wide host budget
+	// counters (nil: none, see budgetArgs), keyOf the budget key of each of its hosts.
+	reserved map[string]int64
+	keyOf    map[string]string
+	call     *rkit.Call
+	err      error
 }
 
-// finishEmit hands c's outcomes to its shares and gives back an unspent max_pages budget.
+// finishEmit hands c's outcomes to its shares and gives back what it reserved of the
+// max_pages budget and the host budgets and did not spend.
 func (f *Frontier) finishEmit(ctx context.Context, c *partCall) {
 	defer func() {
 		if c.err != nil {
@@ -134,6 +144,7 @@ func (f *Frontier) finishEmit(ctx context.Context, c *partCall) {
 		c.err = fmt.Errorf("frontier: emit reply %q for %d requests and %d items: %v", out, c.n, c.m, err)
 		return
 	}
+	f.giveBackBudget(ctx, c, out[:c.n])
 	reqs, items := out[:c.n], out[c.n:]
 	for _, s := range c.shares {
 		s.out = reqs[:s.nreqs()] + items[:s.nitems()]

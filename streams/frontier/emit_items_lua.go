@@ -16,7 +16,7 @@ const emitItemArgs = 6
 // values meanwhile), else refused ('r': the caller reads the record again and makes a
 // new version), so two pages racing on one key never lose or repeat a version.
 const emitItemsLua = `
-local is = 6 -- emitItemArgs
+local is = emit_item_args
 if m > 0 then
   local keyed = {}
   for i = items, items + is * m - 1, is do

@@ -44,6 +44,7 @@ local function seen_add_arg(base, fp) return redis.call('SADD', base, fp) end
 // set when revisiting)
 // KEYS[13] -> sc:{c}:items
 // KEYS[14] -> sc:{c}:itemkeys (the base key of the item keys: buckets or a set)
+// KEYS[15], KEYS[16] -> sc:{c}:budget, sc:{c}:budget:top (see emitBudgetLua)
 // ARGV[11] -> number of requests n, ARGV[12] -> max requests ever queued (0: no limit),
 // ARGV[13] -> revisit interval in ms (0: a URL is seen forever),
 // ARGV[14] -> 1 when ARGV[12] is a budget reserved for this call in the crawl-wide
@@ -55,15 +56,18 @@ local function seen_add_arg(base, fp) return redis.call('SADD', base, fp) end
 // spiders.HostKey), the host's limit rule ("<concurrency> <delay ms>"; empty: the
 // defaults);
 // then per item: key (empty: do not filter), payload, message ID, record (empty: not
-// versioned), expected record, records hash (sc:{c}:itemrec:<bucket>; see emitItemsLua)
-// Output: one byte per request ('q' queued, 'd' duplicate, 'o' over max_pages), then
-// one per item ('a' added, 'd' duplicate key, 'u' unchanged, 'r' record moved)
+// versioned), expected record, records hash (sc:{c}:itemrec:<bucket>; see emitItemsLua);
+// then the budget section (see emitBudgetLua)
+// Output: one byte per request ('q' queued, 'd' duplicate, 'o' over max_pages, 'b'
+// over its host's budget: recorded seen, not queued), then one per item ('a' added,
+// 'd' duplicate key, 'u' unchanged, 'r' record moved)
 const emitBody = `
 local n, limit, revisit = tonumber(ARGV[11]), tonumber(ARGV[12]), tonumber(ARGV[13])
 local budget, m, item_set = ARGV[14] == '1', tonumber(ARGV[15]), ARGV[16] == '1'
 local first, items = emit_head + 1, emit_head + 1 + 5 * n
 local now = 0
 if revisit > 0 then now = now_ms() end
+` + emitBudgetLua + `
 -- is_new records fp as seen and reports whether it was not (or was seen too long ago).
 local function is_new(fp)
   if fp == '' then return true end
@@ -82,10 +86,14 @@ for k = 1, n do
   if (budget or limit > 0) and queued + rq >= limit then
     out[k] = 'o'
   elseif is_new(ARGV[i]) then
-    fresh[#fresh + 1] = i
-    rq = rq + 1
     if ARGV[i] ~= '' then fps = fps + 1 end
-    out[k] = 'q'
+    if budget_take(ARGV[i + 3]) then
+      fresh[#fresh + 1] = i
+      rq = rq + 1
+      out[k] = 'q'
+    else
+      out[k] = 'b' -- over its host's budget: seen, never queued
+    end
   else
     out[k] = 'd'
   end
@@ -164,6 +172,7 @@ if #fresh > 0 then
   end
 end
 ` + emitItemsLua + `
+budget_commit()
 commit()
 return table.concat(out)
 `
@@ -171,5 +180,5 @@ return table.concat(out)
 // emitHead is the number of ARGV before the requests in the emit script.
 const emitHead = schedHead + 6
 
-// emitHeadLua tells the emit script emitHead.
-var emitHeadLua = "local emit_head = " + strconv.Itoa(emitHead) + "\n"
+// emitHeadLua tells the emit script emitHead and emitItemArgs.
+var emitHeadLua = "local emit_head = " + strconv.Itoa(emitHead) + "\nlocal emit_item_args = " + strconv.Itoa(emitItemArgs) + "\n"

@@ -86,6 +86,9 @@ type Config struct {
 	// MaxRequests stops queueing new requests once this many were ever queued (the
 	// spider's max_pages); 0 means no limit.
 	MaxRequests int64
+	// Budget bounds the requests and bytes of one host or registered domain (see
+	// HostBudget). Zero: none.
+	Budget HostBudget
 	// Revisit lets a URL be queued again once it was last queued this long ago (crawls
 	// that run every day). Its fingerprints then live in a hash with their time instead
 	// of the seen set. 0: a URL is seen forever.

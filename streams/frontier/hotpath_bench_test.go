@@ -55,7 +55,15 @@ func reportRedis(b *testing.B, rdb redis.UniversalClient, cpu0, cmds0 float64) {
 // are new (the rest seen before, as most links of a crawl are, and known so in
 // process) and 1 item, to a host with the default per-host limit (8): new requests wait
 // in the host's queue. 16 parse goroutines emit at once, as a parse stage does.
-func BenchmarkEmitPage(b *testing.B) {
+func BenchmarkEmitPage(b *testing.B) { benchEmitPage(b, frontier.HostBudget{}) }
+
+// BenchmarkEmitPageWithBudget is BenchmarkEmitPage with a per-host budget that the
+// pages never reach: what counting the host's requests costs.
+func BenchmarkEmitPageWithBudget(b *testing.B) {
+	benchEmitPage(b, frontier.HostBudget{Pages: 1 << 40})
+}
+
+func benchEmitPage(b *testing.B, budget frontier.HostBudget) {
 	rdb := streamstest.Start(b).Client()
 	ctx := context.Background()
 	k := streams.NewKeys("emit")
@@ -63,7 +71,7 @@ func BenchmarkEmitPage(b *testing.B) {
 		b.Fatal(err)
 	}
 	hosts := frontier.HostRule{Concurrency: 8}
-	f, err := frontier.New(frontier.Config{Client: rdb, Layout: streams.NewLayout(k.Crawl, 1), Hosts: hosts, Window: 16, EmitHandsOut: true})
+	f, err := frontier.New(frontier.Config{Client: rdb, Layout: streams.NewLayout(k.Crawl, 1), Hosts: hosts, Window: 16, EmitHandsOut: true, Budget: budget})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -119,6 +119,10 @@ type Status struct {
 	Warnings []string `json:"warnings,omitempty"`
 	// Render is what render: auto decided per page type (none without it).
 	Render []RenderStatus `json:"render,omitempty"`
+	// Budget is the hosts (or domains) that used the most of the crawl's budget, most
+	// first (readBudgets; none without a budget). Counts["dropped_budget"] counts the
+	// requests dropped over it.
+	Budget []BudgetUse `json:"budget,omitempty"`
 }
 
 // NodeStatus is one master of a Redis Cluster: what it holds, all crawls together.
@@ -340,6 +344,9 @@ func ReadStatus(ctx context.Context, rdb redis.UniversalClient, l streams.Layout
 	st.Done = p.Done()
 	st.SeedError = p.SeedError
 	if st.Render, err = ReadRender(ctx, rdb, l); err != nil {
+		return nil, err
+	}
+	if st.Budget, err = readBudgets(ctx, rdb, l); err != nil {
 		return nil, err
 	}
 	st.Frontier, st.Delayed = p.Frontier, p.Delayed

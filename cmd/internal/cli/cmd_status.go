@@ -156,6 +156,7 @@ func printStatus(w io.Writer, st *inspect.Status) {
 			fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\n", r.PageType, mode, r.Samples, r.Same, r.Checks, r.Diverged)
 		}
 	}
+	printBudget(tw, st)
 	if len(st.Stats) > 0 {
 		fmt.Fprintln(tw, "\nCOUNTER\tVALUE")
 		names := make([]string, 0, len(st.Stats))
@@ -168,6 +169,18 @@ func printStatus(w io.Writer, st *inspect.Status) {
 		}
 	}
 	_ = tw.Flush()
+}
+
+// printBudget shows the requests dropped over the crawl's budget and the hosts (or
+// domains) that used the most of it; nothing for a crawl without one.
+func printBudget(w io.Writer, st *inspect.Status) {
+	if len(st.Budget) == 0 && st.Counts["dropped_budget"] == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\nBUDGET (dropped_budget %d)\tPAGES\tBYTES\n", st.Counts["dropped_budget"])
+	for _, u := range st.Budget {
+		fmt.Fprintf(w, "%s\t%d\t%d\n", u.Key, u.Pages, u.Bytes)
+	}
 }
 
 func mib(n int64) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }

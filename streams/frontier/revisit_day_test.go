@@ -57,15 +57,15 @@ func simulateDay(t *testing.T, site *newssite.Site, next func(p newssite.Page, c
 	// minutes and the site's change minutes line up.
 	start := now.Truncate(time.Minute).Add(time.Minute)
 	site.Start = start
-	schedule := func(page int, interval time.Duration, seen int64, token string) {
+	schedule := func(page int, interval time.Duration, seen int64) {
 		payload := fmt.Sprintf("%d|%d|%d", page, interval.Milliseconds(), seen)
-		if _, err := f.ScheduleRevisit(ctx, fmt.Sprintf("p%d.news.test", page), 0, 0, []byte(payload), interval, token); err != nil {
+		if _, err := f.ScheduleRevisit(ctx, fmt.Sprintf("p%d.news.test", page), 0, 0, []byte(payload), interval, frontier.RevisitChain{}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	f.SetRevisitShift(start.Sub(now) + time.Millisecond)
 	for i, p := range site.Pages { // the first fetch, at the start
-		schedule(i, next(p, 0, false), 0, "")
+		schedule(i, next(p, 0, false), 0)
 	}
 	var r dayResult
 	for _, p := range site.Pages {
@@ -114,7 +114,7 @@ func simulateDay(t *testing.T, site *newssite.Site, next func(p newssite.Page, c
 				r.staleSum += delay
 				r.worstFactor = max(r.worstFactor, float64(delay)/float64(p.Every))
 			}
-			schedule(page, next(p, time.Duration(ms)*time.Millisecond, v != seen), v, msg.ID)
+			schedule(page, next(p, time.Duration(ms)*time.Millisecond, v != seen), v)
 			rdb.XAck(ctx, k.Requests, streams.StageFetch, msg.ID)
 		}
 	}

@@ -71,8 +71,11 @@ func TestAContinuousCrawlIsDoneOnlyWhenNoRevisitIsDueWithinItsWindow(t *testing.
 		if err != nil {
 			t.Fatal(err)
 		}
-		if p.Continuous != c.mode || p.Done() != c.done || st.Done != c.done {
+		if p.Continuous != c.mode || p.Done() != c.done || st.Done != c.done || st.Continuous != c.mode {
 			t.Fatalf("mode %+v: read %+v, done %v, status done %v; want done %v", c.mode, p.Continuous, p.Done(), st.Done, c.done)
+		}
+		if want := (inspect.RevisitCounts{Scheduled: n, NextHour: n}); st.Revisits != want {
+			t.Fatalf("status revisits %+v, want %+v", st.Revisits, want)
 		}
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/streamcrawl/streamcrawl/streams"
+	"github.com/streamcrawl/streamcrawl/streams/inspect"
 	"github.com/streamcrawl/streamcrawl/streams/internal/rkit"
 )
 
@@ -205,61 +206,8 @@ func (f *Frontier) ReleaseRevisits(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// RevisitCounts is the state of a crawl's revisit schedule.
-type RevisitCounts struct {
-	// Scheduled is the number of revisits waiting in the schedule.
-	Scheduled int64
-	// DueNow is the number due now or before (not yet released).
-	DueNow int64
-	// NextHour is the number due within the next hour (after now).
-	NextHour int64
-	// Overdue is the number due more than a minute ago and still not released (no
-	// fetch process is running, or they cannot keep up).
-	Overdue int64
-}
-
-// Revisits reads the revisit schedule of every partition: the counter, then the
-// buckets of the next hour and the due ones (at most one bucket per minute: bounded
-// by the hour's 60 buckets and the overdue ones), on the Redis clock.
-func (f *Frontier) Revisits(ctx context.Context) (RevisitCounts, error) {
-	var out RevisitCounts
-	t, err := f.rdb.Time(ctx).Result()
-	if err != nil {
-		return out, fmt.Errorf("frontier: revisits: %w", err)
-	}
-	now := t.Add(f.revisitShift).UnixMilli() / 60000
-	for _, k := range f.layout.Parts {
-		n, err := f.rdb.HGet(ctx, k.Counts, "revisits").Int64()
-		if err != nil && err != redis.Nil {
-			return out, fmt.Errorf("frontier: revisits: %w", err)
-		}
-		out.Scheduled += n
-		mins, err := f.rdb.ZRangeByScore(ctx, k.Revisits, &redis.ZRangeBy{Min: "-inf", Max: strconv.FormatInt(now+60, 10)}).Result()
-		if err != nil {
-			return out, fmt.Errorf("frontier: revisits: %w", err)
-		}
-		lens := make([]*redis.IntCmd, len(mins))
-		if _, err := f.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-			for i, m := range mins {
-				lens[i] = p.LLen(ctx, k.Revisits+":"+m)
-			}
-			return nil
-		}); err != nil {
-			return out, fmt.Errorf("frontier: revisits: %w", err)
-		}
-		for i, m := range mins {
-			minute, _ := strconv.ParseInt(m, 10, 64)
-			l := lens[i].Val()
-			switch {
-			case minute <= now:
-				out.DueNow += l
-				if minute < now-1 {
-					out.Overdue += l
-				}
-			default:
-				out.NextHour += l
-			}
-		}
-	}
-	return out, nil
+// Revisits reads the revisit schedule of every partition (inspect.ReadRevisits) on the
+// frontier's clock.
+func (f *Frontier) Revisits(ctx context.Context) (inspect.RevisitCounts, error) {
+	return inspect.ReadRevisits(ctx, f.rdb, f.layout, f.revisitShift.Milliseconds())
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/streamcrawl/streamcrawl/streams"
 	"github.com/streamcrawl/streamcrawl/streams/frontier"
+	"github.com/streamcrawl/streamcrawl/streams/inspect"
 	"github.com/streamcrawl/streamcrawl/streams/streamstest"
 )
 
@@ -35,7 +36,7 @@ func TestRevisitsWaitForTheirMinuteThenEnterHostQueues(t *testing.T) {
 	if out, err := f.ScheduleRevisit(ctx, "a.example", 0, 0, []byte(`{"url":"http://a.example/0"}`), 0, chainOf(0, 7, 0)); err != nil || out != frontier.RevisitRepeated {
 		t.Fatalf("a redelivered fetch scheduled again (%v, %v), want %v", out, err, frontier.RevisitRepeated)
 	}
-	want := frontier.RevisitCounts{Scheduled: 3, DueNow: 1, NextHour: 1}
+	want := inspect.RevisitCounts{Scheduled: 3, DueNow: 1, NextHour: 1}
 	if got, err := f.Revisits(ctx); err != nil || got != want {
 		t.Fatalf("counts %+v (%v), want %+v", got, err, want)
 	}
@@ -51,7 +52,7 @@ func TestRevisitsWaitForTheirMinuteThenEnterHostQueues(t *testing.T) {
 		t.Fatalf("host queue %q (%v), want pages 0 and 1", q, err)
 	}
 	f.SetRevisitShift(5 * time.Hour)
-	want = frontier.RevisitCounts{Scheduled: 1, DueNow: 1, Overdue: 1}
+	want = inspect.RevisitCounts{Scheduled: 1, DueNow: 1, Overdue: 1}
 	if got, err := f.Revisits(ctx); err != nil || got != want {
 		t.Fatalf("counts 5 h on %+v (%v), want %+v", got, err, want)
 	}

@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"fmt"
+
 	"github.com/spf13/cobra"
 
 	"github.com/streamcrawl/streamcrawl/streams/inspect"
@@ -34,4 +36,16 @@ func (c *continuousFlags) mode() *inspect.Continuous {
 		m.IdleWindow = 0
 	}
 	return &m
+}
+
+// continuousNote is what status adds to its revisits line about the crawl's mode.
+func continuousNote(c inspect.Continuous) string {
+	switch {
+	case !c.On:
+		return "; one pass (done without them)"
+	case c.IdleWindow > 0:
+		return fmt.Sprintf("; continuous, done when none is due within %v", c.IdleWindow)
+	default:
+		return "; continuous, never done while any is scheduled"
+	}
 }

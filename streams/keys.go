@@ -83,8 +83,9 @@ type Keys struct {
 	// SeenAt is the hash of request fingerprints to when they were queued, used instead
 	// of Seen when the crawl revisits URLs.
 	SeenAt string
-	// ItemKeys is the set of item key fingerprints emitted (item dedup across pages and
-	// redeliveries).
+	// ItemKeys is the base key of the item key fingerprints emitted (item dedup across
+	// pages and redeliveries): in exact dedup mode the buckets ItemKeys:<n> beside it,
+	// else a set at ItemKeys itself (see dedup.LuaItemKeys).
 	ItemKeys string
 
 	// Stats is a hash of crawl counters (pages fetched, items stored, drops by

@@ -185,11 +185,7 @@ func peakRSS() int64 {
 
 // redisInfo returns the INFO fields bench compares before and after.
 func redisInfo(ctx context.Context, rdb redis.UniversalClient) map[string]float64 {
-	info, err := inspect.InfoNumbers(ctx, rdb, "cpu", "stats", "memory")
-	if err != nil {
-		return map[string]float64{}
-	}
-	return info
+	return sumShards(shardInfo(ctx, rdb))
 }
 
 func printBench(w io.Writer, st *inspect.Status, took time.Duration, cpu float64, before, after map[string]float64, realRedis bool) {

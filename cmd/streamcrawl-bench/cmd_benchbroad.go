@@ -23,6 +23,7 @@ type broadOptions struct {
 	Delay        time.Duration
 	Tolerance    time.Duration
 	Fetchers     int
+	Partitions   int
 	Timeout      time.Duration
 	RedisURL     string
 	Dir          string
@@ -34,6 +35,7 @@ type broadResult struct {
 	Took        time.Duration
 	RedisCPU    float64 // seconds
 	RedisCmds   float64
+	ShardCPU    map[string]float64 // Redis CPU seconds by cluster master ("" for one server)
 	Stored      int64
 	RobotsTurns int64
 	WorkerRSS   map[string]int64   // peak RSS of each worker process, bytes
@@ -73,6 +75,7 @@ Without --redis it starts a throw-away redis-server from PATH.`,
 	cmd.Flags().DurationVar(&opt.Delay, "delay", 500*time.Millisecond, "per_host_delay of the spider")
 	cmd.Flags().DurationVar(&opt.Tolerance, "tolerance", 10*time.Millisecond, "a gap counts as short below delay minus this")
 	cmd.Flags().IntVar(&opt.Fetchers, "fetchers", 2, "fetch processes")
+	cmd.Flags().IntVar(&opt.Partitions, "partitions", 0, "partitions of the crawl's keys (spread over a Redis Cluster's shards; 0: the spider's default)")
 	cmd.Flags().DurationVar(&opt.Timeout, "timeout", 10*time.Minute, "give up after this long")
 	return cmd
 }
@@ -87,7 +90,11 @@ func runBroad(ctx context.Context, opt broadOptions, log io.Writer) (*broadResul
 		return nil, err
 	}
 	defer web.Close()
-	w, err := startWorkers(ctx, opt.RedisURL, opt.Dir, "broad", web.SpiderYAML(opt.Delay), opt.Fetchers, "", "warn")
+	spider := web.SpiderYAML(opt.Delay)
+	if opt.Partitions > 0 {
+		spider += fmt.Sprintf("  partitions: %d\n", opt.Partitions) // the YAML ends in its settings
+	}
+	w, err := startWorkers(ctx, opt.RedisURL, opt.Dir, "broad", spider, opt.Fetchers, "", "warn")
 	if err != nil {
 		return nil, err
 	}
@@ -109,7 +116,7 @@ func runBroad(ctx context.Context, opt broadOptions, log io.Writer) (*broadResul
 		return nil, err
 	}
 	res := &broadResult{Report: web.Report(opt.Delay, opt.Tolerance), Took: took, RedisCPU: redisCPU,
-		RedisCmds: redisCmds, Stored: st.ItemsStored, RobotsTurns: st.Stats["robots_turns"], WorkerRSS: peaks, Calls: w.callsSince(ctx)}
+		RedisCmds: redisCmds, ShardCPU: shardCPU(w.shards, w.after), Stored: st.ItemsStored, RobotsTurns: st.Stats["robots_turns"], WorkerRSS: peaks, Calls: w.callsSince(ctx)}
 	return res, nil
 }
 
@@ -127,6 +134,9 @@ func printBroad(w io.Writer, opt broadOptions, r *broadResult) {
 	fmt.Fprintf(w, "  requests (robots.txt incl.)   %d (robots.txt fetches that used a host's turn: %d)\n", r.Requests, r.RobotsTurns)
 	fmt.Fprintf(w, "  Redis CPU per page            %.0f µs\n", r.RedisCPU/pages*1e6)
 	fmt.Fprintf(w, "  Redis commands per page       %.1f\n", r.RedisCmds/pages)
+	if len(r.ShardCPU) > 1 {
+		printShardCPU(w, r.ShardCPU, pages)
+	}
 	cmds := slices.Collect(maps.Keys(r.Calls))
 	slices.SortFunc(cmds, func(a, b string) int { return cmp.Compare(r.Calls[b], r.Calls[a]) })
 	fmt.Fprintf(w, "  by command, per page         ")
@@ -142,4 +152,17 @@ func printBroad(w io.Writer, opt broadOptions, r *broadResult) {
 		fmt.Fprintf(w, " %s %.0f MiB", n, float64(r.WorkerRSS[n])/(1<<20))
 	}
 	fmt.Fprintln(w)
+}
+
+// printShardCPU prints each cluster master's Redis CPU per page and the busiest one's
+// against the mean.
+func printShardCPU(w io.Writer, cpu map[string]float64, pages float64) {
+	var sum, most float64
+	addrs := slices.Sorted(maps.Keys(cpu))
+	fmt.Fprintf(w, "  Redis CPU per page by shard  ")
+	for _, a := range addrs {
+		fmt.Fprintf(w, " %s %.0f µs", a, cpu[a]/pages*1e6)
+		sum, most = sum+cpu[a], max(most, cpu[a])
+	}
+	fmt.Fprintf(w, "\n  busiest shard / mean          %.2f\n", most/(sum/float64(len(cpu))))
 }

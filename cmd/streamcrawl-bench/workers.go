@@ -25,8 +25,10 @@ type workerCrawl struct {
 	c      *streams.Client
 	sp     *spiders.Spider
 	procs  []*exec.Cmd
-	before map[string]float64 // Redis INFO when the crawl was seeded
-	calls  map[string]float64 // Redis calls by command then (commandCalls)
+	before map[string]float64            // Redis INFO when the crawl was seeded (summed over a cluster's masters)
+	shards map[string]map[string]float64 // the same by master (see shards.go)
+	after  map[string]map[string]float64 // by master when redisCost was read
+	calls  map[string]float64            // Redis calls by command then (commandCalls)
 	start  time.Time
 }
 
@@ -63,7 +65,8 @@ func (w *workerCrawl) start0(ctx context.Context, redisURL, dir, spiderPath stri
 	if err != nil {
 		return err
 	}
-	w.before, w.calls, w.start = redisInfo(ctx, w.c), commandCalls(ctx, w.c), time.Now()
+	w.shards = shardInfo(ctx, w.c)
+	w.before, w.calls, w.start = sumShards(w.shards), commandCalls(ctx, w.c), time.Now()
 	if _, err := handlers.Seed(ctx, w.c, w.sp, nil); err != nil {
 		return err
 	}
@@ -166,21 +169,10 @@ func (w *workerCrawl) watchRSS() func() map[string]int64 {
 
 // commandCalls returns the calls of each Redis command so far (INFO commandstats).
 func commandCalls(ctx context.Context, rdb redis.UniversalClient) map[string]float64 {
-	out := map[string]float64{}
-	raw, err := rdb.Info(ctx, "commandstats").Result()
-	if err != nil {
-		return out
-	}
-	for _, l := range strings.Split(raw, "\n") {
-		name, rest, ok := strings.Cut(strings.TrimSpace(l), ":calls=")
-		if !ok {
-			continue
-		}
-		n, _, _ := strings.Cut(rest, ",")
-		v, _ := strconv.ParseFloat(n, 64)
-		out[strings.TrimPrefix(name, "cmdstat_")] = v
-	}
-	return out
+	return sumShards(eachShard(ctx, rdb, func(ctx context.Context, c redis.Cmdable) (map[string]float64, error) {
+		raw, err := c.Info(ctx, "commandstats").Result()
+		return parseCommandStats(raw), err
+	}))
 }
 
 // callsSince returns the Redis calls by command since the crawl was seeded.
@@ -194,7 +186,8 @@ func (w *workerCrawl) callsSince(ctx context.Context) map[string]float64 {
 
 // redisCost returns the Redis CPU seconds and commands since the crawl was seeded.
 func (w *workerCrawl) redisCost(ctx context.Context) (cpu, cmds float64) {
-	after := redisInfo(ctx, w.c)
+	w.after = shardInfo(ctx, w.c)
+	after := sumShards(w.after)
 	return (after["used_cpu_user"] + after["used_cpu_sys"]) - (w.before["used_cpu_user"] + w.before["used_cpu_sys"]),
 		after["total_commands_processed"] - w.before["total_commands_processed"]
 }

@@ -134,6 +134,15 @@ func (r record) scriptArg(fp []byte) string {
 	return string(fp)
 }
 
+// luaItemKeys returns the Lua snippet of the record that keeps a crawl's item keys: see
+// Deduper.LuaItemKeys.
+func (r record) luaItemKeys() string {
+	if r.Mode == Exact {
+		return luaItemBuckets
+	}
+	return LuaItemSet
+}
+
 // luaPlainArg is seen_add_arg of the modes that take the fingerprint as it is.
 const luaPlainArg = `
 local function seen_add_arg(base, fp) return seen_add(base, fp) end
@@ -326,6 +335,15 @@ func (d *Deduper) LuaSeenAdd() string { return d.lua }
 // exact mode split into its bucket and field ahead, so the script does no arithmetic
 // per fingerprint): seen_add_arg(base, ScriptArg(fp)) is seen_add(base, fp).
 func (d *Deduper) ScriptArg(fp []byte) string { return d.rec.scriptArg(fp) }
+
+// LuaItemKeys returns a Lua snippet that defines item_has_all(base, keys) (a table of
+// booleans: whether each key is recorded) and item_add_all(base, keys) over the crawl's
+// item keys (16-byte fingerprints as they are). It goes after LuaSeenAdd's snippet,
+// which it uses. In exact mode item keys go into
+// buckets beside base the way request fingerprints do (about 20 bytes per key against
+// about 72 in a plain set); the other modes keep them in the set base itself (a Bloom
+// filter would drop a false-positive share of new items).
+func (d *Deduper) LuaItemKeys() string { return d.rec.luaItemKeys() }
 
 // Add records fps and reports, for each, whether it was new. A fingerprint repeated in
 // fps is new at most once. In bloom mode a new fingerprint is reported as seen with

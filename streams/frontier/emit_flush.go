@@ -11,6 +11,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/streamcrawl/streamcrawl/streams/dedup"
 	"github.com/streamcrawl/streamcrawl/streams/internal/rkit"
 )
 
@@ -77,8 +78,14 @@ func (f *Frontier) flush(ctx context.Context, batch []*emitShare) {
 		if f.cfg.EmitHandsOut {
 			window = f.cfg.Window
 		}
+		itemSet := 0
+		if c.m > 0 {
+			if itemSet, c.err = f.itemKeysInSet(ctx, c.part); c.err != nil {
+				continue
+			}
+		}
 		a = append(a, schedArgs(f.hosts, partIDPrefix(c.part), window, f.cfg.CountUnread, f.order.sign(),
-			c.n, c.limit, f.cfg.Revisit.Milliseconds(), c.budget, c.m)...)
+			c.n, c.limit, f.cfg.Revisit.Milliseconds(), c.budget, c.m, itemSet)...)
 		for _, s := range c.shares {
 			a = append(a, s.reqs...)
 		}
@@ -139,6 +146,28 @@ func (f *Frontier) finishEmit(ctx context.Context, c *partCall) {
 			_ = f.rdb.HIncrBy(ctx, f.layout.Global.Stats, "max_pages_used", spent-c.limit).Err()
 		}
 	}
+}
+
+// itemKeysInSet returns 1 when partition part keeps its item keys in a set from before
+// they went into buckets (see dedup.LuaItemKeys), else 0, as the emit script takes it.
+// Redis is asked once per partition in a process's life.
+func (f *Frontier) itemKeysInSet(ctx context.Context, part int) (int, error) {
+	switch f.itemSet[part].Load() {
+	case 1:
+		return 0, nil
+	case 2:
+		return 1, nil
+	}
+	set, err := dedup.ItemKeysInSet(ctx, f.rdb, f.layout.Parts[part].ItemKeys)
+	if err != nil {
+		return 0, fmt.Errorf("frontier: emit: %w", err)
+	}
+	if set {
+		f.itemSet[part].Store(2)
+		return 1, nil
+	}
+	f.itemSet[part].Store(1)
+	return 0, nil
 }
 
 // reserve takes up to n of the crawl-wide max_pages budget.

@@ -3,7 +3,8 @@ package frontier
 // emitItemsLua is the part of the emit script (emitBody) that appends a page's items to
 // the items stream: an item whose key was recorded before is dropped ('d'), the others
 // are added ('a') and their keys recorded after the XADDs, so that a script cut short
-// (OOM) never leaves a key recorded without its item.
+// (OOM) never leaves a key recorded without its item. Keys are kept by the crawl's
+// dedup snippet (item_has_all, item_add_all: dedup.LuaItemKeys).
 const emitItemsLua = `
 if m > 0 then
   local keyed = {}
@@ -12,7 +13,7 @@ if m > 0 then
   end
   local known, fresh_keys = {}, {}
   if #keyed > 0 then
-    for j, yes in ipairs(in_set(KEYS[14], keyed)) do
+    for j, yes in ipairs(item_has_all(KEYS[14], keyed, item_set)) do
       if yes then known[keyed[j]] = true end
     end
   end
@@ -32,7 +33,7 @@ if m > 0 then
     end
   end
   -- After the XADDs: were the script cut short (OOM), no key is recorded without its item.
-  if #fresh_keys > 0 then add_all(KEYS[14], fresh_keys) end
+  if #fresh_keys > 0 then item_add_all(KEYS[14], fresh_keys, item_set) end
   count('items', added)
 end
 `

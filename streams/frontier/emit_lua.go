@@ -32,9 +32,8 @@ local function seen_add_arg(base, fp) return redis.call('SADD', base, fp) end
 // recorded new, the requests queued and the items added.
 //
 // Each redis.call costs Redis a few µs beyond the command it runs: the caller passes
-// each fingerprint in the form its dedup mode stores, a host's state is read once and
-// written once, and item keys are checked with one SMISMEMBER and recorded with one
-// SADD.
+// each fingerprint in the form its dedup mode stores, and a host's state is read once
+// and written once. Item keys are kept the crawl's dedup's way (see emitItemsLua).
 //
 // KEYS[1..9], ARGV[1..10] -> schedKeys, schedArgs (see hostSchedLua; the window is
 // the dispatch window, 0: do not hand out)
@@ -44,12 +43,13 @@ local function seen_add_arg(base, fp) return redis.call('SADD', base, fp) end
 // KEYS[12] -> sc:{c}:seenat (fingerprint -> when queued, ms; used instead of the seen
 // set when revisiting)
 // KEYS[13] -> sc:{c}:items
-// KEYS[14] -> sc:{c}:itemkeys
+// KEYS[14] -> sc:{c}:itemkeys (the base key of the item keys: buckets or a set)
 // ARGV[11] -> number of requests n, ARGV[12] -> max requests ever queued (0: no limit),
 // ARGV[13] -> revisit interval in ms (0: a URL is seen forever),
 // ARGV[14] -> 1 when ARGV[12] is a budget reserved for this call in the crawl-wide
 // counter (partitioned crawls; 0 then means none) rather than a limit on KEYS[11]'s
-// max_pages_used, ARGV[15] -> number of items m;
+// max_pages_used, ARGV[15] -> number of items m, ARGV[16] -> 1 when KEYS[14] is a set
+// of item keys from before they went into buckets (see dedup.LuaItemKeys);
 // then per request: fingerprint (empty: do not filter; the dedup's script argument, or
 // the raw fingerprint when revisiting), score band, entry (entry.go), host (its key,
 // spiders.HostKey), the host's limit rule ("<concurrency> <delay ms>"; empty: the
@@ -59,7 +59,7 @@ local function seen_add_arg(base, fp) return redis.call('SADD', base, fp) end
 // one per item ('a' added, 'd' duplicate key)
 const emitBody = `
 local n, limit, revisit = tonumber(ARGV[11]), tonumber(ARGV[12]), tonumber(ARGV[13])
-local budget, m = ARGV[14] == '1', tonumber(ARGV[15])
+local budget, m, item_set = ARGV[14] == '1', tonumber(ARGV[15]), ARGV[16] == '1'
 local first, items = emit_head + 1, emit_head + 1 + 5 * n
 local now = 0
 if revisit > 0 then now = now_ms() end
@@ -71,18 +71,6 @@ local function is_new(fp)
   if at and now - tonumber(at) < revisit then return false end
   redis.call('HSET', KEYS[12], fp, now)
   return true
-end
--- in_set returns, per element of list, whether it is in set key; add_all adds them.
--- Both go a thousand at a time (Lua's unpack has a stack limit).
-local function in_set(key, list)
-  local out = {}
-  for i = 1, #list, 1000 do
-    for _, r in ipairs(redis.call('SMISMEMBER', key, unpack(list, i, math.min(i + 999, #list)))) do out[#out + 1] = r == 1 end
-  end
-  return out
-end
-local function add_all(key, list)
-  for i = 1, #list, 1000 do redis.call('SADD', key, unpack(list, i, math.min(i + 999, #list))) end
 end
 local out = {}
 local rq, queued, fps = 0, 0, 0
@@ -180,7 +168,7 @@ return table.concat(out)
 `
 
 // emitHead is the number of ARGV before the requests in the emit script.
-const emitHead = schedHead + 5
+const emitHead = schedHead + 6
 
 // emitHeadLua tells the emit script emitHead.
 var emitHeadLua = "local emit_head = " + strconv.Itoa(emitHead) + "\n"

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -163,6 +164,9 @@ type Frontier struct {
 	seen  *seenCache
 	emit  *redis.Script
 	fpArg func(fp []byte) string // a fingerprint as the emit script takes it
+	// itemSet is, per partition, whether its item keys are a legacy set: 0 not known
+	// yet, 1 no (buckets), 2 yes (see itemKeysInSet)
+	itemSet []atomic.Int32
 
 	// the fetchers' side (hosts.go, retries.go)
 	pipe         *rkit.Pipeline
@@ -189,11 +193,11 @@ func New(cfg Config) (*Frontier, error) {
 	}
 	f := &Frontier{cfg: cfg, rdb: cfg.Client, layout: cfg.Layout, order: order(cfg.Order), now: time.Now, revisitShift: cfg.RevisitClockShift,
 		hosts: hostDefaults{HostRule: cfg.Hosts, leaseTTL: cfg.LeaseTTL, quantum: cfg.Quantum},
-		hot:   make([]bool, len(cfg.Layout.Parts))}
-	seenAdd := setSeenAdd
+		hot:   make([]bool, len(cfg.Layout.Parts)), itemSet: make([]atomic.Int32, len(cfg.Layout.Parts))}
+	seenAdd := setSeenAdd + dedup.LuaItemSet
 	f.fpArg = func(fp []byte) string { return string(fp) }
 	if cfg.Dedup != nil {
-		seenAdd = cfg.Dedup.LuaSeenAdd()
+		seenAdd = cfg.Dedup.LuaSeenAdd() + cfg.Dedup.LuaItemKeys()
 		if cfg.Revisit == 0 { // revisited URLs' fingerprints go to the seenat hash as they are
 			f.fpArg = cfg.Dedup.ScriptArg
 		}

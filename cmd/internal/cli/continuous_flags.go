@@ -20,7 +20,7 @@ type continuousFlags struct {
 func (f *RunFlags) AddContinuous(cmd *cobra.Command) {
 	c := &f.continuous
 	fl := cmd.Flags()
-	fl.BoolVar(&c.on, "continuous", false, "keep the crawl going with its revisits (settings.revisit): it is not done while a revisit is scheduled (within --idle-window); recorded in Redis for every process of the crawl and `status` until --continuous=false or a reset")
+	fl.BoolVar(&c.on, "continuous", false, "keep the crawl going with its revisits (settings.revisit): it is not done while a revisit is scheduled (within --idle-window); recorded in Redis for every process of the crawl and status until --continuous=false or a reset")
 	fl.DurationVar(&c.window.IdleWindow, "idle-window", 0, "with --continuous: the crawl is done (a run with --until-done stops) once nothing else is left and its next revisit is due further off than this; 0: never while any revisit is scheduled (implies --continuous)")
 	c.changed = fl.Changed
 }

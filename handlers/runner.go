@@ -167,7 +167,8 @@ func (r *run) serve(ctx context.Context) error {
 	trim := r.trimmed()
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	w := &watcher{cfg: cfg, layout: r.layout, outage: r.outage, state: r.state, log: r.log, stop: cancel}
+	w := &watcher{cfg: cfg, layout: r.layout, outage: r.outage, state: r.state, log: r.log, stop: cancel,
+		busy: busyGate{activity: r.counters.Activity}}
 	r.background = append(r.background, r.waits, &streams.Trimmer{Client: cfg.Client, Streams: trim, Interval: cfg.TrimInterval, Logger: r.log, Meta: r.keys.Meta}, w, r.state)
 	bg := &background{stop: cancel, log: r.log} // a component that stops early ends the run
 	bg.start(runCtx, r.background...)

@@ -33,6 +33,7 @@ type watcher struct {
 	state  *streams.StateWatch // the crawl's epoch is checked before it is reported done
 	log    *zap.Logger
 	stop   context.CancelFunc // ends the run
+	busy   busyGate           // skips reads while this process is working
 }
 
 // Run looks every PollInterval until ctx ends or the crawl is done (then it calls stop
@@ -44,6 +45,9 @@ func (w *watcher) Run(ctx context.Context) error {
 	var unseededAt time.Time // when "nothing seeded yet" was last said
 	cfg := loop.Config{Log: w.log, Msg: "cannot read crawl progress; retrying"}
 	return loop.Every(ctx, w.cfg.PollInterval, cfg, func(ctx context.Context) error {
+		if w.busy.skip(time.Now()) {
+			return nil
+		}
 		p, err := inspect.ReadProgress(ctx, w.cfg.Client, w.layout)
 		if err != nil {
 			return err

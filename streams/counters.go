@@ -3,6 +3,7 @@ package streams
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -25,6 +26,7 @@ type Counters struct {
 	obs    func(field string, n int64)
 	cancel context.CancelFunc
 	done   chan struct{}
+	adds   atomic.Int64
 }
 
 // NewCounters returns counters for stats hash key, flushed every interval (0: a second)
@@ -47,6 +49,7 @@ func NewCounters(rdb redis.UniversalClient, key string, interval time.Duration, 
 
 // Add adds n to field.
 func (c *Counters) Add(field string, n int64) {
+	c.adds.Add(1)
 	c.mu.Lock()
 	c.m[field] += n
 	c.mu.Unlock()
@@ -54,6 +57,11 @@ func (c *Counters) Add(field string, n int64) {
 		c.obs(field, n)
 	}
 }
+
+// Activity returns how many times Add was called in this process: a number that moves
+// while the process does the crawl's work (a page fetched, parsed, stored), for a
+// watcher that need not ask Redis whether the crawl is done while it plainly is not.
+func (c *Counters) Activity() int64 { return c.adds.Load() }
 
 func (c *Counters) flush() {
 	c.mu.Lock()

@@ -24,6 +24,7 @@
 //	response_dict.go  the responses' compression dictionary: trained, published, loaded
 //	frontier.go     the crawl's frontier and layout from the spider; requests as candidates
 //	owner.go        the crawl's owner spider: its fingerprint claimed in the meta hash
+//	fingerprint_rules.go  the digest of the spider's fingerprint rules: a change warns once
 //	corrupt.go      a key of the wrong type (WRONGTYPE) ends the run with ErrCorruptState
 //	seed.go         Seed: start URLs through the frontier
 //	seeds.go        runtime seeds pushed while services run

@@ -26,8 +26,9 @@ type fetchHandler struct {
 	frontier *frontier.Frontier
 	encode   func(context.Context, *spiders.Response) ([]byte, error)
 	counters *streams.Counters
-	retryLog *zap.Logger // INFO, sampled: a few lines per second at most
-	revisits *revisitor  // nil: the spider has no revisit rules
+	retryLog *zap.Logger     // INFO, sampled: a few lines per second at most
+	revisits *revisitor      // nil: the spider has no revisit rules
+	spider   *spiders.Spider // keys the redirect hops it follows (RequestFingerprint)
 }
 
 // handle fetches the request in msg and returns the response message.
@@ -69,7 +70,7 @@ func (h *fetchHandler) handle(msg *message.Message) ([]*message.Message, error) 
 // queue, so that it takes that host's turn. The caller acks the input only once it is
 // in Redis.
 func (h *fetchHandler) follow(ctx context.Context, next *spiders.Request) error {
-	c, err := candidate(next)
+	c, err := candidate(h.spider, next)
 	if err != nil {
 		return fmt.Errorf("%w: %w", streams.ErrPoison, err)
 	}

@@ -36,7 +36,8 @@ func newFrontier(ctx context.Context, rdb redis.UniversalClient, sp *spiders.Spi
 	if err != nil {
 		return nil, err
 	}
-	d, err := dedup.Open(ctx, rdb, layout, dedup.Config{Mode: dedup.Mode(s.Dedup), Capacity: s.Capacity, ErrorRate: s.ErrorRate}, log)
+	d, err := dedup.Open(ctx, rdb, layout, dedup.Config{Mode: dedup.Mode(s.Dedup), Capacity: s.Capacity, ErrorRate: s.ErrorRate,
+		ExpireAfter: s.DedupExpireAfter}, log)
 	if err != nil {
 		return nil, err
 	}
@@ -75,6 +76,9 @@ func openLayout(ctx context.Context, rdb redis.UniversalClient, sp *spiders.Spid
 	if err := claimCrawl(ctx, rdb, l, sp); err != nil {
 		return streams.Layout{}, err
 	}
+	if err := checkFingerprintRules(ctx, rdb, l, sp, log); err != nil {
+		return streams.Layout{}, err
+	}
 	s := sp.Settings
 	s.SetDefaults()
 	n, err := frontier.Migrate(ctx, frontierConfig(rdb, l, s), requestHost)
@@ -96,15 +100,12 @@ func requestHost(payload []byte) (string, error) {
 	return spiders.HostKey(r.URL), nil
 }
 
-// candidate encodes r for the frontier with its fingerprint (none for DontFilter).
-func candidate(r *spiders.Request) (frontier.Candidate, error) {
-	var fp []byte
-	if !r.DontFilter {
-		sum, err := r.Fingerprint()
-		if err != nil {
-			return frontier.Candidate{}, err
-		}
-		fp = sum[:]
+// candidate encodes r for the frontier with its fingerprint as the spider sp keys it
+// (spiders.Spider.RequestFingerprint: none for DontFilter).
+func candidate(sp *spiders.Spider, r *spiders.Request) (frontier.Candidate, error) {
+	fp, err := sp.RequestFingerprint(r)
+	if err != nil {
+		return frontier.Candidate{}, err
 	}
 	return candidateWith(r, fp)
 }

@@ -319,7 +319,7 @@ func TestServerSeesPriorityOrder(t *testing.T) {
 	prios := map[string]int{"/p/low": -5, "/p/mid": 0, "/p/high": 10, "/p/top": 50, "/p/lower": -10}
 	var cands []frontier.Candidate
 	for path, p := range prios {
-		c, err := handlers.CandidateFor(&spiders.Request{URL: base + path, Priority: p})
+		c, err := handlers.CandidateFor(&spiders.Spider{}, &spiders.Request{URL: base + path, Priority: p})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -32,7 +32,7 @@ func TestOneHostWhateverWayItsURLsWriteIt(t *testing.T) {
 	sp := &spiders.Spider{Name: "onehost", StartURLs: []string{"http://shop.example/"}}
 	var cands []frontier.Candidate
 	for _, u := range []string{"http://shop.example/a", "HTTP://Shop.Example.:80/b", "http://SHOP.EXAMPLE./c", "http://shop.example:0080/d"} {
-		c, err := handlers.CandidateFor(&spiders.Request{URL: u})
+		c, err := handlers.CandidateFor(&spiders.Spider{}, &spiders.Request{URL: u})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -35,6 +35,7 @@ type parser struct {
 	limits   *loop.Errors // what exceeds a size limit, logged short at most once a second
 	maxLinks int          // the spider's max_links_per_page, its default applied
 	fields   *fieldCheck  // per-field counts, empty items dropped, fields that never match
+	names    fieldNames   // item field names by hash, for versioned items' _changed
 }
 
 // parserConfig configures the parse stage.
@@ -96,7 +97,7 @@ func (p *parser) handle(msg *message.Message, part int) error {
 		out.Requests = append(out.Requests, r)
 	}
 	cands := p.requests(res, out.Requests)
-	items, err := p.items(ctx, res, p.fields.page(ctx, out.Items), part)
+	items, pend, err := p.items(ctx, res, p.fields.page(ctx, out.Items), part)
 	if err != nil {
 		return err
 	}
@@ -106,6 +107,10 @@ func (p *parser) handle(msg *message.Message, part int) error {
 		// Redis full (or read-only) is not the page's fault: streams.Fail sees the refusal
 		// in the chain, and the page is held, not retried as a delivery.
 		return fmt.Errorf("handlers: output of %s: %w", spiders.RedactedURL(res.URL), err)
+	}
+	if err := p.emitVersions(ctx, res, part, pend, &e); err != nil {
+		countEmitted(p.counters, e) // the requests are in Redis: counted once, here
+		return err
 	}
 	countEmitted(p.counters, e)
 	p.count("pages_parsed", 1)
@@ -236,13 +241,13 @@ func (p *parser) requests(res *spiders.Response, reqs []*spiders.Request) []fron
 			p.count("dropped_"+reason, 1)
 			continue
 		}
-		var fp []byte
-		if !r.DontFilter {
-			sum, err := r.Fingerprint()
-			if err != nil {
-				p.count("dropped_invalid", 1)
-				continue
-			}
+		fp, err := p.spider.RequestFingerprint(r)
+		if err != nil {
+			p.count("dropped_invalid", 1)
+			continue
+		}
+		if fp != nil {
+			sum := [spiders.FingerprintSize]byte(fp)
 			if local[sum] {
 				continue // the same link twice on one page
 			}
@@ -251,7 +256,6 @@ func (p *parser) requests(res *spiders.Response, reqs []*spiders.Request) []fron
 				known++ // seen before, as this process knows: not even encoded
 				continue
 			}
-			fp = sum[:]
 		}
 		if len(r.Meta) == 0 && res.Request != nil && len(res.Request.Meta) > 0 {
 			r.Meta = res.Request.Meta
@@ -268,24 +272,24 @@ func (p *parser) requests(res *spiders.Response, reqs []*spiders.Request) []fron
 }
 
 // items stamps the items with the page and encodes them with their key fingerprints.
+// When items are versioned, the keyed items are returned in pend instead, to be
+// versioned and emitted after the page's requests (emitVersions).
 //
 // An item missing a key field (spiders.Item.MissingKey) is not emitted: keyed as it is
 // it would be taken for every other one like it. It becomes a dead letter of the items
 // stream of partition part (stage parse, error "missing_key: ..."), counted
 // items_missing_key.
-func (p *parser) items(ctx context.Context, res *spiders.Response, items []spiders.Item, part int) ([]frontier.ItemOut, error) {
-	outs := make([]frontier.ItemOut, 0, len(items))
+func (p *parser) items(ctx context.Context, res *spiders.Response, items []spiders.Item, part int) (outs []frontier.ItemOut, pend []pendingItem, err error) {
+	outs = make([]frontier.ItemOut, 0, len(items))
 	dedup := p.spider.Settings.ItemDedup()
-	maxItem := int(p.spider.Settings.MaxItemSize)
-	if maxItem == 0 {
-		maxItem = spiders.DefaultMaxItemSize
-	}
+	versioned := p.spider.Settings.ItemVersioned()
+	maxItem := p.maxItem()
 	for i := range items {
 		it := &items[i]
 		stamp(it, res)
 		payload, err := spiders.MarshalItem(it)
 		if err != nil {
-			return nil, fmt.Errorf("%w: handlers: item from %s: %w", streams.ErrPoison, spiders.RedactedURL(res.URL), err)
+			return nil, nil, fmt.Errorf("%w: handlers: item from %s: %w", streams.ErrPoison, spiders.RedactedURL(res.URL), err)
 		}
 		if len(payload) > maxItem {
 			p.count("items_dropped_too_large", 1)
@@ -297,7 +301,7 @@ func (p *parser) items(ctx context.Context, res *spiders.Response, items []spide
 			k := p.layout.Parts[part]
 			why := fmt.Sprintf("missing_key: item %q from %s has no value for key field(s) %s", it.Type, it.URL, strings.Join(lacks, ", "))
 			if err := inspect.AddDead(ctx, p.rdb, k, k.Items, streams.StageParse, why, payload); err != nil {
-				return nil, err // not in Redis: the page comes again
+				return nil, nil, err // not in Redis: the page comes again
 			}
 			p.count("items_missing_key", 1)
 			p.limits.Warn("item without its key: dead letter", nil, zap.String("type", short(it.Type)),
@@ -309,9 +313,21 @@ func (p *parser) items(ctx context.Context, res *spiders.Response, items []spide
 			sum := sha256.Sum256([]byte(it.Key()))
 			key = sum[:16]
 		}
+		if versioned {
+			pend = append(pend, pendingItem{it: it, key: key})
+			continue
+		}
 		outs = append(outs, frontier.ItemOut{Key: key, Payload: payload})
 	}
-	return outs, nil
+	return outs, pend, nil
+}
+
+// maxItem is the spider's max_item_size, its default applied.
+func (p *parser) maxItem() int {
+	if m := int(p.spider.Settings.MaxItemSize); m > 0 {
+		return m
+	}
+	return spiders.DefaultMaxItemSize
 }
 
 func (p *parser) count(field string, n int64) {
@@ -329,5 +345,8 @@ func countEmitted(c *streams.Counters, e frontier.Emitted) {
 	c.Add("requests_duplicate", int64(e.DuplicateRequests))
 	c.Add("items_scraped", int64(e.Items))
 	c.Add("items_duplicate_dropped", int64(e.DuplicateItems))
+	if e.UnchangedItems > 0 {
+		c.Add("items_unchanged", int64(e.UnchangedItems))
+	}
 	c.Add("dropped_max_pages", int64(e.OverLimit))
 }

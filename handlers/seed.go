@@ -38,7 +38,7 @@ func Seed(ctx context.Context, rdb redis.UniversalClient, spider *spiders.Spider
 		if ok, reason := scope.Allows(r); !ok {
 			return 0, fmt.Errorf("handlers: seed %s: out of the spider's scope (%s)", r.URL, reason)
 		}
-		c, err := candidate(r)
+		c, err := candidate(spider, r)
 		if err != nil {
 			return 0, fmt.Errorf("handlers: seed: %w", err)
 		}

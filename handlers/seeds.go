@@ -24,6 +24,8 @@ type seedJSON struct {
 	Body     string            `json:"body"`
 	Headers  map[string]string `json:"headers"`
 	Callback string            `json:"callback"`
+	// DontFilter queues the seed even when the crawl has seen its URL (fetch it again).
+	DontFilter bool `json:"dont_filter"`
 }
 
 // parseSeed reads a seed: a plain URL or a JSON object.
@@ -39,7 +41,7 @@ func parseSeed(raw string) (*spiders.Request, error) {
 		return nil, fmt.Errorf("handlers: seed %q: %w", short(raw), err)
 	}
 	r := &spiders.Request{URL: s.URL, Method: s.Method, Headers: s.Headers, Callback: s.Callback,
-		Meta: s.Meta, Priority: s.Priority}
+		Meta: s.Meta, Priority: s.Priority, DontFilter: s.DontFilter}
 	if s.Body != "" {
 		r.Body = []byte(s.Body)
 	}
@@ -94,7 +96,7 @@ func (p *seedPoller) poll(ctx context.Context) error {
 		}
 		var c frontier.Candidate
 		if err == nil {
-			c, err = candidate(r)
+			c, err = candidate(p.spider, r)
 		}
 		if err != nil {
 			p.counters.Add("seeds_invalid", 1)

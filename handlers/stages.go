@@ -81,7 +81,7 @@ func (r *run) fetchStage(ctx context.Context, scfg streams.SubscriberConfig) err
 			return err
 		}
 	}
-	h := &fetchHandler{f: f, frontier: fr, counters: r.counters, retryLog: sampled(log, 3),
+	h := &fetchHandler{f: f, frontier: fr, counters: r.counters, retryLog: sampled(log, 3), spider: cfg.Spider,
 		encode: responseEncoder(cfg.Spider.Settings, cfg.Client, layout, r.counters, log)}
 	if len(cfg.Spider.Settings.Revisit) > 0 {
 		rules := slices.Clone(cfg.Spider.Settings.Revisit)

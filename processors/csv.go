@@ -18,8 +18,9 @@ import (
 // CSV is a sink that appends one row per item to a CSV file with a header row. It is
 // idempotent like JSONL: at open it reads the keys of the rows already in the file from
 // the _key column (and cuts a torn last row a crash may have left), and it skips items
-// whose key is among the last 131,072 it has written (see JSONL). Concurrent Store calls share one write and one fsync (group
-// commit).
+// whose key is among the last 131,072 it has written (see JSONL; a new version of a key
+// is appended, from the _version column). Concurrent Store calls share one write and
+// one fsync (group commit).
 //
 // The columns are fixed by the header: those given to OpenCSV, or, when none are given,
 // _key, _type, _url, _crawled_at and the sorted field names of the first item stored. A
@@ -185,12 +186,12 @@ func (s *CSV) DroppedFields() map[string]int64 {
 	return maps.Clone(s.dropped)
 }
 
-// Store appends it unless an item with the same key is in the file.
+// Store appends it unless an item with the same key (and version) is in the file.
 func (s *CSV) Store(ctx context.Context, it *spiders.Item) (bool, error) {
 	key := it.Key()
 	rec := it.Record()
 	rec["_key"] = key
-	req := &csvReq{key: key, rec: rec, done: make(chan error, 1)}
+	req := &csvReq{key: windowKey(key, it.Version), rec: rec, done: make(chan error, 1)}
 	if h := s.header.Load(); h != nil {
 		row, dropped, err := h.encode(rec)
 		if err != nil {

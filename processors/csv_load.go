@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 )
 
 // load reads the header and indexes the keys of the rows in the file, cutting a torn last
@@ -54,7 +55,7 @@ func (s *CSV) scan(size int64, lastNL bool) (good int64, err error) {
 	}
 	r := csv.NewReader(bufio.NewReaderSize(s.file.f, 1<<20))
 	r.ReuseRecord = true
-	var keyCol = -1
+	keyCol, versionCol := -1, -1
 	for {
 		rec, err := r.Read()
 		if errors.Is(err, io.EOF) {
@@ -73,13 +74,20 @@ func (s *CSV) scan(size int64, lastNL bool) (good int64, err error) {
 				return 0, fmt.Errorf("processors: %s: header: %w", s.file.path, herr)
 			}
 			keyCol = h.index["_key"]
+			if i, ok := h.index["_version"]; ok {
+				versionCol = i
+			}
 			s.header.Store(h)
 		} else {
 			if rec[keyCol] == "" {
 				line, _ := r.FieldPos(keyCol)
 				return 0, fmt.Errorf("processors: %s:%d: row has no _key", s.file.path, line)
 			}
-			s.file.index(rec[keyCol])
+			version := 0
+			if versionCol >= 0 {
+				version, _ = strconv.Atoi(rec[versionCol]) // empty for an item written unversioned
+			}
+			s.file.index(windowKey(rec[keyCol], version))
 		}
 		good = r.InputOffset()
 	}

@@ -18,7 +18,10 @@ import (
 // written (3 MB, whatever the size of the file): an item delivered again after a crash
 // is one of those, since the crawl's item dedup (dedup_items, default on) sends each key
 // to the store stage once and the stage acks an item only once it is written (see
-// keyWindowSize). Concurrent Store calls share one write and one fsync (group commit).
+// keyWindowSize). A versioned item (_version, see spiders.Settings.ItemVersioned) is
+// skipped only when the same version of its key was written: each new version is
+// appended, the last line of a key holding its last version. Concurrent Store calls
+// share one write and one fsync (group commit).
 type JSONL struct {
 	file *appendFile[*writeReq]
 	buf  bytes.Buffer // the writer's
@@ -77,10 +80,11 @@ func (s *JSONL) load() error {
 	return a.cut(good)
 }
 
-// recordKey returns the key of an item line written by this sink.
+// recordKey returns the window key (windowKey) of an item line written by this sink.
 func recordKey(line []byte) (string, error) {
 	var rec struct {
-		Key string `json:"_key"`
+		Key     string `json:"_key"`
+		Version int    `json:"_version"`
 	}
 	if err := json.Unmarshal(bytes.TrimSpace(line), &rec); err != nil {
 		return "", err
@@ -88,10 +92,10 @@ func recordKey(line []byte) (string, error) {
 	if rec.Key == "" {
 		return "", errors.New("no _key field")
 	}
-	return rec.Key, nil
+	return windowKey(rec.Key, rec.Version), nil
 }
 
-// Store appends it unless an item with the same key is in the file.
+// Store appends it unless an item with the same key (and version) is in the file.
 func (s *JSONL) Store(ctx context.Context, it *spiders.Item) (bool, error) {
 	rec := it.Record()
 	key := it.Key()
@@ -100,7 +104,7 @@ func (s *JSONL) Store(ctx context.Context, it *spiders.Item) (bool, error) {
 	if err != nil {
 		return false, fmt.Errorf("processors: encode item %q: %w", key, err)
 	}
-	req := &writeReq{key: key, line: append(line, '\n'), done: make(chan error, 1)}
+	req := &writeReq{key: windowKey(key, it.Version), line: append(line, '\n'), done: make(chan error, 1)}
 	if err := s.file.submit(ctx, req, req.done, "jsonl"); err != nil {
 		return false, err
 	}

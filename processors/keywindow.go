@@ -1,6 +1,19 @@
 package processors
 
-import "math/bits"
+import (
+	"math/bits"
+	"strconv"
+)
+
+// windowKey is what a file sink's key window holds for an item: its key, and for a
+// versioned item (spiders.Item.Version) its version too, so that a newer version of a
+// key already written is appended while the same version delivered again is skipped.
+func windowKey(key string, version int) string {
+	if version <= 0 {
+		return key
+	}
+	return key + "\x00" + strconv.Itoa(version)
+}
 
 // keyWindowSize is how many of the last item keys written a file sink (JSONL, CSV)
 // remembers to skip a redelivered item: 131,072 keys, 3 MB, allocated at open.

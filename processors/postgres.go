@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -80,10 +81,12 @@ func (c *PostgresConfig) Validate() error {
 
 // Postgres is a sink that inserts items into a PostgreSQL table, one row per item key:
 // key (primary key), type, url, crawled_at, fields (jsonb: the item's fields), meta
-// (jsonb, null when empty) and stored_at. Concurrent Store calls are batched into one
-// INSERT ... ON CONFLICT (key) DO NOTHING statement (group commit), so an item delivered
-// again is not inserted twice, by this process or any other writing to the same table,
-// and Store reports it as not stored. When a batch fails, every Store call in it gets
+// (jsonb, null when empty), version (the item's _version; 0 when not versioned) and
+// stored_at. Concurrent Store calls are batched into one INSERT ... ON CONFLICT (key)
+// DO UPDATE ... WHERE the stored version is lower statement (group commit): an item
+// delivered again is not inserted twice, by this process or any other writing to the
+// same table, and Store reports it as not stored; a newer version of a versioned item
+// replaces its row (upsert), and an older one delivered late leaves it as it is. When a batch fails, every Store call in it gets
 // the error; a batch rejected for one item's data is retried item by item, so only that
 // item fails.
 type Postgres struct {
@@ -113,7 +116,9 @@ type pgReq struct {
 	key, typ, url string
 	crawledAt     time.Time
 	fields, meta  string // JSON; meta "" is NULL
+	version       int32
 	done          chan error
+	row           int // its index in the rows sent, while first of its key
 	// Set by the writer before done is sent:
 	stored bool
 	err    error
@@ -126,8 +131,9 @@ type PostgresStats struct {
 	Batches int64
 	// Rows is the number of rows in them.
 	Rows int64
-	// Stored and Duplicates count Store calls that inserted their item, and those whose
-	// key was already in the table (or earlier in the same batch).
+	// Stored and Duplicates count Store calls that inserted (or, a newer version,
+	// updated) their item's row, and those whose key was already in the table at that
+	// version or a newer one (or in the same batch).
 	Stored, Duplicates int64
 	// FailedBatches counts batch statements that returned an error.
 	FailedBatches int64
@@ -143,8 +149,9 @@ func (s *Postgres) Stats() PostgresStats {
 // Table returns the quoted name of the sink's table.
 func (s *Postgres) Table() string { return s.table }
 
-// Store inserts it unless a row with its key exists. It returns once the row is
-// committed, or when ctx ends (the item may then still be inserted).
+// Store inserts it unless a row with its key exists, or updates that row when it holds
+// an older version of it. It returns once the row is committed, or when ctx ends (the
+// item may then still be inserted).
 func (s *Postgres) Store(ctx context.Context, it *spiders.Item) (bool, error) {
 	req, err := newPgReq(it)
 	if err != nil {
@@ -183,7 +190,7 @@ func newPgReq(it *spiders.Item) (*pgReq, error) {
 		}
 	}
 	return &pgReq{key: key, typ: textForPostgres(it.Type), url: textForPostgres(it.URL),
-		crawledAt: it.CrawledAt, fields: fields, meta: meta, done: make(chan error, 1)}, nil
+		crawledAt: it.CrawledAt, fields: fields, meta: meta, version: int32(min(it.Version, math.MaxInt32)), done: make(chan error, 1)}, nil
 }
 
 // Close writes what is queued and closes the connections. When ctx ends first, the

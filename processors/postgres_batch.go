@@ -13,20 +13,26 @@ import (
 	"go.uber.org/zap"
 )
 
-// insertSQL inserts a batch given as parallel arrays and returns the keys it inserted;
-// keys already in the table are skipped. %s is the quoted table name.
+// insertSQL inserts a batch given as parallel arrays and returns the keys it inserted
+// or updated: a key already in the table is updated only by a greater version (a
+// versioned item's next version; 0 for an item not versioned, which never updates),
+// so an old version delivered again never overwrites a newer row. %[1]s is the
+// quoted table name.
 //
 // $1 -> keys, $2 -> types, $3 -> urls (text[]), $4 -> crawl times (timestamptz[]),
-// $5 -> fields as JSON, $6 -> meta as JSON, "" for none (text[]).
-// Output: one row per inserted key.
+// $5 -> fields as JSON, $6 -> meta as JSON, "" for none (text[]), $7 -> versions
+// (int[]).
+// Output: one row per inserted or updated key.
 //
 // The rows go in the order given; the writers sort each batch by key, so two batches
 // (of this process or another) that share keys wait for each other in the same order
 // and cannot deadlock.
-const insertSQL = `INSERT INTO %s (key, type, url, crawled_at, fields, meta)
-SELECT k, t, u, c, f::jsonb, NULLIF(m, '')::jsonb
-FROM unnest($1::text[], $2::text[], $3::text[], $4::timestamptz[], $5::text[], $6::text[]) AS b(k, t, u, c, f, m)
-ON CONFLICT (key) DO NOTHING
+const insertSQL = `INSERT INTO %[1]s AS old (key, type, url, crawled_at, fields, meta, version)
+SELECT k, t, u, c, f::jsonb, NULLIF(m, '')::jsonb, v
+FROM unnest($1::text[], $2::text[], $3::text[], $4::timestamptz[], $5::text[], $6::text[], $7::int[]) AS b(k, t, u, c, f, m, v)
+ON CONFLICT (key) DO UPDATE SET type = EXCLUDED.type, url = EXCLUDED.url, crawled_at = EXCLUDED.crawled_at,
+  fields = EXCLUDED.fields, meta = EXCLUDED.meta, version = EXCLUDED.version, stored_at = now()
+WHERE old.version < EXCLUDED.version
 RETURNING key`
 
 // collect gathers Store calls into batches for the writers. A batch is handed over when
@@ -79,18 +85,29 @@ func (s *Postgres) write() {
 }
 
 // writeBatch inserts batch with one statement. Calls sharing a key are answered by the
-// first: it alone is sent. When the server rejects the batch for the data of some row,
+// one of the greatest version (the first among equals): it alone is sent. When the server rejects the batch for the data of some row,
 // the rows are sent again one by one, so that only the bad one fails.
 func (s *Postgres) writeBatch(batch []*pgReq) {
 	first := make(map[string]*pgReq, len(batch))
 	rows := make([]*pgReq, 0, len(batch))
 	for _, r := range batch {
 		if f, ok := first[r.key]; ok {
+			if r.version > f.version { // a newer version of the key in the same batch
+				f.dupOf, first[r.key] = r, r
+				rows[f.row], r.row = r, f.row
+				continue
+			}
 			r.dupOf = f
 			continue
 		}
 		first[r.key] = r
+		r.row = len(rows)
 		rows = append(rows, r)
+	}
+	for _, r := range batch {
+		for r.dupOf != nil && r.dupOf.dupOf != nil {
+			r.dupOf = r.dupOf.dupOf // answered by the newest
+		}
 	}
 	slices.SortFunc(rows, func(a, b *pgReq) int { return strings.Compare(a.key, b.key) })
 
@@ -142,15 +159,15 @@ func (s *Postgres) insert(ctx context.Context, rows []*pgReq) error {
 	n := len(rows)
 	keys, types, urls := make([]string, n), make([]string, n), make([]string, n)
 	fields, metas := make([]string, n), make([]string, n)
-	times := make([]time.Time, n)
+	times, versions := make([]time.Time, n), make([]int32, n)
 	for i, r := range rows {
-		keys[i], types[i], urls[i], times[i], fields[i], metas[i] = r.key, r.typ, r.url, r.crawledAt, r.fields, r.meta
+		keys[i], types[i], urls[i], times[i], fields[i], metas[i], versions[i] = r.key, r.typ, r.url, r.crawledAt, r.fields, r.meta, r.version
 	}
 	if n > 0 {
 		s.stats.batches.Add(1)
 		s.stats.rows.Add(int64(n))
 	}
-	res, err := s.pool.Query(ctx, s.ins, keys, types, urls, times, fields, metas)
+	res, err := s.pool.Query(ctx, s.ins, keys, types, urls, times, fields, metas, versions)
 	if err == nil {
 		inserted := make(map[string]struct{}, n)
 		var key string

@@ -79,8 +79,19 @@ const createSQL = `CREATE TABLE IF NOT EXISTS %s (
 	crawled_at timestamptz NOT NULL,
 	fields     jsonb NOT NULL,
 	meta       jsonb,
-	stored_at  timestamptz NOT NULL DEFAULT now()
+	stored_at  timestamptz NOT NULL DEFAULT now(),
+	version    integer NOT NULL DEFAULT 0
 )`
+
+// addVersionSQL gives a table created before item versions its version column (every
+// row version 0, as unversioned items are).
+const addVersionSQL = `ALTER TABLE %s ADD COLUMN IF NOT EXISTS version integer NOT NULL DEFAULT 0`
+
+// hasVersionSQL tells whether table $1 (quoted) is an items table (it has the fields
+// column; a table of another shape is left as it is) and whether it has its version
+// column.
+const hasVersionSQL = `SELECT coalesce(bool_or(attname = 'fields'), false), coalesce(bool_or(attname = 'version'), false)
+FROM pg_attribute WHERE attrelid = $1::regclass AND attnum > 0 AND NOT attisdropped`
 
 // prepareTable creates the table if it is missing (under an advisory lock, since two
 // store processes may start at once and CREATE TABLE IF NOT EXISTS races with itself),
@@ -91,7 +102,15 @@ func (s *Postgres) prepareTable(ctx context.Context) error {
 		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock(hashtext($1))", "streamcrawl:"+s.table); err != nil {
 			return err
 		}
-		_, err := tx.Exec(ctx, fmt.Sprintf(createSQL, s.table))
+		if _, err := tx.Exec(ctx, fmt.Sprintf(createSQL, s.table)); err != nil {
+			return err
+		}
+		// ALTER TABLE locks the table even when the column exists: only when it is missing.
+		var ours, has bool
+		err := tx.QueryRow(ctx, hasVersionSQL, s.table).Scan(&ours, &has)
+		if err == nil && ours && !has {
+			_, err = tx.Exec(ctx, fmt.Sprintf(addVersionSQL, s.table))
+		}
 		return err
 	})
 	if err != nil {

@@ -18,7 +18,17 @@ import (
 //
 // It returns an error for a malformed URL, a scheme other than http or https, or a URL
 // without a host.
-func CanonicalURL(raw string) (string, error) {
+func CanonicalURL(raw string) (string, error) { return canonicalURL(raw, canonOpts{}) }
+
+// canonOpts are what fingerprint rules change in a canonical URL (see
+// FingerprintRules); the zero value is CanonicalURL's form.
+type canonOpts struct {
+	lowerPath bool                   // ASCII letters of the path lower-cased
+	keep      func(name string) bool // nil keeps every query parameter
+}
+
+// canonicalURL is CanonicalURL with the changes o asks for.
+func canonicalURL(raw string, o canonOpts) (string, error) {
 	u, err := url.Parse(strings.TrimSpace(raw))
 	if err != nil {
 		return "", fmt.Errorf("spiders: canonical url: %w", err)
@@ -49,13 +59,17 @@ func CanonicalURL(raw string) (string, error) {
 	}
 	b.WriteString(host)
 
-	path := removeDotSegments(NormalizeEscapes(u.EscapedPath(), pathByte))
+	path := u.EscapedPath()
+	if o.lowerPath {
+		path = strings.ToLower(path) // before NormalizeEscapes, which upper-cases the hex of escapes
+	}
+	path = removeDotSegments(NormalizeEscapes(path, pathByte))
 	if path == "" {
 		path = "/"
 	}
 	b.WriteString(path)
 
-	if q := canonicalQuery(u.RawQuery); q != "" {
+	if q := canonicalQuery(u.RawQuery, o.keep); q != "" {
 		b.WriteByte('?')
 		b.WriteString(q)
 	}
@@ -63,8 +77,9 @@ func CanonicalURL(raw string) (string, error) {
 }
 
 // canonicalQuery normalises the escapes of each parameter and sorts them by key, then
-// value, then as written. Empty parameters ("a=1&&b=2") are dropped.
-func canonicalQuery(raw string) string {
+// value, then as written. Empty parameters ("a=1&&b=2") are dropped, and so are those
+// whose key (escapes normalised) keep, when not nil, refuses.
+func canonicalQuery(raw string, keep func(name string) bool) string {
 	if raw == "" {
 		return ""
 	}
@@ -77,6 +92,9 @@ func canonicalQuery(raw string) string {
 		}
 		p = NormalizeEscapes(p, queryByte)
 		k, v, _ := strings.Cut(p, "=")
+		if keep != nil && !keep(k) {
+			continue
+		}
 		params = append(params, param{all: p, key: k, value: v})
 	}
 	sort.SliceStable(params, func(i, j int) bool {

@@ -27,7 +27,8 @@
 //     Retention, Login, Scope, and the spider's Fingerprint (owner.go: the crawl it
 //     started knows it);
 //   - what flows through the crawl: Request (with its Fingerprint and canonical URL,
-//     CanonicalURL), Response (Doc, Text, Attr, Links, Follow, charset decoding), Item
+//     CanonicalURL; FingerprintRules and Spider.RequestFingerprint shape the key per
+//     spider, fingerprint_rules.go), Response (Doc, Text, Attr, Links, Follow, charset decoding), Item
 //     and its key;
 //   - YAML spiders: Parse and LoadFile build a Spider from a file of start URLs, follow
 //     rules and CSS selectors, with no Go code;

@@ -33,6 +33,13 @@ type Item struct {
 	CrawledAt time.Time `json:"crawled_at"`
 	// Meta is the meta of the request that produced the item.
 	Meta map[string]any `json:"meta,omitempty"`
+	// Version is the item's version when items are versioned (Settings.ItemVersioned):
+	// 1 the first time its key is emitted, one more each time its field values change
+	// (_version). 0: not versioned.
+	Version int `json:"version,omitempty"`
+	// Changed names the fields whose values differ from the previous version, sorted
+	// (_changed; a field the new version lacks is named too). Empty for version 1.
+	Changed []string `json:"changed,omitempty"`
 }
 
 type itemWire struct {
@@ -103,7 +110,8 @@ func missing(v any) bool {
 }
 
 // Record returns the item as it is written by sinks: the fields plus _type, _url,
-// _crawled_at (RFC 3339, UTC) and, when the request carried any, _meta.
+// _crawled_at (RFC 3339, UTC), when the request carried any, _meta, and when the item
+// is versioned, _version and _changed.
 func (it *Item) Record() map[string]any {
 	rec := make(map[string]any, len(it.Fields)+3)
 	for k, v := range it.Fields {
@@ -114,6 +122,14 @@ func (it *Item) Record() map[string]any {
 	rec["_crawled_at"] = it.CrawledAt.UTC().Format(time.RFC3339Nano)
 	if len(it.Meta) > 0 {
 		rec["_meta"] = it.Meta
+	}
+	if it.Version > 0 {
+		rec["_version"] = it.Version
+		changed := it.Changed
+		if changed == nil {
+			changed = []string{}
+		}
+		rec["_changed"] = changed
 	}
 	return rec
 }

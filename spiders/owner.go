@@ -17,6 +17,8 @@ import (
 // spider's is its name, start and sitemap URLs, allowed domains, the settings that
 // differ from their defaults (so defaulting the settings, or a build that adds a
 // setting, does not change it), its login, the names of its callbacks and how it renders pages.
+// The fingerprint rules (settings.fingerprint) are left out: they may change on a
+// running crawl, which stores their digest apart (FingerprintRulesDigest).
 func (s *Spider) Fingerprint() string {
 	def := s.definition
 	if def == nil {
@@ -38,6 +40,7 @@ func (s *Spider) goDefinition() []byte {
 			settings[k] = v
 		}
 	}
+	delete(settings, "Fingerprint") // see FingerprintRulesDigest
 	callbacks := make([]string, 0, len(s.Callbacks))
 	for name := range s.Callbacks {
 		callbacks = append(callbacks, name)
@@ -65,9 +68,31 @@ func jsonFields(v any) map[string]any {
 func yamlDefinition(root *yaml.Node, data []byte) []byte {
 	var doc any
 	if err := root.Decode(&doc); err == nil {
+		withoutFingerprintRules(doc)
 		if b, err := json.Marshal(map[string]any{"kind": "yaml", "spider": doc}); err == nil {
 			return b
 		}
 	}
 	return append([]byte("yaml\n"), data...)
+}
+
+// withoutFingerprintRules removes settings.fingerprint from a decoded YAML spider (and
+// settings when nothing else is left in it): the rules may change on a running crawl
+// (see FingerprintRulesDigest).
+func withoutFingerprintRules(doc any) {
+	top, ok := doc.(map[string]any)
+	if !ok {
+		return
+	}
+	settings, ok := top["settings"].(map[string]any)
+	if !ok {
+		return
+	}
+	if _, ok := settings["fingerprint"]; !ok {
+		return
+	}
+	delete(settings, "fingerprint")
+	if len(settings) == 0 {
+		delete(top, "settings")
+	}
 }

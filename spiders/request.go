@@ -34,7 +34,10 @@ type Request struct {
 	Priority int `json:"priority,omitempty"`
 	// Depth is the number of links followed from a start request (start requests are 0).
 	Depth int `json:"depth,omitempty"`
-	// DontFilter skips the duplicate filter (used for retries and recrawls).
+	// DontFilter skips the duplicate filter: the request is queued even when the crawl
+	// has seen its fingerprint, and is not recorded as seen (retries and revisits use
+	// it; so can a callback, for a page it must fetch again, and a JSON seed,
+	// "dont_filter": true).
 	DontFilter bool `json:"dont_filter,omitempty"`
 	// Retries is how many times the fetch has been retried after a failure.
 	Retries int `json:"retries,omitempty"`

@@ -95,6 +95,11 @@ type Settings struct {
 	// yielded before, at the parse stage, so that tracking-parameter variants of a page
 	// and redelivered pages store each item once. Default true.
 	DedupItems *bool `yaml:"dedup_items"`
+	// ItemVersions keeps, instead of dropping, an item whose key was emitted before when
+	// its field values changed: it goes out again with _version and _changed (see
+	// ItemVersioned). Default: on when the spider revisits (revisit rules or
+	// revisit_after), off otherwise. Needs dedup_items.
+	ItemVersions *bool `yaml:"item_versions"`
 	// Order is the order the frontier hands out requests in: "priority" (the default:
 	// higher priority first, then first found first), "breadth-first" or "depth-first".
 	Order string `yaml:"order"`
@@ -165,6 +170,19 @@ type Settings struct {
 	Capacity int64 `yaml:"capacity"`
 	// ErrorRate is the Bloom filter's false-positive rate. Default 0.01.
 	ErrorRate float64 `yaml:"error_rate"`
+	// DedupExpireAfter lets a URL without a revisit rule be queued again once the
+	// crawl first saw it this long ago: between DedupExpireAfter and 1.25 times it
+	// later (the seen set is kept in 4 generations, the oldest dropped whole), in exact
+	// and bloom mode. At least a minute; 0 (the default): a URL is seen for the crawl's
+	// life. Not with RevisitAfter, which keeps a time per URL instead. A crawl keeps the
+	// dedup it started with.
+	DedupExpireAfter time.Duration `yaml:"dedup_expire_after"`
+	// Fingerprint shapes the request fingerprints the duplicate filter compares: query
+	// parameters dropped or kept, the path lower-cased, headers or the body in the key
+	// (see FingerprintRules). Default: method, canonical URL and body. A running crawl
+	// whose rules change keeps its seen set, and warns (see README "Request
+	// fingerprints"); Spider.FingerprintFunc replaces the rules.
+	Fingerprint FingerprintRules `yaml:"fingerprint"`
 
 	// Cookies is where the crawl keeps cookies: "shared" (the default, like Scrapy's
 	// COOKIES_ENABLED: one jar per crawl in Redis, used by every fetch process),
@@ -280,6 +298,21 @@ func (s *Settings) RobotsObeyed() bool { return s.ObeyRobots == nil || *s.ObeyRo
 // ItemDedup returns the effective DedupItems.
 func (s *Settings) ItemDedup() bool { return s.DedupItems == nil || *s.DedupItems }
 
+// ItemVersioned reports whether items are versioned (ItemVersions): only with item
+// dedup (the key is what a version belongs to); by default when pages are fetched
+// again (revisit rules or revisit_after), where a value can change, and not in a
+// one-pass crawl, which keeps the plain set of keys (16 bytes of key per item, no
+// record).
+func (s *Settings) ItemVersioned() bool {
+	if !s.ItemDedup() {
+		return false
+	}
+	if s.ItemVersions != nil {
+		return *s.ItemVersions
+	}
+	return len(s.Revisit) > 0 || s.RevisitAfter > 0
+}
+
 // Retries returns the effective MaxRetries: the default for 0, none for a negative value.
 func (s *Settings) Retries() int {
 	switch {
@@ -293,6 +326,9 @@ func (s *Settings) Retries() int {
 
 // Validate reports settings out of range.
 func (s *Settings) Validate() error {
+	if s.ItemVersions != nil && *s.ItemVersions && !s.ItemDedup() {
+		return fmt.Errorf("spiders: settings.item_versions needs dedup_items (a version belongs to an item key)")
+	}
 	for i := range s.Revisit {
 		if err := s.Revisit[i].Compile(); err != nil {
 			return err
@@ -327,6 +363,13 @@ func (s *Settings) Validate() error {
 		return fmt.Errorf("spiders: settings.capacity %d is negative", s.Capacity)
 	case s.ErrorRate < 0 || s.ErrorRate >= 0.5:
 		return fmt.Errorf("spiders: settings.error_rate %g: want a rate between 0 and 0.5", s.ErrorRate)
+	case s.DedupExpireAfter < 0 || s.DedupExpireAfter > 0 && s.DedupExpireAfter < time.Minute:
+		return fmt.Errorf("spiders: settings.dedup_expire_after %s: want 0 (never) or at least 1m", s.DedupExpireAfter)
+	case s.DedupExpireAfter > 0 && s.Dedup == "set":
+		return fmt.Errorf("spiders: settings.dedup_expire_after needs dedup exact or bloom, not set")
+	case s.DedupExpireAfter > 0 && s.RevisitAfter > 0:
+		return fmt.Errorf("spiders: settings.dedup_expire_after and revisit_after both let URLs through again: set one " +
+			"(revisit_after keeps a time per URL and sends the stored validators; dedup_expire_after keeps the dedup's bytes per URL)")
 	case s.FrontierWindow < 0:
 		return fmt.Errorf("spiders: settings.frontier_window %d is negative", s.FrontierWindow)
 	case s.MaxPages < 0:
@@ -355,6 +398,9 @@ func (s *Settings) Validate() error {
 		return fmt.Errorf("spiders: settings.user_agent %q has control characters (a line break would end the header)", s.UserAgent)
 	}
 	if _, _, err := s.Networks(); err != nil {
+		return err
+	}
+	if err := s.Fingerprint.Validate(); err != nil {
 		return err
 	}
 	for _, p := range s.Proxies {

@@ -54,6 +54,13 @@ type Spider struct {
 	// spider would not have followed a link there. YAML spiders set it from their follow
 	// rules: a target must pass the allow/deny of at least one rule.
 	FollowFilter func(u *url.URL) bool
+	// FingerprintFunc, when set, replaces the fingerprint rules (Settings.Fingerprint):
+	// it returns r's key for the duplicate filter, requests with equal keys being one
+	// page; the key is hashed (SHA-256) into the FingerprintSize bytes the seen set
+	// keeps, and an empty key means r is not filtered. Every process of the crawl must
+	// set the same function. Request.Fingerprint and FingerprintRules.Fingerprint are
+	// there to build on.
+	FingerprintFunc func(r *Request) ([]byte, error)
 	// Callbacks by name.
 	Callbacks map[string]Callback
 	// ItemFields names the fields each item type has, by type. YAML spiders set it from

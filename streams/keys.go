@@ -212,6 +212,13 @@ func (k Keys) Validators(bucket uint32) string {
 	return k.key("validators:" + strconv.FormatUint(uint64(bucket), 10))
 }
 
+// ItemRecords is one bucket of the item records of a partition whose items are
+// versioned (spiders.ItemRecord): small hashes, field the 16-byte item key, value its
+// record; used instead of ItemKeys.
+func (k Keys) ItemRecords(bucket uint32) string {
+	return k.key("itemrec:" + strconv.FormatUint(uint64(bucket), 10))
+}
+
 // Input returns the stream a stage reads.
 func (k Keys) Input(stage string) string {
 	switch stage {

@@ -29,6 +29,7 @@ type benchDedupFlags struct {
 	capacity             int64
 	errorRate            float64
 	enqueue              bool
+	expireAfter          time.Duration
 }
 
 func (a *app) benchDedupCommand() *cobra.Command {
@@ -131,6 +132,7 @@ that server blur the CPU and used_memory figures.`,
 	cmd.Flags().Int64Var(&f.capacity, "capacity", 0, "planned URLs for exact buckets and the first Bloom filter (default --urls)")
 	cmd.Flags().Float64Var(&f.errorRate, "error-rate", dedup.DefaultErrorRate, "Bloom false-positive rate")
 	cmd.Flags().BoolVar(&f.enqueue, "enqueue", true, "also measure dedup + XADD of the new URLs")
+	cmd.Flags().DurationVar(&f.expireAfter, "expire-after", 0, "dedup expire_after (0: URLs never expire)")
 	return cmd
 }
 
@@ -206,7 +208,7 @@ type dedupBenchResult struct {
 
 func benchDedupMode(ctx context.Context, rdb redis.UniversalClient, mode dedup.Mode, f *benchDedupFlags, w *benchWork) (dedupBenchResult, error) {
 	r := dedupBenchResult{mode: mode, urls: f.urls}
-	cfg := dedup.Config{Mode: mode, Capacity: f.capacity, ErrorRate: f.errorRate}
+	cfg := dedup.Config{Mode: mode, Capacity: f.capacity, ErrorRate: f.errorRate, ExpireAfter: f.expireAfter}
 	if mode != dedup.Bloom {
 		cfg.ErrorRate = 0
 	}

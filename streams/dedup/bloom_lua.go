@@ -16,13 +16,22 @@ func luaBloom(levels []bloomLevel) string {
 		fmt.Fprintf(&b, "{%d,%d,%d,%d}", l.Cap, l.Parts, l.bits(), l.K)
 	}
 	b.WriteString("}\n")
-	b.WriteString(`local sd_n, sd_c, sd_state
+	b.WriteString(`local sd_n, sd_c, sd_state, sd_base
 local sd_keys = {}
+-- sd_load makes base's filter chain the current one: its state is read from Redis
+-- once per script run and kept in sd_saved while another base (an expiry generation,
+-- see expire.go) is current.
+local sd_saved = {}
 local function sd_load(base)
-  if not sd_n then
-    sd_state = base .. ':bloom'
-    local s = redis.call('HMGET', sd_state, 'n', 'c')
-    sd_n, sd_c = tonumber(s[1]) or 0, tonumber(s[2]) or 0
+  if base == sd_base then return end
+  if sd_base then sd_saved[sd_base] = {sd_n, sd_c, sd_keys} end
+  sd_base, sd_state = base, base .. ':bloom'
+  local s = sd_saved[base]
+  if s then
+    sd_n, sd_c, sd_keys = s[1], s[2], s[3]
+  else
+    s = redis.call('HMGET', sd_state, 'n', 'c')
+    sd_n, sd_c, sd_keys = tonumber(s[1]) or 0, tonumber(s[2]) or 0, {}
   end
 end
 local function sd_key(base, i, p)

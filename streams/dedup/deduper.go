@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/zap"
@@ -65,6 +66,14 @@ type Config struct {
 	// takes for seen and drops. It holds however far the crawl outgrows Capacity. Default
 	// 0.01. Unused by the other modes.
 	ErrorRate float64 `json:"error_rate,omitempty"`
+	// ExpireAfter lets a URL be new again once it was first recorded this long ago:
+	// between ExpireAfter and ExpireAfter*(1+1/ExpireGenerations) later (see Expiry in
+	// expire.go). 0: a URL is seen for the crawl's life. At least a minute; exact and
+	// bloom modes only.
+	ExpireAfter time.Duration `json:"expire_after,omitempty"`
+	// ClockShift moves the expiry clock (the Redis clock) ahead, for tests that
+	// simulate weeks without waiting them. Not stored; production leaves it 0.
+	ClockShift time.Duration `json:"-"`
 }
 
 func (c *Config) setDefaults() {
@@ -94,6 +103,12 @@ func (c Config) validate() error {
 	if c.Mode == Bloom && !(c.ErrorRate >= 1e-9 && c.ErrorRate <= 0.5) {
 		return fmt.Errorf("dedup: dedup error rate %g out of range [1e-9, 0.5]", c.ErrorRate)
 	}
+	switch {
+	case c.ExpireAfter < 0 || c.ExpireAfter > 0 && c.ExpireAfter < minExpireAfter:
+		return fmt.Errorf("dedup: dedup expire_after %v: want 0 (never) or at least %v", c.ExpireAfter, minExpireAfter)
+	case c.ExpireAfter > 0 && c.Mode == Set:
+		return errors.New("dedup: dedup expire_after needs the exact or bloom mode, not set")
+	}
 	return nil
 }
 
@@ -114,6 +129,15 @@ const version = 1
 
 // luaSeenAdd returns the Lua snippet of the record: see Deduper.LuaSeenAdd.
 func (r record) luaSeenAdd() string {
+	if r.ExpireAfter > 0 {
+		g := r
+		g.ExpireAfter = 0
+		if g.Mode == Bloom { // see Expiry: each generation's share of the URLs and the error rate
+			g.Capacity = max(1, g.Capacity/ExpireGenerations)
+			g.ErrorRate /= ExpireGenerations + 1
+		}
+		return g.luaSeenAdd() + luaExpire(r.expirePeriod(), r.ClockShift)
+	}
 	switch {
 	case r.Mode == Exact:
 		return luaExact(r.BucketBits) + luaEach + luaExactArg
@@ -128,7 +152,7 @@ func (r record) luaSeenAdd() string {
 
 // scriptArg returns fingerprint fp as seen_add_arg takes it (see luaExactArg).
 func (r record) scriptArg(fp []byte) string {
-	if r.Mode == Exact {
+	if r.Mode == Exact && r.ExpireAfter == 0 {
 		return exactArg(fp, r.BucketBits)
 	}
 	return string(fp)
@@ -150,15 +174,19 @@ local function seen_add_arg(base, fp) return seen_add(base, fp) end
 
 // luaEach defines the batch functions for modes where a batch costs what its
 // fingerprints cost one by one.
+//
+// They call the mode's seen_add and seen_has as defined before them, even where a
+// later snippet replaces those (expiry generations, expire.go).
 const luaEach = `
+local sd_each_add, sd_each_has = seen_add, seen_has
 local function seen_add_all(base, fps)
   local out = {}
-  for j = 1, #fps do out[j] = seen_add(base, fps[j]) end
+  for j = 1, #fps do out[j] = sd_each_add(base, fps[j]) end
   return out
 end
 local function seen_has_all(base, fps)
   local out = {}
-  for j = 1, #fps do out[j] = seen_has(base, fps[j]) end
+  for j = 1, #fps do out[j] = sd_each_has(base, fps[j]) end
   return out
 end
 `
@@ -231,7 +259,7 @@ func Open(ctx context.Context, rdb redis.UniversalClient, layout streams.Layout,
 		if native, err = hasBloomCommands(ctx, rdb); err != nil {
 			return nil, err
 		}
-		want.Native = native
+		want.Native = native && cfg.ExpireAfter == 0 // generations use the Lua filter (expire.go)
 	}
 	wantJSON, _ := json.Marshal(want)
 	legacyJSON, _ := json.Marshal(record{V: version, Config: Config{Mode: Set}})
@@ -246,6 +274,7 @@ func Open(ctx context.Context, rdb redis.UniversalClient, layout streams.Layout,
 	if rec.V != version {
 		return nil, fmt.Errorf("dedup: dedup config of crawl %s has version %d, this build reads %d", keys.Crawl, rec.V, version)
 	}
+	rec.ClockShift = cfg.ClockShift // not stored
 	if rec.Config != cfg && log != nil {
 		log.Warn("crawl keeps the dedup it started with; reset the crawl to change it",
 			zap.String("crawl", keys.Crawl), zap.Any("stored", rec.Config), zap.Any("asked", cfg))

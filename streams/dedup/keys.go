@@ -29,6 +29,14 @@ func bloomPartKey(k streams.Keys, i, p int) string {
 // bfKey is the RedisBloom filter used when the server has BF.ADD.
 func bfKey(k streams.Keys) string { return k.Seen + ":bf" }
 
+// genBase is the base of expiry generation gen (see Expiry): its keys are those of
+// the mode with genBase in place of k.Seen.
+func genBase(k streams.Keys, gen int64) string { return k.Seen + ":g" + strconv.FormatInt(gen, 10) }
+
+// gensKey is the sorted set of the expiry generations written (member and score: the
+// generation).
+func gensKey(k streams.Keys) string { return k.Seen + ":gens" }
+
 // seenPattern matches every dedup key of the crawl (for SCAN), the legacy set included.
 func seenPattern(k streams.Keys) string { return globEscape(k.Seen) + "*" }
 

@@ -61,7 +61,7 @@ func (d *Deduper) usage(ctx context.Context) (Usage, error) {
 			switch {
 			case k == d.keys.Seen:
 				cnt[i] = p.SCard(ctx, k)
-			case d.rec.Mode == Exact:
+			case d.rec.Mode == Exact && k != gensKey(d.keys):
 				cnt[i] = p.HLen(ctx, k)
 			case k == bloomKey(d.keys):
 				state = p.HMGet(ctx, k, "n", "c")
@@ -96,7 +96,7 @@ func (d *Deduper) usage(ctx context.Context) (Usage, error) {
 		return Usage{}, fmt.Errorf("dedup: dedup usage of crawl %s: %w", d.keys.Crawl, err)
 	}
 	switch {
-	case d.rec.Mode == Bloom && d.rec.Native:
+	case d.rec.Mode == Bloom && (d.rec.Native || d.rec.ExpireAfter > 0): // not counted per generation
 		u.URLs = -1
 	case d.rec.Mode == Bloom:
 		levels := bloomLevels(d.rec.Capacity, d.rec.ErrorRate)

@@ -37,6 +37,13 @@ type ItemOut struct {
 	Key []byte
 	// Payload is the encoded item (spiders.MarshalItem).
 	Payload []byte
+	// Record, when set, versions the item instead of dropping it when its key was
+	// emitted before: the encoded spiders.ItemRecord of this version, stored for Key in
+	// the partition's item records (Frontier.ItemRecords) in the step that appends the
+	// item, if what is stored is still Expect. Needs Key.
+	Record []byte
+	// Expect is the record read for Key before this version was made (nil: none).
+	Expect []byte
 }
 
 // Emitted says what Emit queued.
@@ -45,6 +52,13 @@ type Emitted struct {
 	Requests, DuplicateRequests int
 	// Items were added to the items stream; DuplicateItems had a key emitted before.
 	Items, DuplicateItems int
+	// UnchangedItems were versioned items whose key already holds a record of the same
+	// values (another page emitted them meanwhile): not added.
+	UnchangedItems int
+	// Stale lists, by index in the items given, the versioned items not added because
+	// the record of their key was no longer their Expect (another page emitted another
+	// version meanwhile): the caller reads the record again and makes a new version.
+	Stale []int
 	// OverLimit counts requests dropped because the crawl reached max_pages.
 	OverLimit int
 }
@@ -56,7 +70,8 @@ type Emitted struct {
 // queue, which runs one script call per partition for the pages parsed at about the
 // same time (see flush); in each, dedup and enqueue are one step, and an item's key is
 // recorded in the step that appends it (two pages yielding the same item at the same
-// moment add it once; items without a key are always added).
+// moment add it once; items without a key are always added). A versioned item (Record
+// set) is added when its key's record is still its Expect, and its Record stored.
 func (f *Frontier) Emit(ctx context.Context, part int, cands []Candidate, items []ItemOut) (Emitted, error) {
 	var e Emitted
 	var shares []*emitShare
@@ -102,7 +117,11 @@ func (f *Frontier) Emit(ctx context.Context, part int, cands []Candidate, items 
 	if len(items) > 0 {
 		s := share(part)
 		for _, it := range items {
-			s.items = append(s.items, string(it.Key), string(it.Payload), nextMessageID())
+			var recs string
+			if len(it.Record) > 0 {
+				recs = f.itemRecordsKey(part, it.Key)
+			}
+			s.items = append(s.items, string(it.Key), string(it.Payload), nextMessageID(), string(it.Record), string(it.Expect), recs)
 		}
 	}
 	var err error
@@ -141,6 +160,10 @@ func (f *Frontier) count(e *Emitted, s *emitShare) {
 			e.DuplicateRequests++
 		case c == 'a':
 			e.Items++
+		case c == 'u':
+			e.UnchangedItems++
+		case c == 'r':
+			e.Stale = append(e.Stale, i-s.nreqs())
 		default:
 			e.DuplicateItems++
 		}

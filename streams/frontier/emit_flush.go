@@ -34,13 +34,13 @@ type emitShare struct {
 	part  int
 	reqs  []any    // fingerprint, score band, entry, host, rule per request
 	fps   [][]byte // the requests' fingerprints, for the seen cache (nil: none)
-	items []any    // key, payload, message ID per item
+	items []any    // key, payload, message ID, record, expected record, records hash per item
 	out   string   // the script's outcome bytes for this share: requests, then items
 	err   error
 }
 
 func (s *emitShare) nreqs() int  { return len(s.reqs) / 5 }
-func (s *emitShare) nitems() int { return len(s.items) / 3 }
+func (s *emitShare) nitems() int { return len(s.items) / emitItemArgs }
 func (s *emitShare) args() int   { return len(s.reqs) + len(s.items) }
 
 // flush runs a batch of shares (the emits of pages parsed at about the same time,
@@ -73,7 +73,7 @@ func (f *Frontier) flush(ctx context.Context, batch []*emitShare) {
 			}
 			c.budget = 1
 		}
-		a := make([]any, 0, emitHead+5*c.n+3*c.m)
+		a := make([]any, 0, emitHead+5*c.n+emitItemArgs*c.m)
 		window := 0
 		if f.cfg.EmitHandsOut {
 			window = f.cfg.Window

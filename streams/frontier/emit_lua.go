@@ -54,9 +54,10 @@ local function seen_add_arg(base, fp) return redis.call('SADD', base, fp) end
 // the raw fingerprint when revisiting), score band, entry (entry.go), host (its key,
 // spiders.HostKey), the host's limit rule ("<concurrency> <delay ms>"; empty: the
 // defaults);
-// then per item: key (empty: do not filter), payload, message ID
+// then per item: key (empty: do not filter), payload, message ID, record (empty: not
+// versioned), expected record, records hash (sc:{c}:itemrec:<bucket>; see emitItemsLua)
 // Output: one byte per request ('q' queued, 'd' duplicate, 'o' over max_pages), then
-// one per item ('a' added, 'd' duplicate key)
+// one per item ('a' added, 'd' duplicate key, 'u' unchanged, 'r' record moved)
 const emitBody = `
 local n, limit, revisit = tonumber(ARGV[11]), tonumber(ARGV[12]), tonumber(ARGV[13])
 local budget, m, item_set = ARGV[14] == '1', tonumber(ARGV[15]), ARGV[16] == '1'

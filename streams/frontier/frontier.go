@@ -99,6 +99,10 @@ type Config struct {
 	// It is a fixed array of 8 bytes a fingerprint, allocated at New: default 262,144
 	// (2 MB). Negative disables it.
 	SeenCache int
+	// ItemRecordBuckets is how many hashes each partition's item records (versioned
+	// items, see ItemOut.Record) are spread over; default 1024. Fixed for a crawl's
+	// life: another count loses the records (every item comes again as version 1).
+	ItemRecordBuckets uint32
 	// Linger is how long a page's emit waits for other pages' emits to share one script
 	// call (see Frontier.flush). Default 10ms; negative: no wait.
 	Linger time.Duration
@@ -203,7 +207,7 @@ func New(cfg Config) (*Frontier, error) {
 		}
 	}
 	f.emit = newEmitScript(seenAdd)
-	if cfg.SeenCache > 0 && cfg.Revisit == 0 { // revisited URLs must reach the script
+	if cfg.SeenCache > 0 && cfg.Revisit == 0 && (cfg.Dedup == nil || !cfg.Dedup.Expires()) { // revisited and expiring URLs must reach the script
 		f.seen = newSeenCache(cfg.SeenCache)
 	}
 	f.queue = rkit.NewGroup(rkit.GroupConfig[*emitShare]{Max: maxEmitArgs, Size: (*emitShare).args,
@@ -237,7 +241,9 @@ func (f *Frontier) MarkSeeded(ctx context.Context) error {
 // the slots of dead fetchers, makes the hosts whose time has come ready and moves
 // requests of ready hosts into the requests stream within the Window (dispatch.go),
 // and every RetryInterval it moves due retries back to their hosts' queues
-// (retries.go) and releases due revisits into them (revisit.go). A failed round is logged and tried again. Every fetch process runs
+// (retries.go) and releases due revisits into them (revisit.go); with a Dedup whose
+// fingerprints expire it deletes the expired generations (dedup.Deduper.DropExpired)
+// as often. A failed round is logged and tried again. Every fetch process runs
 // one; any number may run at once.
 func (f *Frontier) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
@@ -251,6 +257,14 @@ func (f *Frontier) Run(ctx context.Context) error {
 		defer wg.Done()
 		_ = loop.Every(ctx, f.cfg.RetryInterval, loop.Config{Log: f.cfg.Logger, Msg: "releasing due revisits failed; retrying"}, f.ReleaseRevisits)
 	}()
+	if d := f.cfg.Dedup; d != nil && d.Expires() {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_ = loop.Every(ctx, f.cfg.RetryInterval, loop.Config{Log: f.cfg.Logger, Msg: "dropping expired seen generations failed; retrying"},
+				func(ctx context.Context) error { _, err := d.DropExpired(ctx); return err })
+		}()
+	}
 	err := f.runDispatch(ctx)
 	wg.Wait()
 	return err

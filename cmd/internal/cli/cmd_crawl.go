@@ -134,6 +134,9 @@ func printSummary(w io.Writer, st *inspect.Status, pagesBefore int64, took time.
 		}
 		fmt.Fprintf(w, "  fields          %s on %d pages: %s\n", t.Type, t.Pages, strings.Join(fields, ", "))
 	}
+	if n := s["items_unchanged"]; n > 0 {
+		fmt.Fprintf(w, "  items unchanged %d not emitted again (versioned: same values as their key's last version)\n", n)
+	}
 	if n := s["items_empty"]; n > 0 {
 		fmt.Fprintf(w, "  items empty     %d not stored (every field empty)\n", n)
 	}

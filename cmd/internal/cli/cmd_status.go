@@ -110,6 +110,9 @@ func printStatus(w io.Writer, st *inspect.Status) {
 	}
 	fmt.Fprintf(tw, "seen\t%d\turls (%d bytes in Redis)\n", st.Seen, st.SeenBytes)
 	fmt.Fprintf(tw, "items stored\t%d\n", st.ItemsStored)
+	if n := st.Stats["items_unchanged"]; n > 0 {
+		fmt.Fprintf(tw, "items unchanged\t%d\tversioned items whose values were their key's last version: not emitted again\n", n)
+	}
 	fmt.Fprintf(tw, "dead letters\t%d\n", st.DeadLetters)
 	fmt.Fprintf(tw, "memory\tstreams %s, items %s, frontier %s, dedup %s\n", mib(st.Memory["streams"]),
 		mib(st.Memory["items"]), mib(st.Memory["frontier"]), mib(st.Memory["dedup"]))

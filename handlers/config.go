@@ -15,6 +15,7 @@ import (
 	"github.com/streamcrawl/streamcrawl/processors"
 	"github.com/streamcrawl/streamcrawl/spiders"
 	"github.com/streamcrawl/streamcrawl/streams"
+	"github.com/streamcrawl/streamcrawl/streams/inspect"
 )
 
 // DefaultMaxBacklog is the default bound on responses waiting for the parse stage
@@ -40,6 +41,10 @@ type Config struct {
 	Consumer string
 	// UntilDone ends the run once the whole crawl is done.
 	UntilDone bool
+	// Continuous, when set, is recorded as the crawl's continuous mode before the run
+	// (inspect.SetContinuous; "done" then waits for its revisits, see
+	// inspect.Progress.Done). Nil leaves the crawl's mode as Redis holds it.
+	Continuous *inspect.Continuous
 	// PollInterval is how often "done" is checked and progress logged. Default 250ms.
 	PollInterval time.Duration
 	// ParseConcurrency is the number of responses in the parse stage at once (parsing, or

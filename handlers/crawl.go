@@ -153,6 +153,15 @@ func Crawl(ctx context.Context, sp *spiders.Spider, opts Options) (st *inspect.S
 	if err := prepare(ctx, c, sp, opts, log); err != nil {
 		return nil, err
 	}
+	if cfg.Continuous != nil {
+		l, err := streams.ReadLayout(ctx, c, sp.Name)
+		if err == nil {
+			err = recordContinuous(ctx, c, l, cfg.Continuous)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
 	var warnings []string
 	if done, err := alreadyDone(ctx, c, sp, opts, stages); err != nil {
 		return nil, err

@@ -53,7 +53,7 @@ func newFrontier(ctx context.Context, rdb redis.UniversalClient, sp *spiders.Spi
 // order, max_pages, revisit_after, budget and per-host politeness, and the frontier window,
 // which emits and finished fetches hand requests out within as the dispatcher does.
 func frontierConfig(rdb redis.UniversalClient, layout streams.Layout, s spiders.Settings) frontier.Config {
-	cfg := frontier.Config{Client: rdb, Layout: layout, Order: s.Order, MaxRequests: s.MaxPages, Revisit: s.RevisitAfter,
+	cfg := frontier.Config{Client: rdb, Layout: layout, Order: s.Order, MaxRequests: s.MaxPages, Revisit: s.RevisitAfter, RevisitURLs: s.Capacity,
 		Window: s.FrontierWindow, EmitHandsOut: true, FinishHandsOut: true, Budget: hostBudget(s.Budget)}
 	fetch.Politeness(s, &cfg)
 	return cfg

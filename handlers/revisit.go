@@ -16,7 +16,8 @@ import (
 )
 
 // revisitMeta is the request meta field that carries a revisit's interval state from
-// one fetch of a URL to the next: "<interval ms>:<content digest, hex>".
+// one fetch of a URL to the next: "<interval ms>:<content digest, hex>:<gen>", gen the
+// mark of the fetch that scheduled it (frontier.RevisitChain).
 const revisitMeta = "_revisit"
 
 // revisitor schedules the next fetch of every fetched URL that matches one of the
@@ -43,7 +44,7 @@ func (v *revisitor) after(ctx context.Context, req *spiders.Request, res fetch.R
 	if rule == nil {
 		return nil
 	}
-	cur, last := revisitState(req.Meta)
+	cur, last, prev := revisitState(req.Meta)
 	var digest string
 	switch {
 	case res.Outcome == fetch.Drop && res.Reason == "not_modified":
@@ -62,17 +63,25 @@ func (v *revisitor) after(ctx context.Context, req *spiders.Request, res fetch.R
 	if nr.Meta == nil {
 		nr.Meta = map[string]any{}
 	}
-	nr.Meta[revisitMeta] = strconv.FormatInt(next.Milliseconds(), 10) + ":" + digest
+	gen := revisitGen(token)
+	nr.Meta[revisitMeta] = strconv.FormatInt(next.Milliseconds(), 10) + ":" + digest + ":" + strconv.FormatUint(uint64(gen), 16)
 	nr.DontFilter, nr.Retries, nr.LastError = true, 0, ""
 	payload, err := spiders.MarshalRequest(&nr)
 	if err != nil {
 		return fmt.Errorf("%w: %w", streams.ErrPoison, err)
 	}
-	ok, err := v.frontier.ScheduleRevisit(ctx, spiders.HostKey(req.URL), req.Priority, req.Depth, payload, next, token)
+	chain := frontier.RevisitChain{Gen: gen, Prev: prev}
+	if fp, err := req.Fingerprint(); err == nil {
+		chain.URL = fp[:]
+	}
+	out, err := v.frontier.ScheduleRevisit(ctx, spiders.HostKey(req.URL), req.Priority, req.Depth, payload, next, chain)
 	if err != nil {
 		return err // not in Redis: the input is not acked and comes back
 	}
-	if ok && v.counters != nil {
+	if out == frontier.RevisitOtherChain && v.counters != nil {
+		v.counters.Add("revisits_other_chain", 1)
+	}
+	if out == frontier.RevisitScheduled && v.counters != nil {
 		v.counters.Add("revisits_scheduled", 1)
 		if changed {
 			v.counters.Add("revisits_changed", 1)
@@ -84,16 +93,27 @@ func (v *revisitor) after(ctx context.Context, req *spiders.Request, res fetch.R
 }
 
 // revisitState reads a request's revisit state from its meta: the interval that led to
-// this fetch (0: none, the first fetch) and the last content digest.
-func revisitState(meta map[string]any) (time.Duration, string) {
+// this fetch (0: none, the first fetch), the last content digest and the mark of the
+// fetch that scheduled it (0 before marks were kept).
+func revisitState(meta map[string]any) (time.Duration, string, uint32) {
 	s, _ := meta[revisitMeta].(string)
-	ms, digest, ok := strings.Cut(s, ":")
+	ms, rest, ok := strings.Cut(s, ":")
 	if !ok {
-		return 0, ""
+		return 0, "", 0
 	}
 	n, err := strconv.ParseInt(ms, 10, 64)
 	if err != nil || n <= 0 {
-		return 0, ""
+		return 0, "", 0
 	}
-	return time.Duration(n) * time.Millisecond, digest
+	digest, mark, _ := strings.Cut(rest, ":")
+	gen, _ := strconv.ParseUint(mark, 16, 32)
+	return time.Duration(n) * time.Millisecond, digest, uint32(gen)
+}
+
+// revisitGen is the mark of the fetch of the request message token (its UUID): its
+// FNV-1a hash folded into 1..frontier.MaxRevisitGen.
+func revisitGen(token string) uint32 {
+	h := fnv.New32a()
+	h.Write([]byte(token))
+	return h.Sum32()%frontier.MaxRevisitGen + 1
 }

@@ -96,3 +96,45 @@ func TestFetchedPagesAreScheduledForAdaptiveRevisits(t *testing.T) {
 		t.Fatalf("revisits counter %d, want %d", rv, n)
 	}
 }
+
+// A URL with a revisit rule that is let through dedup again (revisit_after) and seeded
+// again while its revisit is scheduled is fetched, but starts no second chain of
+// revisits beside the first: one scheduled revisit per URL, the others counted.
+func TestAURLSeededAgainKeepsOneRevisitChain(t *testing.T) {
+	t.Parallel()
+	const n = 10
+	rdb := streamstest.Start(t).Client()
+	site := &versionedSite{version: map[int]int{}, codes: map[int]int{}}
+	base := serve(t, site)
+	sp := titleSpider("rvonechain", base)
+	sp.StartURLs = nil
+	for i := range n {
+		sp.StartURLs = append(sp.StartURLs, fmt.Sprintf("%s/p/%d", base, i))
+	}
+	sp.Settings.PerHostConcurrency = -1
+	sp.Settings.ObeyRobots = new(bool)
+	sp.Settings.RevisitAfter = time.Millisecond
+	sp.Settings.Revisit = []spiders.RevisitRule{{Match: `/p/`, Min: time.Minute, Max: time.Hour, Start: 10 * time.Minute}}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	for range 2 {
+		if err := runCrawl(ctx, t, rdb, sp, newMemSink(), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	layout := streams.NewLayout("rvonechain", 1)
+	k := layout.Parts[0]
+	if c := site.takeCodes(); c[200] != n || c[304] != n {
+		t.Fatalf("status codes %v, want %d × 200 and %d × 304 (both crawls fetch every URL)", c, n, n)
+	}
+	if rv, _ := rdb.HGet(ctx, k.Counts, "revisits").Int(); rv != n {
+		t.Fatalf("%d revisits scheduled, want one per URL (%d)", rv, n)
+	}
+	if got := revisitIntervals(ctx, t, rdb, k); got["600000"] != n {
+		t.Fatalf("scheduled intervals %v, want %d × 600000", got, n)
+	}
+	stats := rdb.HGetAll(ctx, layout.Global.Stats).Val()
+	if stats["revisits_scheduled"] != fmt.Sprint(n) || stats["revisits_other_chain"] != fmt.Sprint(n) {
+		t.Fatalf("stats %v, want %d scheduled and %d of another chain", stats, n, n)
+	}
+}

@@ -102,6 +102,9 @@ func (r *run) open(ctx context.Context) error {
 		return err
 	}
 	r.keys = r.layout.Global
+	if err := recordContinuous(ctx, cfg.Client, r.layout, cfg.Continuous); err != nil {
+		return err
+	}
 	// A key of the wrong type ends the run (it used to be retried forever); added
 	// before any stage reads or writes.
 	r.guard = newStateGuard(r.layout.Crawl)

@@ -194,9 +194,12 @@ func (k Keys) RevisitBucket(minute int64) string {
 	return k.Revisits + ":" + strconv.FormatInt(minute, 10)
 }
 
-// RevisitToken is the key that marks one fetch's revisit as scheduled for a while, so
-// that a redelivered fetch does not schedule the URL twice.
-func (k Keys) RevisitToken(token string) string { return k.key("rvt:" + token) }
+// RevisitChains is one of the small hashes that keep, per URL with revisits, the chain
+// its scheduled revisit belongs to (frontier.RevisitChain): field 8 bytes of the URL's
+// fingerprint, value "<gen>:<minute>".
+func (k Keys) RevisitChains(hash uint32) string {
+	return k.key("rvc:" + strconv.FormatUint(uint64(hash), 10))
+}
 
 // Robots is the cached robots.txt of one host (expires after a day).
 func (k Keys) Robots(host string) string { return k.key("robots:" + host) }

@@ -38,6 +38,7 @@ var (
 	descSeen        = desc("crawl_seen_urls", "URLs in the crawl's dedup filter.", "crawl")
 	descItems       = desc("crawl_items_stored", "Items the store stage has stored (the crawl's items_stored counter).", "crawl")
 	descMemory      = desc("crawl_memory_bytes", "Redis memory of the crawl by key family.", "crawl", "family")
+	descRevisits    = desc("revisits", "Revisits in the crawl's revisit schedule: scheduled in all, due now, due in the next hour, overdue (due over a minute ago).", "crawl", "when")
 	descStat        = desc("crawl_counter", "The crawl's shared counters (the stats hash `status` shows), summed over every process.", "crawl", "counter")
 	descRender      = desc("render_auto_mode", "render: auto's decision for a page type: 1 for the mode it is in (http, browser, learning).", "crawl", "page_type", "mode")
 	descUsedMem     = desc("redis_used_memory_bytes", "Redis used_memory (summed over the masters of a cluster).")
@@ -76,7 +77,7 @@ func Crawls(names ...string) func(context.Context) ([]string, error) {
 func (c *CrawlCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descUp, descDone, descStreamLen, descStreamBytes, descPending, descLag,
 		descConsumers, descFrontier, descDueHosts, descDelayed, descQueued, descDead, descSeen, descItems,
-		descMemory, descStat, descRender, descUsedMem, descMaxMem, descReady} {
+		descMemory, descStat, descRender, descUsedMem, descMaxMem, descReady, descRevisits} {
 		ch <- d
 	}
 }
@@ -132,6 +133,10 @@ func (c *CrawlCollector) collectCrawl(ctx context.Context, crawl string, ch chan
 		gauge(descDueHosts, f.DueHosts)
 	}
 	gauge(descDelayed, f.Delayed)
+	r := st.Revisits
+	for when, n := range map[string]int64{"scheduled": r.Scheduled, "due_now": r.DueNow, "next_hour": r.NextHour, "overdue": r.Overdue} {
+		gauge(descRevisits, n, when)
+	}
 	gauge(descQueued, st.Queued)
 	gauge(descDead, st.DeadLetters)
 	gauge(descSeen, st.Seen)

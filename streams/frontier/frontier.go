@@ -30,6 +30,8 @@ const (
 	// defaultLinger is how long the first page's emit waits for other pages' emits to
 	// share its script call.
 	defaultLinger = 10 * time.Millisecond
+	// defaultRevisitURLs is Config.RevisitURLs's default (the spiders' capacity default).
+	defaultRevisitURLs = 10_000_000
 	// maxHostBackoff bounds how long a host is pushed back after repeated 429/503, its
 	// Retry-After included.
 	maxHostBackoff = 10 * time.Minute
@@ -110,6 +112,11 @@ type Config struct {
 	// Logger receives Run's failures (rate-limited); nil means no-op.
 	Logger *zap.Logger
 
+	// RevisitURLs is how many URLs with revisit rules the crawl is planned for (the
+	// spider's capacity): it sizes the revisit-chain hashes (RevisitChain), 64 URLs
+	// each. Every process of a crawl must use the same. Default 10,000,000.
+	RevisitURLs int64
+
 	// RevisitClockShift moves the revisit schedule's "now" (the Redis clock) ahead, for
 	// tests that simulate days of revisits without waiting them. Default 0; production
 	// leaves it so.
@@ -126,6 +133,7 @@ func (c *Config) setDefaults() {
 	c.RetryInterval = cmp.Or(c.RetryInterval, defaultRetryInterval)
 	c.SeenCache = cmp.Or(c.SeenCache, defaultSeenCache)
 	c.Linger = cmp.Or(c.Linger, defaultLinger)
+	c.RevisitURLs = cmp.Or(c.RevisitURLs, defaultRevisitURLs)
 	if c.Logger == nil {
 		c.Logger = zap.NewNop()
 	}

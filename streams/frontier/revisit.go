@@ -2,6 +2,7 @@ package frontier
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"strconv"
@@ -10,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/streamcrawl/streamcrawl/streams"
+	"github.com/streamcrawl/streamcrawl/streams/inspect"
 	"github.com/streamcrawl/streamcrawl/streams/internal/rkit"
 )
 
@@ -29,48 +31,112 @@ import (
 // at any point loses none and doubles none. The partition's counters hash keeps
 // "revisits" (scheduled, not yet released) as the scripts run.
 
+// RevisitChain names the chain of revisits a ScheduleRevisit call belongs to, so that a
+// URL has one chain however often it is fetched: a URL let through dedup again
+// (revisit_after) or seeded again while its chain is scheduled does not start a second
+// chain that would keep rescheduling beside the first. Per URL, the schedule keeps the
+// mark of the fetch that scheduled its next revisit and that revisit's minute, in small
+// hashes (streams.Keys.RevisitChains, about revisitChainsPerHash URLs each at
+// Config.RevisitURLs, so Redis keeps them as listpacks): field 6 bytes of the URL's
+// fingerprint, value the integer mark<<16 | (minute mod 65536), which Redis keeps in
+// 4 bytes (about 17 B a URL in all). A mark collision costs at most one extra fetch:
+// of two revisits of one chain, the second to be fetched ends there.
+type RevisitChain struct {
+	// URL is the URL's fingerprint (at least 10 bytes); nil schedules with no chain
+	// guard at all.
+	URL []byte
+	// Gen marks this fetch, 1 to MaxRevisitGen (derived from its message's UUID): the
+	// scheduled request carries it, and a second call with the same Gen and Prev does
+	// nothing, so a fetch redelivered after its worker died does not schedule the URL
+	// twice.
+	Gen uint32
+	// Prev is the Gen the fetched request carried (the fetch that scheduled this one);
+	// 0 for a fetch no revisit scheduled (a seed, a link, a URL let through dedup
+	// again).
+	Prev uint32
+}
+
+// MaxRevisitGen is the largest RevisitChain.Gen (15 bits).
+const MaxRevisitGen = 1<<15 - 1
+
+// RevisitOutcome is what ScheduleRevisit did.
+type RevisitOutcome int
+
+const (
+	// RevisitScheduled: the revisit was scheduled.
+	RevisitScheduled RevisitOutcome = 1
+	// RevisitRepeated: this fetch (its Gen) had scheduled it already; nothing done.
+	RevisitRepeated RevisitOutcome = 0
+	// RevisitOtherChain: the URL's revisits are another chain's (a fetch outside the
+	// chain while it is scheduled, or a chain another one took over); nothing done.
+	RevisitOtherChain RevisitOutcome = 2
+)
+
+// revisitChainGrace is how long past its due minute a URL's scheduled revisit keeps
+// its chain from a fetch outside it: a chain whose revisit was released that long ago
+// without being fetched (its request dropped or dead-lettered) is taken over by the
+// next fetch of the URL, and a late revisit of the old chain then ends it.
+const revisitChainGrace = 24 * time.Hour
+
+// revisitChainsPerHash is how many URLs a revisit-chains hash holds at Config.RevisitURLs
+// (under Redis's listpack limit of 128 fields).
+const revisitChainsPerHash = 64
+
 // ScheduleRevisit schedules an encoded request for host, of the given priority and
 // depth, to go back to its host's queue after after (counted on the Redis clock, due in
-// the minute that time falls in). token names the fetch that schedules it (the request
-// message's UUID): a second call with the same token within a day does nothing and
-// returns false, so a fetch redelivered after its worker died does not schedule the
-// URL twice. An empty token has no such guard.
-func (f *Frontier) ScheduleRevisit(ctx context.Context, host string, priority, depth int, payload []byte, after time.Duration, token string) (bool, error) {
+// the minute that time falls in), as a link of chain (see RevisitChain).
+func (f *Frontier) ScheduleRevisit(ctx context.Context, host string, priority, depth int, payload []byte, after time.Duration, chain RevisitChain) (RevisitOutcome, error) {
 	k := f.layout.ForHost(host)
 	_, rule := f.ruleOf(host)
 	member := host + "\x01" + strconv.Itoa(f.order.band(priority, depth)) + "\x01" + rule + "\x01" + string(payload)
-	tok := ""
-	if token != "" {
-		tok = k.RevisitToken(token)
-	}
-	keys := []string{k.Counts, k.Revisits, k.Revisits + ":", tok}
-	if tok == "" {
-		keys = keys[:3]
+	keys := []string{k.Counts, k.Revisits, k.Revisits + ":"}
+	field := ""
+	if len(chain.URL) >= 10 {
+		keys = append(keys, k.RevisitChains(binary.BigEndian.Uint32(chain.URL[:4])%f.chainHashes()))
+		field = string(chain.URL[4:10])
 	}
 	n, err := scheduleRevisitScript.Run(ctx, f.rdb, keys, max(after.Milliseconds(), 0), member,
-		f.revisitShift.Milliseconds(), tokenTTL.Milliseconds()).Int()
+		f.revisitShift.Milliseconds(), field, chain.Gen&MaxRevisitGen, chain.Prev&MaxRevisitGen, int64(revisitChainGrace/time.Minute)).Int()
 	if err != nil {
-		return false, fmt.Errorf("frontier: schedule revisit: %w", err)
+		return 0, fmt.Errorf("frontier: schedule revisit: %w", err)
 	}
-	return n == 1, nil
+	return RevisitOutcome(n), nil
 }
 
-// tokenTTL is how long a fetch's revisit token is kept: longer than any redelivery of
-// the fetch takes.
-const tokenTTL = 24 * time.Hour
+// chainHashes is the number of revisit-chains hashes of a partition.
+func (f *Frontier) chainHashes() uint32 {
+	return uint32(min(max(f.cfg.RevisitURLs/revisitChainsPerHash, 1), 1<<24))
+}
 
-// scheduleRevisitScript adds a request to the bucket of the minute it is due in.
+// scheduleRevisitScript adds a request to the bucket of the minute it is due in, unless
+// its URL's chain says otherwise (RevisitChain). The chain is checked on Prev first: the
+// next fetch of a chain continues it whatever its own mark.
 //
 // KEYS[1] -> sc:{c}:counts
 // KEYS[2] -> sc:{c}:rv (the bucket minutes)
 // KEYS[3] -> sc:{c}:rv: (the prefix of the buckets)
-// KEYS[4] -> sc:{c}:rvt:<token> (absent: no guard)
+// KEYS[4] -> sc:{c}:rvc:<hash> (absent: no chain guard)
 // ARGV[1] -> after (ms), ARGV[2] -> member, ARGV[3] -> test clock shift (ms, 0 in production),
-// ARGV[4] -> token TTL (ms)
-// Output: 1 when scheduled, 0 when the token was already used
+// ARGV[4] -> the URL's field, ARGV[5] -> gen, ARGV[6] -> prev gen (0: none), ARGV[7] -> grace (minutes)
+// Output: 1 scheduled, 0 this fetch had scheduled it, 2 the URL's revisits are another chain's
 var scheduleRevisitScript = redis.NewScript(rkit.LuaNow + `
-if KEYS[4] and not redis.call('SET', KEYS[4], 1, 'NX', 'PX', ARGV[4]) then return 0 end
+local now_min = math.floor((now_ms() + tonumber(ARGV[3])) / 60000)
 local minute = math.floor((now_ms() + tonumber(ARGV[3]) + tonumber(ARGV[1])) / 60000)
+if KEYS[4] then
+  local cur = tonumber(redis.call('HGET', KEYS[4], ARGV[4]) or '')
+  local gen, prev = tonumber(ARGV[5]), tonumber(ARGV[6])
+  if cur then
+    local cur_gen = math.floor(cur / 65536)
+    -- minutes since the revisit was due, modulo 65536: past the grace and less than
+    -- half the circle (22 days) back, its chain is dead; else it is alive
+    local age = (now_min - cur) % 65536
+    if cur_gen ~= prev then
+      if cur_gen == gen then return 0 end
+      if prev ~= 0 or age <= tonumber(ARGV[7]) or age >= 32768 then return 2 end
+    end
+  end
+  redis.call('HSET', KEYS[4], ARGV[4], gen * 65536 + minute % 65536)
+end
 redis.call('RPUSH', KEYS[3] .. minute, ARGV[2])
 redis.call('ZADD', KEYS[2], minute, minute)
 redis.call('HINCRBY', KEYS[1], 'revisits', 1)
@@ -140,61 +206,8 @@ func (f *Frontier) ReleaseRevisits(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// RevisitCounts is the state of a crawl's revisit schedule.
-type RevisitCounts struct {
-	// Scheduled is the number of revisits waiting in the schedule.
-	Scheduled int64
-	// DueNow is the number due now or before (not yet released).
-	DueNow int64
-	// NextHour is the number due within the next hour (after now).
-	NextHour int64
-	// Overdue is the number due more than a minute ago and still not released (no
-	// fetch process is running, or they cannot keep up).
-	Overdue int64
-}
-
-// Revisits reads the revisit schedule of every partition: the counter, then the
-// buckets of the next hour and the due ones (at most one bucket per minute: bounded
-// by the hour's 60 buckets and the overdue ones), on the Redis clock.
-func (f *Frontier) Revisits(ctx context.Context) (RevisitCounts, error) {
-	var out RevisitCounts
-	t, err := f.rdb.Time(ctx).Result()
-	if err != nil {
-		return out, fmt.Errorf("frontier: revisits: %w", err)
-	}
-	now := t.Add(f.revisitShift).UnixMilli() / 60000
-	for _, k := range f.layout.Parts {
-		n, err := f.rdb.HGet(ctx, k.Counts, "revisits").Int64()
-		if err != nil && err != redis.Nil {
-			return out, fmt.Errorf("frontier: revisits: %w", err)
-		}
-		out.Scheduled += n
-		mins, err := f.rdb.ZRangeByScore(ctx, k.Revisits, &redis.ZRangeBy{Min: "-inf", Max: strconv.FormatInt(now+60, 10)}).Result()
-		if err != nil {
-			return out, fmt.Errorf("frontier: revisits: %w", err)
-		}
-		lens := make([]*redis.IntCmd, len(mins))
-		if _, err := f.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-			for i, m := range mins {
-				lens[i] = p.LLen(ctx, k.Revisits+":"+m)
-			}
-			return nil
-		}); err != nil {
-			return out, fmt.Errorf("frontier: revisits: %w", err)
-		}
-		for i, m := range mins {
-			minute, _ := strconv.ParseInt(m, 10, 64)
-			l := lens[i].Val()
-			switch {
-			case minute <= now:
-				out.DueNow += l
-				if minute < now-1 {
-					out.Overdue += l
-				}
-			default:
-				out.NextHour += l
-			}
-		}
-	}
-	return out, nil
+// Revisits reads the revisit schedule of every partition (inspect.ReadRevisits) on the
+// frontier's clock.
+func (f *Frontier) Revisits(ctx context.Context) (inspect.RevisitCounts, error) {
+	return inspect.ReadRevisits(ctx, f.rdb, f.layout, f.revisitShift.Milliseconds())
 }

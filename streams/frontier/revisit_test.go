@@ -2,6 +2,7 @@ package frontier_test
 
 import (
 	"context"
+	"crypto/sha256"
 	"fmt"
 	"sync"
 	"testing"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/streamcrawl/streamcrawl/streams"
 	"github.com/streamcrawl/streamcrawl/streams/frontier"
+	"github.com/streamcrawl/streamcrawl/streams/inspect"
 	"github.com/streamcrawl/streamcrawl/streams/streamstest"
 )
 
@@ -26,15 +28,15 @@ func TestRevisitsWaitForTheirMinuteThenEnterHostQueues(t *testing.T) {
 	}
 	defer f.Close()
 	for i, after := range []time.Duration{0, 30 * time.Minute, 2 * time.Hour} {
-		ok, err := f.ScheduleRevisit(ctx, "a.example", 0, 0, []byte(fmt.Sprintf(`{"url":"http://a.example/%d"}`, i)), after, fmt.Sprint("tok", i))
-		if err != nil || !ok {
-			t.Fatalf("schedule %d: %v %v", i, ok, err)
+		out, err := f.ScheduleRevisit(ctx, "a.example", 0, 0, []byte(fmt.Sprintf(`{"url":"http://a.example/%d"}`, i)), after, chainOf(i, 7, 0))
+		if err != nil || out != frontier.RevisitScheduled {
+			t.Fatalf("schedule %d: %v %v", i, out, err)
 		}
 	}
-	if ok, err := f.ScheduleRevisit(ctx, "a.example", 0, 0, []byte(`{"url":"http://a.example/0"}`), 0, "tok0"); err != nil || ok {
-		t.Fatalf("a redelivered fetch's token scheduled again (%v, %v), want no", ok, err)
+	if out, err := f.ScheduleRevisit(ctx, "a.example", 0, 0, []byte(`{"url":"http://a.example/0"}`), 0, chainOf(0, 7, 0)); err != nil || out != frontier.RevisitRepeated {
+		t.Fatalf("a redelivered fetch scheduled again (%v, %v), want %v", out, err, frontier.RevisitRepeated)
 	}
-	want := frontier.RevisitCounts{Scheduled: 3, DueNow: 1, NextHour: 1}
+	want := inspect.RevisitCounts{Scheduled: 3, DueNow: 1, NextHour: 1}
 	if got, err := f.Revisits(ctx); err != nil || got != want {
 		t.Fatalf("counts %+v (%v), want %+v", got, err, want)
 	}
@@ -50,7 +52,7 @@ func TestRevisitsWaitForTheirMinuteThenEnterHostQueues(t *testing.T) {
 		t.Fatalf("host queue %q (%v), want pages 0 and 1", q, err)
 	}
 	f.SetRevisitShift(5 * time.Hour)
-	want = frontier.RevisitCounts{Scheduled: 1, DueNow: 1, Overdue: 1}
+	want = inspect.RevisitCounts{Scheduled: 1, DueNow: 1, Overdue: 1}
 	if got, err := f.Revisits(ctx); err != nil || got != want {
 		t.Fatalf("counts 5 h on %+v (%v), want %+v", got, err, want)
 	}
@@ -84,7 +86,7 @@ func TestConcurrentReleasesLoseAndDoubleNone(t *testing.T) {
 	const n = 2000
 	for i := range n {
 		host := fmt.Sprintf("h%d.example", i%50)
-		if _, err := s.ScheduleRevisit(ctx, host, 0, 0, []byte(fmt.Sprintf("http://%s/%d", host, i)), time.Duration(i%5)*time.Minute, ""); err != nil {
+		if _, err := s.ScheduleRevisit(ctx, host, 0, 0, []byte(fmt.Sprintf("http://%s/%d", host, i)), time.Duration(i%5)*time.Minute, frontier.RevisitChain{}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -133,40 +135,108 @@ func TestConcurrentReleasesLoseAndDoubleNone(t *testing.T) {
 }
 
 // The schedule's memory per scheduled URL beyond the encoded request itself (the host
-// and band beside it, the list's own bytes, the bucket keys), logged (go test -v -run
+// and band beside it, the list's own bytes, the bucket keys, the URL's chain mark in
+// the revisit-chain hashes, sized for the crawl's URLs), logged (go test -v -run
 // Bytes) and bounded: the goal is 40 B.
 func TestRevisitScheduleBytesPerURL(t *testing.T) {
+	t.Parallel()
 	rdb := streamstest.Start(t).Client()
 	ctx := context.Background()
 	layout := streams.NewLayout("rvb", 1)
 	k := layout.Parts[0]
-	f, err := frontier.New(frontier.Config{Client: rdb, Layout: layout, SeenCache: -1})
+	const n = 20000
+	f, err := frontier.New(frontier.Config{Client: rdb, Layout: layout, SeenCache: -1, RevisitURLs: n})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	const n = 20000
 	payloadBytes := 0
 	for i := range n {
 		host := fmt.Sprintf("h%d.example", i%200)
-		p := fmt.Sprintf(`{"url":"http://%s/article/%d"}`, host, i)
+		u := fmt.Sprintf("http://%s/article/%d", host, i)
+		p := fmt.Sprintf(`{"url":%q,"meta":{"_revisit":"3600000:a1b2c3d4e5f60718:%08x"}}`, u, i)
 		payloadBytes += len(p)
+		fp := sha256.Sum256([]byte(u))
 		// 120 buckets of ~170, as a crawl of 240,000 URLs spreads them over a day; a
 		// bucket key costs ~200 B, so 20,000 URLs over all 1,440 minutes pay 42 B each.
-		if _, err := f.ScheduleRevisit(ctx, host, 0, 0, []byte(p), time.Duration(i%120)*time.Minute, ""); err != nil {
+		chain := frontier.RevisitChain{URL: fp[:], Gen: uint32(i + 1)}
+		if _, err := f.ScheduleRevisit(ctx, host, 0, 0, []byte(p), time.Duration(i%120)*time.Minute, chain); err != nil {
 			t.Fatal(err)
 		}
 	}
-	var total int64
+	var schedule, chains int64
 	minutes := rdb.ZRange(ctx, k.Revisits, 0, -1).Val()
 	for _, m := range minutes {
-		total += rdb.MemoryUsage(ctx, k.Revisits+":"+m).Val()
+		schedule += rdb.MemoryUsage(ctx, k.Revisits+":"+m).Val()
 	}
-	total += rdb.MemoryUsage(ctx, k.Revisits).Val()
-	over := float64(total-int64(payloadBytes)) / n
-	t.Logf("%d URLs in %d buckets: %d B in all, %.1f B per URL, %.1f B per URL beyond the request (%d B of requests)",
-		n, len(minutes), total, float64(total)/n, over, payloadBytes)
+	schedule += rdb.MemoryUsage(ctx, k.Revisits).Val()
+	hashes := rdb.Keys(ctx, k.RevisitChains(0)[:len(k.RevisitChains(0))-1]+"*").Val()
+	for _, h := range hashes {
+		chains += rdb.MemoryUsage(ctx, h).Val()
+	}
+	over := float64(schedule+chains-int64(payloadBytes)) / n
+	t.Logf("%d URLs in %d buckets: %d B of schedule, %d B of chain marks in %d hashes, %.1f B per URL beyond the request (%.1f B of it the chain mark; %d B of requests)",
+		n, len(minutes), schedule, chains, len(hashes), over, float64(chains)/n, payloadBytes)
 	if over > 40 {
 		t.Fatalf("%.1f B per URL beyond the request, want at most 40", over)
+	}
+}
+
+// chainOf is the chain of a revisit of URL number url, scheduled by the fetch gen (the
+// revisit of the fetch prev; 0 for a fetch no revisit scheduled).
+func chainOf(url int, gen, prev uint32) frontier.RevisitChain {
+	fp := sha256.Sum256([]byte(fmt.Sprint("http://a.example/", url)))
+	return frontier.RevisitChain{URL: fp[:], Gen: gen, Prev: prev}
+}
+
+// A URL has one revisit chain: a fetch outside the chain (the URL seeded again, or let
+// through dedup again by revisit_after) while its revisit is scheduled schedules
+// nothing; the chain goes on from its own revisit; a chain whose revisit was released a
+// day ago and never fetched is taken over by the next fetch, and a late revisit of the
+// old chain then ends it.
+func TestARevisitedURLKeepsOneChain(t *testing.T) {
+	t.Parallel()
+	rdb := streamstest.Start(t).Client()
+	ctx := context.Background()
+	layout := streams.NewLayout("rvchain", 1)
+	k := layout.Parts[0]
+	f, err := frontier.New(frontier.Config{Client: rdb, Layout: layout, SeenCache: -1, RevisitURLs: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	schedule := func(c frontier.RevisitChain) frontier.RevisitOutcome {
+		t.Helper()
+		out, err := f.ScheduleRevisit(ctx, "a.example", 0, 0, []byte(`{"url":"http://a.example/0"}`), 10*time.Minute, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	for _, step := range []struct {
+		what  string
+		chain frontier.RevisitChain
+		shift time.Duration
+		want  frontier.RevisitOutcome
+	}{
+		{"the first fetch", chainOf(0, 11, 0), 0, frontier.RevisitScheduled},
+		{"the first fetch redelivered", chainOf(0, 11, 0), 0, frontier.RevisitRepeated},
+		{"the URL seeded again", chainOf(0, 21, 0), 0, frontier.RevisitOtherChain},
+		{"the URL seeded again once its revisit is due", chainOf(0, 22, 0), 11 * time.Minute, frontier.RevisitOtherChain},
+		{"the chain's revisit", chainOf(0, 12, 11), 11 * time.Minute, frontier.RevisitScheduled},
+		{"a late fetch of the first fetch's revisit", chainOf(0, 13, 11), 11 * time.Minute, frontier.RevisitOtherChain},
+		{"a fetch a day after a revisit never fetched", chainOf(0, 23, 0), 26 * time.Hour, frontier.RevisitScheduled},
+		{"the old chain's revisit, fetched at last", chainOf(0, 14, 12), 26 * time.Hour, frontier.RevisitOtherChain},
+		{"the new chain's revisit", chainOf(0, 15, 23), 27 * time.Hour, frontier.RevisitScheduled},
+		{"another URL", chainOf(1, 31, 0), 27 * time.Hour, frontier.RevisitScheduled},
+	} {
+		f.SetRevisitShift(step.shift)
+		if got := schedule(step.chain); got != step.want {
+			t.Fatalf("%s: outcome %v, want %v", step.what, got, step.want)
+		}
+	}
+	// Five scheduled in all: the two chains of URL 0 (g1, g2, s3, g4) and URL 1.
+	if rv, _ := rdb.HGet(ctx, k.Counts, "revisits").Int(); rv != 5 {
+		t.Fatalf("revisits counter %d, want 5", rv)
 	}
 }

@@ -1,7 +1,8 @@
 // Package inspect reads a crawl's state in Redis for people and tools, and repairs it:
 //
-//   - progress.go: "done" (ReadProgress, Progress.Done): frontier and retries empty and
-//     every stage group with nothing pending or unread, read in one atomic script per
+//   - progress.go: "done" (ReadProgress, Progress.Done): frontier and retries empty,
+//     every stage group with nothing pending or unread, and for a continuous crawl no
+//     revisit due within its idle window, read in one atomic script per
 //     partition (twice, and compared, for a partitioned crawl);
 //   - status.go: what `streamcrawl status`, the dashboard and the metrics show
 //     (ReadStatus: streams, groups, frontier, dedup, memory, partitions, cluster nodes;
@@ -21,7 +22,10 @@
 //     given a crawl's name asks first) and the crawls a Redis holds (ListCrawls, for the
 //     NoCrawlError only: a scan);
 //   - blocked.go: the hosts with every slot taken, for status, read from the leases and the hosts' states;
-//   - info.go: InfoNumbers, the numeric fields of INFO.
+//   - info.go: InfoNumbers, the numeric fields of INFO;
+//   - continuous.go: a crawl's continuous mode (SetContinuous, ReadContinuous), which
+//     makes Progress.Done wait for revisits due within its idle window;
+//   - revisits.go: ReadRevisits, the revisit schedule by when it is due (status).
 //
 // No stage needs it to move a message: runs read ReadProgress to know when to stop,
 // replays and post-processors the groups, people the rest.

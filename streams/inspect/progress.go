@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/streamcrawl/streamcrawl/streams"
 	"github.com/streamcrawl/streamcrawl/streams/internal/rkit"
@@ -18,13 +19,15 @@ import (
 //
 // KEYS[i] -> stream i, ARGV[i] -> the group that reads it
 // KEYS[#ARGV+1] -> sc:{c}:delayed, KEYS[#ARGV+2] -> sc:{c}:counts, KEYS[#ARGV+3] -> sc:{c}:seq,
-// KEYS[#ARGV+4] -> sc:{c}:waiting (legacy), KEYS[#ARGV+5] -> sc:{c}:frontier (legacy)
+// KEYS[#ARGV+4] -> sc:{c}:waiting (legacy), KEYS[#ARGV+5] -> sc:{c}:frontier (legacy),
+// KEYS[#ARGV+6] -> sc:{c}:rv (the revisit schedule's minutes)
 // Output: per stream {length, pending, unread(0/1), last ID}, then the number of
 // delayed requests, the number of requests waiting in host queues (a crawl an older
-// version wrote and no process has opened since counts its own), and a mark of the
-// frontier's activity: the sequence counter and the requests ever queued and handed
-// out (every enqueue and hand-out moves one)
-var progressScript = redis.NewScript(rkit.LuaIDs + rkit.LuaGroups + `
+// version wrote and no process has opened since counts its own), a mark of the
+// frontier's activity (the sequence counter and the requests ever queued and handed
+// out: every enqueue and hand-out moves one), the number of scheduled revisits and
+// the ms until the earliest is due (on the Redis clock; 0 when none is scheduled)
+var progressScript = redis.NewScript(rkit.LuaIDs + rkit.LuaGroups + rkit.LuaNow + `
 local out = {}
 for i = 1, #ARGV do
   local len, pending, unread, lastid = 0, 0, 0, ''
@@ -47,9 +50,13 @@ for i = 1, #ARGV do
 end
 local n = #ARGV
 out[#out + 1] = redis.call('ZCARD', KEYS[n + 1])
-local c = redis.call('HMGET', KEYS[n + 2], 'waiting', 'queued', 'handed_out')
+local c = redis.call('HMGET', KEYS[n + 2], 'waiting', 'queued', 'handed_out', 'revisits')
 out[#out + 1] = tonumber(c[1] or '0') + redis.call('HLEN', KEYS[n + 4]) + redis.call('ZCARD', KEYS[n + 5])
 out[#out + 1] = (redis.call('GET', KEYS[n + 3]) or '0') .. '/' .. (c[2] or '0') .. '/' .. (c[3] or '0')
+out[#out + 1] = tonumber(c[4] or '0')
+local first = redis.call('ZRANGE', KEYS[n + 6], 0, 0)
+out[#out + 1] = 0
+if #first > 0 then out[#out] = tonumber(first[1]) * 60000 - now_ms() end
 return out
 `)
 
@@ -86,6 +93,14 @@ type Progress struct {
 	// Moving is set when a partitioned crawl's partitions changed between the two looks
 	// that make its snapshot (see ReadProgress): not done yet.
 	Moving bool `json:"moving,omitempty"`
+	// Revisits is the number of revisits waiting in the revisit schedule (not yet
+	// released into host queues).
+	Revisits int64 `json:"revisits"`
+	// NextRevisit is how long until the earliest scheduled revisit is due, on the Redis
+	// clock (negative: overdue); 0 when none is scheduled.
+	NextRevisit time.Duration `json:"next_revisit_ns,omitempty"`
+	// Continuous is the crawl's continuous mode (see Done).
+	Continuous Continuous `json:"continuous"`
 	// SeedError says why the start-URL key cannot be read (a hash where a list
 	// belongs): the crawl is not done, and will not be until the key is fixed.
 	SeedError string `json:"seed_error,omitempty"`
@@ -97,9 +112,13 @@ type Progress struct {
 func (p Progress) Err() error { return p.seedErr }
 
 // Done reports that the crawl was seeded, no request waits in the frontier or the delayed
-// set, and no stage has anything pending or unread.
+// set, and no stage has anything pending or unread; and, for a continuous crawl
+// (Continuous.On), that no revisit is scheduled within its idle window (none at all
+// without a window). A crawl that is not continuous is done with its revisits still
+// scheduled: they wait for the next run. Every "done" of the crawl's processes and of
+// `status` is this one.
 func (p Progress) Done() bool {
-	if !p.Seeded || p.Delayed > 0 || p.Frontier > 0 || p.Seeds > 0 || p.Moving || p.SeedError != "" {
+	if !p.Seeded || p.Delayed > 0 || p.Frontier > 0 || p.Seeds > 0 || p.Moving || p.SeedError != "" || p.revisitsPending() {
 		return false
 	}
 	for _, s := range p.Stages {
@@ -114,7 +133,9 @@ func (p Progress) Done() bool {
 type partProgress struct {
 	stages            []StageProgress
 	delayed, frontier int64
-	mark              string // the streams' last IDs and the sequence counter
+	revisits          int64
+	nextRevisit       time.Duration // 0: no revisit scheduled
+	mark              string        // the streams' last IDs and the sequence counter
 }
 
 // readPartProgress takes an atomic snapshot of partition k.
@@ -126,12 +147,12 @@ func readPartProgress(ctx context.Context, rdb redis.UniversalClient, k streams.
 		keys = append(keys, s.Stream)
 		args = append(args, s.Group)
 	}
-	keys = append(keys, k.Delayed, k.Counts, k.Seq, k.LegacyWaiting, k.LegacyFrontier)
+	keys = append(keys, k.Delayed, k.Counts, k.Seq, k.LegacyWaiting, k.LegacyFrontier, k.Revisits)
 	res, err := progressScript.Run(ctx, rdb, keys, args...).Slice()
 	if err != nil {
 		return partProgress{}, fmt.Errorf("inspect: read progress: %w", err)
 	}
-	if len(res) != len(sg)+3 {
+	if len(res) != len(sg)+5 {
 		return partProgress{}, fmt.Errorf("inspect: read progress: %d replies", len(res))
 	}
 	var p partProgress
@@ -152,6 +173,10 @@ func readPartProgress(ctx context.Context, rdb redis.UniversalClient, k streams.
 	p.frontier, _ = res[len(sg)+1].(int64)
 	seq, _ := res[len(sg)+2].(string)
 	p.mark += seq
+	p.revisits, _ = res[len(sg)+3].(int64)
+	next, _ := res[len(sg)+4].(int64)
+	p.nextRevisit = time.Duration(next) * time.Millisecond
+	p.mark += fmt.Sprintf("/%d", p.revisits)
 	return p, nil
 }
 
@@ -170,6 +195,9 @@ func ReadProgress(ctx context.Context, rdb redis.UniversalClient, l streams.Layo
 		p.SeedError, p.seedErr, err = err.Error(), err, nil
 	}
 	if err != nil {
+		return Progress{}, err
+	}
+	if p.Continuous, err = ReadContinuous(ctx, rdb, l); err != nil {
 		return Progress{}, err
 	}
 	first, err := readLayoutProgress(ctx, rdb, l, &p)
@@ -191,7 +219,7 @@ func ReadProgress(ctx context.Context, rdb redis.UniversalClient, l streams.Layo
 	} else if err != nil {
 		return Progress{}, err
 	}
-	again.Seeded, again.Seeds = true, seeds
+	again.Seeded, again.Seeds, again.Continuous = true, seeds, p.Continuous
 	again.Moving = second != first
 	return again, nil
 }
@@ -208,6 +236,10 @@ func readLayoutProgress(ctx context.Context, rdb redis.UniversalClient, l stream
 		marks += pp.mark + ";"
 		p.Delayed += pp.delayed
 		p.Frontier += pp.frontier
+		if pp.revisits > 0 && (p.Revisits == 0 || pp.nextRevisit < p.NextRevisit) {
+			p.NextRevisit = pp.nextRevisit
+		}
+		p.Revisits += pp.revisits
 		if i == 0 {
 			p.Stages = pp.stages
 			for j, sg := range stages(l.Summed) {

@@ -95,8 +95,13 @@ type Status struct {
 	Stats map[string]int64 `json:"stats"`
 	// Counts are the partitions' counters summed (see streams.Keys.Counts).
 	Counts map[string]int64 `json:"counts"`
-	// Done reports that the crawl is done (see ReadProgress).
+	// Done reports that the crawl is done (see Progress.Done).
 	Done bool `json:"done"`
+	// Revisits is the revisit schedule: scheduled, due now, in the next hour, overdue
+	// (see ReadRevisits; all 0 when none is scheduled).
+	Revisits RevisitCounts `json:"revisits"`
+	// Continuous is the crawl's continuous mode (see Continuous).
+	Continuous Continuous `json:"continuous"`
 	// Failover is the first failover of Redis seen during the crawl while its writes
 	// did not wait for replicas (durability async): when, and which replica took over
 	// (streams.ReadFailover). Writes the old primary had acknowledged and not passed on
@@ -349,7 +354,12 @@ func ReadStatus(ctx context.Context, rdb redis.UniversalClient, l streams.Layout
 	if st.Budget, err = readBudgets(ctx, rdb, l); err != nil {
 		return nil, err
 	}
-	st.Frontier, st.Delayed = p.Frontier, p.Delayed
+	st.Frontier, st.Delayed, st.Continuous = p.Frontier, p.Delayed, p.Continuous
+	if p.Revisits > 0 { // one script per partition, O(minutes due within the hour)
+		if st.Revisits, err = ReadRevisits(ctx, rdb, l, 0); err != nil {
+			return nil, err
+		}
+	}
 	if cc, ok := rdb.(*redis.ClusterClient); ok {
 		if st.Nodes, err = readNodes(ctx, cc, l); err != nil {
 			return nil, err

@@ -52,6 +52,7 @@ or pass --fresh to start over.`,
 	a.RedisFlags(cmd, true)
 	f.Add(cmd, true)
 	f.AddMetrics(cmd)
+	f.AddContinuous(cmd)
 	cmd.Flags().DurationVar(&a.progressEvery, "progress-interval", 0, "refresh of the progress line on stderr (default 500ms on a terminal, redrawn in place; 5s otherwise, one plain line each)")
 	spiderFlag(cmd, &spiderPath)
 	cmd.Flags().BoolVar(&fresh, "fresh", false, "delete the crawl's keys in Redis first and start over")

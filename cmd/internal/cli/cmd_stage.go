@@ -39,6 +39,7 @@ reading, let in-flight work finish (up to --shutdown-timeout), ack it and exit 0
 	a.RedisFlags(cmd, false)
 	f.Add(cmd, stage == streams.StageStore)
 	f.AddMetrics(cmd)
+	f.AddContinuous(cmd)
 	spiderFlag(cmd, &spiderPath)
 	cmd.Flags().BoolVar(&f.UntilDone, "until-done", false, "exit 0 once the whole crawl is done")
 	cmd.SetFlagErrorFunc(spiderFlagError)

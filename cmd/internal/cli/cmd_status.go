@@ -105,6 +105,9 @@ func printStatus(w io.Writer, st *inspect.Status) {
 		st.HostsReady, st.HostsScheduled, st.HostsBlocked)
 	fmt.Fprintf(tw, "queued\t%d\trequests in the stream, not yet read by a fetcher\n", st.Queued)
 	fmt.Fprintf(tw, "delayed\t%d\trequests waiting for a retry time\n", st.Delayed)
+	if r := st.Revisits; r.Scheduled > 0 || st.Continuous.On {
+		fmt.Fprintf(tw, "revisits\t%d\tscheduled: %d due now (%d overdue), %d in the next hour%s\n", r.Scheduled, r.DueNow, r.Overdue, r.NextHour, continuousNote(st.Continuous))
+	}
 	fmt.Fprintf(tw, "seen\t%d\turls (%d bytes in Redis)\n", st.Seen, st.SeenBytes)
 	fmt.Fprintf(tw, "items stored\t%d\n", st.ItemsStored)
 	if n := st.Stats["items_unchanged"]; n > 0 {

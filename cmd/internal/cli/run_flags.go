@@ -37,6 +37,7 @@ type RunFlags struct {
 	metricsAddr     string
 	durability      string
 	browser         browserFlags
+	continuous      continuousFlags // AddContinuous
 }
 
 // AddMetrics adds --metrics-addr to a command that serves metrics.
@@ -113,6 +114,7 @@ func (f *RunFlags) config(a *App, stages []string) (handlers.Config, error) {
 			cfg.Retain[st] = spiders.StreamRetention{MaxAge: f.retain[i]}
 		}
 	}
+	cfg.Continuous = f.continuous.mode()
 	var err error
 	if cfg.Browser, err = f.browser.config(); err != nil {
 		return cfg, err

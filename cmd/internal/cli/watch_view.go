@@ -157,6 +157,9 @@ func (v *watchView) print(w io.Writer, every time.Duration) {
 		eta = d.String() + " for the known requests"
 	}
 	fmt.Fprintf(tw, "frontier\t%d waiting\t%d delayed\tETA %s\n", st.Frontier, st.Delayed, eta)
+	if r := st.Revisits; r.Scheduled > 0 || st.Continuous.On {
+		fmt.Fprintf(tw, "revisits\t%d scheduled\t%d due now (%d overdue)\t%d next hour\n", r.Scheduled, r.DueNow, r.Overdue, r.NextHour)
+	}
 	fmt.Fprintf(tw, "dead letters\t%d\t\t\n", st.DeadLetters)
 	limit := "no maxmemory"
 	if v.maxMem > 0 {
@@ -180,6 +183,9 @@ func (v *watchView) line() string {
 	fmt.Fprintf(&b, "%s crawl=%s done=%v pages=%d (%.1f/s) items=%d (%.1f/s) frontier=%d delayed=%d dead=%d redis=%s",
 		v.at.Format("15:04:05"), v.st.Crawl, v.st.Done, v.st.Stats["pages_fetched"], v.pagesRate, v.st.ItemsStored, v.itemsRate,
 		v.st.Frontier, v.st.Delayed, v.st.DeadLetters, mib(v.usedMem))
+	if r := v.st.Revisits; r.Scheduled > 0 || v.st.Continuous.On {
+		fmt.Fprintf(&b, " revisits=%d (due %d, overdue %d, next hour %d)", r.Scheduled, r.DueNow, r.Overdue, r.NextHour)
+	}
 	for _, s := range v.stages {
 		fmt.Fprintf(&b, " %s=%d/%d alive,%d pending", s.stage, s.alive, s.consumers, s.pending)
 	}

@@ -3,7 +3,6 @@ package frontier
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -50,7 +49,7 @@ return moved
 // requests is dispatched again without a look first (a busy frontier, as in a broad
 // crawl, has something due nearly every round: the look would be one more round trip
 // for Redis to wake up to); the others are looked at first, after a pipelined look
-// (ZCARD, ZCOUNT): most rounds find nothing to move, and a script call costs Redis
+// (ZCARD, ZRANGE): most rounds find nothing to move, and a script call costs Redis
 // several times what a look does.
 func (f *Frontier) round(ctx context.Context) (moved int, idle bool, err error) {
 	f.mu.Lock()
@@ -88,29 +87,38 @@ type partLook struct {
 	empty bool // no host is ready or scheduled, and no lease is held
 }
 
-// look looks at every partition's frontier in one pipeline. The answer is only a hint
-// (the script decides, on the Redis clock; the look uses the local one, an interval
-// ahead to allow for skew); a failed look counts as "due".
+// look looks at every partition's frontier in one pipeline of three commands per
+// partition: how many hosts are ready, and the earliest entry of the schedule and of
+// the leases (ZRANGE 0 0 WITHSCORES), which says both whether one is due within the
+// interval and whether any is there. The answer is only a hint (the script decides, on
+// the Redis clock; the look uses the local one, an interval ahead to allow for skew);
+// a failed look counts as "due".
 func (f *Frontier) look(ctx context.Context) []partLook {
-	soon := strconv.FormatInt(time.Now().Add(f.cfg.Interval).UnixMilli(), 10)
+	soon := float64(time.Now().Add(f.cfg.Interval).UnixMilli())
 	parts := f.layout.Parts
-	cmds := make([][5]*redis.IntCmd, len(parts))
+	ready := make([]*redis.IntCmd, len(parts))
+	first := make([][2]*redis.ZSliceCmd, len(parts))
 	_, _ = f.rdb.Pipelined(ctx, func(p redis.Pipeliner) error { // errors are read per command
 		for i, k := range parts {
-			cmds[i] = [5]*redis.IntCmd{p.ZCard(ctx, k.Ready), p.ZCount(ctx, k.Sched, "-inf", soon),
-				p.ZCount(ctx, k.Leases, "-inf", soon), p.ZCard(ctx, k.Sched), p.ZCard(ctx, k.Leases)}
+			ready[i] = p.ZCard(ctx, k.Ready)
+			first[i] = [2]*redis.ZSliceCmd{p.ZRangeWithScores(ctx, k.Sched, 0, 0), p.ZRangeWithScores(ctx, k.Leases, 0, 0)}
 		}
 		return nil
 	})
 	out := make([]partLook, len(parts))
-	for i, cs := range cmds {
-		out[i].empty = true
-		for j, c := range cs {
-			some := c.Err() != nil || c.Val() > 0
-			if j < 3 {
-				out[i].due = out[i].due || some
+	for i := range parts {
+		some := ready[i].Err() != nil || ready[i].Val() > 0
+		out[i].due, out[i].empty = some, !some
+		for _, c := range first[i] {
+			zs, err := c.Result()
+			if err != nil {
+				out[i].due, out[i].empty = true, false
+				continue
 			}
-			out[i].empty = out[i].empty && !some
+			if len(zs) > 0 {
+				out[i].empty = false
+				out[i].due = out[i].due || zs[0].Score <= soon
+			}
 		}
 	}
 	return out

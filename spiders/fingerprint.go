@@ -2,6 +2,7 @@ package spiders
 
 import (
 	"crypto/sha256"
+	"hash"
 	"strings"
 )
 
@@ -18,13 +19,25 @@ func Fingerprint(method, rawURL string, body []byte) ([FingerprintSize]byte, err
 	if err != nil {
 		return fp, err
 	}
+	return fingerprintOf(method, canon, body, nil), nil
+}
+
+// fingerprintOf is the fingerprint of a request whose URL is already canonical: the
+// first FingerprintSize bytes of SHA-256 over the upper-cased method, a NUL byte, canon,
+// a NUL byte, the body, then what more writes (nil: nothing; fingerprint rules add the
+// headers they name).
+func fingerprintOf(method, canon string, body []byte, more func(h hash.Hash)) [FingerprintSize]byte {
 	h := sha256.New()
 	h.Write([]byte(strings.ToUpper(method)))
 	h.Write([]byte{0})
 	h.Write([]byte(canon))
 	h.Write([]byte{0})
 	h.Write(body)
+	if more != nil {
+		more(h)
+	}
 	var sum [sha256.Size]byte
+	var fp [FingerprintSize]byte
 	copy(fp[:], h.Sum(sum[:0]))
-	return fp, nil
+	return fp
 }

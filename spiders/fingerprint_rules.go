@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"hash"
 	"net/textproto"
 	"path"
 	"slices"
@@ -104,27 +105,22 @@ func (f *FingerprintRules) Fingerprint(r *Request, defaults map[string]string) (
 	if err != nil {
 		return fp, err
 	}
-	h := sha256.New()
-	h.Write([]byte(r.HTTPMethod()))
-	h.Write([]byte{0})
-	h.Write([]byte(canon))
-	h.Write([]byte{0})
+	var body []byte
 	if f.Body == nil || *f.Body {
-		h.Write(r.Body)
+		body = r.Body
 	}
-	for _, name := range f.headerNames() {
-		v, ok := headerValue(r.Headers, name)
-		if !ok {
-			v, _ = headerValue(defaults, name)
+	return fingerprintOf(r.HTTPMethod(), canon, body, func(h hash.Hash) {
+		for _, name := range f.headerNames() {
+			v, ok := headerValue(r.Headers, name)
+			if !ok {
+				v, _ = headerValue(defaults, name)
+			}
+			h.Write([]byte{0})
+			h.Write([]byte(name))
+			h.Write([]byte{':'})
+			h.Write([]byte(v))
 		}
-		h.Write([]byte{0})
-		h.Write([]byte(name))
-		h.Write([]byte{':'})
-		h.Write([]byte(v))
-	}
-	var sum [sha256.Size]byte
-	copy(fp[:], h.Sum(sum[:0]))
-	return fp, nil
+	}), nil
 }
 
 // headerNames returns Headers in canonical form, sorted, each once.

@@ -167,24 +167,5 @@ func (f *Frontier) SpendBytes(ctx context.Context, host string, n int64) (int, e
 	if over == 0 {
 		return 0, nil
 	}
-	return f.dropOverBudget(ctx, host)
-}
-
-// dropOverBudget drops every request waiting in host's queue, maxHandOut per script
-// call, and returns how many.
-func (f *Frontier) dropOverBudget(ctx context.Context, host string) (int, error) {
-	p := f.layout.PartitionOf(host)
-	keys := schedKeys(f.layout.Parts[p])
-	total := 0
-	for {
-		args := schedArgs(f.hosts, partIDPrefix(p), 0, false, 1, host, maxHandOut)
-		n, err := dropBudgetScript.Run(ctx, f.rdb, keys, args...).Int64()
-		if err != nil {
-			return total, fmt.Errorf("frontier: drop the requests of host %s over its budget: %w", host, err)
-		}
-		total += int(n)
-		if n < maxHandOut {
-			return total, nil
-		}
-	}
+	return f.dropHost(ctx, host, "", "", "dropped_budget")
 }

@@ -123,23 +123,3 @@ local used = redis.call('HINCRBY', KEYS[1], ARGV[1] .. '|b', ARGV[2])
 if used >= tonumber(ARGV[3]) then return 1 end
 return 0
 `)
-
-// dropBudgetScript drops up to most requests waiting in one host's queue, whose budget
-// is spent, counting them dropped_budget; once the queue is empty the host leaves the
-// ready set (and is retired when nothing of it is in flight or scheduled).
-//
-// KEYS[1..9], ARGV[1..10] -> schedKeys, schedArgs (see hostSchedLua)
-// ARGV[11] -> host (its key), ARGV[12] -> most
-// Output: the requests dropped
-var dropBudgetScript = schedScript("", `
-local host = ARGV[11]
-local st = state(host)
-local entries = pop(host, st, tonumber(ARGV[12]))
-count('dropped_budget', #entries)
-if best_band(st) == nil then
-  zrem(S.ready, host)
-  if st.f == 0 and not zscore(S.sched, host) then retire(host, st) end
-end
-commit()
-return #entries
-`)

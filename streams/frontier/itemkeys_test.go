@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/streamcrawl/streamcrawl/streams"
 	"github.com/streamcrawl/streamcrawl/streams/dedup"
 	"github.com/streamcrawl/streamcrawl/streams/frontier"
@@ -37,6 +39,22 @@ func emitItems(t *testing.T, f *frontier.Frontier, from, n int) (added, dup int)
 	return added, dup
 }
 
+// exactFrontier returns a frontier of l whose dedup is exact, planned for capacity
+// URLs; it is closed when the test ends.
+func exactFrontier(t *testing.T, rdb redis.UniversalClient, l streams.Layout, capacity int64) *frontier.Frontier {
+	t.Helper()
+	d, err := dedup.Open(context.Background(), rdb, l, dedup.Config{Mode: dedup.Exact, Capacity: capacity}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := frontier.New(frontier.Config{Client: rdb, Layout: l, Dedup: d})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return f
+}
+
 // In exact dedup mode item keys go into buckets like request fingerprints: no set, about
 // a third of a set's bytes, and an item emitted again is still dropped.
 func TestItemKeysGoIntoBucketsInExactMode(t *testing.T) {
@@ -45,15 +63,7 @@ func TestItemKeysGoIntoBucketsInExactMode(t *testing.T) {
 	rdb := srv.Client()
 	ctx := context.Background()
 	l := streams.NewLayout("itembuckets", 1)
-	d, err := dedup.Open(ctx, rdb, l, dedup.Config{Mode: dedup.Exact, Capacity: 100_000}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := frontier.New(frontier.Config{Client: rdb, Layout: l, Dedup: d})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
+	f := exactFrontier(t, rdb, l, 100_000)
 	const n = 50_000
 	if added, dup := emitItems(t, f, 0, n); added != n || dup != 0 {
 		t.Fatalf("first emit: %d added, %d duplicates; want %d, 0", added, dup, n)
@@ -97,15 +107,7 @@ func TestItemKeysOfALegacySetStayInTheSet(t *testing.T) {
 	if err := rdb.SAdd(ctx, k.ItemKeys, itemKey(1), itemKey(2)).Err(); err != nil {
 		t.Fatal(err)
 	}
-	d, err := dedup.Open(ctx, rdb, l, dedup.Config{Mode: dedup.Exact, Capacity: 1000}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := frontier.New(frontier.Config{Client: rdb, Layout: l, Dedup: d})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
+	f := exactFrontier(t, rdb, l, 1000)
 	if added, dup := emitItems(t, f, 0, 4); added != 2 || dup != 2 {
 		t.Fatalf("%d added, %d duplicates; want 2 each (keys 1 and 2 were in the set)", added, dup)
 	}

@@ -185,8 +185,11 @@ type Frontier struct {
 	budget budget
 
 	// dispatch (dispatch.go)
-	mu  sync.Mutex
-	hot []bool // per partition: the last round moved requests there
+	mu   sync.Mutex
+	pace []partPace // per partition, under mu
+	// wake is per partition the earliest time (Unix ms, local clock; 0: none) this
+	// process asked the dispatcher to look there (wakePart).
+	wake []atomic.Int64
 	// beforeRun, set only by tests (export_test.go), is called before each dispatch
 	// script with the window; an error stands for a process killed there.
 	beforeRun func(window int) error
@@ -200,7 +203,7 @@ func New(cfg Config) (*Frontier, error) {
 	}
 	f := &Frontier{cfg: cfg, rdb: cfg.Client, layout: cfg.Layout, order: order(cfg.Order), now: time.Now, revisitShift: cfg.RevisitClockShift,
 		hosts: hostDefaults{HostRule: cfg.Hosts, leaseTTL: cfg.LeaseTTL, quantum: cfg.Quantum},
-		hot:   make([]bool, len(cfg.Layout.Parts)), itemSet: make([]atomic.Int32, len(cfg.Layout.Parts))}
+		pace:  make([]partPace, len(cfg.Layout.Parts)), wake: make([]atomic.Int64, len(cfg.Layout.Parts)), itemSet: make([]atomic.Int32, len(cfg.Layout.Parts))}
 	seenAdd := setSeenAdd + dedup.LuaItemSet
 	f.fpArg = func(fp []byte) string { return string(fp) }
 	if cfg.Dedup != nil {

@@ -79,8 +79,9 @@ type Config struct {
 	// IdleInterval is the longest wait between dispatch rounds while every partition's
 	// frontier is empty (no host ready or scheduled, no lease held): the wait doubles
 	// from Interval up to it after each round that finds them empty. Requests queued
-	// into an idle frontier are handed out by the emit that queued them. Default 100ms
-	// (at least Interval).
+	// into an idle frontier are handed out by the emit that queued them. It is also the
+	// longest a round leaves one partition alone after finding nothing to move there
+	// (see round). Default 100ms (at least Interval).
 	IdleInterval time.Duration
 	// RetryInterval is how often Run moves due retries back to their hosts' queues.
 	// Default 100ms.

@@ -63,7 +63,7 @@ func (p *partPace) backoff(now, earliest time.Time, cfg Config) {
 }
 
 // wakePart makes the dispatcher look at partition part by at (local clock): this
-// process emitted there or finished a turn whose host may start again then.
+// process emitted requests there or moved due retries back to their hosts there.
 func (f *Frontier) wakePart(part int, at time.Time) {
 	ms := at.UnixMilli()
 	w := &f.wake[part]

@@ -20,7 +20,6 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/streamcrawl/streamcrawl/handlers"
-	"github.com/streamcrawl/streamcrawl/spiders"
 	"github.com/streamcrawl/streamcrawl/spiders/demosite"
 	"github.com/streamcrawl/streamcrawl/streams"
 )
@@ -99,11 +98,7 @@ func runChaos(ctx context.Context, opt chaosOptions) (*chaosReport, error) {
 	if err := os.WriteFile(spiderPath, []byte(yaml), 0o644); err != nil {
 		return nil, err
 	}
-	sp, _, err := spiders.LoadFile(spiderPath)
-	if err != nil {
-		return nil, err
-	}
-	c, err := connectFresh(ctx, opt.RedisURL, sp)
+	sp, c, err := freshCrawl(ctx, opt.RedisURL, spiderPath, []byte(yaml))
 	if err != nil {
 		return nil, err
 	}

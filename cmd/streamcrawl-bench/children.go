@@ -212,18 +212,23 @@ func (a *app) inBenchEnv(what string, keep *bool, run func(ctx context.Context, 
 	}
 }
 
-// connectFresh connects to the Redis at redisURL and deletes every key of sp's crawl,
-// so that a benchmark run starts from nothing. Close the client when done.
-func connectFresh(ctx context.Context, redisURL string, sp *spiders.Spider) (*streams.Client, error) {
+// freshCrawl parses the YAML spider yaml (file is its name in messages), connects to
+// the Redis at redisURL and deletes every key of the spider's crawl, so that a benchmark
+// run starts from nothing. Close the client when done.
+func freshCrawl(ctx context.Context, redisURL, file string, yaml []byte) (*spiders.Spider, *streams.Client, error) {
+	sp, _, err := spiders.Parse(file, yaml)
+	if err != nil {
+		return nil, nil, err
+	}
 	c, err := streams.Connect(ctx, streams.ClientOptions{URL: redisURL})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err := resetCrawl(ctx, c, sp.Name); err != nil {
 		c.Close()
-		return nil, err
+		return nil, nil, err
 	}
-	return c, nil
+	return sp, c, nil
 }
 
 // resetCrawl deletes every key of the crawl name on c.

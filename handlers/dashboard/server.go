@@ -19,6 +19,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/streamcrawl/streamcrawl/handlers"
+	"github.com/streamcrawl/streamcrawl/handlers/internal/conf"
 	"github.com/streamcrawl/streamcrawl/handlers/metrics"
 	"github.com/streamcrawl/streamcrawl/streams"
 	"github.com/streamcrawl/streamcrawl/streams/inspect"
@@ -71,15 +72,9 @@ func New(cfg Config) (*Dashboard, error) {
 	if cfg.Client == nil || cfg.Crawl == "" {
 		return nil, errors.New("dashboard: needs a redis client and a crawl")
 	}
-	if cfg.Interval <= 0 {
-		cfg.Interval = DefaultInterval
-	}
-	if cfg.History <= 0 {
-		cfg.History = DefaultHistory
-	}
-	if cfg.AliveIdle <= 0 {
-		cfg.AliveIdle = DefaultAliveIdle
-	}
+	conf.Positive(&cfg.Interval, DefaultInterval)
+	conf.Positive(&cfg.History, DefaultHistory)
+	conf.Positive(&cfg.AliveIdle, DefaultAliveIdle)
 	if cfg.Logger == nil {
 		cfg.Logger = zap.NewNop()
 	}

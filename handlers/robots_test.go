@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/streamcrawl/streamcrawl/handlers"
+	"github.com/streamcrawl/streamcrawl/spiders"
 	"github.com/streamcrawl/streamcrawl/streams"
 	"github.com/streamcrawl/streamcrawl/streams/inspect"
 	"github.com/streamcrawl/streamcrawl/streams/streamstest"
@@ -216,9 +217,16 @@ func TestUnreachableRobotsDropsTheHostThenDeadRetryBringsItBack(t *testing.T) {
 
 // TestCrawlWithUnreachableRobotsEndsByItself: one host whose robots.txt never answers
 // (the connection hangs), one answering 503, an https:// link to a plain-HTTP port and
-// one to a self-signed certificate: with the default settings the crawl ends by itself
-// within 3 minutes, the four hosts' pages dead letters counted as robots_unreachable,
-// and the good host crawled.
+// one to a self-signed certificate: the crawl ends by itself, the four hosts' pages dead
+// letters counted as robots_unreachable, and the good host crawled.
+//
+// It runs the default schedule (robots_unreachable_tries fetches of robots.txt, each
+// bounded by the robots.txt timeout, with waits doubling from RobotsRetry between them)
+// scaled down: RobotsRetry 100ms instead of 15 s and a 1 s download timeout, which bounds
+// each robots.txt fetch, instead of 20 s; tries and page retries are the defaults.
+// TestDefaultRobotsScheduleGivesUpAHangingHostInUnderTwoMinutes (handlers/fetch) pins the
+// default values, so that the pair proves what waiting the defaults out proved: the
+// defaults end such a crawl by itself (within 105 s a host).
 func TestCrawlWithUnreachableRobotsEndsByItself(t *testing.T) {
 	t.Parallel()
 	srv := streamstest.Start(t)
@@ -258,10 +266,14 @@ func TestCrawlWithUnreachableRobotsEndsByItself(t *testing.T) {
 	sp := titleSpider("endsbyitself", goodBase)
 	sp.StartURLs = []string{goodBase + "/0", busy + "/", "http://" + hang.Addr().String() + "/",
 		strings.Replace(plain, "http://", "https://", 1) + "/", selfSigned.URL + "/"}
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	sp.Settings.DownloadTimeout = time.Second // bounds each robots.txt fetch of the hanging host
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	start := time.Now()
-	err = runCrawl(ctx, t, srv.Client(), sp, newMemSink(), func(c *handlers.Config) { c.RetryBase = 0 }) // default retries
+	err = runCrawl(ctx, t, srv.Client(), sp, newMemSink(), func(c *handlers.Config) {
+		c.RetryBase = 0 // default page retries
+		c.RobotsRetry = 100 * time.Millisecond
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -273,11 +285,17 @@ func TestCrawlWithUnreachableRobotsEndsByItself(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !st.Done || ctx.Err() != nil {
-		t.Fatalf("the crawl did not end by itself within 3 minutes (done %v after %v)", st.Done, took)
+		t.Fatalf("the crawl did not end by itself within a minute (done %v after %v)", st.Done, took)
 	}
 	t.Logf("ended by itself in %v", took.Round(time.Second))
 	if st.Stats["robots_unreachable"] != 4 || st.DeadLetters != 4 {
 		t.Errorf("robots_unreachable = %d, dead letters %d; want 4, 4", st.Stats["robots_unreachable"], st.DeadLetters)
+	}
+	connsMu.Lock()
+	hangTries := len(conns)
+	connsMu.Unlock()
+	if hangTries != spiders.DefaultRobotsUnreachableTries {
+		t.Errorf("the hanging host was asked for robots.txt %d times, want robots_unreachable_tries (%d)", hangTries, spiders.DefaultRobotsUnreachableTries)
 	}
 	for _, p := range []string{"/0", "/1", "/2"} {
 		if good.counts()[p] != 1 {

@@ -21,7 +21,8 @@ import (
 )
 
 // mainEnv makes the test binary behave as the streamcrawl binary (see TestMain), so that
-// tests run real worker processes of this very build, race detector included.
+// tests run real worker processes of this build (with or without the race detector:
+// childBinary).
 const mainEnv = "STREAMCRAWL_TEST_MAIN"
 
 func TestMain(m *testing.M) {
@@ -32,7 +33,18 @@ func TestMain(m *testing.M) {
 		stop()
 		os.Exit(code)
 	}
-	os.Exit(m.Run())
+	dir, err := os.MkdirTemp("", "streamcrawl-cli-test")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	if err := buildPlainBinary(dir); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	_ = os.RemoveAll(dir)
+	os.Exit(code)
 }
 
 // Env variables a worker never inherits from the test's environment: each test says
@@ -68,7 +80,7 @@ func startProc(t testing.TB, name string, env []string, args ...string) *proc {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p.cmd = exec.Command(os.Args[0], args...)
+	p.cmd = exec.Command(childBinary(t), args...)
 	p.cmd.Env = childEnv(env)
 	p.cmd.Stdout, p.cmd.Stderr = stdout, stderr
 	p.cmd.SysProcAttr = procAttr()

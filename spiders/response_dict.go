@@ -45,7 +45,7 @@ func NewResponseDict(data []byte) (*ResponseDict, error) {
 	if info.ID() == 0 {
 		return nil, errors.New("spiders: response dictionary has no ID")
 	}
-	enc, err := zstd.NewWriter(nil, encoderOptions(zstd.WithEncoderDict(data))...)
+	enc, err := zstd.NewWriter(nil, encoderOptions(zstd.SpeedFastest, zstd.WithEncoderDict(data))...)
 	if err != nil {
 		return nil, fmt.Errorf("spiders: response dictionary: %w", err)
 	}

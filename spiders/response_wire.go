@@ -47,18 +47,99 @@ const maxResponseHead = 1 << 20
 // MaxResponseHeaderBytes): what a response's head may hold.
 const MaxHeaderBytes = maxResponseHead
 
-// encoderOptions are the options of every response encoder: the fastest level (chosen
-// by measurement, see the README), up to GOMAXPROCS encodes at once (EncodeAll is safe
-// for concurrent use), and a 512 KB window: each concurrent encode keeps a history of
-// its window, 8 MB by default, and a page's repeats are within a few KB.
-func encoderOptions(more ...zstd.EOption) []zstd.EOption {
-	return append([]zstd.EOption{zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithWindowSize(512 << 10),
+// Values of Settings.ResponseCompression: the zstd level stored responses are written
+// with, or none. Whatever a process writes, it reads every one of them (a compressed
+// response is a zstd frame, one written plain starts with the version 3 marker).
+const (
+	ResponseCompressFastest = "fastest"
+	ResponseCompressDefault = "default"
+	ResponseCompressBetter  = "better"
+	ResponseCompressOff     = "off"
+)
+
+// DefaultResponseCompression is the setting "" stands for (chosen by measurement, see the
+// README).
+const DefaultResponseCompression = ResponseCompressFastest
+
+// responseLevel is the zstd level of the setting c ("" the default); ok is false for off.
+func responseLevel(c string) (level zstd.EncoderLevel, ok bool, err error) {
+	if c == "" {
+		c = DefaultResponseCompression
+	}
+	switch c {
+	case ResponseCompressFastest:
+		return zstd.SpeedFastest, true, nil
+	case ResponseCompressDefault:
+		return zstd.SpeedDefault, true, nil
+	case ResponseCompressBetter:
+		return zstd.SpeedBetterCompression, true, nil
+	case ResponseCompressOff:
+		return 0, false, nil
+	}
+	return 0, false, fmt.Errorf("spiders: response compression %q: want fastest, default, better or off", c)
+}
+
+// validResponseCompression reports whether c is a value of Settings.ResponseCompression.
+func validResponseCompression(c string) bool {
+	_, _, err := responseLevel(c)
+	return err == nil
+}
+
+// encoderOptions are the options of every response encoder: the level, up to GOMAXPROCS
+// encodes at once (EncodeAll is safe for concurrent use), and a 512 KB window: each
+// concurrent encode keeps a history of its window, 8 MB by default, and a page's repeats
+// are within a few KB.
+func encoderOptions(level zstd.EncoderLevel, more ...zstd.EOption) []zstd.EOption {
+	return append([]zstd.EOption{zstd.WithEncoderLevel(level), zstd.WithWindowSize(512 << 10),
 		zstd.WithLowerEncoderMem(true)}, more...)
 }
 
-// zstdEncoder compresses responses without a dictionary; zstdEncoderErr says why it
-// could not be made (MarshalResponse returns it).
-var zstdEncoder, zstdEncoderErr = zstd.NewWriter(nil, encoderOptions()...)
+// zstdEncoder compresses responses at the default level without a dictionary;
+// zstdEncoderErr says why it could not be made (MarshalResponse returns it).
+var zstdEncoder, zstdEncoderErr = zstd.NewWriter(nil, encoderOptions(zstd.SpeedFastest)...)
+
+// encoderKey names an encoder of the cache: a level and a dictionary (nil: none).
+type encoderKey struct {
+	level zstd.EncoderLevel
+	dict  *ResponseDict
+}
+
+// cachedEncoder is an encoder of the cache, made once.
+type cachedEncoder struct {
+	once sync.Once
+	enc  *zstd.Encoder
+	err  error
+}
+
+// encoders are the encoders of the levels and dictionaries in use besides the default
+// ones (each is made on first use and kept: a process uses one or two).
+var encoders sync.Map // encoderKey -> *cachedEncoder
+
+// encoderFor returns the encoder of level with the dictionary d (nil: none).
+func encoderFor(level zstd.EncoderLevel, d *ResponseDict) (*zstd.Encoder, error) {
+	if level == zstd.SpeedFastest {
+		if d != nil {
+			return d.enc, nil
+		}
+		if zstdEncoderErr != nil {
+			return nil, fmt.Errorf("spiders: response encoder: %w", zstdEncoderErr)
+		}
+		return zstdEncoder, nil
+	}
+	v, _ := encoders.LoadOrStore(encoderKey{level, d}, &cachedEncoder{})
+	c := v.(*cachedEncoder)
+	c.once.Do(func() {
+		var more []zstd.EOption
+		if d != nil {
+			more = append(more, zstd.WithEncoderDict(d.data))
+		}
+		c.enc, c.err = zstd.NewWriter(nil, encoderOptions(level, more...)...)
+		if c.err != nil {
+			c.err = fmt.Errorf("spiders: response encoder: %w", c.err)
+		}
+	})
+	return c.enc, c.err
+}
 
 // responseHead is a version 3 response on a stream, but its body.
 type responseHead struct {
@@ -74,12 +155,35 @@ type responseHead struct {
 	Rendered  string      `json:"rendered,omitempty"`
 }
 
-// MarshalResponse encodes r (version 3: one zstd frame of a JSON head and the body).
-func MarshalResponse(r *Response) ([]byte, error) { return MarshalResponseDict(r, nil) }
+// MarshalResponse encodes r (version 3: one zstd frame of a JSON head and the body, at
+// the default level).
+func MarshalResponse(r *Response) ([]byte, error) { return MarshalResponseWith(r, "", nil) }
 
 // MarshalResponseDict is MarshalResponse compressing with the dictionary d (nil: none).
 // The zstd frame names d's ID: decoding needs d registered (RegisterResponseDict).
 func MarshalResponseDict(r *Response, d *ResponseDict) ([]byte, error) {
+	return MarshalResponseWith(r, "", d)
+}
+
+// MarshalResponseWith encodes r with the compression setting c ("" the default, off:
+// the version 3 content as it is, no zstd frame) and the dictionary d (nil: none;
+// ignored when c is off).
+func MarshalResponseWith(r *Response, c string, d *ResponseDict) ([]byte, error) {
+	level, compress, err := responseLevel(c)
+	if err != nil {
+		return nil, err
+	}
+	if !compress {
+		var buf bytes.Buffer
+		if err := writeResponsePlain(&buf, r); err != nil {
+			return nil, err
+		}
+		return buf.Bytes(), nil
+	}
+	enc, err := encoderFor(level, d)
+	if err != nil {
+		return nil, err
+	}
 	buf := plainBuffers.Get().(*bytes.Buffer)
 	defer func() {
 		if buf.Cap() <= 1<<20 {
@@ -89,12 +193,6 @@ func MarshalResponseDict(r *Response, d *ResponseDict) ([]byte, error) {
 	}()
 	if err := writeResponsePlain(buf, r); err != nil {
 		return nil, err
-	}
-	enc := zstdEncoder
-	if d != nil {
-		enc = d.enc
-	} else if zstdEncoderErr != nil {
-		return nil, fmt.Errorf("spiders: response encoder: %w", zstdEncoderErr)
 	}
 	return enc.EncodeAll(buf.Bytes(), make([]byte, 0, buf.Len()/3+64)), nil
 }

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"sync"
 	"time"
@@ -333,30 +332,32 @@ func checkDecoded(r *Response) (*Response, error) {
 }
 
 // decodeSized decompresses the zstd frame b whose header says it holds size bytes into
-// one buffer of that size; a frame holding more (a forged header) is an error.
+// one buffer of that size; a frame holding more (a forged header) is an error, caught
+// before it is expanded past the buffer.
 func decodeSized(b []byte, size int) ([]byte, error) {
-	return withDecoder(b, func(d *zstd.Decoder) ([]byte, error) {
-		out := make([]byte, size)
-		if _, err := io.ReadFull(d, out); err != nil {
-			return nil, fmt.Errorf("spiders: decompress response: %w", err)
-		}
-		var one [1]byte
-		if n, err := d.Read(one[:]); n > 0 || (err != nil && err != io.EOF) {
-			return nil, fmt.Errorf("spiders: decompress response: more than the %d bytes its header says (%v)", size, err)
-		}
-		return out, nil
-	})
+	decs, err := decodersFor(b)
+	if err != nil {
+		return nil, err
+	}
+	out, err := decs.all.DecodeAll(b, make([]byte, 0, size))
+	if err != nil {
+		return nil, fmt.Errorf("spiders: decompress response: %w", err)
+	}
+	if len(out) != size {
+		return nil, fmt.Errorf("spiders: decompress response: %d bytes, its header says %d", len(out), size)
+	}
+	return out, nil
 }
 
 // withDecoder runs read with a pooled streaming decoder (of the dictionary b names) set
 // to read the zstd data b.
 func withDecoder(b []byte, read func(d *zstd.Decoder) ([]byte, error)) ([]byte, error) {
-	pool, err := decodersFor(b)
+	decs, err := decodersFor(b)
 	if err != nil {
 		return nil, err
 	}
-	d := pool.Get().(*zstd.Decoder)
-	defer pool.Put(d)
+	d := decs.streams.Get().(*zstd.Decoder)
+	defer decs.streams.Put(d)
 	if err := d.Reset(bytes.NewReader(b)); err != nil {
 		return nil, fmt.Errorf("spiders: decompress response: %w", err)
 	}

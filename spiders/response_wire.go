@@ -27,11 +27,16 @@ import (
 // JSON plain and compressed the body alone.
 const ResponseVersion = 3
 
-// ResponseEncodingZstd is the content_encoding metadata of a compressed response payload.
+// ResponseEncodingZstd is the content_encoding metadata of a compressed response payload
+// (a response stored with compression off has none).
 const ResponseEncodingZstd = "zstd"
 
 // zstdMagic starts every zstd frame; JSON never starts with it.
 var zstdMagic = []byte{0x28, 0xb5, 0x2f, 0xfd}
+
+// ResponseCompressed reports whether the stored response payload is a zstd frame (not
+// one written with compression off).
+func ResponseCompressed(payload []byte) bool { return bytes.HasPrefix(payload, zstdMagic) }
 
 // v3Marker starts the decompressed content of a version 3 response.
 var v3Marker = []byte("SCR\x03")

@@ -82,7 +82,8 @@ type Settings struct {
 	// of the machine's memory, between 32 MB and 256 MB.
 	BodyBudget ByteSize `yaml:"body_budget"`
 	// ResponseDict: "on" (the default, also "") compresses stored responses with a zstd
-	// dictionary trained on the crawl's first responses; "off" does not.
+	// dictionary trained on the crawl's first responses; "off" does not. With
+	// ResponseCompression off there is no dictionary either.
 	ResponseDict string `yaml:"response_dict"`
 	// ResponseCompression is the zstd level responses are stored with: "fastest" (the
 	// default, also ""), "default", "better", or "off" (stored as fetched: no zstd work,

@@ -161,33 +161,19 @@ func (p *yamlParser) spider(data []byte) (*Spider, error) {
 			}
 			haveStart = true
 		case "allowed_domains":
-			if sp.AllowedDomains, err = p.domains(n, kv.key); err != nil {
-				return nil, err
-			}
+			sp.AllowedDomains, err = p.domains(n, kv.key)
 		case "sitemap_urls":
-			if sp.SitemapURLs, err = p.startURLs(n, kv.key); err != nil {
-				return nil, err
-			}
+			sp.SitemapURLs, err = p.startURLs(n, kv.key)
 		case "follow":
-			if rules.follow, err = p.followRules(n, kv.key); err != nil {
-				return nil, err
-			}
+			rules.follow, err = p.followRules(n, kv.key)
 		case "items":
-			if rules.items, err = p.itemRules(n, kv.key); err != nil {
-				return nil, err
-			}
+			rules.items, err = p.itemRules(n, kv.key)
 		case "settings":
-			if err := p.settings(n, kv.key, &sp.Settings); err != nil {
-				return nil, err
-			}
+			err = p.settings(n, kv.key, &sp.Settings)
 		case "render":
-			if sp.Render, err = p.render(n, kv.key); err != nil {
-				return nil, err
-			}
+			sp.Render, err = p.render(n, kv.key)
 		case "page":
-			if sp.Page, err = p.page(n, kv.key); err != nil {
-				return nil, err
-			}
+			sp.Page, err = p.page(n, kv.key)
 		case "login":
 			sp.Login = &Login{}
 			if err := p.decodeStruct(n, kv.key, reflect.ValueOf(sp.Login).Elem(), nil); err != nil {
@@ -198,6 +184,9 @@ func (p *yamlParser) spider(data []byte) (*Spider, error) {
 			}
 		default:
 			return nil, p.unknownKey(kv, "", topKeys)
+		}
+		if err != nil {
+			return nil, err
 		}
 	}
 	if !haveName {
@@ -277,28 +266,21 @@ func (p *yamlParser) followRule(it *yaml.Node, k string) (followRule, error) {
 		kk := k + "." + kv.key
 		switch kv.key {
 		case "links":
-			if links, err = p.str(kv.value, kk); err != nil {
-				return r, err
-			}
+			links, err = p.str(kv.value, kk)
 			linksNode = kv.value
 		case "allow":
-			if r.allow, err = p.regexps(kv.value, kk); err != nil {
-				return r, err
-			}
+			r.allow, err = p.regexps(kv.value, kk)
 		case "deny":
-			if r.deny, err = p.regexps(kv.value, kk); err != nil {
-				return r, err
-			}
+			r.deny, err = p.regexps(kv.value, kk)
 		case "render":
-			if r.render, err = p.render(kv.value, kk); err != nil {
-				return r, err
-			}
+			r.render, err = p.render(kv.value, kk)
 		case "page":
-			if r.page, err = p.page(kv.value, kk); err != nil {
-				return r, err
-			}
+			r.page, err = p.page(kv.value, kk)
 		default:
 			return r, p.unknownKey(kv, k, followKeys)
+		}
+		if err != nil {
+			return r, err
 		}
 	}
 	if r.links, err = compileSelector(links); err != nil {

@@ -38,22 +38,19 @@ func (p *yamlParser) page(n *yaml.Node, key string) (*Page, error) {
 		k := key + "." + kv.key
 		switch kv.key {
 		case "wait":
-			if pg.Wait, err = p.wait(kv.value, k); err != nil {
-				return nil, err
-			}
+			pg.Wait, err = p.wait(kv.value, k)
 		case "block":
-			if pg.Block, err = p.block(kv.value, k); err != nil {
-				return nil, err
-			}
+			pg.Block, err = p.block(kv.value, k)
 		case "actions":
-			if pg.Actions, err = listOf(p, kv.value, k, p.action); err != nil {
-				return nil, err
-			}
-			if len(pg.Actions) > MaxActions {
-				return nil, p.errorf(kv.value, k, "%d actions, at most %d", len(pg.Actions), MaxActions)
+			pg.Actions, err = listOf(p, kv.value, k, p.action)
+			if err == nil && len(pg.Actions) > MaxActions {
+				err = p.errorf(kv.value, k, "%d actions, at most %d", len(pg.Actions), MaxActions)
 			}
 		default:
 			return nil, p.errorf(kv.keyNode, key, "unknown key %q (want wait, block or actions)", kv.key)
+		}
+		if err != nil {
+			return nil, err
 		}
 	}
 	return pg, nil

@@ -20,7 +20,6 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/streamcrawl/streamcrawl/handlers"
-	"github.com/streamcrawl/streamcrawl/spiders"
 	"github.com/streamcrawl/streamcrawl/spiders/demosite"
 	"github.com/streamcrawl/streamcrawl/streams"
 )
@@ -57,7 +56,6 @@ func (w *worker) consumer() string { return fmt.Sprintf("%s-g%d", w.slot, w.gen)
 // chaosRun is the state of one chaos run.
 type chaosRun struct {
 	opt    chaosOptions
-	exe    string
 	spider string
 	rdb    redis.UniversalClient
 	keys   streams.Keys
@@ -75,8 +73,7 @@ func runChaos(ctx context.Context, opt chaosOptions) (*chaosReport, error) {
 	if opt.Log == nil {
 		opt.Log = io.Discard
 	}
-	exe, err := os.Executable()
-	if err != nil {
+	if _, err := selfCommand(ctx); err != nil { // a child of a bench run starts no workers
 		return nil, err
 	}
 	ctx, cancel := context.WithTimeout(ctx, opt.Timeout)
@@ -101,16 +98,12 @@ func runChaos(ctx context.Context, opt chaosOptions) (*chaosReport, error) {
 	if err := os.WriteFile(spiderPath, []byte(yaml), 0o644); err != nil {
 		return nil, err
 	}
-	sp, _, err := spiders.LoadFile(spiderPath)
-	if err != nil {
-		return nil, err
-	}
-	c, err := connectFresh(ctx, opt.RedisURL, sp)
+	sp, c, err := freshCrawl(ctx, opt.RedisURL, spiderPath, []byte(yaml))
 	if err != nil {
 		return nil, err
 	}
 	defer c.Close()
-	r := &chaosRun{opt: opt, exe: exe, spider: spiderPath, rdb: c, keys: streams.NewKeys(sp.Name)}
+	r := &chaosRun{opt: opt, spider: spiderPath, rdb: c, keys: streams.NewKeys(sp.Name)}
 	if _, err := handlers.Seed(ctx, c, sp, nil); err != nil {
 		return nil, err
 	}
@@ -147,8 +140,10 @@ func (r *chaosRun) start(w *worker) error {
 		// Each store slot keeps its own file, re-opened by its restarts.
 		args = append(args, "--out", filepath.Join(r.opt.Dir, w.slot+".jsonl"))
 	}
-	cmd := exec.Command(r.exe, args...)
-	cmd.Env = append(os.Environ(), "STREAMCRAWL_TEST_MAIN=1")
+	cmd, err := selfCommand(context.Background(), args...) // stopped by kill, not by a context
+	if err != nil {
+		return err
+	}
 	logf, err := os.OpenFile(filepath.Join(r.opt.Dir, w.slot+".log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
 	if err != nil {
 		return err

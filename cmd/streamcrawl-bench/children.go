@@ -19,6 +19,28 @@ import (
 	"github.com/streamcrawl/streamcrawl/streams/inspect"
 )
 
+// childEnv marks the processes this binary starts as itself (demo site, stage workers):
+// such a process never starts another one, so a mistaken spawn path (a test binary run
+// as the command without its switch, say) cannot start children without end.
+const childEnv = "STREAMCRAWL_BENCH_CHILD"
+
+// selfCommand is this binary run with args as a child process (marked with childEnv; the
+// switch that makes a test binary act as the command is passed on). A child asking for a
+// child gets an error.
+func selfCommand(ctx context.Context, args ...string) (*exec.Cmd, error) {
+	if os.Getenv(childEnv) != "" {
+		return nil, fmt.Errorf("streamcrawl-bench: %s is a child of a bench run (%s is set) and may not start %q: refusing a recursive spawn",
+			os.Args[0], childEnv, strings.Join(args, " "))
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.CommandContext(ctx, exe, args...)
+	cmd.Env = append(os.Environ(), childEnv+"=1", "STREAMCRAWL_TEST_MAIN=1")
+	return cmd, nil
+}
+
 // child is a helper process (demo site, redis-server) that bench starts and stops.
 type child struct{ cmd *exec.Cmd }
 
@@ -47,11 +69,10 @@ func startSiteChild(ctx context.Context, pages int, extra ...string) (*child, st
 // startServerChild runs this binary with args, a command that prints "listening on
 // <base URL>" first, and returns the child and that URL; what names it in errors.
 func startServerChild(ctx context.Context, what string, args ...string) (*child, string, error) {
-	exe, err := os.Executable()
+	cmd, err := selfCommand(ctx, args...)
 	if err != nil {
 		return nil, "", err
 	}
-	cmd := exec.CommandContext(ctx, exe, args...)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		return nil, "", err
@@ -191,18 +212,23 @@ func (a *app) inBenchEnv(what string, keep *bool, run func(ctx context.Context, 
 	}
 }
 
-// connectFresh connects to the Redis at redisURL and deletes every key of sp's crawl,
-// so that a benchmark run starts from nothing. Close the client when done.
-func connectFresh(ctx context.Context, redisURL string, sp *spiders.Spider) (*streams.Client, error) {
+// freshCrawl parses the YAML spider yaml (file is its name in messages), connects to
+// the Redis at redisURL and deletes every key of the spider's crawl, so that a benchmark
+// run starts from nothing. Close the client when done.
+func freshCrawl(ctx context.Context, redisURL, file string, yaml []byte) (*spiders.Spider, *streams.Client, error) {
+	sp, _, err := spiders.Parse(file, yaml)
+	if err != nil {
+		return nil, nil, err
+	}
 	c, err := streams.Connect(ctx, streams.ClientOptions{URL: redisURL})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err := resetCrawl(ctx, c, sp.Name); err != nil {
 		c.Close()
-		return nil, err
+		return nil, nil, err
 	}
-	return c, nil
+	return sp, c, nil
 }
 
 // resetCrawl deletes every key of the crawl name on c.

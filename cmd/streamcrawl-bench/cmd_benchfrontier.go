@@ -11,7 +11,6 @@ import (
 
 	"github.com/streamcrawl/streamcrawl/handlers"
 	"github.com/streamcrawl/streamcrawl/handlers/metrics"
-	"github.com/streamcrawl/streamcrawl/spiders"
 	"github.com/streamcrawl/streamcrawl/streams"
 	"github.com/streamcrawl/streamcrawl/streams/inspect"
 )
@@ -79,11 +78,7 @@ func runFrontier(ctx context.Context, opt frontierOptions, log io.Writer) (*fron
 	if opt.Capacity > 0 {
 		yaml += fmt.Sprintf("settings:\n  capacity: %d\n", opt.Capacity)
 	}
-	sp, _, err := spiders.Parse("frontier.yaml", []byte(yaml))
-	if err != nil {
-		return nil, err
-	}
-	c, err := connectFresh(ctx, opt.RedisURL, sp)
+	sp, c, err := freshCrawl(ctx, opt.RedisURL, "frontier.yaml", []byte(yaml))
 	if err != nil {
 		return nil, err
 	}

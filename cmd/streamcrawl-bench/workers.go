@@ -61,10 +61,6 @@ func (w *workerCrawl) start0(ctx context.Context, redisURL, dir, spiderPath stri
 	if err := resetCrawl(ctx, w.c, w.sp.Name); err != nil {
 		return err
 	}
-	exe, err := os.Executable()
-	if err != nil {
-		return err
-	}
 	w.shards = shardInfo(ctx, w.c)
 	w.before, w.calls, w.start = sumShards(w.shards), commandCalls(ctx, w.c), time.Now()
 	if _, err := handlers.Seed(ctx, w.c, w.sp, nil); err != nil {
@@ -73,7 +69,10 @@ func (w *workerCrawl) start0(ctx context.Context, redisURL, dir, spiderPath stri
 	run := func(name string, args ...string) error {
 		args = append(args, "--redis", redisURL, "--spider", spiderPath, "--until-done", "--consumer", name,
 			"--log-level", logLevel)
-		cmd := exec.CommandContext(ctx, exe, args...)
+		cmd, err := selfCommand(ctx, args...)
+		if err != nil {
+			return err
+		}
 		logf, err := os.Create(filepath.Join(dir, name+logSuffix+".log"))
 		if err != nil {
 			return err

@@ -40,6 +40,14 @@ type Sample struct {
 	RedisUsed int64            `json:"redis_used"`
 	RedisMax  int64            `json:"redis_max"`
 	Done      bool             `json:"done"`
+	// Continuous: the crawl runs in continuous mode (it waits for revisits when its
+	// queues are empty instead of ending).
+	Continuous bool `json:"continuous"`
+	// Revisits is the number of revisits in the schedule, RevisitsDue those due now
+	// (not yet released into host queues) and RevisitsNextHour those due within the hour.
+	Revisits         int64 `json:"revisits"`
+	RevisitsDue      int64 `json:"revisits_due"`
+	RevisitsNextHour int64 `json:"revisits_next_hour"`
 }
 
 // Host is one host's fetch figures over the crawl.
@@ -145,7 +153,9 @@ func sampleOf(got metrics.Sample) Sample {
 	smp := Sample{At: got.At.UnixMilli(), Pages: st.Stats["pages_fetched"], Items: st.ItemsStored,
 		Frontier: f.Requests, Delayed: f.Delayed, Dead: st.DeadLetters, Seen: st.Seen, Done: st.Done,
 		Pending: map[string]int64{}, Unread: map[string]int64{}, Consumers: map[string]int64{},
-		Alive: map[string]int64{}, RedisUsed: got.RedisUsed, RedisMax: got.RedisMax}
+		Alive: map[string]int64{}, RedisUsed: got.RedisUsed, RedisMax: got.RedisMax,
+		Continuous: st.Continuous.On, Revisits: st.Revisits.Scheduled, RevisitsDue: st.Revisits.DueNow,
+		RevisitsNextHour: st.Revisits.NextHour}
 	for _, s := range st.Streams {
 		kind := s.Name[strings.LastIndexByte(s.Name, ':')+1:]
 		for _, g := range s.Groups {

@@ -19,6 +19,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/streamcrawl/streamcrawl/handlers"
+	"github.com/streamcrawl/streamcrawl/handlers/internal/conf"
 	"github.com/streamcrawl/streamcrawl/handlers/metrics"
 	"github.com/streamcrawl/streamcrawl/streams"
 	"github.com/streamcrawl/streamcrawl/streams/inspect"
@@ -71,15 +72,9 @@ func New(cfg Config) (*Dashboard, error) {
 	if cfg.Client == nil || cfg.Crawl == "" {
 		return nil, errors.New("dashboard: needs a redis client and a crawl")
 	}
-	if cfg.Interval <= 0 {
-		cfg.Interval = DefaultInterval
-	}
-	if cfg.History <= 0 {
-		cfg.History = DefaultHistory
-	}
-	if cfg.AliveIdle <= 0 {
-		cfg.AliveIdle = DefaultAliveIdle
-	}
+	conf.Positive(&cfg.Interval, DefaultInterval)
+	conf.Positive(&cfg.History, DefaultHistory)
+	conf.Positive(&cfg.AliveIdle, DefaultAliveIdle)
 	if cfg.Logger == nil {
 		cfg.Logger = zap.NewNop()
 	}
@@ -119,7 +114,7 @@ var pageTemplate = template.Must(template.New("index.html").Funcs(template.FuncM
 // pageData is what the page template shows.
 type pageData struct {
 	Crawl  string
-	State  string // connecting, running or done
+	State  string // connecting, running, continuous (running, waiting for revisits when idle) or done
 	Error  string
 	Last   Sample
 	Queue  int64 // frontier and delayed
@@ -132,15 +127,23 @@ type stageRow struct {
 	Pending, Unread  string
 }
 
+// stateOf is the page's badge for a sample (app.js says the same).
+func stateOf(s Sample) string {
+	switch {
+	case s.Done:
+		return "done"
+	case s.Continuous:
+		return "continuous"
+	}
+	return "running"
+}
+
 func (d *Dashboard) page(w http.ResponseWriter, _ *http.Request) {
 	h, _, _, lastErr := d.s.snapshot()
 	p := pageData{Crawl: d.cfg.Crawl, State: "connecting", Error: lastErr}
 	if len(h) > 0 {
 		p.Last = h[len(h)-1]
-		p.State = "running"
-		if p.Last.Done {
-			p.State = "done"
-		}
+		p.State = stateOf(p.Last)
 		p.Queue = p.Last.Frontier + p.Last.Delayed
 		for _, g := range []string{streams.StageFetch, streams.StageParse, streams.StageStore} {
 			unread := num(float64(p.Last.Unread[g]))

@@ -34,7 +34,8 @@ func (s *cookieStore) forBrowser(ctx context.Context, session string, u *url.URL
 		return out, nil
 	}
 	host := spiders.HostKeyName(spiders.HostKeyOf(u))
-	stored, err := s.load(ctx, s.key(session, host))
+	key, part := s.key(session, host)
+	stored, err := s.load(ctx, key, part)
 	if err != nil {
 		return nil, fmt.Errorf("fetch: load cookies of %s: %w", host, err)
 	}

@@ -38,23 +38,39 @@ type cookieStore struct {
 	// stored is the crawl's cookies_stored counter as last read (shared mode), and when.
 	stored   int64
 	storedAt time.Time
-	// seen caches the shared jar's hashes for cookieCacheTTL (an empty one for
-	// cookieEmptyTTL), so that a crawl of a site that sets no cookies (or the same ones)
-	// costs no round trip per fetch; a cookie another process saved is sent by this one
-	// at most that much later.
+	// seen caches the shared jar's hashes that hold cookies for cookieCacheTTL, so
+	// that a crawl of a site that sets the same ones costs no round trip per fetch; a
+	// cookie another process saved is sent by this one at most that much later.
 	seen map[string]cachedCookies
+	// empty caches the shared jar's hashes found empty (most sites of a broad crawl
+	// set no cookie): one is good for cookieEmptyTTL, and after that while the
+	// cookieAdds counter of its partition has not moved since it was read (see gen).
+	empty map[string]emptyJar
+	// adds is each partition's cookieAdds counter as last read, and when.
+	adds []partAdds
 }
 
 // cookieCacheTTL is how long a process reuses a shared jar hash it read.
 const cookieCacheTTL = time.Second
 
-// cookieEmptyTTL is how long a process reuses a shared jar hash it found empty: most
-// sites of a broad crawl set no cookie, and a host's pages come to one process about
-// once a second (measured: one HGETALL per page at a 500 ms per-host delay with 1 s).
+// cookieEmptyTTL is how long a process reuses a shared jar hash it found empty
+// whatever happened since: most sites of a broad crawl set no cookie, and a host's
+// pages come to one process about once a second (measured: one HGETALL per page at a
+// 500 ms per-host delay with 1 s). Past it the empty hash is still reused while its
+// partition's cookieAdds counter is unchanged, read at most once per cookieCacheTTL.
 const cookieEmptyTTL = 5 * time.Second
 
-// cookieCacheSize bounds the cache (it is cleared when full).
+// cookieAdds is the field of a partition's stats hash that cookieSaveScript bumps
+// when a save adds a cookie to one of the partition's jar hashes: a process's empty
+// hashes of that partition may have one now.
+const cookieAdds = "cookie_adds"
+
+// cookieCacheSize bounds the cache of hashes with cookies (it is cleared when full).
 const cookieCacheSize = 10000
+
+// cookieEmptySize bounds the cache of empty hashes (it is cleared when full): about
+// 100 bytes each, so a broad crawl's 10,000 hosts do not clear it all the time.
+const cookieEmptySize = 50000
 
 // Cookie jar bounds, as browsers keep them (RFC 6265 §6.1 asks for at least 4096 bytes
 // per cookie, 50 per domain and 3000 in all; Chrome keeps 180 per domain): without
@@ -76,6 +92,18 @@ type cachedCookies struct {
 	vals map[string]string
 }
 
+// emptyJar is a jar hash found empty: when, and its partition's cookieAdds then.
+type emptyJar struct {
+	at   time.Time
+	adds int64
+}
+
+// partAdds is a partition's cookieAdds counter as read at a time.
+type partAdds struct {
+	n  int64
+	at time.Time
+}
+
 func newCookieStore(mode string, rdb redis.UniversalClient, layout streams.Layout, counters *streams.Counters) *cookieStore {
 	if mode == "" {
 		mode = spiders.CookiesShared
@@ -83,7 +111,8 @@ func newCookieStore(mode string, rdb redis.UniversalClient, layout streams.Layou
 	if mode == spiders.CookiesShared && rdb == nil {
 		mode = spiders.CookiesProcess // no Redis (unit tests of Fetch): keep them here
 	}
-	return &cookieStore{mode: mode, rdb: rdb, layout: layout, counters: counters, local: map[string]*limitJar{}, seen: map[string]cachedCookies{}}
+	return &cookieStore{mode: mode, rdb: rdb, layout: layout, counters: counters, local: map[string]*limitJar{}, seen: map[string]cachedCookies{},
+		empty: map[string]emptyJar{}, adds: make([]partAdds, len(layout.Parts))}
 }
 
 // sessionOf returns the cookie session of req: its cookiejar meta, else the default.
@@ -119,7 +148,8 @@ func (s *cookieStore) jar(ctx context.Context, session string, u *url.URL) (http
 	}
 	j := &recordingJar{Jar: newJar(), s: s}
 	host := spiders.HostKeyName(spiders.HostKeyOf(u))
-	stored, err := s.load(ctx, s.key(session, host))
+	key, part := s.key(session, host)
+	stored, err := s.load(ctx, key, part)
 	if err != nil {
 		return nil, nil, fmt.Errorf("fetch: load cookies of %s: %w", host, err)
 	}
@@ -134,41 +164,82 @@ func (s *cookieStore) jar(ctx context.Context, session string, u *url.URL) (http
 	return j, func(ctx context.Context) error { return s.save(ctx, session, j.set) }, nil
 }
 
-// load returns the shared jar's hash key, from the cache when it is fresh.
-func (s *cookieStore) load(ctx context.Context, key string) (map[string]string, error) {
+// load returns the shared jar's hash key (in partition part), from the cache when it
+// is fresh.
+func (s *cookieStore) load(ctx context.Context, key string, part int) (map[string]string, error) {
+	adds, addsErr := s.gen(ctx, part) // before the read: a save after it moves the counter
 	s.mu.Lock()
 	c, ok := s.seen[key]
+	e, none := s.empty[key]
 	s.mu.Unlock()
-	if ok && (time.Since(c.at) < cookieCacheTTL || len(c.vals) == 0 && time.Since(c.at) < cookieEmptyTTL) {
+	if ok && time.Since(c.at) < cookieCacheTTL {
 		return c.vals, nil
+	}
+	if none && (time.Since(e.at) < cookieEmptyTTL || addsErr == nil && e.adds == adds) {
+		return nil, nil
 	}
 	vals, err := s.rdb.HGetAll(ctx, key).Result()
 	if err != nil {
 		return nil, err
 	}
 	s.mu.Lock()
-	if len(s.seen) >= cookieCacheSize {
-		clear(s.seen)
+	delete(s.seen, key)
+	delete(s.empty, key)
+	switch {
+	case len(vals) > 0:
+		if len(s.seen) >= cookieCacheSize {
+			clear(s.seen)
+		}
+		s.seen[key] = cachedCookies{at: time.Now(), vals: vals}
+	case addsErr == nil:
+		if len(s.empty) >= cookieEmptySize {
+			clear(s.empty)
+		}
+		s.empty[key] = emptyJar{at: time.Now(), adds: adds}
 	}
-	s.seen[key] = cachedCookies{at: time.Now(), vals: vals}
 	s.mu.Unlock()
 	return vals, nil
+}
+
+// gen returns partition part's cookieAdds counter, read at most once per
+// cookieCacheTTL.
+func (s *cookieStore) gen(ctx context.Context, part int) (int64, error) {
+	s.mu.Lock()
+	a := s.adds[part]
+	s.mu.Unlock()
+	if !a.at.IsZero() && time.Since(a.at) < cookieCacheTTL {
+		return a.n, nil
+	}
+	at := time.Now()
+	n, err := s.rdb.HGet(ctx, s.layout.Parts[part].Stats, cookieAdds).Int64()
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return 0, err
+	}
+	s.mu.Lock()
+	if at.After(s.adds[part].at) {
+		s.adds[part] = partAdds{n: n, at: at}
+	}
+	s.mu.Unlock()
+	return n, nil
 }
 
 // forget drops key from the cache: this process just changed it.
 func (s *cookieStore) forget(key string) {
 	s.mu.Lock()
 	delete(s.seen, key)
+	delete(s.empty, key)
 	s.mu.Unlock()
 }
 
-// key is the Redis hash of session's cookies for host's site (host: a host key's name).
-func (s *cookieStore) key(session, host string) string {
+// key is the Redis hash of session's cookies for host's site (host: a host key's name)
+// and its partition.
+func (s *cookieStore) key(session, host string) (string, int) {
 	site, err := publicsuffix.EffectiveTLDPlusOne(host)
 	if err != nil {
 		site = host // an IP address, localhost
 	}
-	return s.layout.ForHost(site).Cookies(session, site)
+	part := s.layout.PartitionOf(site)
+	return s.layout.Parts[part].Cookies(session, site), part
 }
 
 // save writes the cookies a fetch was sent to the shared jar, one script call per
@@ -181,7 +252,7 @@ func (s *cookieStore) save(ctx context.Context, session string, set []setCookie)
 	}
 	now := time.Now()
 	crawlFull := s.crawlFull(ctx)
-	byKey := map[string][]any{}
+	byKey, stats := map[string][]any{}, map[string]string{}
 	var keys []string
 	for _, sc := range set {
 		c := *sc.c
@@ -194,9 +265,10 @@ func (s *cookieStore) save(ctx context.Context, session string, set []setCookie)
 		if c.MaxAge > 0 { // stored as an absolute time: reloading must not extend it
 			c.Expires, c.MaxAge = now.Add(time.Duration(c.MaxAge)*time.Second), 0
 		}
-		key := s.key(session, host)
+		key, part := s.key(session, host)
 		if _, ok := byKey[key]; !ok {
 			keys = append(keys, key)
+			stats[key] = s.layout.Parts[part].Stats
 		}
 		if c.MaxAge < 0 || !c.Expires.IsZero() && c.Expires.Before(now) {
 			byKey[key] = append(byKey[key], "del", field, "")
@@ -211,7 +283,7 @@ func (s *cookieStore) save(ctx context.Context, session string, set []setCookie)
 	}
 	var errs []error
 	for _, key := range keys { // one site per fetch, nearly always
-		out, err := cookieSaveScript.Run(ctx, s.rdb, []string{key}, append([]any{maxCookiesPerSite}, byKey[key]...)...).Int64Slice()
+		out, err := cookieSaveScript.Run(ctx, s.rdb, []string{key, stats[key]}, append([]any{maxCookiesPerSite}, byKey[key]...)...).Int64Slice()
 		s.forget(key) // after the write: a read in between must not be kept
 		if err == nil && len(out) == 3 {
 			s.count("cookies_stored", out[0]-out[1])
@@ -230,9 +302,11 @@ func (s *cookieStore) save(ctx context.Context, session string, set []setCookie)
 // cookieSaveScript writes a fetch's cookies to one site hash of the shared jar: a
 // deleted or expired one is removed; one it has is updated; a new one is added while
 // the hash holds fewer than the cap ("set") and refused otherwise, or always ("upd":
-// the crawl's jar is full).
+// the crawl's jar is full). When one was added it bumps the partition's cookieAdds
+// counter, so that processes that found the hash empty read it again.
 //
 // KEYS[1] -> sc:{c}:cookies:<session>:<site>
+// KEYS[2] -> sc:{c}:stats (the partition's)
 // ARGV[1] -> the most cookies the hash holds; then per cookie: op ("set", "upd",
 // "del"), field, value
 // Output: {added, removed, refused}
@@ -251,6 +325,7 @@ for i = 2, #ARGV, 3 do
     refused = refused + 1
   end
 end
+if added > 0 then redis.call('HINCRBY', KEYS[2], '` + cookieAdds + `', 1) end
 return {added, removed, refused}
 `)
 

@@ -12,6 +12,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/streamcrawl/streamcrawl/handlers/fetch/browser"
+	"github.com/streamcrawl/streamcrawl/handlers/internal/conf"
 	"github.com/streamcrawl/streamcrawl/handlers/metrics"
 	"github.com/streamcrawl/streamcrawl/spiders"
 	"github.com/streamcrawl/streamcrawl/streams"
@@ -77,12 +78,8 @@ type Config struct {
 // setDefaults fills the unset fields.
 func (c *Config) setDefaults() {
 	c.Settings.SetDefaults()
-	if c.RetryBase <= 0 {
-		c.RetryBase = DefaultRetryBase
-	}
-	if c.RobotsRetry <= 0 {
-		c.RobotsRetry = DefaultRobotsRetry
-	}
+	conf.Positive(&c.RetryBase, DefaultRetryBase)
+	conf.Positive(&c.RobotsRetry, DefaultRobotsRetry)
 	if c.Logger == nil {
 		c.Logger = zap.NewNop()
 	}

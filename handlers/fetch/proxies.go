@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/streamcrawl/streamcrawl/handlers/internal/wake"
 	"github.com/streamcrawl/streamcrawl/spiders"
 	"github.com/streamcrawl/streamcrawl/streams"
 )
@@ -44,7 +45,7 @@ type proxyPool struct {
 	mu      sync.Mutex
 	proxies []*proxyState
 	next    int
-	changed chan struct{} // closed and replaced when a slot frees
+	changed wake.Signal // broadcast when a slot frees
 }
 
 type proxyState struct {
@@ -58,7 +59,7 @@ func newProxyPool(s spiders.Settings) *proxyPool {
 	if len(s.Proxies) == 0 {
 		return nil
 	}
-	p := &proxyPool{limit: s.ProxyConcurrency, banAfter: s.ProxyBanAfter, banFor: s.ProxyBanFor, changed: make(chan struct{})}
+	p := &proxyPool{limit: s.ProxyConcurrency, banAfter: s.ProxyBanAfter, banFor: s.ProxyBanFor}
 	if p.banAfter == 0 {
 		p.banAfter = defaultProxyBanAfter
 	}
@@ -102,12 +103,8 @@ func (p *proxyPool) acquire(ctx context.Context) (*proxyState, error) {
 			p.mu.Unlock()
 			return soonest, nil
 		}
-		wait := p.changed
-		p.mu.Unlock()
-		select {
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-wait:
+		if err := p.changed.Wait(ctx, &p.mu); err != nil {
+			return nil, err
 		}
 	}
 }
@@ -127,8 +124,7 @@ func (p *proxyPool) release(ps *proxyState, failed bool) bool {
 	} else {
 		ps.fails = 0
 	}
-	close(p.changed)
-	p.changed = make(chan struct{})
+	p.changed.Broadcast()
 	return benched
 }
 

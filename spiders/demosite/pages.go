@@ -39,7 +39,8 @@ func (s *Site) category(p *page, k, n int) {
 	c := s.cat
 	cat := c.cats[k]
 	pages := c.categoryPages(k)
-	canonical := "/c/" + cat.slug
+	base := "/c/" + cat.slug
+	canonical := base
 	title := cat.name
 	if n > 1 {
 		canonical += "?page=" + itoa(n)
@@ -60,17 +61,9 @@ func (s *Site) category(p *page, k, n int) {
 		s.card(p, c.nthInCategory(k, i))
 	}
 	p.S("</ul>\n<ul class=\"pagination\">\n")
-	link := func(m int, label string) {
-		p.S(`<li><a href="/c/`, cat.slug)
-		if m > 1 {
-			p.S("?page=")
-			p.I(m)
-		}
-		p.S(`">`, label, "</a></li>\n")
-	}
 	if n > 1 {
-		link(n-1, "&laquo; Previous")
-		link(1, "First")
+		p.PageLink(base, n-1, "&laquo; Previous")
+		p.PageLink(base, 1, "First")
 	}
 	for m := max(1, n-2); m <= min(pages, n+2); m++ {
 		if m == n {
@@ -79,11 +72,11 @@ func (s *Site) category(p *page, k, n int) {
 			p.S("</span></li>\n")
 			continue
 		}
-		link(m, itoa(m))
+		p.PageLink(base, m, itoa(m))
 	}
 	if n < pages {
-		link(pages, "Last")
-		link(n+1, "Next &raquo;")
+		p.PageLink(base, pages, "Last")
+		p.PageLink(base, n+1, "Next &raquo;")
 	}
 	p.S("</ul>\n")
 	s.foot(p)
@@ -158,10 +151,4 @@ func (s *Site) private(p *page, title string) {
 	p.S("<h1>", title, "</h1>\n<p>This area is disallowed by robots.txt; polite crawlers never see it.</p>\n",
 		"<p><a href=\"/private/offers\">Staff offers</a></p>\n")
 	s.foot(p)
-}
-
-// errorPage writes the small body of a 404 or 500 answer; it links only the home page.
-func errorPage(p *page, status string) {
-	p.S("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>", status,
-		"</title></head>\n<body><h1>", status, "</h1><p><a href=\"/\">Back to the shop</a></p></body></html>\n")
 }

@@ -45,7 +45,11 @@ const (
 var pixel = []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08\x06\x00\x00\x00\x1f\x15\xc4\x89" +
 	"\x00\x00\x00\rIDATx\x9cc\xf8\x0f\x00\x00\x01\x01\x00\x05\x18\xd8N\x00\x00\x00\x00IEND\xaeB`\x82")
 
-const robotsTxt = "User-agent: *\nDisallow: /private/\n"
+// disallowed is the path prefix the site's robots.txt disallows.
+const disallowed = "/private/"
+
+// homeLink is the text of an error page's link to the home page.
+const homeLink = "Back to the shop"
 
 // render appends the answer to path?query to b and returns it with its status and
 // content type. It is the single source of every byte the site serves.
@@ -86,8 +90,7 @@ func (s *Site) render(b []byte, origin, path, query string) ([]byte, int, string
 		if !ok || n > min(3, len(s.cat.cats)) {
 			return notFound(p)
 		}
-		errorPage(p, "500 Internal Server Error")
-		return p.B, http.StatusInternalServerError, sitekit.HTMLType
+		return p.Error(http.StatusInternalServerError, homeLink)
 	case path == "/private/x":
 		s.private(p, "Staff area")
 	case path == "/private/offers":
@@ -95,17 +98,14 @@ func (s *Site) render(b []byte, origin, path, query string) ([]byte, int, string
 	case path == "/feed.json":
 		return s.feed(p), http.StatusOK, ctJSON
 	case path == "/robots.txt":
-		return append(p.B, robotsTxt...), http.StatusOK, sitekit.TextType
+		return p.Robots(disallowed)
 	default:
 		return notFound(p)
 	}
 	return p.B, http.StatusOK, sitekit.HTMLType
 }
 
-func notFound(p *page) ([]byte, int, string) {
-	errorPage(p, "404 Not Found")
-	return p.B, http.StatusNotFound, sitekit.HTMLType
-}
+func notFound(p *page) ([]byte, int, string) { return p.Error(http.StatusNotFound, homeLink) }
 
 // feed writes a JSON list of the first 20 products with absolute URLs.
 func (s *Site) feed(p *page) []byte {

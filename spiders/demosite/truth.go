@@ -22,7 +22,7 @@ func (s *Site) newTruth() *sitekit.Crawler {
 	return &sitekit.Crawler{
 		Host:     "demosite.invalid",
 		Render:   s.render,
-		Disallow: "/private/",
+		Disallow: disallowed,
 		ID: func(path string) (int, bool) {
 			if rest, ok := strings.CutPrefix(path, "/p/"); ok {
 				return sitekit.Number(rest)

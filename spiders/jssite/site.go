@@ -83,9 +83,13 @@ func (s *Site) inCategory(c int) []int {
 func (s *Site) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.counter.Add(r.URL.RequestURI())
 	p := r.URL.Path
-	num := func(prefix string, limit int) (int, bool) {
-		n, ok := sitekit.Number(strings.TrimPrefix(p, prefix))
-		return n, ok && n <= limit
+	// numbered serves /<prefix><n> with serve(n) when 1 <= n <= limit, else a 404.
+	numbered := func(prefix string, limit int, serve func(n int)) {
+		if n, ok := sitekit.Number(strings.TrimPrefix(p, prefix)); ok && n <= limit {
+			serve(n)
+			return
+		}
+		http.NotFound(w, r)
 	}
 	switch {
 	case p == "/" || p == "/status":
@@ -104,29 +108,15 @@ func (s *Site) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		http.NotFound(w, r)
 	case strings.HasPrefix(p, "/p/"):
-		if _, ok := num("/p/", s.products); ok {
-			s.shell(w, p)
-			return
-		}
-		http.NotFound(w, r)
+		numbered("/p/", s.products, func(int) { s.shell(w, p) })
 	case strings.HasPrefix(p, "/go/"):
-		if i, ok := num("/go/", s.products); ok {
+		numbered("/go/", s.products, func(i int) {
 			html(w, fmt.Sprintf(`<!doctype html><html><head><title>moving</title><script>location.replace("/p/%d")</script></head><body></body></html>`, i))
-			return
-		}
-		http.NotFound(w, r)
+		})
 	case strings.HasPrefix(p, "/guide/"):
-		if g, ok := num("/guide/", s.guides); ok {
-			s.guide(w, g)
-			return
-		}
-		http.NotFound(w, r)
+		numbered("/guide/", s.guides, func(g int) { s.guide(w, g) })
 	case strings.HasPrefix(p, "/brand/"):
-		if b, ok := num("/brand/", s.brands); ok {
-			s.brand(w, b)
-			return
-		}
-		http.NotFound(w, r)
+		numbered("/brand/", s.brands, func(b int) { s.brand(w, b) })
 	case strings.HasPrefix(p, "/api/"):
 		s.api(w, r)
 	case p == "/img.png":

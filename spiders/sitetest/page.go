@@ -65,25 +65,17 @@ func (s *Site) teaser(p *page, id int) {
 // pager writes links to the pages around page n of a listing at base with pages pages.
 func pager(p *page, base string, n, pages int) {
 	p.S("<ul class=\"pager\">\n")
-	link := func(m int, label string) {
-		p.S(`<li><a href="`, base)
-		if m > 1 {
-			p.S("?page=")
-			p.I(m)
-		}
-		p.S(`">`, label, "</a></li>\n")
-	}
 	if n > 1 {
-		link(n-1, "Newer")
+		p.PageLink(base, n-1, "Newer")
 	}
 	for m := max(1, n-2); m <= min(pages, n+2); m++ {
 		if m != n {
-			link(m, itoa(m))
+			p.PageLink(base, m, itoa(m))
 		}
 	}
 	if n < pages {
-		link(n+1, "Older")
-		link(pages, "Oldest")
+		p.PageLink(base, n+1, "Older")
+		p.PageLink(base, pages, "Oldest")
 	}
 	p.S("</ul>\n")
 }

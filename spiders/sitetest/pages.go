@@ -144,9 +144,3 @@ func (s *Site) draft(p *page) {
 	p.S("<h1>Upcoming drafts</h1>\n<p>Disallowed by robots.txt.</p>\n")
 	s.foot(p)
 }
-
-// errorPage writes the small body of a 404 or 500 answer; it links only the home page.
-func errorPage(p *page, status string) {
-	p.S("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>", status,
-		"</title></head>\n<body><h1>", status, "</h1><p><a href=\"/\">Front page</a></p></body></html>\n")
-}

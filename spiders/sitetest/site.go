@@ -39,7 +39,11 @@ const (
 	ctRSS = "application/rss+xml"
 )
 
-const robotsTxt = "User-agent: *\nDisallow: /drafts/\n"
+// disallowed is the path prefix the site's robots.txt disallows.
+const disallowed = "/drafts/"
+
+// homeLink is the text of an error page's link to the home page.
+const homeLink = "Front page"
 
 // render appends the answer to path?query to b and returns it with its status and
 // content type. The order of query parameters does not matter. It is the single
@@ -116,14 +120,13 @@ func (s *Site) render(b []byte, origin, path, query string) ([]byte, int, string
 		if n, ok := sitekit.Number(path[len("/broken/"):]); !ok || n > 2 {
 			return notFound(p)
 		}
-		errorPage(p, "500 Internal Server Error")
-		return p.B, http.StatusInternalServerError, sitekit.HTMLType
+		return p.Error(http.StatusInternalServerError, homeLink)
 	case path == "/drafts/upcoming":
 		s.draft(p)
 	case path == "/feed.xml":
 		return s.feed(p), http.StatusOK, ctRSS
 	case path == "/robots.txt":
-		return append(p.B, robotsTxt...), http.StatusOK, sitekit.TextType
+		return p.Robots(disallowed)
 	default:
 		return notFound(p)
 	}
@@ -144,10 +147,7 @@ func (s *Site) monthOf(ym string) (int, bool) {
 	return m, true
 }
 
-func notFound(p *page) ([]byte, int, string) {
-	errorPage(p, "404 Not Found")
-	return p.B, http.StatusNotFound, sitekit.HTMLType
-}
+func notFound(p *page) ([]byte, int, string) { return p.Error(http.StatusNotFound, homeLink) }
 
 // feed writes an RSS feed of the latest 20 articles.
 func (s *Site) feed(p *page) []byte {

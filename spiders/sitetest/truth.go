@@ -22,7 +22,7 @@ func (s *Site) newTruth() *sitekit.Crawler {
 	return &sitekit.Crawler{
 		Host:      "sitetest.invalid",
 		Render:    s.render,
-		Disallow:  "/drafts/",
+		Disallow:  disallowed,
 		Canonical: Canonical,
 		ID:        s.articleID,
 	}

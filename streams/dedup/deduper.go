@@ -365,9 +365,10 @@ func (d *Deduper) LuaSeenAdd() string { return d.lua }
 // per fingerprint): seen_add_arg(base, ScriptArg(fp)) is seen_add(base, fp).
 func (d *Deduper) ScriptArg(fp []byte) string { return d.rec.scriptArg(fp) }
 
-// LuaItemKeys returns a Lua snippet that defines item_has_all(base, keys) (a table of
-// booleans: whether each key is recorded) and item_add_all(base, keys) over the crawl's
-// item keys (16-byte fingerprints as they are). It goes after LuaSeenAdd's snippet,
+// LuaItemKeys returns a Lua snippet that defines item_add_new(base, keys, set) over the
+// crawl's item keys (16-byte fingerprints as they are, each key once): it records them
+// and returns a table of booleans, whether each was new (one command per key in exact
+// mode, two per 1,000 keys in a set). It goes after LuaSeenAdd's snippet,
 // which it uses. In exact mode item keys go into
 // buckets beside base the way request fingerprints do (about 20 bytes per key against
 // about 72 in a plain set); the other modes keep them in the set base itself (a Bloom

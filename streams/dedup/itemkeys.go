@@ -22,38 +22,31 @@ import (
 // frontier's without a Deduper, and the non-exact modes'); it ignores the functions'
 // third argument.
 const LuaItemSet = `
-local function item_has_all(base, keys)
+local function item_add_new(base, keys)
   local out = {}
   for i = 1, #keys, 1000 do
-    for _, r in ipairs(redis.call('SMISMEMBER', base, unpack(keys, i, math.min(i + 999, #keys)))) do out[#out + 1] = r == 1 end
+    local part = {unpack(keys, i, math.min(i + 999, #keys))}
+    for _, r in ipairs(redis.call('SMISMEMBER', base, unpack(part))) do out[#out + 1] = r == 0 end
+    redis.call('SADD', base, unpack(part))
   end
   return out
-end
-local function item_add_all(base, keys)
-  for i = 1, #keys, 1000 do redis.call('SADD', base, unpack(keys, i, math.min(i + 999, #keys))) end
 end
 `
 
 // luaItemBuckets keeps item keys in buckets beside base, placed by luaExact's sd_where
-// (the exact-mode seen snippet it follows), or in the set at base when the third
-// argument is true (a legacy crawl, see above).
+// (the exact-mode seen snippet it follows): one HSETNX per key both records it and says
+// whether it was new. With true as the third argument (a legacy crawl, see above) the
+// keys are in the set at base.
 const luaItemBuckets = LuaItemSet + `
-local item_has_set, item_add_set = item_has_all, item_add_all
-item_has_all = function(base, keys, set)
-  if set then return item_has_set(base, keys) end
+local item_add_new_set = item_add_new
+item_add_new = function(base, keys, set)
+  if set then return item_add_new_set(base, keys) end
   local out = {}
   for j = 1, #keys do
     local key, field = sd_where(base, keys[j])
-    out[j] = redis.call('HEXISTS', key, field) == 1
+    out[j] = redis.call('HSETNX', key, field, '') == 1
   end
   return out
-end
-item_add_all = function(base, keys, set)
-  if set then return item_add_set(base, keys) end
-  for j = 1, #keys do
-    local key, field = sd_where(base, keys[j])
-    redis.call('HSET', key, field, '')
-  end
 end
 `
 

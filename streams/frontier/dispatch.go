@@ -43,36 +43,102 @@ commit()
 return moved
 `)
 
-// round runs one dispatch round over every partition and returns how many requests it
-// moved, and whether every partition's frontier was empty:
-// no host ready, scheduled or holding a lease. A partition where the last round moved
-// requests is dispatched again without a look first (a busy frontier, as in a broad
-// crawl, has something due nearly every round: the look would be one more round trip
-// for Redis to wake up to); the others are looked at first, after a pipelined look
-// (ZCARD, ZRANGE): most rounds find nothing to move, and a script call costs Redis
-// several times what a look does.
-func (f *Frontier) round(ctx context.Context) (moved int, idle bool, err error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	total := 0
-	var firstErr error
-	var looks []partLook
-	for _, h := range f.hot {
-		if !h {
-			looks = f.look(ctx)
-			break
+// partPace is how the dispatcher paces one partition.
+type partPace struct {
+	hot   bool          // the last round moved requests there
+	wait  time.Duration // its back-off: Interval, doubled up to IdleInterval while nothing moves
+	next  time.Time     // it is not looked at nor dispatched before this (local clock), unless woken
+	empty bool          // its last look found no host ready or scheduled and no lease
+}
+
+// backoff paces a partition where a round found nothing to move: it is left alone for
+// its doubled wait (at most IdleInterval), and no longer than until an Interval before
+// its earliest schedule or lease entry (zero: not known).
+func (p *partPace) backoff(now, earliest time.Time, cfg Config) {
+	p.wait = min(max(2*p.wait, cfg.Interval), cfg.IdleInterval)
+	p.next = now.Add(p.wait)
+	if due := earliest.Add(-cfg.Interval); !earliest.IsZero() && due.Before(p.next) {
+		p.next = due
+	}
+}
+
+// wakePart makes the dispatcher look at partition part by at (local clock): this
+// process emitted requests there or moved due retries back to their hosts there.
+func (f *Frontier) wakePart(part int, at time.Time) {
+	ms := at.UnixMilli()
+	w := &f.wake[part]
+	for {
+		cur := w.Load()
+		if cur != 0 && cur <= ms || w.CompareAndSwap(cur, ms) {
+			return
 		}
 	}
-	idle = looks != nil
-	for part := range f.hot {
-		if looks != nil {
-			idle = idle && looks[part].empty
-			if !looks[part].due && !f.hot[part] {
+}
+
+// round runs one dispatch round over every partition and returns how many requests it
+// moved, and whether every partition's frontier was empty: no host ready, scheduled or
+// holding a lease. A partition where the last round moved requests is dispatched again
+// without a look first (a busy frontier, as in a broad crawl, has something due nearly
+// every round: the look would be one more round trip for Redis to wake up to); the
+// others are looked at first, after a pipelined look (ZCARD, ZRANGE): a script call
+// costs Redis several times what a look does. A partition where a round found nothing
+// to move (a look with nothing due; with FinishHandsOut also a dispatch that moved
+// none: no host ready, or the requests stream's window full, which the fetchers'
+// finishing turns hand out into as it empties) is left alone, when paced (Run's
+// rounds), for a wait that doubles up to IdleInterval, and no longer than until its
+// earliest schedule or lease entry is due or this process emits or moves due retries
+// there (wakePart). Politeness does not depend on it: the scripts decide who may
+// start, on the Redis clock.
+func (f *Frontier) round(ctx context.Context, paced bool) (moved int, idle bool, err error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	now := time.Now()
+	soon := now.Add(f.cfg.Interval).UnixMilli()
+	total := 0
+	var firstErr error
+	var toLook []int
+	act := make([]bool, len(f.pace))
+	for part := range f.pace {
+		pc := &f.pace[part]
+		if w := f.wake[part].Load(); w != 0 && w <= soon {
+			f.wake[part].CompareAndSwap(w, 0)
+			pc.next, pc.wait = time.Time{}, f.cfg.Interval
+		}
+		switch {
+		case pc.hot:
+			act[part] = true
+		case !paced || !now.Before(pc.next):
+			act[part] = true
+			toLook = append(toLook, part)
+		}
+	}
+	var looks map[int]partLook
+	if len(toLook) > 0 {
+		looks = f.look(ctx, toLook)
+	}
+	idle = true
+	for part := range f.pace {
+		pc := &f.pace[part]
+		if !act[part] {
+			idle = idle && pc.empty
+			continue
+		}
+		if l, ok := looks[part]; ok {
+			pc.empty = l.empty
+			if !l.due {
+				pc.backoff(now, l.earliest, f.cfg)
+				idle = idle && pc.empty
 				continue
 			}
 		}
+		idle, pc.empty = false, false
 		n, err := f.dispatchPart(ctx, part)
-		f.hot[part] = n > 0
+		pc.hot = n > 0
+		if n > 0 || err != nil || !f.cfg.FinishHandsOut {
+			pc.next, pc.wait = time.Time{}, f.cfg.Interval
+		} else {
+			pc.backoff(now, time.Time{}, f.cfg)
+		}
 		total += n
 		if err != nil && firstErr == nil {
 			firstErr = err
@@ -83,43 +149,48 @@ func (f *Frontier) round(ctx context.Context) (moved int, idle bool, err error) 
 
 // partLook is what a look at a partition's frontier found.
 type partLook struct {
-	due   bool // a host is ready, a host's time comes within the interval, or a lease expires
-	empty bool // no host is ready or scheduled, and no lease is held
+	due      bool      // a host is ready, a host's time comes within the interval, or a lease expires
+	empty    bool      // no host is ready or scheduled, and no lease is held
+	earliest time.Time // the earliest schedule or lease entry's time (local clock; zero: none)
 }
 
-// look looks at every partition's frontier in one pipeline of three commands per
+// look looks at partitions parts' frontiers in one pipeline of three commands per
 // partition: how many hosts are ready, and the earliest entry of the schedule and of
 // the leases (ZRANGE 0 0 WITHSCORES), which says both whether one is due within the
 // interval and whether any is there. The answer is only a hint (the script decides, on
 // the Redis clock; the look uses the local one, an interval ahead to allow for skew);
 // a failed look counts as "due".
-func (f *Frontier) look(ctx context.Context) []partLook {
+func (f *Frontier) look(ctx context.Context, parts []int) map[int]partLook {
 	soon := float64(time.Now().Add(f.cfg.Interval).UnixMilli())
-	parts := f.layout.Parts
 	ready := make([]*redis.IntCmd, len(parts))
 	first := make([][2]*redis.ZSliceCmd, len(parts))
 	_, _ = f.rdb.Pipelined(ctx, func(p redis.Pipeliner) error { // errors are read per command
-		for i, k := range parts {
+		for i, part := range parts {
+			k := f.layout.Parts[part]
 			ready[i] = p.ZCard(ctx, k.Ready)
 			first[i] = [2]*redis.ZSliceCmd{p.ZRangeWithScores(ctx, k.Sched, 0, 0), p.ZRangeWithScores(ctx, k.Leases, 0, 0)}
 		}
 		return nil
 	})
-	out := make([]partLook, len(parts))
-	for i := range parts {
+	out := make(map[int]partLook, len(parts))
+	for i, part := range parts {
 		some := ready[i].Err() != nil || ready[i].Val() > 0
-		out[i].due, out[i].empty = some, !some
+		l := partLook{due: some, empty: !some}
 		for _, c := range first[i] {
 			zs, err := c.Result()
 			if err != nil {
-				out[i].due, out[i].empty = true, false
+				l.due, l.empty = true, false
 				continue
 			}
 			if len(zs) > 0 {
-				out[i].empty = false
-				out[i].due = out[i].due || zs[0].Score <= soon
+				l.empty = false
+				l.due = l.due || zs[0].Score <= soon
+				if at := time.UnixMilli(int64(zs[0].Score)); l.earliest.IsZero() || at.Before(l.earliest) {
+					l.earliest = at
+				}
 			}
 		}
+		out[part] = l
 	}
 	return out
 }
@@ -154,7 +225,7 @@ func (f *Frontier) dispatchPart(ctx context.Context, part int) (int, error) {
 func (f *Frontier) runDispatch(ctx context.Context) error {
 	wait := f.cfg.Interval
 	return loop.Paced(ctx, wait, loop.Config{Log: f.cfg.Logger, Msg: "dispatch failed; retrying"}, func(ctx context.Context) (time.Duration, error) {
-		_, idle, err := f.round(ctx)
+		_, idle, err := f.round(ctx, true)
 		if idle && err == nil {
 			wait = min(2*wait, f.cfg.IdleInterval)
 		} else {

@@ -2,6 +2,7 @@ package frontier
 
 import (
 	"context"
+	"time"
 )
 
 // One emit in three files: Emit (here) splits a page's requests and items into shares,
@@ -146,6 +147,9 @@ func (f *Frontier) Emit(ctx context.Context, part int, cands []Candidate, items 
 			continue
 		}
 		f.count(&e, s)
+		if s.nreqs() > 0 {
+			f.wakePart(s.part, time.Now()) // its hosts may be ready now: this process's dispatcher looks there
+		}
 	}
 	return e, err
 }

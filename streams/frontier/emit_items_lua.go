@@ -6,9 +6,8 @@ const emitItemArgs = 6
 
 // emitItemsLua is the part of the emit script (emitBody) that appends a page's items to
 // the items stream. A plain item (no record): one whose key was recorded before is
-// dropped ('d'), the others are added ('a') and their keys recorded in the key set
-// after the XADDs, so that a script cut short (OOM) never leaves a key recorded without
-// its item; keys are kept by the crawl's dedup snippet (item_has_all, item_add_all:
+// dropped ('d'), the others are added ('a') and their keys recorded, one command per
+// key (HSETNX in exact mode) by the crawl's dedup snippet (item_add_new:
 // dedup.LuaItemKeys). A versioned item (a record, in the records hash named beside it): added
 // ('a') and its record stored after its XADD when the key's record is still the one
 // the caller read (the expected record); when it is not, dropped as unchanged ('u')
@@ -18,14 +17,22 @@ const emitItemArgs = 6
 const emitItemsLua = `
 local is = emit_item_args
 if m > 0 then
-  local keyed = {}
+  -- The keys of plain items are recorded first, each once, in one command per key
+  -- (item_add_new says which were new): Redis denies a script a write for want of
+  -- memory only while it has written nothing, and XADD with an automatic ID cannot
+  -- fail otherwise, so no key is left recorded without its item.
+  local keyed, first = {}, {}
   for i = items, items + is * m - 1, is do
-    if ARGV[i] ~= '' and ARGV[i + 3] == '' then keyed[#keyed + 1] = ARGV[i] end
+    local key = ARGV[i]
+    if key ~= '' and ARGV[i + 3] == '' and first[key] == nil then
+      keyed[#keyed + 1] = key
+      first[key] = i -- the same key twice in this call: the first is added
+    end
   end
-  local known, fresh_keys = {}, {}
+  local fresh = {}
   if #keyed > 0 then
-    for j, yes in ipairs(item_has_all(KEYS[14], keyed, item_set)) do
-      if yes then known[keyed[j]] = true end
+    for j, yes in ipairs(item_add_new(KEYS[14], keyed, item_set)) do
+      if yes then fresh[keyed[j]] = true end
     end
   end
   -- fields drops a record's version (a uvarint) and keeps its field hashes.
@@ -49,20 +56,14 @@ if m > 0 then
       else
         out[#out + 1] = 'r'
       end
-    elseif key ~= '' and known[key] then
+    elseif key ~= '' and not (fresh[key] and first[key] == i) then
       out[#out + 1] = 'd'
     else
-      if key ~= '' then
-        known[key] = true -- the same key twice in this call
-        fresh_keys[#fresh_keys + 1] = key
-      end
       xadd_msg(KEYS[13], ARGV[i + 2], ARGV[i + 1])
       out[#out + 1] = 'a'
       added = added + 1
     end
   end
-  -- After the XADDs: were the script cut short (OOM), no key is recorded without its item.
-  if #fresh_keys > 0 then item_add_all(KEYS[14], fresh_keys, item_set) end
   count('items', added)
 end
 `

@@ -25,7 +25,7 @@ func (f *Frontier) SetClock(now func() time.Time) { f.now = now }
 // Dispatch runs one dispatch round over every partition and returns how many requests
 // it moved. It exists in test builds only (Run runs rounds).
 func (f *Frontier) Dispatch(ctx context.Context) (int, error) {
-	n, _, err := f.round(ctx)
+	n, _, err := f.round(ctx, false)
 	return n, err
 }
 
@@ -114,4 +114,11 @@ func (f *Frontier) SetRevisitShift(d time.Duration) { f.revisitShift = d }
 // queues and returns how many. It exists in test builds only (Run releases them).
 func (f *Frontier) ReleaseDue(ctx context.Context, part, max int) (int, error) {
 	return f.releaseDue(ctx, part, max)
+}
+
+// PacedRound runs one dispatch round as Run does (see round): partitions left alone
+// for their wait are skipped. It exists in test builds only.
+func (f *Frontier) PacedRound(ctx context.Context) (int, error) {
+	n, _, err := f.round(ctx, true)
+	return n, err
 }

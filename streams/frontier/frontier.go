@@ -79,8 +79,9 @@ type Config struct {
 	// IdleInterval is the longest wait between dispatch rounds while every partition's
 	// frontier is empty (no host ready or scheduled, no lease held): the wait doubles
 	// from Interval up to it after each round that finds them empty. Requests queued
-	// into an idle frontier are handed out by the emit that queued them. Default 100ms
-	// (at least Interval).
+	// into an idle frontier are handed out by the emit that queued them. It is also the
+	// longest a round leaves one partition alone after finding nothing to move there
+	// (see round). Default 100ms (at least Interval).
 	IdleInterval time.Duration
 	// RetryInterval is how often Run moves due retries back to their hosts' queues.
 	// Default 100ms.
@@ -185,8 +186,11 @@ type Frontier struct {
 	budget budget
 
 	// dispatch (dispatch.go)
-	mu  sync.Mutex
-	hot []bool // per partition: the last round moved requests there
+	mu   sync.Mutex
+	pace []partPace // per partition, under mu
+	// wake is per partition the earliest time (Unix ms, local clock; 0: none) this
+	// process asked the dispatcher to look there (wakePart).
+	wake []atomic.Int64
 	// beforeRun, set only by tests (export_test.go), is called before each dispatch
 	// script with the window; an error stands for a process killed there.
 	beforeRun func(window int) error
@@ -200,7 +204,7 @@ func New(cfg Config) (*Frontier, error) {
 	}
 	f := &Frontier{cfg: cfg, rdb: cfg.Client, layout: cfg.Layout, order: order(cfg.Order), now: time.Now, revisitShift: cfg.RevisitClockShift,
 		hosts: hostDefaults{HostRule: cfg.Hosts, leaseTTL: cfg.LeaseTTL, quantum: cfg.Quantum},
-		hot:   make([]bool, len(cfg.Layout.Parts)), itemSet: make([]atomic.Int32, len(cfg.Layout.Parts))}
+		pace:  make([]partPace, len(cfg.Layout.Parts)), wake: make([]atomic.Int64, len(cfg.Layout.Parts)), itemSet: make([]atomic.Int32, len(cfg.Layout.Parts))}
 	seenAdd := setSeenAdd + dedup.LuaItemSet
 	f.fpArg = func(fp []byte) string { return string(fp) }
 	if cfg.Dedup != nil {

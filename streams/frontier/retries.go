@@ -106,6 +106,9 @@ func (f *Frontier) moveAllDue(ctx context.Context) error {
 				errs = append(errs, err)
 				break
 			}
+			if n > 0 {
+				f.wakePart(part, time.Now()) // hosts made ready: the dispatcher looks there
+			}
 			if n < 100 {
 				break
 			}

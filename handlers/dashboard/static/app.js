@@ -65,18 +65,21 @@ async function refresh() {
   const h = st.history || [];
   if (!h.length) return;
   const last = h[h.length - 1];
-  $("state").textContent = last.done ? "done" : "running";
-  $("state").className = "badge " + (last.done ? "done" : "running");
+  const state = last.done ? "done" : last.continuous ? "continuous" : "running"; // stateOf in server.go
+  $("state").textContent = state;
+  $("state").className = "badge " + state;
   $("pages-rate").textContent = fmt(last.pages_rate);
   $("items-rate").textContent = fmt(last.items_rate);
   $("pages").textContent = fmt(last.pages);
   $("items").textContent = fmt(last.items);
   $("frontier").textContent = fmt(last.frontier + last.delayed);
+  $("revisits").textContent = fmt(last.revisits) + " (" + fmt(last.revisits_due) + ")";
   $("dead").textContent = fmt(last.dead);
   $("redis").textContent = mib(last.redis_used);
   const s = (f) => h.map((p) => [p.at, f(p)]);
   chart($("chart-rates"), [s((p) => p.pages_rate), s((p) => p.items_rate)], ["pages/s", "items/s"]);
-  chart($("chart-queue"), [s((p) => p.frontier), s((p) => p.delayed), s((p) => Math.max(0, p.unread.fetch || 0))], ["frontier", "delayed", "fetch unread"]);
+  chart($("chart-queue"), [s((p) => p.frontier), s((p) => p.delayed), s((p) => Math.max(0, p.unread.fetch || 0)), s((p) => p.revisits_due + p.revisits_next_hour)],
+    ["frontier", "delayed", "fetch unread", "revisits (hour)"]);
   chart($("chart-pending"), ["fetch", "parse", "store"].map((g) => s((p) => p.pending[g] || 0)), ["fetch", "parse", "store"]);
   chart($("chart-memory"), [s((p) => p.redis_used / 1048576)], ["used"]);
   rows($("stages").tBodies[0], ["fetch", "parse", "store"], (g) => [[g], [consumers(last, g)], [fmt(last.pending[g] || 0)],

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+
+	"github.com/streamcrawl/streamcrawl/handlers/internal/conf"
 )
 
 // Defaults of Config.
@@ -88,30 +90,14 @@ type Config struct {
 }
 
 func (c *Config) setDefaults() {
-	if c.Browsers <= 0 {
-		c.Browsers = DefaultBrowsers
-	}
-	if c.Tabs <= 0 {
-		c.Tabs = DefaultTabs
-	}
-	if c.RetireAfter <= 0 {
-		c.RetireAfter = DefaultRetireAfter
-	}
-	if c.MaxMemory <= 0 {
-		c.MaxMemory = DefaultMaxMemory
-	}
-	if c.LaunchTimeout <= 0 {
-		c.LaunchTimeout = DefaultLaunchTimeout
-	}
-	if c.IdleTimeout <= 0 {
-		c.IdleTimeout = DefaultIdleTimeout
-	}
-	if c.SampleInterval <= 0 {
-		c.SampleInterval = DefaultSampleInterval
-	}
-	if c.IdleQuiet <= 0 {
-		c.IdleQuiet = DefaultIdleQuiet
-	}
+	conf.Positive(&c.Browsers, DefaultBrowsers)
+	conf.Positive(&c.Tabs, DefaultTabs)
+	conf.Positive(&c.RetireAfter, DefaultRetireAfter)
+	conf.Positive(&c.MaxMemory, DefaultMaxMemory)
+	conf.Positive(&c.LaunchTimeout, DefaultLaunchTimeout)
+	conf.Positive(&c.IdleTimeout, DefaultIdleTimeout)
+	conf.Positive(&c.SampleInterval, DefaultSampleInterval)
+	conf.Positive(&c.IdleQuiet, DefaultIdleQuiet)
 	if c.ProxyListen == "" {
 		c.ProxyListen = "127.0.0.1:0"
 	}

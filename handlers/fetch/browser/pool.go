@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+
+	"github.com/streamcrawl/streamcrawl/handlers/internal/wake"
 )
 
 // ErrClosed is returned by Render once the pool is closed.
@@ -37,8 +39,8 @@ type Pool struct {
 	mu        sync.Mutex
 	browsers  []*instance // in service and retiring
 	launching int
-	shutting  int           // browsers closing, not yet gone
-	changed   chan struct{} // closed and replaced when a tab frees or a browser goes
+	shutting  int         // browsers closing, not yet gone
+	changed   wake.Signal // broadcast when a tab frees or a browser goes
 	closed    bool
 	nextID    int
 	watching  bool
@@ -89,8 +91,7 @@ func New(ctx context.Context, cfg Config) (*Pool, error) {
 	}
 	ctx, stop := context.WithCancel(ctx)
 	wctx, unwatch := context.WithCancel(ctx)
-	return &Pool{cfg: cfg, log: cfg.Logger, ctx: ctx, stop: stop, watchCtx: wctx, unwatch: unwatch, fixed: fixed,
-		changed: make(chan struct{})}, nil
+	return &Pool{cfg: cfg, log: cfg.Logger, ctx: ctx, stop: stop, watchCtx: wctx, unwatch: unwatch, fixed: fixed}, nil
 }
 
 // Stats returns the pool's figures.
@@ -108,10 +109,7 @@ func (p *Pool) Stats() Stats {
 }
 
 // notify wakes the goroutines waiting for a tab. Called with p.mu held.
-func (p *Pool) notify() {
-	close(p.changed)
-	p.changed = make(chan struct{})
-}
+func (p *Pool) notify() { p.changed.Broadcast() }
 
 // acquire returns a browser with a free tab, starting one when the pool may; it
 // waits while every tab is busy.
@@ -161,12 +159,8 @@ func (p *Pool) acquire(ctx context.Context) (*instance, error) {
 			p.mu.Unlock()
 			return b, nil
 		}
-		wait := p.changed
-		p.mu.Unlock()
-		select {
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-wait:
+		if err := p.changed.Wait(ctx, &p.mu); err != nil {
+			return nil, err
 		}
 	}
 }

@@ -28,14 +28,15 @@ local function xadd_msg(stream, uuid, payload)
 end
 `
 
-// LuaIDs defines id_less() and id_after() on stream IDs ("<ms>-<seq>").
+// LuaIDs defines id_less() and id_after() on stream IDs ("<ms>-<seq>"; a bare "<ms>",
+// as the embedded Redis keeps a group created at "0", is "<ms>-0").
 //
 // id_less(a, b) -> true when a comes before b
 // id_after(id)  -> the smallest ID after id
 const LuaIDs = `
 local function id_parse(id)
-  local ms, seq = string.match(id, '(%d+)-(%d+)')
-  return tonumber(ms), tonumber(seq)
+  local ms, seq = string.match(id, '^(%d+)-?(%d*)$')
+  return tonumber(ms), tonumber(seq) or 0
 end
 local function id_less(a, b)
   local am, as = id_parse(a)

@@ -1,0 +1,78 @@
+package frontier_test
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/streamcrawl/streamcrawl/streams"
+	"github.com/streamcrawl/streamcrawl/streams/frontier"
+	"github.com/streamcrawl/streamcrawl/streams/streamstest"
+)
+
+// TestPacedDispatchLeavesAnIdlePartitionAloneUntilWoken: Run's rounds look at a
+// partition with nothing due once, then leave it alone for its wait (no command at
+// all), and look at it again at once when this process emits there, handing out what
+// it emitted. The wait is an hour here, so nothing depends on how fast the test runs.
+func TestPacedDispatchLeavesAnIdlePartitionAloneUntilWoken(t *testing.T) {
+	t.Parallel()
+	rdb := streamstest.Start(t).Client()
+	ctx := context.Background()
+	layout := streams.NewLayout("pace", 2)
+	for _, k := range layout.Parts {
+		if err := rdb.XGroupCreateMkStream(ctx, k.Requests, streams.StageFetch, "0").Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f, err := frontier.New(frontier.Config{Client: rdb, Layout: layout, Window: 10, Interval: time.Minute, IdleInterval: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	calls := func() int {
+		t.Helper()
+		raw, err := rdb.Info(ctx, "commandstats").Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, line := range strings.Split(raw, "\n") {
+			if rest, ok := strings.CutPrefix(line, "cmdstat_"); ok && !strings.HasPrefix(rest, "info:") {
+				_, stats, _ := strings.Cut(rest, ":calls=")
+				c, _ := strconv.Atoi(strings.Split(stats, ",")[0])
+				n += c
+			}
+		}
+		return n
+	}
+	if n, err := f.PacedRound(ctx); n != 0 || err != nil {
+		t.Fatalf("first round over empty partitions moved %d (%v)", n, err)
+	}
+	before := calls()
+	if n, err := f.PacedRound(ctx); n != 0 || err != nil {
+		t.Fatalf("second round moved %d (%v)", n, err)
+	}
+	if got := calls() - before; got != 0 {
+		t.Fatalf("a round right after one that found both partitions idle ran %d commands, want 0", got)
+	}
+	host := ""
+	for i := 0; host == ""; i++ {
+		if h := fmt.Sprintf("h%d.test", i); layout.PartitionOf(h) == 1 {
+			host = h
+		}
+	}
+	c := cand(1, 0, 1)
+	c.Host = host
+	if n, err := enqueue(ctx, f, []frontier.Candidate{c}); n != 1 || err != nil {
+		t.Fatalf("queued %d (%v)", n, err)
+	}
+	if n, err := f.PacedRound(ctx); n != 1 || err != nil {
+		t.Fatalf("the round after an emit in partition 1 moved %d (%v), want its request", n, err)
+	}
+	if n := rdb.XLen(ctx, layout.Parts[1].Requests).Val(); n != 1 {
+		t.Fatalf("partition 1's requests stream holds %d entries, want 1", n)
+	}
+}

@@ -61,7 +61,9 @@ func (h *fetchHandler) handle(msg *message.Message) ([]*message.Message, error) 
 		return nil, fmt.Errorf("%w: %w", streams.ErrPoison, err)
 	}
 	out := message.NewMessage(watermill.NewUUID(), payload)
-	out.Metadata.Set("content_encoding", spiders.ResponseEncodingZstd)
+	if spiders.ResponseCompressed(payload) {
+		out.Metadata.Set("content_encoding", spiders.ResponseEncodingZstd)
+	}
 	return []*message.Message{out}, nil
 }
 

@@ -80,19 +80,24 @@ func dictsOf(rdb redis.UniversalClient, k streams.Keys, log *zap.Logger) *respon
 	return d
 }
 
-// responseEncoder returns the encoder of fetched responses for the responses stream:
-// with the crawl's dictionary once there is one, unless the spider turned it off.
+// responseEncoder returns the encoder of fetched responses for the responses stream: at
+// the spider's compression level, with the crawl's dictionary once there is one, unless
+// the spider turned it (or compression) off.
 func responseEncoder(s spiders.Settings, rdb redis.UniversalClient, layout streams.Layout, counters *streams.Counters, log *zap.Logger) func(context.Context, *spiders.Response) ([]byte, error) {
-	if s.ResponseDict == spiders.ResponseDictOff || rdb == nil {
-		return func(_ context.Context, res *spiders.Response) ([]byte, error) { return spiders.MarshalResponse(res) }
+	c := s.ResponseCompression
+	if s.ResponseDict == spiders.ResponseDictOff || c == spiders.ResponseCompressOff || rdb == nil {
+		return func(_ context.Context, res *spiders.Response) ([]byte, error) {
+			return spiders.MarshalResponseWith(res, c, nil)
+		}
 	}
 	return func(ctx context.Context, res *spiders.Response) ([]byte, error) {
-		return marshalResponse(ctx, dictsOf(rdb, layout.Global, log), counters, res)
+		return marshalResponse(ctx, dictsOf(rdb, layout.Global, log), counters, c, res)
 	}
 }
 
-// marshalResponse encodes res with the crawl's dictionary d once there is one.
-func marshalResponse(ctx context.Context, d *responseDicts, counters *streams.Counters, res *spiders.Response) ([]byte, error) {
+// marshalResponse encodes res at the compression level c with the crawl's dictionary d
+// once there is one.
+func marshalResponse(ctx context.Context, d *responseDicts, counters *streams.Counters, c string, res *spiders.Response) ([]byte, error) {
 	d.first.Do(func() {
 		lctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		defer cancel()
@@ -107,10 +112,10 @@ func marshalResponse(ctx context.Context, d *responseDicts, counters *streams.Co
 		if counters != nil {
 			counters.Add("responses_dict_encoded", 1)
 		}
-		return spiders.MarshalResponseDict(res, cur)
+		return spiders.MarshalResponseWith(res, c, cur)
 	}
 	d.sample(ctx, res)
-	return spiders.MarshalResponse(res)
+	return spiders.MarshalResponseWith(res, c, nil)
 }
 
 // sample keeps res for training, trains once there are enough samples, and looks in

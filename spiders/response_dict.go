@@ -45,7 +45,7 @@ func NewResponseDict(data []byte) (*ResponseDict, error) {
 	if info.ID() == 0 {
 		return nil, errors.New("spiders: response dictionary has no ID")
 	}
-	enc, err := zstd.NewWriter(nil, encoderOptions(zstd.WithEncoderDict(data))...)
+	enc, err := zstd.NewWriter(nil, encoderOptions(zstd.SpeedFastest, zstd.WithEncoderDict(data))...)
 	if err != nil {
 		return nil, fmt.Errorf("spiders: response dictionary: %w", err)
 	}
@@ -72,21 +72,50 @@ func (d *ResponseDict) ID() uint32 { return d.id }
 // Bytes is the dictionary in zstd format (to store and load with NewResponseDict).
 func (d *ResponseDict) Bytes() []byte { return d.data }
 
-// dictDecoders are the decoder pools of the registered dictionaries, by ID.
-var dictDecoders sync.Map // uint32 -> *sync.Pool
+// dictDecoders are the decoders of the registered dictionaries, by ID.
+var dictDecoders sync.Map // uint32 -> *decoders
+
+// decoders are the decoders of one dictionary (or of none): a pool of streaming ones
+// for frames of unknown size, and one for frames that state their size (all this
+// build writes), whose DecodeAll runs up to GOMAXPROCS decodes at once. Sharing one
+// keeps its buffers across collections, which empty a pool.
+type decoders struct {
+	streams sync.Pool
+	all     *zstd.Decoder
+}
+
+// newDecoders returns the decoders of the dictionary data (nil: none).
+func newDecoders(data []byte) (*decoders, error) {
+	opts := []zstd.DOption{zstd.WithDecoderLowmem(true), zstd.WithDecoderMaxWindow(16 << 20)} // our encoder's window is 8 MB at most
+	if data != nil {
+		opts = append(opts, zstd.WithDecoderDicts(data))
+	}
+	all, err := zstd.NewReader(nil, append(opts, zstd.WithDecoderConcurrency(0), zstd.WithDecodeAllCapLimit(true))...)
+	if err != nil {
+		return nil, fmt.Errorf("spiders: response decoder: %w", err)
+	}
+	d := &decoders{all: all}
+	d.streams.New = func() any {
+		dec, err := zstd.NewReader(nil, append(opts, zstd.WithDecoderConcurrency(1))...)
+		if err != nil {
+			panic(err) // the same options made d.all
+		}
+		return dec
+	}
+	return d, nil
+}
 
 // RegisterResponseDict lets this process decode responses compressed with d. IDs are
 // random 31-bit numbers: a process may hold the dictionaries of several crawls.
 func RegisterResponseDict(d *ResponseDict) {
-	data := d.data
-	dictDecoders.LoadOrStore(d.id, &sync.Pool{New: func() any {
-		dec, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(true),
-			zstd.WithDecoderMaxWindow(16<<20), zstd.WithDecoderDicts(data))
-		if err != nil {
-			panic(err) // the dictionary was checked by NewResponseDict
-		}
-		return dec
-	}})
+	if _, ok := dictDecoders.Load(d.id); ok {
+		return
+	}
+	decs, err := newDecoders(d.data)
+	if err != nil {
+		panic(err) // the dictionary was checked by NewResponseDict
+	}
+	dictDecoders.LoadOrStore(d.id, decs)
 }
 
 // ResponseDictRegistered reports whether the dictionary id is registered.
@@ -105,15 +134,18 @@ func ResponseDictID(payload []byte) uint32 {
 	return h.DictionaryID
 }
 
-// decodersFor returns the decoder pool for the zstd data b: by its dictionary ID.
-func decodersFor(b []byte) (*sync.Pool, error) {
+// decodersFor returns the decoders for the zstd data b: by its dictionary ID.
+func decodersFor(b []byte) (*decoders, error) {
 	id := ResponseDictID(b)
 	if id == 0 {
-		return &limitedDecoders, nil
+		return plainDecoders()
 	}
 	p, ok := dictDecoders.Load(id)
 	if !ok {
 		return nil, fmt.Errorf("%w (id %d)", ErrUnknownDict, id)
 	}
-	return p.(*sync.Pool), nil
+	return p.(*decoders), nil
 }
+
+// plainDecoders are the decoders of responses compressed without a dictionary.
+var plainDecoders = sync.OnceValues(func() (*decoders, error) { return newDecoders(nil) })

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"sync"
 	"time"
@@ -28,11 +27,16 @@ import (
 // JSON plain and compressed the body alone.
 const ResponseVersion = 3
 
-// ResponseEncodingZstd is the content_encoding metadata of a compressed response payload.
+// ResponseEncodingZstd is the content_encoding metadata of a compressed response payload
+// (a response stored with compression off has none).
 const ResponseEncodingZstd = "zstd"
 
 // zstdMagic starts every zstd frame; JSON never starts with it.
 var zstdMagic = []byte{0x28, 0xb5, 0x2f, 0xfd}
+
+// ResponseCompressed reports whether the stored response payload is a zstd frame (not
+// one written with compression off).
+func ResponseCompressed(payload []byte) bool { return bytes.HasPrefix(payload, zstdMagic) }
 
 // v3Marker starts the decompressed content of a version 3 response.
 var v3Marker = []byte("SCR\x03")
@@ -47,18 +51,99 @@ const maxResponseHead = 1 << 20
 // MaxResponseHeaderBytes): what a response's head may hold.
 const MaxHeaderBytes = maxResponseHead
 
-// encoderOptions are the options of every response encoder: the fastest level (chosen
-// by measurement, see the README), up to GOMAXPROCS encodes at once (EncodeAll is safe
-// for concurrent use), and a 512 KB window: each concurrent encode keeps a history of
-// its window, 8 MB by default, and a page's repeats are within a few KB.
-func encoderOptions(more ...zstd.EOption) []zstd.EOption {
-	return append([]zstd.EOption{zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithWindowSize(512 << 10),
+// Values of Settings.ResponseCompression: the zstd level stored responses are written
+// with, or none. Whatever a process writes, it reads every one of them (a compressed
+// response is a zstd frame, one written plain starts with the version 3 marker).
+const (
+	ResponseCompressFastest = "fastest"
+	ResponseCompressDefault = "default"
+	ResponseCompressBetter  = "better"
+	ResponseCompressOff     = "off"
+)
+
+// DefaultResponseCompression is the setting "" stands for (chosen by measurement, see the
+// README).
+const DefaultResponseCompression = ResponseCompressFastest
+
+// responseLevel is the zstd level of the setting c ("" the default); ok is false for off.
+func responseLevel(c string) (level zstd.EncoderLevel, ok bool, err error) {
+	if c == "" {
+		c = DefaultResponseCompression
+	}
+	switch c {
+	case ResponseCompressFastest:
+		return zstd.SpeedFastest, true, nil
+	case ResponseCompressDefault:
+		return zstd.SpeedDefault, true, nil
+	case ResponseCompressBetter:
+		return zstd.SpeedBetterCompression, true, nil
+	case ResponseCompressOff:
+		return 0, false, nil
+	}
+	return 0, false, fmt.Errorf("spiders: response compression %q: want fastest, default, better or off", c)
+}
+
+// validResponseCompression reports whether c is a value of Settings.ResponseCompression.
+func validResponseCompression(c string) bool {
+	_, _, err := responseLevel(c)
+	return err == nil
+}
+
+// encoderOptions are the options of every response encoder: the level, up to GOMAXPROCS
+// encodes at once (EncodeAll is safe for concurrent use), and a 512 KB window: each
+// concurrent encode keeps a history of its window, 8 MB by default, and a page's repeats
+// are within a few KB.
+func encoderOptions(level zstd.EncoderLevel, more ...zstd.EOption) []zstd.EOption {
+	return append([]zstd.EOption{zstd.WithEncoderLevel(level), zstd.WithWindowSize(512 << 10),
 		zstd.WithLowerEncoderMem(true)}, more...)
 }
 
-// zstdEncoder compresses responses without a dictionary; zstdEncoderErr says why it
-// could not be made (MarshalResponse returns it).
-var zstdEncoder, zstdEncoderErr = zstd.NewWriter(nil, encoderOptions()...)
+// zstdEncoder compresses responses at the default level without a dictionary;
+// zstdEncoderErr says why it could not be made (MarshalResponse returns it).
+var zstdEncoder, zstdEncoderErr = zstd.NewWriter(nil, encoderOptions(zstd.SpeedFastest)...)
+
+// encoderKey names an encoder of the cache: a level and a dictionary (nil: none).
+type encoderKey struct {
+	level zstd.EncoderLevel
+	dict  *ResponseDict
+}
+
+// cachedEncoder is an encoder of the cache, made once.
+type cachedEncoder struct {
+	once sync.Once
+	enc  *zstd.Encoder
+	err  error
+}
+
+// encoders are the encoders of the levels and dictionaries in use besides the default
+// ones (each is made on first use and kept: a process uses one or two).
+var encoders sync.Map // encoderKey -> *cachedEncoder
+
+// encoderFor returns the encoder of level with the dictionary d (nil: none).
+func encoderFor(level zstd.EncoderLevel, d *ResponseDict) (*zstd.Encoder, error) {
+	if level == zstd.SpeedFastest {
+		if d != nil {
+			return d.enc, nil
+		}
+		if zstdEncoderErr != nil {
+			return nil, fmt.Errorf("spiders: response encoder: %w", zstdEncoderErr)
+		}
+		return zstdEncoder, nil
+	}
+	v, _ := encoders.LoadOrStore(encoderKey{level, d}, &cachedEncoder{})
+	c := v.(*cachedEncoder)
+	c.once.Do(func() {
+		var more []zstd.EOption
+		if d != nil {
+			more = append(more, zstd.WithEncoderDict(d.data))
+		}
+		c.enc, c.err = zstd.NewWriter(nil, encoderOptions(level, more...)...)
+		if c.err != nil {
+			c.err = fmt.Errorf("spiders: response encoder: %w", c.err)
+		}
+	})
+	return c.enc, c.err
+}
 
 // responseHead is a version 3 response on a stream, but its body.
 type responseHead struct {
@@ -74,12 +159,35 @@ type responseHead struct {
 	Rendered  string      `json:"rendered,omitempty"`
 }
 
-// MarshalResponse encodes r (version 3: one zstd frame of a JSON head and the body).
-func MarshalResponse(r *Response) ([]byte, error) { return MarshalResponseDict(r, nil) }
+// MarshalResponse encodes r (version 3: one zstd frame of a JSON head and the body, at
+// the default level).
+func MarshalResponse(r *Response) ([]byte, error) { return MarshalResponseWith(r, "", nil) }
 
 // MarshalResponseDict is MarshalResponse compressing with the dictionary d (nil: none).
 // The zstd frame names d's ID: decoding needs d registered (RegisterResponseDict).
 func MarshalResponseDict(r *Response, d *ResponseDict) ([]byte, error) {
+	return MarshalResponseWith(r, "", d)
+}
+
+// MarshalResponseWith encodes r with the compression setting c ("" the default, off:
+// the version 3 content as it is, no zstd frame) and the dictionary d (nil: none;
+// ignored when c is off).
+func MarshalResponseWith(r *Response, c string, d *ResponseDict) ([]byte, error) {
+	level, compress, err := responseLevel(c)
+	if err != nil {
+		return nil, err
+	}
+	if !compress {
+		var buf bytes.Buffer
+		if err := writeResponsePlain(&buf, r); err != nil {
+			return nil, err
+		}
+		return buf.Bytes(), nil
+	}
+	enc, err := encoderFor(level, d)
+	if err != nil {
+		return nil, err
+	}
 	buf := plainBuffers.Get().(*bytes.Buffer)
 	defer func() {
 		if buf.Cap() <= 1<<20 {
@@ -89,12 +197,6 @@ func MarshalResponseDict(r *Response, d *ResponseDict) ([]byte, error) {
 	}()
 	if err := writeResponsePlain(buf, r); err != nil {
 		return nil, err
-	}
-	enc := zstdEncoder
-	if d != nil {
-		enc = d.enc
-	} else if zstdEncoderErr != nil {
-		return nil, fmt.Errorf("spiders: response encoder: %w", zstdEncoderErr)
 	}
 	return enc.EncodeAll(buf.Bytes(), make([]byte, 0, buf.Len()/3+64)), nil
 }
@@ -235,30 +337,32 @@ func checkDecoded(r *Response) (*Response, error) {
 }
 
 // decodeSized decompresses the zstd frame b whose header says it holds size bytes into
-// one buffer of that size; a frame holding more (a forged header) is an error.
+// one buffer of that size; a frame holding more (a forged header) is an error, caught
+// before it is expanded past the buffer.
 func decodeSized(b []byte, size int) ([]byte, error) {
-	return withDecoder(b, func(d *zstd.Decoder) ([]byte, error) {
-		out := make([]byte, size)
-		if _, err := io.ReadFull(d, out); err != nil {
-			return nil, fmt.Errorf("spiders: decompress response: %w", err)
-		}
-		var one [1]byte
-		if n, err := d.Read(one[:]); n > 0 || (err != nil && err != io.EOF) {
-			return nil, fmt.Errorf("spiders: decompress response: more than the %d bytes its header says (%v)", size, err)
-		}
-		return out, nil
-	})
+	decs, err := decodersFor(b)
+	if err != nil {
+		return nil, err
+	}
+	out, err := decs.all.DecodeAll(b, make([]byte, 0, size))
+	if err != nil {
+		return nil, fmt.Errorf("spiders: decompress response: %w", err)
+	}
+	if len(out) != size {
+		return nil, fmt.Errorf("spiders: decompress response: %d bytes, its header says %d", len(out), size)
+	}
+	return out, nil
 }
 
 // withDecoder runs read with a pooled streaming decoder (of the dictionary b names) set
 // to read the zstd data b.
 func withDecoder(b []byte, read func(d *zstd.Decoder) ([]byte, error)) ([]byte, error) {
-	pool, err := decodersFor(b)
+	decs, err := decodersFor(b)
 	if err != nil {
 		return nil, err
 	}
-	d := pool.Get().(*zstd.Decoder)
-	defer pool.Put(d)
+	d := decs.streams.Get().(*zstd.Decoder)
+	defer decs.streams.Put(d)
 	if err := d.Reset(bytes.NewReader(b)); err != nil {
 		return nil, fmt.Errorf("spiders: decompress response: %w", err)
 	}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"sync"
 	"time"
 
 	"github.com/klauspost/compress/zstd"
@@ -62,17 +61,6 @@ func decodeJSONResponse(b []byte, maxBody int64) (*Response, error) {
 	}
 	return checkDecoded(r)
 }
-
-// limitedDecoders are streaming zstd decoders (one goroutine each): a stream can be
-// stopped at a size limit, where DecodeAll would expand the whole frame first.
-var limitedDecoders = sync.Pool{New: func() any {
-	d, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(true),
-		zstd.WithDecoderMaxWindow(16<<20)) // our encoder's window is 8 MB
-	if err != nil {
-		panic(err) // only for invalid options
-	}
-	return d
-}}
 
 // decodeLimited decompresses the zstd data b of unknown size, failing with
 // ErrBodyTooLarge once the output passes limit bytes.

@@ -82,8 +82,13 @@ type Settings struct {
 	// of the machine's memory, between 32 MB and 256 MB.
 	BodyBudget ByteSize `yaml:"body_budget"`
 	// ResponseDict: "on" (the default, also "") compresses stored responses with a zstd
-	// dictionary trained on the crawl's first responses; "off" does not.
+	// dictionary trained on the crawl's first responses; "off" does not. With
+	// ResponseCompression off there is no dictionary either.
 	ResponseDict string `yaml:"response_dict"`
+	// ResponseCompression is the zstd level responses are stored with: "fastest" (the
+	// default, also ""), "default", "better", or "off" (stored as fetched: no zstd work,
+	// about three times the bytes in Redis, and no dictionary).
+	ResponseCompression string `yaml:"response_compression"`
 	// Headers are sent with every request.
 	Headers map[string]string `yaml:"headers"`
 	// MaxRetries is how many times a fetch that failed with a network error, a timeout,
@@ -358,6 +363,8 @@ func (s *Settings) Validate() error {
 		return fmt.Errorf("spiders: settings.body_budget %d is negative", s.BodyBudget)
 	case s.ResponseDict != "" && s.ResponseDict != ResponseDictOn && s.ResponseDict != ResponseDictOff:
 		return fmt.Errorf("spiders: settings.response_dict %q: want on or off", s.ResponseDict)
+	case s.ResponseCompression != "" && !validResponseCompression(s.ResponseCompression):
+		return fmt.Errorf("spiders: settings.response_compression %q: want fastest, default, better or off", s.ResponseCompression)
 	case s.Order != "" && s.Order != "priority" && s.Order != "breadth-first" && s.Order != "depth-first":
 		return fmt.Errorf("spiders: settings.order %q: want priority, breadth-first or depth-first", s.Order)
 	case s.Dedup != "" && s.Dedup != "exact" && s.Dedup != "bloom" && s.Dedup != "set":

@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"runtime/pprof"
 	"strconv"
+	"strings"
 
 	"github.com/spf13/cobra"
 )
@@ -18,6 +19,7 @@ type benchFlags struct {
 	pageSize   int
 	cpuProfile string
 	memProfile string
+	settings   []string
 }
 
 func (b *benchFlags) add(cmd *cobra.Command) {
@@ -25,6 +27,17 @@ func (b *benchFlags) add(cmd *cobra.Command) {
 	cmd.Flags().IntVar(&b.pageSize, "page-size", 0, "pad the demo shop's pages to about this many bytes (0: as they are, 9-20 KB)")
 	cmd.Flags().StringVar(&b.cpuProfile, "cpuprofile", "", "write a pprof CPU profile of the crawl to this file")
 	cmd.Flags().StringVar(&b.memProfile, "memprofile", "", "write a pprof allocation profile of the crawl to this file")
+	cmd.Flags().StringArrayVar(&b.settings, "set", nil, "add a setting to the bench spider's settings, as KEY=VALUE (e.g. response_compression=off; repeatable)")
+}
+
+// settingsYAML is the --set settings as lines of the spider's settings block.
+func (b *benchFlags) settingsYAML() string {
+	var s strings.Builder
+	for _, kv := range b.settings {
+		k, v, _ := strings.Cut(kv, "=")
+		fmt.Fprintf(&s, "  %s: %s\n", strings.TrimSpace(k), strings.TrimSpace(v))
+	}
+	return s.String()
 }
 
 // siteArgs are the demo-site arguments for the page size asked for.

@@ -25,7 +25,7 @@ func (a *app) benchCommand() *cobra.Command {
 	var pages, replicas int
 	var bf benchFlags
 	cmd := &cobra.Command{
-		Use:   "bench [--pages N] [--redis URL | --replicas N] [--per-host] [--page-size BYTES] [--cpuprofile FILE] [--memprofile FILE]",
+		Use:   "bench [--pages N] [--redis URL | --replicas N] [--per-host] [--page-size BYTES] [--cpuprofile FILE] [--memprofile FILE] [--set KEY=VALUE]",
 		Short: "Crawl the demo shop at full speed and print pages/s, CPU, memory and Redis cost",
 		Long: `bench starts the demo shop in a child process and crawls it with every stage in this
 process, then prints pages/s, this process's CPU seconds per 1000 pages, its peak RSS, and
@@ -70,7 +70,7 @@ profiles of the crawl (the memory profile counts every allocation: MemProfileRat
 				return err
 			}
 			defer rdb.Close()
-			yaml := benchSpider(base, pages, bf.perHost)
+			yaml := benchSpider(base, pages, bf.perHost) + bf.settingsYAML()
 			sp, _, err := spiders.Parse("bench.yaml", []byte(yaml))
 			if err != nil {
 				return err

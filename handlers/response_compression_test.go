@@ -1,0 +1,69 @@
+package handlers_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/streamcrawl/streamcrawl/handlers"
+	"github.com/streamcrawl/streamcrawl/spiders"
+	"github.com/streamcrawl/streamcrawl/streams"
+	"github.com/streamcrawl/streamcrawl/streams/streamstest"
+)
+
+// With response_compression: off a crawl stores every response as fetched (no zstd
+// frame, no content_encoding, no dictionary trained) and parses every page; at a level
+// every stored response is a zstd frame. The responses are retained so that the test
+// reads each one back.
+func TestResponseCompressionSetting(t *testing.T) {
+	t.Parallel()
+	for _, c := range []string{spiders.ResponseCompressOff, spiders.ResponseCompressBetter} {
+		t.Run(c, func(t *testing.T) {
+			t.Parallel()
+			srv := streamstest.Start(t)
+			rdb := srv.Client()
+			const pages = 150
+			base := serve(t, newChainSite(pages, time.Millisecond))
+			name := "compress" + c
+			sp := titleSpider(name, base)
+			sp.Settings.ResponseCompression = c
+			sp.Settings.Retention = map[string]spiders.StreamRetention{"responses": {MaxAge: time.Hour}}
+			ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+			defer cancel()
+			sink := newMemSink()
+			if err := runCrawl(ctx, t, rdb, sp, sink, func(*handlers.Config) {}); err != nil {
+				t.Fatal(err)
+			}
+			if n := len(sink.items); n != pages {
+				t.Fatalf("%d items, want %d", n, pages)
+			}
+			keys := streams.NewKeys(name)
+			entries, err := rdb.XRange(ctx, keys.Responses, "-", "+").Result()
+			if err != nil {
+				t.Fatal(err)
+			}
+			compressed, decoded := 0, 0
+			for _, e := range entries {
+				payload, _ := e.Values["payload"].(string)
+				if spiders.ResponseCompressed([]byte(payload)) {
+					compressed++
+				}
+				if _, err := spiders.UnmarshalResponse([]byte(payload)); err == nil {
+					decoded++
+				}
+			}
+			want := 0
+			if c != spiders.ResponseCompressOff {
+				want = len(entries)
+			}
+			if len(entries) < pages || decoded != len(entries) || compressed != want {
+				t.Fatalf("%d responses stored (want at least %d), %d decode, %d compressed (want %d)", len(entries), pages, decoded, compressed, want)
+			}
+			if c == spiders.ResponseCompressOff {
+				if n := rdb.HLen(ctx, keys.Dicts).Val(); n != 0 {
+					t.Fatalf("compression off: %d fields in the dicts hash, want none", n)
+				}
+			}
+		})
+	}
+}

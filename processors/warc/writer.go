@@ -26,6 +26,7 @@ type Writer struct {
 	maxSize     int64
 	closed      func(ClosedFile)
 	taken       func(name string) bool
+	found       map[string]bool // base names of the files in dir at open: never reused
 
 	mu      sync.Mutex
 	written uint64 // pages written (not necessarily synced)
@@ -82,7 +83,7 @@ func OpenWith(dir, prefix string, opts Options) (*Writer, error) {
 		return nil, fmt.Errorf("warc: %w", err)
 	}
 	w := &Writer{dir: dir, prefix: prefix, maxSize: opts.MaxFileSize, closed: opts.Closed, taken: opts.Taken,
-		index: map[string]bool{}}
+		index: map[string]bool{}, found: map[string]bool{}}
 	for _, id := range opts.Known {
 		w.index[id] = true
 	}
@@ -92,6 +93,7 @@ func OpenWith(dir, prefix string, opts Options) (*Writer, error) {
 	}
 	sort.Strings(files)
 	for _, name := range files {
+		w.found[filepath.Base(name)] = true
 		ids, err := w.recover(name)
 		if err != nil {
 			return nil, err
@@ -251,12 +253,14 @@ func (w *Writer) rotate() error {
 		w.handOver()
 	}
 	// A new file each time, never one a writer before this one left (a restart within
-	// the same second makes the same name): O_EXCL, and the next number when taken.
+	// the same second makes the same name): O_EXCL, and the next number when taken
+	// elsewhere or found here at open (a file found here may be gone by now: Closed
+	// uploads and removes it, and its name must not be uploaded again over it).
 	var f *os.File
 	for {
 		w.seq++
 		base := fmt.Sprintf("%s-%s-%05d.warc.gz", safeName(w.prefix), time.Now().UTC().Format("20060102150405"), w.seq)
-		if w.taken != nil && w.taken(base) {
+		if w.found[base] || w.taken != nil && w.taken(base) {
 			continue
 		}
 		name := filepath.Join(w.dir, base)

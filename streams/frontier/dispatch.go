@@ -62,18 +62,9 @@ func (p *partPace) backoff(now, earliest time.Time, cfg Config) {
 	}
 }
 
-// wakePart makes the dispatcher look at partition part by at (local clock): this
+// wakePart makes the dispatcher look at partition part in its next round: this
 // process emitted requests there or moved due retries back to their hosts there.
-func (f *Frontier) wakePart(part int, at time.Time) {
-	ms := at.UnixMilli()
-	w := &f.wake[part]
-	for {
-		cur := w.Load()
-		if cur != 0 && cur <= ms || w.CompareAndSwap(cur, ms) {
-			return
-		}
-	}
-}
+func (f *Frontier) wakePart(part int) { f.wake[part].Store(true) }
 
 // round runs one dispatch round over every partition and returns how many requests it
 // moved, and whether every partition's frontier was empty: no host ready, scheduled or
@@ -93,15 +84,13 @@ func (f *Frontier) round(ctx context.Context, paced bool) (moved int, idle bool,
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	now := time.Now()
-	soon := now.Add(f.cfg.Interval).UnixMilli()
 	total := 0
 	var firstErr error
 	var toLook []int
 	act := make([]bool, len(f.pace))
 	for part := range f.pace {
 		pc := &f.pace[part]
-		if w := f.wake[part].Load(); w != 0 && w <= soon {
-			f.wake[part].CompareAndSwap(w, 0)
+		if f.wake[part].Swap(false) {
 			pc.next, pc.wait = time.Time{}, f.cfg.Interval
 		}
 		switch {

@@ -2,7 +2,6 @@ package frontier
 
 import (
 	"context"
-	"time"
 )
 
 // One emit in three files: Emit (here) splits a page's requests and items into shares,
@@ -148,7 +147,7 @@ func (f *Frontier) Emit(ctx context.Context, part int, cands []Candidate, items 
 		}
 		f.count(&e, s)
 		if s.nreqs() > 0 {
-			f.wakePart(s.part, time.Now()) // its hosts may be ready now: this process's dispatcher looks there
+			f.wakePart(s.part) // its hosts may be ready now: this process's dispatcher looks there
 		}
 	}
 	return e, err

@@ -188,9 +188,9 @@ type Frontier struct {
 	// dispatch (dispatch.go)
 	mu   sync.Mutex
 	pace []partPace // per partition, under mu
-	// wake is per partition the earliest time (Unix ms, local clock; 0: none) this
-	// process asked the dispatcher to look there (wakePart).
-	wake []atomic.Int64
+	// wake is per partition whether this process asked the dispatcher to look there
+	// in its next round (wakePart).
+	wake []atomic.Bool
 	// beforeRun, set only by tests (export_test.go), is called before each dispatch
 	// script with the window; an error stands for a process killed there.
 	beforeRun func(window int) error
@@ -204,7 +204,7 @@ func New(cfg Config) (*Frontier, error) {
 	}
 	f := &Frontier{cfg: cfg, rdb: cfg.Client, layout: cfg.Layout, order: order(cfg.Order), now: time.Now, revisitShift: cfg.RevisitClockShift,
 		hosts: hostDefaults{HostRule: cfg.Hosts, leaseTTL: cfg.LeaseTTL, quantum: cfg.Quantum},
-		pace:  make([]partPace, len(cfg.Layout.Parts)), wake: make([]atomic.Int64, len(cfg.Layout.Parts)), itemSet: make([]atomic.Int32, len(cfg.Layout.Parts))}
+		pace:  make([]partPace, len(cfg.Layout.Parts)), wake: make([]atomic.Bool, len(cfg.Layout.Parts)), itemSet: make([]atomic.Int32, len(cfg.Layout.Parts))}
 	seenAdd := setSeenAdd + dedup.LuaItemSet
 	f.fpArg = func(fp []byte) string { return string(fp) }
 	if cfg.Dedup != nil {

@@ -107,7 +107,7 @@ func (f *Frontier) moveAllDue(ctx context.Context) error {
 				break
 			}
 			if n > 0 {
-				f.wakePart(part, time.Now()) // hosts made ready: the dispatcher looks there
+				f.wakePart(part) // hosts made ready: the dispatcher looks there
 			}
 			if n < 100 {
 				break

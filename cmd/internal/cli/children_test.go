@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -59,20 +60,16 @@ func buildPlainBinary(dir string) error {
 
 // childBinary is the binary t's worker processes run (see raceChildTests).
 func childBinary(t testing.TB) string {
-	if plainBinary == "" || slices.Contains(raceChildTests, rootName(t.Name())) {
+	if plainBinary == "" || slices.Contains(raceChildTests, topTest(t.Name())) {
 		return os.Args[0]
 	}
 	return plainBinary
 }
 
-// rootName is the top-level test of a (sub)test name.
-func rootName(name string) string {
-	for i := range len(name) {
-		if name[i] == '/' {
-			return name[:i]
-		}
-	}
-	return name
+// topTest is the top-level test of a (sub)test name.
+func topTest(name string) string {
+	top, _, _ := strings.Cut(name, "/")
+	return top
 }
 
 // TestChildBinaryFollowsRaceChildTests: under the race detector the multi-process crawls'

@@ -1,6 +1,10 @@
 package streams
 
-import "github.com/streamcrawl/streamcrawl/streams/internal/rkit"
+import (
+	"context"
+
+	"github.com/streamcrawl/streamcrawl/streams/internal/rkit"
+)
 
 // Test access to unexported parts (test builds only).
 var (
@@ -18,3 +22,6 @@ const (
 	DeadFieldDeliveries = rkit.DeadDeliveries
 	DeadFieldStage      = rkit.DeadStage
 )
+
+// Look runs one of the Backlog's looks. It exists in test builds only.
+func (b *Backlog) Look(ctx context.Context) (int64, bool) { return b.look(ctx) }

@@ -74,19 +74,13 @@ end
 return 0
 `)
 
-// look sums the group's unread and pending entries over the streams, one script per
-// stream, all in one pipeline (one round trip per server, not one per partition);
-// false when it cannot tell.
+// look sums the group's unread and pending entries over the streams; false when it
+// cannot tell.
 func (b *Backlog) look(ctx context.Context) (int64, bool) {
-	mode := rkit.UnreadMode(b.CountUnread)
-	calls := make([]*rkit.Call, len(b.Streams))
-	for i, stream := range b.Streams {
-		calls[i] = &rkit.Call{Script: backlogScript, Keys: []string{stream}, Args: []any{b.Group, b.Max, mode}}
-	}
-	rkit.Exec(ctx, b.Client, calls)
 	var n int64
-	for _, c := range calls {
-		m, err := c.Reply.(*redis.Cmd).Int64()
+	mode := rkit.UnreadMode(b.CountUnread)
+	for _, stream := range b.Streams {
+		m, err := backlogScript.Run(ctx, b.Client, []string{stream}, b.Group, b.Max, mode).Int64()
 		if err != nil {
 			return 0, false
 		}

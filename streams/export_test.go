@@ -1,10 +1,6 @@
 package streams
 
-import (
-	"context"
-
-	"github.com/streamcrawl/streamcrawl/streams/internal/rkit"
-)
+import "github.com/streamcrawl/streamcrawl/streams/internal/rkit"
 
 // Test access to unexported parts (test builds only).
 var (
@@ -22,6 +18,3 @@ const (
 	DeadFieldDeliveries = rkit.DeadDeliveries
 	DeadFieldStage      = rkit.DeadStage
 )
-
-// Look runs one of the Backlog's looks. It exists in test builds only.
-func (b *Backlog) Look(ctx context.Context) (int64, bool) { return b.look(ctx) }

@@ -103,13 +103,13 @@ return out
 //
 // KEYS[1] -> sc:{c}:budget (crawl-wide), KEYS[2] -> sc:{c}:budget:top (crawl-wide)
 // ARGV -> per key: the key, the requests to give back
-// Output: nil
+// Output: 0
 var budgetGiveBackScript = redis.NewScript(`
 for i = 1, #ARGV, 2 do
   local used = redis.call('HINCRBY', KEYS[1], ARGV[i], -tonumber(ARGV[i + 1]))
   redis.call('ZADD', KEYS[2], 'XX', used, ARGV[i])
 end
-return nil
+return 0
 `)
 
 // budgetBytesScript adds the body bytes of a fetch to its budget key's and reports

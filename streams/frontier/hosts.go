@@ -117,19 +117,19 @@ func (f *Frontier) SetCrawlDelay(ctx context.Context, host string, d time.Durati
 //
 // KEYS[1] -> sc:{c}:h:<host>
 // ARGV[1] -> Crawl-delay (ms; 0: none), ARGV[2] -> how long an idle host keeps it (ms)
-// Output: nil
+// Output: 0 (a script's nil reply reads as redis.Nil, an error, in go-redis)
 var crawlDelayScript = redis.NewScript(`
 if ARGV[1] == '0' then redis.call('HDEL', KEYS[1], 'c') else redis.call('HSET', KEYS[1], 'c', ARGV[1]) end
 local raw = redis.call('HGETALL', KEYS[1])
 for i = 1, #raw, 2 do
   local k = raw[i]
-  if (k == 'f' or string.byte(k, 1) == 113) and tonumber(raw[i + 1]) > 0 then return nil end
+  if (k == 'f' or string.byte(k, 1) == 113) and tonumber(raw[i + 1]) > 0 then return 0 end
 end
 if #raw > 0 then
   redis.call('HSET', KEYS[1], 'x', 1)
   redis.call('PEXPIRE', KEYS[1], ARGV[2])
 end
-return nil
+return 0
 `)
 
 // Leased reports whether the request with stream ID lease still holds a slot of host.

@@ -322,3 +322,30 @@ func TestAHostWithADelayStartsItsNextRequestItsDelayAfterThePreviousEnded(t *tes
 		t.Fatalf("%d waiting, want 1 (the fourth)", n)
 	}
 }
+
+// A robots.txt Crawl-delay recorded for a host is part of its rule for every fetcher:
+// with a concurrency limit above 1 the host then starts one request at a time.
+func TestCrawlDelayIsRecordedAndTakesTheHostOneAtATime(t *testing.T) {
+	rdb := streamstest.Start(t).Client()
+	ctx := context.Background()
+	k := streams.NewKeys("crawldelay")
+	if err := rdb.XGroupCreateMkStream(ctx, k.Requests, streams.StageFetch, "$").Err(); err != nil {
+		t.Fatal(err)
+	}
+	hosts := frontier.HostRule{Concurrency: 4}
+	f, _ := frontier.New(frontier.Config{Client: rdb, Layout: streams.NewLayout(k.Crawl, 1), SeenCache: -1, Hosts: hosts, LeaseTTL: time.Minute, Window: 10, EmitHandsOut: true})
+	defer f.Close()
+	if err := f.SetCrawlDelay(ctx, "h.test", 300*time.Millisecond); err != nil {
+		t.Fatalf("set crawl-delay: %v", err)
+	}
+	var cands []frontier.Candidate
+	for i := range 3 {
+		cands = append(cands, hostCand(i, "h.test"))
+	}
+	if _, err := enqueue(ctx, f, cands); err != nil {
+		t.Fatal(err)
+	}
+	if got := readAll(t, rdb, k, 10); len(got) != 1 {
+		t.Fatalf("%d requests handed out at once to a host with a Crawl-delay, want 1", len(got))
+	}
+}

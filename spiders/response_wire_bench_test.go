@@ -44,7 +44,7 @@ func BenchmarkResponseTrip(b *testing.B) {
 	res := ceilingResponses(b, 25000)
 	d := trainShop(b)
 	spiders.RegisterResponseDict(d)
-	for _, c := range []string{spiders.ResponseCompressOff, spiders.ResponseCompressFastest, spiders.ResponseCompressDefault, spiders.ResponseCompressBetter} {
+	for _, c := range []string{spiders.ResponseCompressOff, spiders.ResponseCompressS2, spiders.ResponseCompressFastest, spiders.ResponseCompressDefault, spiders.ResponseCompressBetter} {
 		for _, withDict := range []bool{false, true} {
 			if c == spiders.ResponseCompressOff && withDict {
 				continue

@@ -158,8 +158,10 @@ type Settings struct {
 	// processes. Default 8; -1 means no limit (and, with no delay, no politeness work in
 	// Redis at all).
 	PerHostConcurrency int `yaml:"per_host_concurrency"`
-	// PerHostDelay is the least time between two requests to one host across all fetch
-	// processes. Default 0.
+	// PerHostDelay is the least time between the end of one request to a host and the
+	// start of the next, across all fetch processes: a host with a delay gets one
+	// request at a time (with PerHostConcurrency -1, no limit, it counts from each
+	// start). Default 0.
 	PerHostDelay time.Duration `yaml:"per_host_delay"`
 	// Limits override PerHostConcurrency and PerHostDelay for hosts matching a glob;
 	// the first match wins.
@@ -242,7 +244,8 @@ type LimitRule struct {
 	Domain string `yaml:"domain"`
 	// Concurrency is the most requests in flight to a matching host; 0 keeps the default.
 	Concurrency int `yaml:"concurrency"`
-	// Delay is the least time between two requests to a matching host.
+	// Delay is the least time between two requests to a matching host (see
+	// Settings.PerHostDelay).
 	Delay time.Duration `yaml:"delay"`
 }
 

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -290,8 +292,10 @@ func TestSubscriberRereadsItsOwnPendingAfterRestart(t *testing.T) {
 	}
 }
 
-// Close right after Subscribe waits for the subscription's read loop even when that
-// loop had not started yet: once Close returns, nothing of the subscription reads.
+// Close right after Subscribe stops the subscription's read loop even when that loop
+// had not started yet: once Close returns, the loop decides no further read (it never
+// asks the Gate again; see TestSubscriberCloseDoesNotWaitForABlockedRead for a read
+// already blocked in Redis).
 func TestSubscriberCloseRightAfterSubscribeStopsTheReadLoop(t *testing.T) {
 	rdb := streamstest.Start(t).Client()
 	ctx := context.Background()
@@ -320,5 +324,68 @@ func TestSubscriberCloseRightAfterSubscribeStopsTheReadLoop(t *testing.T) {
 		if readAfterClose.Load() {
 			t.Fatalf("round %d: the read loop asked to read after Close returned", i)
 		}
+	}
+}
+
+// Close does not wait out a read blocked in Redis on an idle stream (BlockTime, 2 s by
+// default: every stage's stop and every crawl's end waited for it), and loses nothing by
+// it: an entry that read returns after Close stays pending for the consumer, which gets
+// it when it subscribes again.
+func TestSubscriberCloseDoesNotWaitForABlockedRead(t *testing.T) {
+	srv := streamstest.Start(t)
+	rdb := srv.Client()
+	ctx := context.Background()
+	blocked := func() int64 {
+		info, err := rdb.Info(ctx, "clients").Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var n int64
+		for _, line := range strings.Split(info, "\r\n") {
+			if v, ok := strings.CutPrefix(line, "blocked_clients:"); ok {
+				n, _ = strconv.ParseInt(v, 10, 64)
+			}
+		}
+		return n
+	}
+	sub := newSub(t, rdb, "c1", func(c *streams.SubscriberConfig) { c.BlockTime = time.Minute })
+	ch, err := sub.Subscribe(ctx, "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); blocked() != 1; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("blocked clients = %d, want the subscriber's read", blocked())
+		}
+	}
+	if err := sub.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if n := blocked(); n != 1 {
+		t.Fatalf("blocked clients right after Close = %d, want 1: Close waited for the blocked read", n)
+	}
+	if _, ok := <-ch; ok {
+		t.Fatal("a message came out of a closed subscription")
+	}
+	publishN(t, rdb, "s", 1) // the blocked read returns it, after Close: not handed out
+	for deadline := time.Now().Add(10 * time.Second); pending(t, rdb, "s") != 1; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("pending = %d, want the entry the blocked read took", pending(t, rdb, "s"))
+		}
+	}
+	sub2 := newSub(t, rdb, "c1", nil)
+	ch2, err := sub2.Subscribe(ctx, "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case m := <-ch2:
+		m.Ack()
+	case <-time.After(10 * time.Second):
+		t.Fatal("the entry read after Close never came back to its consumer")
+	}
+	_ = sub2.Close()
+	if p := pending(t, rdb, "s"); p != 0 {
+		t.Fatalf("pending = %d after the ack, want 0", p)
 	}
 }

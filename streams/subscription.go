@@ -37,9 +37,18 @@ type subscription struct {
 	mu       sync.Mutex
 	inflight map[string]time.Time // entry ID -> when handed out (for the heartbeat)
 
-	readers   sync.WaitGroup // read loop and claimer
+	claimer   sync.WaitGroup // the claimer (close waits for it; not for the read loop)
 	waiters   sync.WaitGroup // one per message in flight or waiting for a retry
 	closeOnce sync.Once
+
+	// handing is held (shared) while the read loop hands out what a read returned;
+	// close takes it to set closed, after which the read loop hands out nothing. So
+	// close need not wait up to BlockTime for a read still blocked in Redis on an idle
+	// stream (every stop of a stage, and the end of every crawl, waited for it): what
+	// such a read returns after close stays pending for our restart or a reclaim, as
+	// entries still unread in the stream wait for the next reader.
+	handing sync.RWMutex
+	closed  bool
 }
 
 func newSubscription(parent context.Context, cfg SubscriberConfig, stream string, slots chan struct{}, log *zap.Logger) *subscription {
@@ -58,24 +67,63 @@ func newSubscription(parent context.Context, cfg SubscriberConfig, stream string
 	return s
 }
 
-// start starts the read loop and the claimer. Both are counted in readers before
-// either goroutine starts, so that a Close that comes at once waits for them.
+// start starts the read loop and the claimer. The claimer is counted before either
+// goroutine starts, so that a Close that comes at once waits for it; the read loop
+// hands out nothing once close began (see handing).
 func (s *subscription) start() {
-	s.readers.Add(2)
+	s.claimer.Add(1)
 	go s.run()
 }
 
-// run reads until the subscription closes (counted in readers by start, with the
-// claimer it starts).
+// run reads until the subscription closes, with the claimer it starts.
 func (s *subscription) run() {
-	go func() { defer s.readers.Done(); s.claimLoop() }()
+	go func() { defer s.claimer.Done(); s.claimLoop() }()
 	go func() {
 		<-s.ctx.Done()
 		s.close()
 	}()
-	defer s.readers.Done()
 	s.readOwnPending()
 	s.readNew()
+}
+
+// readable reports whether the subscription is open and, if so, whether reading is held
+// back (an outage, or the Gate says no). It asks under handing, so that no read is
+// decided once close began: after Close returns the Gate is not asked again (a read
+// decided just before may still be sent; what it returns stays pending, see handing).
+func (s *subscription) readable() (open, held bool) {
+	s.handing.RLock()
+	defer s.handing.RUnlock()
+	if s.closed {
+		return false, false
+	}
+	return true, s.cfg.Outage.Active() || (s.cfg.Gate != nil && !s.cfg.Gate())
+}
+
+// handOutRead hands out entries the read loop read (with their delivery counts; nil:
+// first deliveries), unless close began; it reports whether reading may go on.
+// Entries not handed out stay pending for our restart or a reclaim.
+func (s *subscription) handOutRead(msgs []redis.XMessage, deliveries map[string]int64) bool {
+	s.handing.RLock()
+	defer s.handing.RUnlock()
+	if s.closed {
+		return false
+	}
+	for _, m := range msgs {
+		n := int64(1)
+		if deliveries != nil {
+			n = deliveries[m.ID]
+			if n > int64(s.cfg.MaxDeliveries) {
+				// It was ours and never acked, again and again: it may be what kills us.
+				s.deadLetter(m.ID, int(n-1), fmt.Sprintf("delivered %d times without an ack (consumer died or timed out)", n-1))
+				continue
+			}
+		}
+		if !s.acquire() {
+			return false // shutting down: the rest stays pending for our restart
+		}
+		s.dispatch(m, int(n))
+	}
+	return true
 }
 
 // readOwnPending re-delivers entries this consumer holds from a previous life.
@@ -102,18 +150,8 @@ func (s *subscription) readOwnPending() {
 		}
 		msgs := res[0].Messages
 		id = msgs[len(msgs)-1].ID
-		counts := s.deliveryCounts(msgs)
-		for _, m := range msgs {
-			n := counts[m.ID]
-			if n > int64(s.cfg.MaxDeliveries) {
-				// It was ours and never acked, again and again: it may be what kills us.
-				s.deadLetter(m.ID, int(n-1), fmt.Sprintf("delivered %d times without an ack (consumer died or timed out)", n-1))
-				continue
-			}
-			if !s.acquire() {
-				return
-			}
-			s.dispatch(m, int(n))
+		if !s.handOutRead(msgs, s.deliveryCounts(msgs)) {
+			return
 		}
 	}
 }
@@ -140,7 +178,11 @@ func (s *subscription) deliveryCounts(msgs []redis.XMessage) map[string]int64 {
 func (s *subscription) readNew() {
 	failures := 0
 	for {
-		if s.cfg.Outage.Active() || (s.cfg.Gate != nil && !s.cfg.Gate()) {
+		open, held := s.readable()
+		if !open {
+			return
+		}
+		if held {
 			if !sleepCtx(s.ctx, 100*time.Millisecond) {
 				return
 			}
@@ -156,15 +198,12 @@ func (s *subscription) readNew() {
 		n := min(s.cfg.BatchSize, s.free()+1)
 		s.release()
 		// The read blocks at most BlockTime and is never cancelled (see readOwnPending);
-		// what it returns is handed out even while shutting down.
+		// what it returns is handed out unless close began meanwhile (see handing).
 		res, err := s.readWithAcks(n)
 		got := 0
 		if err == nil && len(res) > 0 {
-			for _, m := range res[0].Messages {
-				if !s.acquire() {
-					return // shutting down: the rest stays pending for our restart
-				}
-				s.dispatch(m, 1)
+			if !s.handOutRead(res[0].Messages, nil) {
+				return
 			}
 			got = len(res[0].Messages)
 		}
@@ -368,7 +407,13 @@ func (s *subscription) close() {
 		s.cancel()
 		done := make(chan struct{})
 		go func() {
-			s.readers.Wait() // a read in flight returns within BlockTime
+			// After this the read loop hands out nothing (a read still blocked in Redis
+			// is not waited for); it may be handing out a read's entries now, waiting
+			// for free slots until the shutdown deadline at most.
+			s.handing.Lock()
+			s.closed = true
+			s.handing.Unlock()
+			s.claimer.Wait()
 			s.waiters.Wait()
 			close(done)
 		}()

@@ -2,11 +2,14 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/streamcrawl/streamcrawl/streams/streamstest"
 )
 
 func TestPeerCountsReadsEachCrawlersOutput(t *testing.T) {
@@ -58,5 +61,24 @@ func TestPeerRowLeavesOutRedisForACrawlerThatUsedNone(t *testing.T) {
 	}
 	if strings.Count(rows[3], "|            - ") != 2 {
 		t.Errorf("crawlee row should show no Redis figures:\n%s", rows[3])
+	}
+}
+
+// Each round's crawler writes a new items file: a second round appending to the first's
+// file counted the first's items as already stored (streamcrawl's sink skips them).
+func TestEachPeerRunStartsANewItemsFile(t *testing.T) {
+	rdb := streamstest.Start(t).Client()
+	dir := t.TempDir()
+	items := filepath.Join(dir, "x.jsonl")
+	if err := os.WriteFile(items, []byte(`{"sku":"A"}`+"\n"+`{"sku":"B"}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	argv := []string{"sh", "-c", `echo '{"sku":"C"}' >> "$0"; echo '{"pages":1,"items":1}'`, items}
+	run, err := runPeer(context.Background(), rdb, dir, "x", argv, items)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run.Items != 1 || run.Distinct != 1 {
+		t.Fatalf("items %d, distinct SKUs %d; want 1 and 1 (the last round's file only)", run.Items, run.Distinct)
 	}
 }

@@ -6,8 +6,10 @@ import (
 	"context"
 	_ "embed"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -30,6 +32,7 @@ var cheerioJS []byte
 type peersOptions struct {
 	Pages, PageSize, PerHost, Rounds int
 	Streamcrawl, Colly, Crawlee      string
+	RetryBackoff                     time.Duration // streamcrawl's --retry-backoff
 }
 
 // peerRun is one crawler's one crawl: what it fetched and stored, and what it cost.
@@ -62,7 +65,12 @@ streamcrawl beside this one, else on PATH) with the demo shop's spider. Colly is
 harness in peers/colly, its own Go module: build it with
   (cd cmd/streamcrawl-bench/peers/colly && go build -o /tmp/colly-bench .)
 and pass --colly /tmp/colly-bench. Crawlee needs "npm install crawlee@3.18.1" in a
-directory passed as --crawlee. A crawler whose flag is empty is left out.`,
+directory passed as --crawlee. A crawler whose flag is empty is left out.
+
+The shop has 3 pages that always answer 500. Colly does not retry them and Crawlee
+retries them at once; streamcrawl waits --retry-backoff before its first retry, doubled
+for the next two (its own default, 1s, would add about 7 s of waiting for them to the
+end of its crawl alone), so the bench passes 100ms unless told otherwise.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return a.benchPeers(cmd.Context(), &o)
@@ -72,6 +80,7 @@ directory passed as --crawlee. A crawler whose flag is empty is left out.`,
 	cmd.Flags().IntVar(&o.PageSize, "page-size", 25000, "bytes per page of the demo shop (0: as they are, 9-20 KB)")
 	cmd.Flags().IntVar(&o.PerHost, "per-host", 8, "requests in flight to the shop at most, for every crawler")
 	cmd.Flags().IntVar(&o.Rounds, "rounds", 1, "times each crawler crawls the shop, alternately")
+	cmd.Flags().DurationVar(&o.RetryBackoff, "retry-backoff", 100*time.Millisecond, "streamcrawl's wait before its first retry of a failed fetch (its own default is 1s)")
 	cmd.Flags().StringVar(&o.Streamcrawl, "streamcrawl", "", "the streamcrawl binary (default: beside this one, else on PATH; \"-\" leaves it out)")
 	cmd.Flags().StringVar(&o.Colly, "colly", "", "the Colly harness binary built from peers/colly")
 	cmd.Flags().StringVar(&o.Crawlee, "crawlee", "", "a directory where crawlee is installed (npm install crawlee@3.18.1)")
@@ -124,7 +133,7 @@ func (a *app) benchPeers(ctx context.Context, o *peersOptions) error {
 		}
 		crawlers = append(crawlers, crawler{"streamcrawl", func() ([]string, error) {
 			return []string{o.Streamcrawl, "crawl", "--redis", redisURL, "--fresh", "--spider", spider,
-				"--out", itemsFile("streamcrawl"), "--log-level", "error"}, nil
+				"--out", itemsFile("streamcrawl"), "--log-level", "error", "--retry-backoff", o.RetryBackoff.String()}, nil
 		}})
 	}
 	if o.Colly != "" {
@@ -144,8 +153,8 @@ func (a *app) benchPeers(ctx context.Context, o *peersOptions) error {
 				"--out", itemsFile("crawlee-cheerio")}, nil
 		}})
 	}
-	fmt.Fprintf(a.Stdout, "bench-peers: demo shop of %d pages of about %d bytes at %s, per-host limit %d, robots.txt obeyed\n",
-		o.Pages, o.PageSize, base, o.PerHost)
+	fmt.Fprintf(a.Stdout, "bench-peers: demo shop of %d pages of about %d bytes at %s, per-host limit %d, robots.txt obeyed, streamcrawl's retry backoff %s\n",
+		o.Pages, o.PageSize, base, o.PerHost, o.RetryBackoff)
 	var runs []peerRun
 	for r := 0; r < o.Rounds; r++ {
 		for _, c := range crawlers {
@@ -169,6 +178,12 @@ func (a *app) benchPeers(ctx context.Context, o *peersOptions) error {
 func runPeer(ctx context.Context, rdb *redis.Client, dir, name string, argv []string, items string) (peerRun, error) {
 	run := peerRun{Name: name}
 	if err := rdb.FlushAll(ctx).Err(); err != nil {
+		return run, err
+	}
+	// Each round writes a new items file: streamcrawl's JSONL sink skips the items a file
+	// already holds (it is idempotent across restarts), so a second round appending to
+	// the first's file stored none.
+	if err := os.Remove(items); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return run, err
 	}
 	before := redisInfo(ctx, rdb)

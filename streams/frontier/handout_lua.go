@@ -14,16 +14,29 @@ end
 
 -- after_start sets where host goes after n requests were handed out at now: a host of
 -- concurrency 1 stays in the schedule until its lease ends (take_slots) or its finish
--- schedules it from the end of the request; another with a delay goes into the
--- schedule at its delay (nowhere while every slot is taken: a finish schedules it);
--- any other is placed again.
+-- schedules it from the end of the request; so does, nowhere, any other host with a
+-- limit and a delay (one at a time, see one_at_a_time: its finish schedules it); one
+-- with a delay and no limit (no lease, so no finish to wait for) goes into the schedule
+-- at its delay from now; any other is placed again.
 local function after_start(host, st, conc, delay, n, now)
   if n > 0 and conc == 1 then return end
   if delay > 0 and n > 0 then
-    if conc == 0 or st.f < conc then zadd(S.sched, now + delay, host) end
+    if conc == 0 then zadd(S.sched, now + delay, host) end
   else
     place(host, st)
   end
+end
+
+-- cap_take caps take, how many requests of host would go out now, by its slots: its
+-- free slots, one with a delay, none with a delay while one is in flight
+-- (one_at_a_time).
+local function cap_take(take, st, conc, delay)
+  if conc > 1 then take = math.min(take, conc - st.f) elseif conc == 1 then take = math.min(take, 1) end
+  if delay > 0 then
+    take = math.min(take, 1)
+    if one_at_a_time(st, conc, delay) then take = 0 end
+  end
+  return take
 end
 
 -- hand_direct hands out requests of host that were just found, while it is idle (nothing
@@ -34,9 +47,7 @@ end
 -- caller queues the others, then places the host (after_start).
 local function hand_direct(host, st, reqs, room, now)
   local conc, delay = rule(st)
-  local take = math.min(room, #reqs)
-  if conc > 1 then take = math.min(take, conc - st.f) elseif conc == 1 then take = math.min(take, 1) end
-  if delay > 0 then take = math.min(take, 1) end
+  local take = cap_take(math.min(room, #reqs), st, conc, delay)
   if take <= 0 then return 0 end
   if #reqs > 1 then
     table.sort(reqs, function(a, b)
@@ -90,9 +101,7 @@ local function hand_out(room, now)
       else
         local st = state(h)
         local conc, delay = rule(st)
-        local take = math.min(room, S.quantum)
-        if conc > 1 then take = math.min(take, conc - st.f) elseif conc == 1 then take = math.min(take, 1) end
-        if delay > 0 then take = math.min(take, 1) end
+        local take = cap_take(math.min(room, S.quantum), st, conc, delay)
         local n = 0
         if take > 0 then
           local entries = pop(h, st, take)

@@ -36,7 +36,8 @@ import (
 //
 // Handing out moves requests of ready hosts into the requests stream, best band first,
 // as many per host as its free slots allow (one when it has a delay, at most the
-// quantum otherwise), takes a lease per request for hosts with a concurrency limit, and
+// quantum otherwise; a host with a delay and a limit starts its next request its delay
+// after the previous one ended: one_at_a_time), takes a lease per request for hosts with a concurrency limit, and
 // sets the host's next start. So a fetcher never reads a request it may not fetch now.
 // No function scans all hosts: each reads a bounded range of a sorted set.
 //
@@ -172,6 +173,16 @@ local function rule(st)
   return conc, delay
 end
 
+-- one_at_a_time reports whether host, which has a concurrency limit above 1 and a
+-- delay, has a request in flight: such a host starts one request at a time, each its
+-- delay after the previous one ended (its finish schedules it), so that no two of its
+-- requests reach it closer than the delay however late a fetcher sends one it was
+-- handed. (A host of concurrency 1 always works so; one without a limit holds no lease,
+-- so its delay counts from each start.)
+local function one_at_a_time(st, conc, delay)
+  return delay > 0 and conc > 1 and st.f > 0
+end
+
 -- ready_one reads a ready score (see place): the host's best band, and whether its
 -- concurrency was 1 when it was placed (the turn's lowest bit), which lets hand_out
 -- start its request without reading its state.
@@ -275,8 +286,8 @@ local function place(host, st)
     if st.f == 0 then retire(host, st) end
     return
   end
-  local conc = rule(st)
-  if conc > 1 and st.f >= conc then return end
+  local conc, delay = rule(st)
+  if conc > 1 and (st.f >= conc or one_at_a_time(st, conc, delay)) then return end
   local one = 0
   if conc == 1 then one = 1 end
   zadd(S.ready, band * 1e9 + (seq_next() % 5e8) * 2 + one, host)

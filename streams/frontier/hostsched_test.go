@@ -266,3 +266,59 @@ func TestASlowDownPushesTheHostBackForEveryFetcherAndRecovers(t *testing.T) {
 		t.Fatal("the back-off level stayed after successful answers; want it gone")
 	}
 }
+
+// A host with a delay and a concurrency limit above 1 starts one request at a time, its
+// delay after the previous one ended: a request handed out while another is in flight
+// could reach the host closer than the delay (a fetcher sends what it was handed late
+// under load), which a server measures as impolite.
+func TestAHostWithADelayStartsItsNextRequestItsDelayAfterThePreviousEnded(t *testing.T) {
+	rdb := streamstest.Start(t).Client()
+	ctx := context.Background()
+	k := streams.NewKeys("oneatatime")
+	if err := rdb.XGroupCreateMkStream(ctx, k.Requests, streams.StageFetch, "$").Err(); err != nil {
+		t.Fatal(err)
+	}
+	hosts, ttl, delay := frontier.HostRule{Concurrency: 4, Delay: 250 * time.Millisecond}, 800*time.Millisecond, 250*time.Millisecond
+	f, _ := frontier.New(frontier.Config{Client: rdb, Layout: streams.NewLayout(k.Crawl, 1), SeenCache: -1, Hosts: hosts, LeaseTTL: ttl, Window: 10, EmitHandsOut: true})
+	defer f.Close()
+	var cands []frontier.Candidate
+	for i := range 4 {
+		cands = append(cands, hostCand(i, "h.test"))
+	}
+	if _, err := enqueue(ctx, f, cands); err != nil {
+		t.Fatal(err)
+	}
+	d, _ := frontier.New(frontier.Config{Client: rdb, Layout: streams.NewLayout(k.Crawl, 1), Window: 10, Hosts: hosts, LeaseTTL: ttl})
+	defer d.Close()
+	first := readAll(t, rdb, k, 10)
+	if len(first) != 1 {
+		t.Fatalf("%d requests handed out at once to a host with a delay, want 1", len(first))
+	}
+	time.Sleep(delay + 50*time.Millisecond) // the delay after the first's start has passed
+	if n, err := d.Dispatch(ctx); err != nil || n != 0 {
+		t.Fatalf("dispatched %d (%v) while the host's request is in flight, want 0", n, err)
+	}
+	if _, err := d.Finish(ctx, frontier.Finish{Host: "h.test", Lease: first[0].ID, Started: time.Now().Add(-delay)}); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := d.Dispatch(ctx); err != nil || n != 0 {
+		t.Fatalf("dispatched %d (%v) right after the request ended, want 0: its delay counts from the end", n, err)
+	}
+	time.Sleep(delay + 20*time.Millisecond)
+	if n, err := d.Dispatch(ctx); err != nil || n != 1 {
+		t.Fatalf("dispatched %d (%v) its delay after the end, want 1", n, err)
+	}
+	second := readAll(t, rdb, k, 10)
+	if len(second) != 1 {
+		t.Fatalf("read %d, want 1", len(second))
+	}
+	// The fetcher of the second dies (no finish): its lease expires and the host goes
+	// on with the third.
+	time.Sleep(ttl + 50*time.Millisecond)
+	if n, err := d.Dispatch(ctx); err != nil || n != 1 {
+		t.Fatalf("after the lease of a dead fetcher expired dispatched %d (%v), want 1", n, err)
+	}
+	if n := waiting(t, rdb, k); n != 1 {
+		t.Fatalf("%d waiting, want 1 (the fourth)", n)
+	}
+}

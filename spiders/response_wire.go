@@ -21,7 +21,9 @@ import (
 // of a JSON head as a uvarint, the head (request, URL, status, headers, body length,
 // ...: everything but the body), then the body as it came, unescaped. Writing it costs
 // one copy of the body and reading it one buffer of the frame's known size, with the
-// body a slice of it: no escaping, no base64, no UTF-8 check.
+// body a slice of it: no escaping, no base64, no UTF-8 check. The same content is stored
+// as one S2 block after its own marker with response_compression: s2, and as it is
+// (starting with the marker) with off.
 //
 // Older versions are still read: version 2 was the whole response as JSON (the body a
 // JSON string, or base64 when it was not UTF-8) compressed with zstd; version 1 kept the

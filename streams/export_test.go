@@ -6,6 +6,7 @@ import "github.com/streamcrawl/streamcrawl/streams/internal/rkit"
 var (
 	ParseClusterURL = parseClusterURL
 	Trim            = trim
+	TrimBytes       = trimBytes
 	DeadOf          = deadOf
 	IsWriteRefused  = isWriteRefused
 	ErrWriteRefused = errWriteRefused

@@ -72,15 +72,24 @@ return {redis.call('XTRIM', KEYS[1], 'MINID', minid), minid}
 `)
 
 // trim removes the entries of stream that every group has acked and that are past
-// retention. It returns how many it removed. A byte limit is enforced from the
-// stream's MEMORY USAGE and its mean entry size, removing the oldest acked entries in
-// chunks of bytesTrimChunk (one short script each, so Redis never stalls); a
-// server without MEMORY USAGE (the embedded one) keeps everything the age allows.
+// retention. It returns how many it removed. A byte limit is then enforced (trimBytes).
 func trim(ctx context.Context, rdb redis.UniversalClient, stream string, r spiders.StreamRetention, now time.Time) (int64, error) {
 	total, err := trimChunk(ctx, rdb, stream, r, now, -1)
 	if err != nil || r.MaxBytes <= 0 {
 		return total, err
 	}
+	n, err := trimBytes(ctx, rdb, stream, r, now)
+	return total + n, err
+}
+
+// trimBytes enforces stream's byte limit: from the stream's MEMORY USAGE and its mean
+// entry size it removes the oldest acked entries in chunks of bytesTrimChunk (one short
+// script each, so Redis never stalls) until the stream fits. A server without MEMORY
+// USAGE (the embedded one) keeps everything the age allows. A stream under its limit
+// costs one pipelined MEMORY USAGE and XLEN, no script: the Trimmer's byte ticks between
+// its full passes (see Run) run only this.
+func trimBytes(ctx context.Context, rdb redis.UniversalClient, stream string, r spiders.StreamRetention, now time.Time) (int64, error) {
+	var total int64
 	// The mean entry size carries the stream's fixed overhead, so one estimate can stop
 	// short of the limit: measure again, a few times at most.
 	for round := 0; round < 4; round++ {
@@ -195,13 +204,18 @@ func (tr *Trimmer) Run(ctx context.Context) error {
 	return err
 }
 
-// trimAll trims streams (only those with a byte limit when bytesOnly).
+// trimAll trims streams; when bytesOnly, it only enforces the byte limits of those that
+// have one (trimBytes: the age and the acks are the full passes' work).
 func trimAll(ctx context.Context, rdb redis.UniversalClient, streams map[string]spiders.StreamRetention, bytesOnly bool, errLog *loop.Errors, log *zap.Logger) {
 	for stream, r := range streams {
 		if bytesOnly && r.MaxBytes == 0 {
 			continue
 		}
-		n, err := trim(ctx, rdb, stream, r, time.Now())
+		do := trim
+		if bytesOnly {
+			do = trimBytes
+		}
+		n, err := do(ctx, rdb, stream, r, time.Now())
 		if err != nil {
 			if ctx.Err() == nil {
 				errLog.Warn("trim failed", err, zap.String("stream", stream))

@@ -3,6 +3,7 @@ package streams_test
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -209,6 +210,34 @@ func TestTrimByBytes(t *testing.T) {
 	}
 	if used > limit || used < limit*9/10 {
 		t.Fatalf("after trim: %d bytes in %d entries (was %d); want within 90-100%% of %d", used, n, before, limit)
+	}
+	// The Trimmer's byte ticks (TrimBytes): a stream that fits costs no script; one
+	// that grew past the limit is trimmed back under it.
+	scripts := func() int64 {
+		_, rest, _ := strings.Cut(rdb.Info(ctx, "commandstats").Val(), "cmdstat_evalsha:calls=")
+		n, _ := strconv.ParseInt(rest[:strings.IndexByte(rest, ',')], 10, 64)
+		return n
+	}
+	calls := scripts()
+	if n, err := streams.TrimBytes(ctx, rdb, "s", r, time.Now()); err != nil || n != 0 {
+		t.Fatalf("a byte tick over a stream that fits removed %d (%v), want 0", n, err)
+	}
+	if d := scripts() - calls; d != 0 {
+		t.Fatalf("a byte tick over a stream that fits ran %d scripts, want 0", d)
+	}
+	for i := 0; i < 50; i++ {
+		rdb.XAdd(ctx, &redis.XAddArgs{Stream: "s", Values: map[string]any{"i": 400 + i, "body": body}})
+	}
+	for _, g := range []string{"fast", "slow"} {
+		for _, m := range read(g, 100) {
+			rdb.XAck(ctx, "s", g, m.ID)
+		}
+	}
+	if n, err := streams.TrimBytes(ctx, rdb, "s", r, time.Now()); err != nil || n == 0 {
+		t.Fatalf("a byte tick over a stream past its limit removed %d (%v), want some", n, err)
+	}
+	if used := rdb.MemoryUsage(ctx, "s", 0).Val(); used > limit {
+		t.Fatalf("after a byte tick: %d bytes, want at most %d", used, limit)
 	}
 	// Age and bytes together: an age of 0 with a byte limit keeps by bytes only; a
 	// short age removes what the bytes would have kept.

@@ -7,6 +7,7 @@ import (
 	"io"
 	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -137,21 +138,38 @@ func printBroad(w io.Writer, opt broadOptions, r *broadResult) {
 	if len(r.ShardCPU) > 1 {
 		printShardCPU(w, r.ShardCPU, pages)
 	}
-	cmds := slices.Collect(maps.Keys(r.Calls))
-	slices.SortFunc(cmds, func(a, b string) int { return cmp.Compare(r.Calls[b], r.Calls[a]) })
-	fmt.Fprintf(w, "  by command, per page         ")
-	for _, c := range cmds {
-		if r.Calls[c]/pages >= 0.05 {
-			fmt.Fprintf(w, " %s %.2f", c, r.Calls[c]/pages)
-		}
-	}
-	fmt.Fprintln(w)
+	printCalls(w, r.Calls, pages)
 	names := slices.Sorted(maps.Keys(r.WorkerRSS))
 	fmt.Fprintf(w, "  worker peak RSS              ")
 	for _, n := range names {
 		fmt.Fprintf(w, " %s %.0f MiB", n, float64(r.WorkerRSS[n])/(1<<20))
 	}
 	fmt.Fprintln(w)
+}
+
+// printCalls prints the Redis calls per page by command, then the server's time in
+// them (wall µs per page; a script's includes the commands it runs), each from most to
+// least, down to 0.05 calls and 0.5 µs.
+func printCalls(w io.Writer, calls map[string]float64, pages float64) {
+	var names []string
+	for c := range calls {
+		if !strings.HasSuffix(c, usecSuffix) {
+			names = append(names, c)
+		}
+	}
+	for _, by := range []struct {
+		label, suffix, format string
+		least                 float64
+	}{{"by command, per page         ", "", " %s %.2f", 0.05}, {"µs by command, per page      ", usecSuffix, " %s %.1f", 0.5}} {
+		slices.SortFunc(names, func(a, b string) int { return cmp.Compare(calls[b+by.suffix], calls[a+by.suffix]) })
+		fmt.Fprintf(w, "  %s", by.label)
+		for _, c := range names {
+			if v := calls[c+by.suffix] / pages; v >= by.least {
+				fmt.Fprintf(w, by.format, c, v)
+			}
+		}
+		fmt.Fprintln(w)
+	}
 }
 
 // printShardCPU prints each cluster master's Redis CPU per page and the busiest one's

@@ -70,7 +70,13 @@ func shardCPU(before, after map[string]map[string]float64) map[string]float64 {
 	return out
 }
 
-// parseCommandStats returns the calls by command of an INFO commandstats answer.
+// usecSuffix marks, in a map of calls by command (parseCommandStats), the entry that
+// holds a command's microseconds instead: "xadd" calls, "xadd µs" its time. The time is
+// the server's wall time in the command, and a script's includes the commands it runs.
+const usecSuffix = " µs"
+
+// parseCommandStats returns the calls and the microseconds (keys ending in usecSuffix)
+// by command of an INFO commandstats answer.
 func parseCommandStats(raw string) map[string]float64 {
 	out := map[string]float64{}
 	for _, l := range strings.Split(raw, "\n") {
@@ -78,9 +84,15 @@ func parseCommandStats(raw string) map[string]float64 {
 		if !ok {
 			continue
 		}
-		n, _, _ := strings.Cut(rest, ",")
+		name = strings.TrimPrefix(name, "cmdstat_")
+		n, rest, _ := strings.Cut(rest, ",")
 		v, _ := strconv.ParseFloat(n, 64)
-		out[strings.TrimPrefix(name, "cmdstat_")] = v
+		out[name] = v
+		if u, ok := strings.CutPrefix(rest, "usec="); ok {
+			u, _, _ = strings.Cut(u, ",")
+			us, _ := strconv.ParseFloat(u, 64)
+			out[name+usecSuffix] = us
+		}
 	}
 	return out
 }

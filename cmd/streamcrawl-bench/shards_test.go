@@ -41,3 +41,19 @@ func TestRedisFiguresSumEveryClusterMaster(t *testing.T) {
 		t.Fatalf("CPU figures for %d shards, want 3: %v", len(cpu), cpu)
 	}
 }
+
+// An INFO commandstats answer gives each command's calls and its microseconds.
+func TestParseCommandStatsReadsCallsAndMicroseconds(t *testing.T) {
+	t.Parallel()
+	got := parseCommandStats("# Commandstats\r\ncmdstat_xadd:calls=14132,usec=61073,usec_per_call=4.32,rejected_calls=0,failed_calls=0\r\n" +
+		"cmdstat_xinfo|groups:calls=847,usec=4380,usec_per_call=5.17,rejected_calls=0,failed_calls=5\r\n")
+	want := map[string]float64{"xadd": 14132, "xadd" + usecSuffix: 61073, "xinfo|groups": 847, "xinfo|groups" + usecSuffix: 4380}
+	if len(got) != len(want) {
+		t.Fatalf("parsed %v, want %v", got, want)
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Fatalf("parsed %v, want %v", got, want)
+		}
+	}
+}

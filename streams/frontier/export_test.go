@@ -108,7 +108,10 @@ func ExpandEntry(host, e string) string {
 
 // SetRevisitShift moves the revisit schedule's "now" ahead of the Redis clock by d, so
 // a test simulates a day without waiting one. It exists in test builds only.
-func (f *Frontier) SetRevisitShift(d time.Duration) { f.revisitShift = d }
+func (f *Frontier) SetRevisitShift(d time.Duration) {
+	f.revisitShift = d
+	f.revisits.wakeAll() // the schedule's "now" moved: Run looks again
+}
 
 // ReleaseDue releases up to max due revisits of partition part into their hosts'
 // queues and returns how many. It exists in test builds only (Run releases them).
@@ -122,3 +125,7 @@ func (f *Frontier) PacedRound(ctx context.Context) (int, error) {
 	n, _, err := f.round(ctx, true)
 	return n, err
 }
+
+// MoveAllDue runs one of Run's rounds over the delayed retries (see duePace). It exists
+// in test builds only.
+func (f *Frontier) MoveAllDue(ctx context.Context) error { return f.moveAllDue(ctx) }

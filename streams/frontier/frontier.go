@@ -194,6 +194,9 @@ type Frontier struct {
 	// beforeRun, set only by tests (export_test.go), is called before each dispatch
 	// script with the window; an error stands for a process killed there.
 	beforeRun func(window int) error
+
+	// Run's looks at the delayed retries and the revisit schedule (duepace.go)
+	retries, revisits *duePace
 }
 
 // New returns the Frontier of the crawl cfg.Layout names. Close it when done.
@@ -204,7 +207,8 @@ func New(cfg Config) (*Frontier, error) {
 	}
 	f := &Frontier{cfg: cfg, rdb: cfg.Client, layout: cfg.Layout, order: order(cfg.Order), now: time.Now, revisitShift: cfg.RevisitClockShift,
 		hosts: hostDefaults{HostRule: cfg.Hosts, leaseTTL: cfg.LeaseTTL, quantum: cfg.Quantum},
-		pace:  make([]partPace, len(cfg.Layout.Parts)), wake: make([]atomic.Bool, len(cfg.Layout.Parts)), itemSet: make([]atomic.Int32, len(cfg.Layout.Parts))}
+		pace:  make([]partPace, len(cfg.Layout.Parts)), wake: make([]atomic.Bool, len(cfg.Layout.Parts)), itemSet: make([]atomic.Int32, len(cfg.Layout.Parts)),
+		retries: newDuePace(len(cfg.Layout.Parts)), revisits: newDuePace(len(cfg.Layout.Parts))}
 	seenAdd := setSeenAdd + dedup.LuaItemSet
 	f.fpArg = func(fp []byte) string { return string(fp) }
 	if cfg.Dedup != nil {
@@ -262,7 +266,8 @@ func (f *Frontier) Run(ctx context.Context) error {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		_ = loop.Every(ctx, f.cfg.RetryInterval, loop.Config{Log: f.cfg.Logger, Msg: "releasing due revisits failed; retrying"}, f.ReleaseRevisits)
+		_ = loop.Every(ctx, f.cfg.RetryInterval, loop.Config{Log: f.cfg.Logger, Msg: "releasing due revisits failed; retrying"},
+			func(ctx context.Context) error { return f.releaseRevisits(ctx, true) })
 	}()
 	if d := f.cfg.Dedup; d != nil && d.Expires() {
 		wg.Add(1)

@@ -1,7 +1,6 @@
 package frontier
 
 import (
-	"context"
 	"strconv"
 	"time"
 
@@ -418,22 +417,3 @@ func schedArgs(d hostDefaults, idp string, window int, countUnread bool, sign in
 // partIDPrefix is the prefix of the message UUIDs the frontier's scripts give to requests
 // of partition p (with the partition's sequence counter, unique in the crawl).
 func partIDPrefix(p int) string { return "sc-" + strconv.Itoa(p) + "-" }
-
-// holding runs count for every partition of l in one pipeline and reports, per
-// partition, whether it counted more than zero. A failed count reports true: the caller
-// then runs its script, which reports the error.
-func holding(ctx context.Context, rdb redis.UniversalClient, l streams.Layout, count func(redis.Pipeliner, streams.Keys) *redis.IntCmd) []bool {
-	parts := l.Parts
-	cmds := make([]*redis.IntCmd, len(parts))
-	_, _ = rdb.Pipelined(ctx, func(p redis.Pipeliner) error { // errors are read per command
-		for i, k := range parts {
-			cmds[i] = count(p, k)
-		}
-		return nil
-	})
-	out := make([]bool, len(cmds))
-	for i, c := range cmds {
-		out[i] = c.Err() != nil || c.Val() > 0
-	}
-	return out
-}

@@ -38,6 +38,7 @@ func (f *Frontier) Retry(ctx context.Context, host string, priority, depth int, 
 	if err != nil {
 		return fmt.Errorf("frontier: schedule retry: %w", err)
 	}
+	f.retries.wakePart(f.layout.PartitionOf(host)) // this process's Run learns when it is due
 	return nil
 }
 
@@ -92,12 +93,21 @@ func (f *Frontier) moveDue(ctx context.Context, part, max int) (int, error) {
 	return n, nil
 }
 
-// moveAllDue moves every due request of every partition, 100 at a time.
+// moveAllDue moves every due request of the partitions Run looks at this round (see
+// duePace), 100 at a time. A partition whose earliest retry is not due within a
+// RetryInterval is looked at again a RetryInterval before it is, at the latest after
+// dueSweep; one where requests were moved, or the move failed, at the next round.
 func (f *Frontier) moveAllDue(ctx context.Context) error {
+	now := f.now()
+	soon := float64(now.Add(f.cfg.RetryInterval).UnixMilli())
 	var errs []error
-	due := f.due(ctx)
-	for part := range len(f.layout.Parts) {
-		if !due[part] {
+	for part, l := range f.retries.look(ctx, f.rdb, f.layout, now, true, func(k streams.Keys) string { return k.Delayed }) {
+		switch {
+		case !l.ok:
+			f.retries.after(part, now, time.Time{})
+			continue
+		case l.score > soon:
+			f.retries.after(part, now, time.UnixMilli(int64(l.score)).Add(-f.cfg.RetryInterval))
 			continue
 		}
 		for {
@@ -115,16 +125,4 @@ func (f *Frontier) moveAllDue(ctx context.Context) error {
 		}
 	}
 	return errors.Join(errs...)
-}
-
-// due reports, per partition, whether its delayed set holds a request due within a
-// RetryInterval, with one pipelined ZCOUNT: most rounds find none, and a ZCOUNT costs Redis
-// a fraction of a script call. The answer is only a hint (the script decides, on the
-// Redis clock; the look uses this machine's, an interval ahead to allow for skew); a
-// failed look counts as "holds some" (the script then reports).
-func (f *Frontier) due(ctx context.Context) []bool {
-	now := strconv.FormatInt(f.now().Add(f.cfg.RetryInterval).UnixMilli(), 10)
-	return holding(ctx, f.rdb, f.layout, func(p redis.Pipeliner, k streams.Keys) *redis.IntCmd {
-		return p.ZCount(ctx, k.Delayed, "-inf", now)
-	})
 }

@@ -100,6 +100,7 @@ func (f *Frontier) ScheduleRevisit(ctx context.Context, host string, priority, d
 	if err != nil {
 		return 0, fmt.Errorf("frontier: schedule revisit: %w", err)
 	}
+	f.revisits.wakePart(f.layout.PartitionOf(host)) // this process's Run learns when it is due
 	return RevisitOutcome(n), nil
 }
 
@@ -187,20 +188,36 @@ func (f *Frontier) releaseDue(ctx context.Context, part, max int) (int, error) {
 
 // ReleaseRevisits releases every due revisit of every partition into its host's queue
 // now, 500 per script call; partitions whose oldest bucket is not due cost one
-// pipelined ZCOUNT between them. Run calls it every RetryInterval.
+// pipelined read of it between them.
 func (f *Frontier) ReleaseRevisits(ctx context.Context) error {
-	now := (f.now().Add(f.revisitShift).Add(f.cfg.RetryInterval).UnixMilli()) / 60000
-	due := holding(ctx, f.rdb, f.layout, func(p redis.Pipeliner, k streams.Keys) *redis.IntCmd {
-		return p.ZCount(ctx, k.Revisits, "-inf", strconv.FormatInt(now, 10))
-	})
+	return f.releaseRevisits(ctx, false)
+}
+
+// releaseRevisits releases the due revisits of every partition (paced false) or of
+// those Run looks at this round (see duePace): a partition whose oldest bucket is not
+// due is looked at again a RetryInterval before it is, at the latest after dueSweep.
+func (f *Frontier) releaseRevisits(ctx context.Context, paced bool) error {
+	now := f.now()
+	shift := f.revisitShift
+	nowMin := now.Add(shift).Add(f.cfg.RetryInterval).UnixMilli() / 60000
 	var errs []error
-	for part := range len(f.layout.Parts) {
-		for due[part] {
+	for part, l := range f.revisits.look(ctx, f.rdb, f.layout, now, paced, func(k streams.Keys) string { return k.Revisits }) {
+		switch {
+		case !l.ok:
+			f.revisits.after(part, now, time.Time{})
+			continue
+		case l.score > float64(nowMin):
+			f.revisits.after(part, now, time.UnixMilli(int64(l.score)*60000).Add(-shift-f.cfg.RetryInterval))
+			continue
+		}
+		for {
 			n, err := f.releaseDue(ctx, part, 500)
 			if err != nil {
 				errs = append(errs, err)
 			}
-			due[part] = err == nil && n == 500
+			if err != nil || n < 500 {
+				break
+			}
 		}
 	}
 	return errors.Join(errs...)

@@ -16,13 +16,18 @@ import (
 // dicts hash and parses every page (whether later responses were compressed with it
 // depends on how fast training was: TestArchiverKilledWritesEveryRecordOnce crawls with a
 // published one); with response_dict: off it trains none.
+//
+// The crawl is 200 pages: the first 64 train the dictionary (dictSamples), the other
+// 136 may be compressed with it.
 func TestResponseDictTrainedOncePerCrawl(t *testing.T) {
 	t.Parallel()
+	const pages = 200
 	for _, off := range []bool{false, true} {
 		t.Run("off="+strconv.FormatBool(off), func(t *testing.T) {
+			t.Parallel()
 			srv := streamstest.Start(t)
 			rdb := srv.Client()
-			site := newChainSite(800, 3*time.Millisecond)
+			site := newChainSite(pages, 3*time.Millisecond)
 			base := serve(t, site)
 			name := "dict" + strconv.FormatBool(off)
 			sp := titleSpider(name, base)
@@ -35,8 +40,8 @@ func TestResponseDictTrainedOncePerCrawl(t *testing.T) {
 			if err := runCrawl(ctx, t, rdb, sp, sink, func(c *handlers.Config) {}); err != nil {
 				t.Fatal(err)
 			}
-			if n := len(sink.items); n != 800 {
-				t.Fatalf("%d items, want 800", n)
+			if n := len(sink.items); n != pages {
+				t.Fatalf("%d items, want %d", n, pages)
 			}
 			keys := streams.NewKeys(name)
 			encoded, _ := strconv.Atoi(rdb.HGet(ctx, keys.Stats, "responses_dict_encoded").Val())
@@ -59,10 +64,10 @@ func TestResponseDictTrainedOncePerCrawl(t *testing.T) {
 				t.Fatalf("dicts hash has %d fields (current %q), want the current ID and one dictionary", len(dicts), cur)
 			}
 			const samples = 64 // handlers.dictSamples: the responses the dictionary is trained on
-			if encoded > 800-samples {
-				t.Fatalf("%d responses compressed with the dictionary, want at most the %d after the first %d", encoded, 800-samples, samples)
+			if encoded > pages-samples {
+				t.Fatalf("%d responses compressed with the dictionary, want at most the %d after the first %d", encoded, pages-samples, samples)
 			}
-			t.Logf("%d of 800 responses compressed with dictionary %s (%d bytes)", encoded, cur, len(dicts[cur]))
+			t.Logf("%d of %d responses compressed with dictionary %s (%d bytes)", encoded, pages, cur, len(dicts[cur]))
 		})
 	}
 }

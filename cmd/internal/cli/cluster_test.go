@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"net/url"
 	"path/filepath"
 	"strings"
@@ -20,11 +21,21 @@ import (
 // all the others, and returns them with their base URLs.
 func shops(t *testing.T, n, pages int) ([]*demosite.Site, []string) {
 	t.Helper()
+	return shopsBehind(t, n, pages, nil)
+}
+
+// shopsBehind is shops with every shop behind g (nil: none).
+func shopsBehind(t *testing.T, n, pages int, g *gate) ([]*demosite.Site, []string) {
+	t.Helper()
 	sites := make([]*demosite.Site, n)
 	bases := make([]string, n)
 	for i := range sites {
 		sites[i] = demosite.New(pages)
-		bases[i] = serveSite(t, sites[i])
+		var h http.Handler = sites[i]
+		if g != nil {
+			h = g.wrap(h)
+		}
+		bases[i] = serveSite(t, h)
 	}
 	for _, s := range sites {
 		if err := s.SetPeers(bases); err != nil {

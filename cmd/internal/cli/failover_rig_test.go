@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"context"
 	"fmt"
 	"net"
 	"strings"
@@ -10,7 +9,6 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/streamcrawl/streamcrawl/streams"
 	"github.com/streamcrawl/streamcrawl/streams/streamstest"
 )
 
@@ -21,8 +19,9 @@ type failoverRig struct {
 	// fail takes a primary away: it freezes the replica that will replace it for lag
 	// (writes acknowledged meanwhile are what asynchronous replication loses; 0: no
 	// freeze), kills the primary with SIGKILL, thaws the replica, and returns once the
-	// replica serves in its place, saying what happened.
-	fail func(t *testing.T, lag time.Duration) failure
+	// replica serves in its place, saying what happened. h paces the crawl around it
+	// (freezeKill).
+	fail func(t *testing.T, lag time.Duration, h faultHooks) failure
 	// restore brings the killed primary back, as a replica, and returns once it synced.
 	restore func(t *testing.T)
 }
@@ -46,7 +45,7 @@ func clusterRig(t *testing.T, crawl string) *failoverRig {
 		t.Helper()
 		victim.Restart() // its nodes.conf makes it a replica of the master that took over
 		c.WaitReady()
-	}, fail: func(t *testing.T, lag time.Duration) failure {
+	}, fail: func(t *testing.T, lag time.Duration, h faultHooks) failure {
 		t.Helper()
 		keys := crawlKeysPerMaster(t, rdb, crawl)
 		for _, m := range c.Masters() {
@@ -69,9 +68,9 @@ func clusterRig(t *testing.T, crawl string) *failoverRig {
 		}
 		crawlStreams := streamKeys(t, victim, crawl)
 		began := time.Now()
-		acked := freezeKill(t, heir, victim, lag, crawlStreams...)
+		var f failure
+		f.acked, f.kept = freezeKill(t, heir, victim, lag, h, crawlStreams...)
 		c.WaitReady()
-		f := failure{acked: acked, kept: entriesAdded(t, heir, crawlStreams...)}
 		f.what = fmt.Sprintf("master %s (%d keys of the crawl) killed (its replica frozen %v before), %s serves its slots after %v; "+
 			"entries added to the crawl's %d streams there: %d on the master, %d on its replica",
 			victim.Addr, keys[victim.Addr], lag, heir.Addr, time.Since(began).Round(time.Millisecond), len(crawlStreams), f.acked, f.kept)
@@ -79,18 +78,40 @@ func clusterRig(t *testing.T, crawl string) *failoverRig {
 	}}
 }
 
+// faultHooks let a test pace its crawl around freezeKill's steps (a nil hook: nothing).
+type faultHooks struct {
+	// more lets more of the crawl through while the heir is frozen: freezeKill calls it
+	// until the crawl's streams on the primary grew (writes the heir has not got).
+	more func()
+	// paused is called with the primary's writes paused, just before the kill.
+	paused func()
+	// killed is called once the primary is dead (before the failover).
+	killed func()
+}
+
 // freezeKill takes primary away the way asynchronous replication loses writes: it
 // freezes heir (the replica that will replace it) for lag, first writing 16 MB of filler
 // to primary so that what it sends heir no longer fits in the kernel's socket buffers
-// (what a killed primary had handed to the kernel still arrives); then it stops the
+// (what a killed primary had handed to the kernel still arrives); with h.more, it then
+// lets the crawl on until entries were added to streams on the primary (so that the
+// kill lands with writes in flight, at any pace of the workers). Then it stops the
 // primary's clients' writes (CLIENT PAUSE: a write not acknowledged is not lost), reads
 // the entries ever added to streams on it, kills it and thaws heir. With lag 0 it only
-// kills the primary. It returns the entries added.
-func freezeKill(t *testing.T, heir, primary *streamstest.Server, lag time.Duration, streams ...string) int64 {
+// kills the primary. It returns the entries added to streams on the primary (acked) and
+// those heir has once it took in all the primary sent it (kept: read when heir sees its
+// link to the primary down, before it is promoted and takes new writes); acked-kept were
+// acknowledged and lost.
+func freezeKill(t *testing.T, heir, primary *streamstest.Server, lag time.Duration, h faultHooks, streams ...string) (acked, kept int64) {
 	t.Helper()
+	killed := func() {
+		if h.killed != nil {
+			h.killed()
+		}
+	}
 	if lag == 0 {
 		primary.Kill()
-		return 0
+		killed()
+		return 0, 0
 	}
 	ctx := t.Context()
 	rdb := primary.Client()
@@ -105,14 +126,51 @@ func freezeKill(t *testing.T, heir, primary *streamstest.Server, lag time.Durati
 			t.Fatalf("filler on %s: %v", primary.Addr, err)
 		}
 	}
-	time.Sleep(lag)
+	start := time.Now()
+	if h.more != nil {
+		before := entriesAdded(t, primary, streams...)
+		deadline := time.Now().Add(crawlTimeout)
+		for n := before; n == before; n = entriesAdded(t, primary, streams...) {
+			if time.Now().After(deadline) {
+				t.Fatalf("no entry added to the crawl's streams on %s in %v with the heir frozen", primary.Addr, crawlTimeout)
+			}
+			h.more()
+			time.Sleep(50 * time.Millisecond)
+		}
+		t.Logf("with %s frozen, the crawl's streams on %s grew by %d entries in %v", heir.Addr, primary.Addr,
+			entriesAdded(t, primary, streams...)-before, time.Since(start).Round(time.Millisecond))
+	}
+	time.Sleep(lag - time.Since(start))
 	if err := rdb.Do(ctx, "CLIENT", "PAUSE", 5000, "WRITE").Err(); err != nil {
 		t.Fatalf("CLIENT PAUSE on %s: %v", primary.Addr, err)
 	}
-	added := entriesAdded(t, primary, streams...)
+	acked = entriesAdded(t, primary, streams...)
+	if h.paused != nil {
+		h.paused()
+	}
 	primary.Kill()
 	heir.Thaw()
-	return added
+	waitLinkDown(t, heir)
+	kept = entriesAdded(t, heir, streams...)
+	killed()
+	return acked, kept
+}
+
+// waitLinkDown waits until replica sees its link to its primary down: it took in all
+// the primary had sent.
+func waitLinkDown(t *testing.T, replica *streamstest.Server) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		info, err := replica.Client().InfoMap(t.Context(), "replication").Result()
+		if err == nil && info["Replication"]["master_link_status"] == "down" {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s still sees its primary 30s after it was killed (%v): %v", replica.Addr, err, info["Replication"])
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
 
 // streamKeys returns the crawl's streams on srv.
@@ -130,12 +188,17 @@ func streamKeys(t *testing.T, srv *streamstest.Server, crawl string) []string {
 }
 
 // entriesAdded sums XINFO STREAM entries-added of streams on srv: the entries ever added
-// (trimming does not lower it, a lost write does); a missing stream counts 0.
+// (trimming does not lower it, a lost write does); a missing stream counts 0. On a
+// cluster replica it reads its own copy (READONLY) instead of being sent to its master.
 func entriesAdded(t *testing.T, srv *streamstest.Server, streams ...string) int64 {
 	t.Helper()
+	ctx := t.Context()
+	conn := srv.Client().Conn()
+	defer conn.Close()
+	_ = conn.ReadOnly(ctx).Err() // an error outside a cluster: nothing to do
 	var n int64
 	for _, s := range streams {
-		info, err := srv.Client().XInfoStream(t.Context(), s).Result()
+		info, err := conn.XInfoStream(ctx, s).Result()
 		if err != nil && !strings.Contains(err.Error(), "no such key") {
 			t.Fatalf("XINFO STREAM %s on %s: %v", s, srv.Addr, err)
 		}
@@ -144,22 +207,4 @@ func entriesAdded(t *testing.T, srv *streamstest.Server, streams ...string) int6
 		}
 	}
 	return n
-}
-
-// waitStat waits until the crawl's counter field reaches min, failing the test after
-// timeout. It returns the value read.
-func waitStat(t *testing.T, rdb redis.UniversalClient, crawl, field string, min int64, timeout time.Duration) int64 {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		v, err := rdb.HGet(context.Background(), streams.NewKeys(crawl).Stats, field).Int64()
-		if err == nil && v >= min {
-			return v
-		}
-		if time.Now().After(deadline) {
-			logStatus(t, rdb, crawl)
-			t.Fatalf("%s of crawl %s: %d after %v, want %d (%v)", field, crawl, v, timeout, min, err)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
 }

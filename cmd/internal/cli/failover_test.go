@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -16,6 +17,9 @@ import (
 
 // failoverCrawl is a crawl of demo shops by separate stage processes (2 fetch, 2 parse,
 // 1 store, none ever restarted) on a Redis that loses a primary or its data mid-crawl.
+// The shops stand behind a gate that holds their answers once a share of the pages was
+// served: the test's fault lands there, with the rest of the crawl still to do, at any
+// pace of the workers.
 type failoverCrawl struct {
 	t      *testing.T
 	name   string
@@ -26,14 +30,19 @@ type failoverCrawl struct {
 	spider string
 	out    string
 	procs  []*proc
+	gate   *gate
+	// storedAtFault is the items stored when the fault landed (atFault).
+	storedAtFault int64
 }
 
 // newFailoverCrawl serves shops demo shops of pages pages each (linking to each other)
-// and writes their spider with the crawl split into partitions and durability set.
-func newFailoverCrawl(t *testing.T, name, url string, rdb redis.UniversalClient, shopsN, pages, partitions int, durability string) *failoverCrawl {
+// behind a gate that holds once share of their reachable pages were served, and writes
+// their spider with the crawl split into partitions and durability set.
+func newFailoverCrawl(t *testing.T, name, url string, rdb redis.UniversalClient, shopsN, pages, partitions int, durability string, share float64) *failoverCrawl {
 	t.Helper()
-	c := &failoverCrawl{t: t, name: name, url: url, rdb: rdb, out: filepath.Join(t.TempDir(), name+".jsonl")}
-	c.sites, c.bases = shops(t, shopsN, pages)
+	c := &failoverCrawl{t: t, name: name, url: url, rdb: rdb, out: filepath.Join(t.TempDir(), name+".jsonl"), gate: newGate(0, nil)}
+	c.sites, c.bases = shopsBehind(t, shopsN, pages, c.gate)
+	c.gate.let(int64(share * float64(c.reachable())))
 	y := partitionedSpider(t, c.sites[0], name, c.bases[0], partitions)
 	y = strings.Replace(y, "\nsettings:\n", "\nsettings:\n  durability: "+durability+"\n", 1)
 	c.spider = writeFile(t, name+".yaml", y)
@@ -69,10 +78,46 @@ func (c *failoverCrawl) products() int {
 	return n
 }
 
-// waitStored waits until the store stage has stored a share of the products.
-func (c *failoverCrawl) waitStored(share float64) int64 {
+// reachable is how many pages of the shops a complete crawl requests.
+func (c *failoverCrawl) reachable() int {
+	n := 0
+	for _, s := range c.sites {
+		n += len(s.Reachable(false))
+	}
+	return n
+}
+
+// waitGate waits until the crawl reached the gate: it served its share of the pages and
+// holds the next requests.
+func (c *failoverCrawl) waitGate() {
 	c.t.Helper()
-	return waitStat(c.t, c.rdb, c.name, "items_stored", int64(share*float64(c.products())), crawlTimeout)
+	c.gate.waitHeld(c.t, crawlTimeout)
+}
+
+// hooks paces the crawl around freezeKill: ten more pages at a time while the heir is
+// frozen, atFault before the kill, and the gate open once the primary is dead (the
+// crawl runs on through the failover).
+func (c *failoverCrawl) hooks() faultHooks {
+	return faultHooks{more: func() { c.gate.let(10) }, paused: c.atFault, killed: c.gate.open}
+}
+
+// atFault checks that the fault lands mid-crawl: fewer pages served than reachable (the
+// gate holds the rest) and fewer items stored than products. Without this, workers
+// faster than the fault would make the test show nothing.
+func (c *failoverCrawl) atFault() {
+	c.t.Helper()
+	passed, held := c.gate.state()
+	stored, err := c.rdb.HGet(c.t.Context(), streams.NewKeys(c.name).Stats, "items_stored").Int64()
+	if err != nil && !errors.Is(err, redis.Nil) {
+		c.t.Fatalf("items stored at the fault: %v", err)
+	}
+	c.storedAtFault = stored
+	c.t.Logf("at the fault: %d of %d pages served (%d held at the gate), %d of %d items stored",
+		passed, c.reachable(), held, stored, c.products())
+	if passed >= int64(c.reachable()) || stored >= int64(c.products()) {
+		c.t.Errorf("the fault landed after the crawl's work: %d of %d pages served, %d of %d items stored",
+			passed, c.reachable(), stored, c.products())
+	}
 }
 
 // want returns the items a complete crawl stores.
@@ -155,9 +200,11 @@ func (c *failoverCrawl) checkFetched() {
 }
 
 // TestSentinelFailoverLosesNothingReplicated crawls 5,000 pages behind Sentinel (a
-// primary, 2 replicas, 3 sentinels) with durability replicated, and mid-crawl freezes
-// the replica the sentinels will promote for a second (what the primary acknowledges
-// then is on no replica) and kills the primary with SIGKILL. The same processes follow
+// primary, 2 replicas, 3 sentinels) with durability replicated; once a quarter of the
+// pages were served (the shop holds the next requests: the fault lands mid-crawl at any
+// pace of the workers) it freezes a replica for a second, lets pages through until the
+// primary has writes that replica has not (checked), and kills the primary with SIGKILL;
+// the shop answers again from then on. The same processes follow
 // the promoted replica without a restart; the crawl completes with every item stored
 // once and right, every page requested, nothing pending, and no failover loss reported.
 // (Two replicas: durability replicated waits for one, and after the failover the other
@@ -165,9 +212,9 @@ func (c *failoverCrawl) checkFetched() {
 func TestSentinelFailoverLosesNothingReplicated(t *testing.T) {
 	t.Parallel()
 	s := streamstest.StartSentinel(t, 2)
-	c := newFailoverCrawl(t, "senrep", s.URL(), s.Client(), 1, 5000, 1, streams.DurabilityReplicated)
+	c := newFailoverCrawl(t, "senrep", s.URL(), s.Client(), 1, 5000, 1, streams.DurabilityReplicated, 0.25)
 	c.start()
-	stored := c.waitStored(0.25)
+	c.waitGate()
 	primary := s.Primary()
 	var heir *streamstest.Server
 	for _, n := range s.Nodes() {
@@ -176,9 +223,13 @@ func TestSentinelFailoverLosesNothingReplicated(t *testing.T) {
 		}
 	}
 	began := time.Now()
-	freezeKill(t, heir, primary, time.Second)
+	acked, kept := freezeKill(t, heir, primary, time.Second, c.hooks(), streamKeys(t, primary, c.name)...)
 	now := s.WaitPrimary(primary)
-	t.Logf("%d items stored; primary %s killed, %s promoted after %v", stored, primary.Addr, now.Addr, time.Since(began).Round(time.Millisecond))
+	t.Logf("%d items stored; primary %s killed, %s promoted after %v; stream entries on the primary: %d, on the frozen replica: %d",
+		c.storedAtFault, primary.Addr, now.Addr, time.Since(began).Round(time.Millisecond), acked, kept)
+	if kept >= acked {
+		t.Errorf("the frozen replica has %d stream entries, the primary had %d: no write was in flight at the fault", kept, acked)
+	}
 	took := waitAll(t, crawlTimeout, c.rdb, c.name, c.procs...)
 	t.Logf("crawl finished %v after the kill", took.Round(time.Millisecond))
 	checkExit0(t, c.procs...)
@@ -193,7 +244,8 @@ func TestSentinelFailoverLosesNothingReplicated(t *testing.T) {
 		st.Stats["writes_refused"], st.Stats["write_outages"])
 }
 
-// TestSentinelFailoverAsyncReportsTheLoss is the same crawl and fault behind a primary
+// TestSentinelFailoverAsyncReportsTheLoss is the same crawl and fault (the same gate)
+// behind a primary
 // with one replica with durability async: the writes acknowledged while the replica was
 // frozen are lost with the primary. The crawl goes on on the promoted replica, and every
 // process, once nothing is left to do, exits 1 saying the crawl is done after a failover
@@ -201,17 +253,16 @@ func TestSentinelFailoverLosesNothingReplicated(t *testing.T) {
 func TestSentinelFailoverAsyncReportsTheLoss(t *testing.T) {
 	t.Parallel()
 	s := streamstest.StartSentinel(t, 1)
-	c := newFailoverCrawl(t, "senasync", s.URL(), s.Client(), 1, 5000, 1, streams.DurabilityAsync)
+	c := newFailoverCrawl(t, "senasync", s.URL(), s.Client(), 1, 5000, 1, streams.DurabilityAsync, 0.25)
 	c.start()
-	stored := c.waitStored(0.25)
+	c.waitGate()
 	heir := s.Nodes()[1]
 	primary := s.Primary()
 	k := streams.NewKeys(c.name)
-	acked := freezeKill(t, heir, primary, time.Second, k.Requests, k.Responses, k.Items)
+	acked, kept := freezeKill(t, heir, primary, time.Second, c.hooks(), k.Requests, k.Responses, k.Items)
 	s.WaitPrimary(primary)
-	kept := entriesAdded(t, heir, k.Requests, k.Responses, k.Items)
 	t.Logf("%d items stored at the fault; stream entries the primary had acknowledged: %d, on the promoted replica: %d: %d lost",
-		stored, acked, kept, acked-kept)
+		c.storedAtFault, acked, kept, acked-kept)
 	if kept >= acked {
 		t.Errorf("the promoted replica has %d stream entries, the primary had %d: the fault lost nothing, the test shows nothing", kept, acked)
 	}
@@ -220,17 +271,22 @@ func TestSentinelFailoverAsyncReportsTheLoss(t *testing.T) {
 
 // TestClusterFailoverLosesNothingReplicated crawls 20 shops (5,000 pages) split in 6
 // partitions on a cluster of 3 masters with a replica each, with durability
-// replicated; mid-crawl the master holding most of the crawl loses its replica for a
-// second and is killed, and comes back (as a replica of the one that took over). The
-// processes carry on; the crawl completes with every item stored once and right.
+// replicated; once a quarter of the pages were served (the shops hold the next requests
+// until the kill), the master holding most of the crawl loses its replica for a second,
+// during which it takes writes its replica has not (checked), is killed, and comes back
+// (as a replica of the one that took over). The processes carry on; the crawl completes
+// with every item stored once and right.
 func TestClusterFailoverLosesNothingReplicated(t *testing.T) {
 	t.Parallel()
 	rig := clusterRig(t, "clurep")
-	c := newFailoverCrawl(t, "clurep", rig.url, rig.rdb, 20, 250, 6, streams.DurabilityReplicated)
+	c := newFailoverCrawl(t, "clurep", rig.url, rig.rdb, 20, 250, 6, streams.DurabilityReplicated, 0.25)
 	c.start()
-	stored := c.waitStored(0.25)
-	f := rig.fail(t, time.Second)
-	t.Logf("%d items stored; %s", stored, f.what)
+	c.waitGate()
+	f := rig.fail(t, time.Second, c.hooks())
+	t.Logf("%d items stored; %s", c.storedAtFault, f.what)
+	if f.kept >= f.acked {
+		t.Errorf("the promoted replica has %d stream entries, the master had %d: no write was in flight at the fault", f.kept, f.acked)
+	}
 	rig.restore(t)
 	took := waitAll(t, crawlTimeout, c.rdb, c.name, c.procs...)
 	t.Logf("crawl finished %v after the failover", took.Round(time.Millisecond))
@@ -250,11 +306,11 @@ func TestClusterFailoverLosesNothingReplicated(t *testing.T) {
 func TestClusterFailoverAsyncReportsTheLoss(t *testing.T) {
 	t.Parallel()
 	rig := clusterRig(t, "cluasync")
-	c := newFailoverCrawl(t, "cluasync", rig.url, rig.rdb, 20, 250, 6, streams.DurabilityAsync)
+	c := newFailoverCrawl(t, "cluasync", rig.url, rig.rdb, 20, 250, 6, streams.DurabilityAsync, 0.25)
 	c.start()
-	stored := c.waitStored(0.25)
-	f := rig.fail(t, time.Second)
-	t.Logf("%d items stored; %s: %d lost", stored, f.what, f.acked-f.kept)
+	c.waitGate()
+	f := rig.fail(t, time.Second, c.hooks())
+	t.Logf("%d items stored; %s: %d lost", c.storedAtFault, f.what, f.acked-f.kept)
 	if f.kept >= f.acked {
 		t.Errorf("the promoted replica has %d stream entries, the master had %d: the fault lost nothing, the test shows nothing", f.kept, f.acked)
 	}
@@ -262,20 +318,23 @@ func TestClusterFailoverAsyncReportsTheLoss(t *testing.T) {
 	c.checkAsyncLoss()
 }
 
-// TestFlushAllMidCrawlStopsEveryWorker empties Redis (FLUSHALL) in the middle of a crawl:
-// every process exits non-zero with the lost-state error within 10 s, says how to
+// TestFlushAllMidCrawlStopsEveryWorker empties Redis (FLUSHALL) in the middle of a crawl
+// (a fifth of the pages served, the shop holding the next requests until then): every
+// process exits non-zero with the lost-state error within 10 s, says how to
 // resume, and none says done; the crawl's groups are not recreated.
 func TestFlushAllMidCrawlStopsEveryWorker(t *testing.T) {
 	t.Parallel()
 	srv := streamstest.Start(t)
 	rdb := srv.Client()
-	c := newFailoverCrawl(t, "flushed", srv.URL(), rdb, 1, 5000, 1, streams.DurabilityAsync)
+	c := newFailoverCrawl(t, "flushed", srv.URL(), rdb, 1, 5000, 1, streams.DurabilityAsync, 0.2)
 	c.start()
-	c.waitStored(0.2)
+	c.waitGate()
+	c.atFault()
 	flushed := time.Now()
 	if err := rdb.FlushAll(t.Context()).Err(); err != nil {
 		t.Fatal(err)
 	}
+	c.gate.open()
 	waitAll(t, 10*time.Second, nil, "", c.procs...)
 	t.Logf("every process exited %v after FLUSHALL", time.Since(flushed).Round(time.Millisecond))
 	for _, p := range c.procs {

@@ -1,12 +1,13 @@
 package cli
 
 import (
+	"errors"
 	"net/http"
 	"strings"
-	"sync/atomic"
 	"syscall"
 	"testing"
-	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/streamcrawl/streamcrawl/handlers/fetch/browser/browsertest"
 	"github.com/streamcrawl/streamcrawl/spiders/jssite"
@@ -14,32 +15,40 @@ import (
 )
 
 // renderSite is the JavaScript shop as the cluster harness wants a site: its spider
-// renders every page, with one browser of two tabs per fetch process.
+// renders every page, with one browser of two tabs per fetch process. Its product pages
+// stand behind gate.
 type renderSite struct {
 	*jssite.Site
-	products atomic.Int64 // product pages served
+	gate    *gate
+	handler http.Handler
+}
+
+func newRenderSite(products int, gate *gate) *renderSite {
+	s := &renderSite{Site: jssite.New(products), gate: gate}
+	s.handler = gate.wrap(s.Site)
+	return s
 }
 
 func (s *renderSite) SpiderYAML(name, base string) string {
 	return s.Site.SpiderYAML(name, base, "true")
 }
 
-func (s *renderSite) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if strings.HasPrefix(r.URL.Path, "/p/") {
-		s.products.Add(1)
-	}
-	s.Site.ServeHTTP(w, r)
-}
+func (s *renderSite) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
+
+// productPage matches the requests of the JavaScript shop's product pages.
+func productPage(r *http.Request) bool { return strings.HasPrefix(r.URL.Path, "/p/") }
 
 // TestRenderedCrawlSurvivesKills crawls the JavaScript shop with rendering in two fetch
-// processes; once a few product pages were served, a browser of fetch-1 and the whole
+// processes; once 4 product pages were served (the shop holds the next ones, so the
+// kills land mid-crawl at any pace of the workers), a browser of fetch-1 and the whole
 // fetch-2 process are killed with SIGKILL. fetch-1 starts a new browser, a new fetch-3
 // takes fetch-2's entries over, and the items are the site's truth: nothing lost, no
 // item twice.
 func TestRenderedCrawlSurvivesKills(t *testing.T) {
 	t.Parallel()
 	browsertest.Chromium(t)
-	site := &renderSite{Site: jssite.New(12)}
+	const shopProducts, before = 12, 4
+	site := newRenderSite(shopProducts, newGate(before, productPage))
 	c := newCluster(t, "jskill", site)
 	c.seed()
 	browserFlags := []string{"--browser-tabs", "2", "--min-idle", "2s", "--claim-interval", "500ms"}
@@ -47,13 +56,7 @@ func TestRenderedCrawlSurvivesKills(t *testing.T) {
 	f2 := c.stage(streams.StageFetch, "fetch-2", nil, browserFlags...)
 	parse := c.stage(streams.StageParse, "parse-1", nil)
 	store := c.stage(streams.StageStore, "store-1", nil)
-	deadline := time.Now().Add(crawlTimeout)
-	for site.products.Load() < 4 {
-		if time.Now().After(deadline) || f1.Exited() {
-			t.Fatalf("no product page rendered (%d)", site.products.Load())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	site.gate.waitHeld(t, crawlTimeout)
 	browsers := browsertest.Browsers(f1.cmd.Process.Pid)
 	if len(browsers) == 0 {
 		t.Fatal("fetch-1 runs no browser")
@@ -62,7 +65,19 @@ func TestRenderedCrawlSurvivesKills(t *testing.T) {
 		t.Fatal(err)
 	}
 	f2.Kill()
+	stored, err := c.rdb.HGet(t.Context(), streams.NewKeys(c.name).Stats, "items_stored").Int64()
+	if err != nil && !errors.Is(err, redis.Nil) {
+		t.Fatal(err)
+	}
+	served, held := site.gate.state()
+	items := len(site.ExpectedItems())
+	t.Logf("at the kills: %d of %d product pages served, %d held; %d of %d items stored", served, shopProducts, held, stored, items)
+	if served >= shopProducts || stored >= int64(items) || f1.Exited() {
+		t.Errorf("the kills landed after the crawl's work: %d of %d product pages served, %d of %d items stored, fetch-1 exited: %v",
+			served, shopProducts, stored, items, f1.Exited())
+	}
 	f3 := c.stage(streams.StageFetch, "fetch-3", nil, browserFlags...)
+	site.gate.open()
 	waitAll(t, crawlTimeout, c.rdb, c.name, f1, f3, parse, store)
 	checkExit0(t, f1, f3, parse, store)
 	lines := readItems(t, c.out)

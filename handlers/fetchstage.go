@@ -61,8 +61,8 @@ func (h *fetchHandler) handle(msg *message.Message) ([]*message.Message, error) 
 		return nil, fmt.Errorf("%w: %w", streams.ErrPoison, err)
 	}
 	out := message.NewMessage(watermill.NewUUID(), payload)
-	if spiders.ResponseCompressed(payload) {
-		out.Metadata.Set("content_encoding", spiders.ResponseEncodingZstd)
+	if enc := spiders.ResponseEncoding(payload); enc != "" {
+		out.Metadata.Set("content_encoding", enc)
 	}
 	return []*message.Message{out}, nil
 }

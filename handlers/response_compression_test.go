@@ -13,11 +13,12 @@ import (
 
 // With response_compression: off a crawl stores every response as fetched (no zstd
 // frame, no content_encoding, no dictionary trained) and parses every page; at a level
-// every stored response is a zstd frame. The responses are retained so that the test
+// every stored response is a zstd frame; with s2 every one is an S2 block and no
+// dictionary is trained. The responses are retained so that the test
 // reads each one back.
 func TestResponseCompressionSetting(t *testing.T) {
 	t.Parallel()
-	for _, c := range []string{spiders.ResponseCompressOff, spiders.ResponseCompressBetter} {
+	for _, c := range []string{spiders.ResponseCompressOff, spiders.ResponseCompressBetter, spiders.ResponseCompressS2} {
 		t.Run(c, func(t *testing.T) {
 			t.Parallel()
 			srv := streamstest.Start(t)
@@ -48,6 +49,9 @@ func TestResponseCompressionSetting(t *testing.T) {
 				if spiders.ResponseCompressed([]byte(payload)) {
 					compressed++
 				}
+				if c == spiders.ResponseCompressS2 && spiders.ResponseEncoding([]byte(payload)) != spiders.ResponseEncodingS2 {
+					t.Fatalf("s2: a response stored as %q", spiders.ResponseEncoding([]byte(payload)))
+				}
 				if _, err := spiders.UnmarshalResponse([]byte(payload)); err == nil {
 					decoded++
 				}
@@ -59,9 +63,9 @@ func TestResponseCompressionSetting(t *testing.T) {
 			if len(entries) < pages || decoded != len(entries) || compressed != want {
 				t.Fatalf("%d responses stored (want at least %d), %d decode, %d compressed (want %d)", len(entries), pages, decoded, compressed, want)
 			}
-			if c == spiders.ResponseCompressOff {
+			if c == spiders.ResponseCompressOff || c == spiders.ResponseCompressS2 {
 				if n := rdb.HLen(ctx, keys.Dicts).Val(); n != 0 {
-					t.Fatalf("compression off: %d fields in the dicts hash, want none", n)
+					t.Fatalf("compression %s: %d fields in the dicts hash, want none", c, n)
 				}
 			}
 		})

@@ -2,11 +2,13 @@ package spiders
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"runtime"
 	"strings"
 	"testing"
 
+	"github.com/klauspost/compress/s2"
 	"github.com/klauspost/compress/zstd"
 )
 
@@ -109,5 +111,29 @@ func TestUnmarshalResponseRefusesDataPastTheFramesSize(t *testing.T) {
 	}
 	if got, err := UnmarshalResponse(append(append([]byte(nil), valid...), extra...)); err == nil {
 		t.Fatalf("two frames decoded as one response of %d body bytes; want an error", len(got.Body))
+	}
+}
+
+// An S2 entry whose block claims a 200 MB content is refused before anything of that
+// size is allocated; one that decodes to garbage or to content without the version 3
+// marker is an error, not a response.
+func TestUnmarshalResponseS2RefusesAForgedSize(t *testing.T) {
+	t.Parallel()
+	var claim [binary.MaxVarintLen64]byte
+	forged := append(append([]byte(nil), s2Magic...), claim[:binary.PutUvarint(claim[:], 200<<20)]...)
+	forged = append(forged, make([]byte, 64)...)
+	if _, err := UnmarshalResponseLimit(forged, 10<<20); !errors.Is(err, ErrBodyTooLarge) {
+		t.Fatalf("S2 block claiming 200 MB: err = %v, want ErrBodyTooLarge", err)
+	}
+	for name, plain := range map[string][]byte{"truncated": nil, "no marker": []byte(`{"v":2}`)} {
+		payload := append(append([]byte(nil), s2Magic...), s2.Encode(nil, []byte(`{"v":3,"padding":"aaaaaaaaaaaaaaaaaaaaaa"}`))...)
+		if plain != nil {
+			payload = append(append([]byte(nil), s2Magic...), s2.Encode(nil, plain)...)
+		} else {
+			payload = payload[:len(payload)-8]
+		}
+		if r, err := UnmarshalResponseLimit(payload, 10<<20); err == nil {
+			t.Fatalf("%s S2 entry decoded to %+v", name, r)
+		}
 	}
 }

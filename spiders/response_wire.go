@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/klauspost/compress/s2"
 	"github.com/klauspost/compress/zstd"
 )
 
@@ -20,23 +21,46 @@ import (
 // of a JSON head as a uvarint, the head (request, URL, status, headers, body length,
 // ...: everything but the body), then the body as it came, unescaped. Writing it costs
 // one copy of the body and reading it one buffer of the frame's known size, with the
-// body a slice of it: no escaping, no base64, no UTF-8 check.
+// body a slice of it: no escaping, no base64, no UTF-8 check. The same content is stored
+// as one S2 block after its own marker with response_compression: s2, and as it is
+// (starting with the marker) with off.
 //
 // Older versions are still read: version 2 was the whole response as JSON (the body a
 // JSON string, or base64 when it was not UTF-8) compressed with zstd; version 1 kept the
 // JSON plain and compressed the body alone.
 const ResponseVersion = 3
 
-// ResponseEncodingZstd is the content_encoding metadata of a compressed response payload
-// (a response stored with compression off has none).
+// ResponseEncodingZstd is the content_encoding metadata of a response payload compressed
+// with zstd (a response stored with compression off has none).
 const ResponseEncodingZstd = "zstd"
+
+// ResponseEncodingS2 is the content_encoding metadata of a response payload compressed
+// with S2 (response_compression: s2).
+const ResponseEncodingS2 = "s2"
 
 // zstdMagic starts every zstd frame; JSON never starts with it.
 var zstdMagic = []byte{0x28, 0xb5, 0x2f, 0xfd}
 
-// ResponseCompressed reports whether the stored response payload is a zstd frame (not
-// one written with compression off).
-func ResponseCompressed(payload []byte) bool { return bytes.HasPrefix(payload, zstdMagic) }
+// s2Magic starts a response compressed with S2: the marker, then one S2 block (its
+// decoded length first, as a uvarint) of the version 3 content. Neither a zstd frame,
+// the version 3 marker nor JSON starts with it.
+var s2Magic = []byte("SCS\x03")
+
+// ResponseCompressed reports whether the stored response payload is compressed (a zstd
+// frame or an S2 block; not one written with compression off).
+func ResponseCompressed(payload []byte) bool { return ResponseEncoding(payload) != "" }
+
+// ResponseEncoding is the content_encoding of the stored response payload:
+// ResponseEncodingZstd, ResponseEncodingS2, or "" for one stored with compression off.
+func ResponseEncoding(payload []byte) string {
+	switch {
+	case bytes.HasPrefix(payload, zstdMagic):
+		return ResponseEncodingZstd
+	case bytes.HasPrefix(payload, s2Magic):
+		return ResponseEncodingS2
+	}
+	return ""
+}
 
 // v3Marker starts the decompressed content of a version 3 response.
 var v3Marker = []byte("SCR\x03")
@@ -52,9 +76,11 @@ const maxResponseHead = 1 << 20
 const MaxHeaderBytes = maxResponseHead
 
 // Values of Settings.ResponseCompression: the zstd level stored responses are written
-// with, or none. Whatever a process writes, it reads every one of them (a compressed
-// response is a zstd frame, one written plain starts with the version 3 marker).
+// with, S2, or none. Whatever a process writes, it reads every one of them (a zstd
+// response is a zstd frame, an S2 one starts with its own marker, one written plain
+// with the version 3 marker).
 const (
+	ResponseCompressS2      = "s2"
 	ResponseCompressFastest = "fastest"
 	ResponseCompressDefault = "default"
 	ResponseCompressBetter  = "better"
@@ -65,12 +91,24 @@ const (
 // README).
 const DefaultResponseCompression = ResponseCompressFastest
 
-// responseLevel is the zstd level of the setting c ("" the default); ok is false for off.
+// ResponseCompressionUsesDict reports whether responses stored with the compression
+// setting c ("" the default) use the crawl's dictionary (Settings.ResponseDict): the
+// zstd levels do; S2 and off do not (S2's own dictionaries cost more to decode than
+// they save on the shop's pages, see the README).
+func ResponseCompressionUsesDict(c string) bool {
+	_, zstdLevel, err := responseLevel(c)
+	return err == nil && zstdLevel
+}
+
+// responseLevel is the zstd level of the setting c ("" the default); ok is false for
+// off and for S2.
 func responseLevel(c string) (level zstd.EncoderLevel, ok bool, err error) {
 	if c == "" {
 		c = DefaultResponseCompression
 	}
 	switch c {
+	case ResponseCompressS2:
+		return 0, false, nil
 	case ResponseCompressFastest:
 		return zstd.SpeedFastest, true, nil
 	case ResponseCompressDefault:
@@ -80,7 +118,7 @@ func responseLevel(c string) (level zstd.EncoderLevel, ok bool, err error) {
 	case ResponseCompressOff:
 		return 0, false, nil
 	}
-	return 0, false, fmt.Errorf("spiders: response compression %q: want fastest, default, better or off", c)
+	return 0, false, fmt.Errorf("spiders: response compression %q: want s2, fastest, default, better or off", c)
 }
 
 // validResponseCompression reports whether c is a value of Settings.ResponseCompression.
@@ -169,10 +207,16 @@ func MarshalResponseDict(r *Response, d *ResponseDict) ([]byte, error) {
 	return MarshalResponseWith(r, "", d)
 }
 
-// MarshalResponseWith encodes r with the compression setting c ("" the default, off:
-// the version 3 content as it is, no zstd frame) and the dictionary d (nil: none;
-// ignored when c is off).
+// MarshalResponseWith encodes r with the compression setting c ("" the default; s2: one
+// S2 block; off: the version 3 content as it is) and the dictionary d (nil: none;
+// ignored by s2 and off).
 func MarshalResponseWith(r *Response, c string, d *ResponseDict) ([]byte, error) {
+	if c == "" {
+		c = DefaultResponseCompression
+	}
+	if c == ResponseCompressS2 {
+		return marshalS2(r)
+	}
 	level, compress, err := responseLevel(c)
 	if err != nil {
 		return nil, err
@@ -199,6 +243,62 @@ func MarshalResponseWith(r *Response, c string, d *ResponseDict) ([]byte, error)
 		return nil, err
 	}
 	return enc.EncodeAll(buf.Bytes(), make([]byte, 0, buf.Len()/3+64)), nil
+}
+
+// marshalS2 encodes r as the S2 marker and one S2 block of its version 3 content,
+// compressed in a pooled buffer and copied out at its size (an S2 block needs room for
+// more than the content before it knows its size).
+func marshalS2(r *Response) ([]byte, error) {
+	buf := plainBuffers.Get().(*bytes.Buffer)
+	defer func() {
+		if buf.Cap() <= 1<<20 {
+			buf.Reset()
+			plainBuffers.Put(buf)
+		}
+	}()
+	if err := writeResponsePlain(buf, r); err != nil {
+		return nil, err
+	}
+	scratch := s2Buffers.Get().(*[]byte)
+	defer func() {
+		if cap(*scratch) <= 1<<20 {
+			s2Buffers.Put(scratch)
+		}
+	}()
+	n := s2.MaxEncodedLen(buf.Len())
+	if n < 0 {
+		return nil, fmt.Errorf("spiders: encode response: %d bytes too large for S2", buf.Len())
+	}
+	if n > cap(*scratch) {
+		*scratch = make([]byte, n)
+	}
+	block := s2.Encode((*scratch)[:cap(*scratch)], buf.Bytes())
+	out := make([]byte, 0, len(s2Magic)+len(block))
+	return append(append(out, s2Magic...), block...), nil
+}
+
+// s2Buffers pools the buffers S2 blocks are written in (up to 1 MB each).
+var s2Buffers = sync.Pool{New: func() any { return new([]byte) }}
+
+// decodeS2 decodes a response stored with S2: its block's stated size is checked
+// against what a body of maxBody can take before anything is allocated.
+func decodeS2(b []byte, maxBody int64) (*Response, error) {
+	block := b[len(s2Magic):]
+	n, err := s2.DecodedLen(block)
+	if err != nil {
+		return nil, fmt.Errorf("spiders: decompress response: %w", err)
+	}
+	if int64(n) > maxBody+maxResponseHead+int64(len(v3Marker)+binary.MaxVarintLen64) {
+		return nil, fmt.Errorf("%w: decompresses to %d bytes", ErrBodyTooLarge, n)
+	}
+	plain, err := s2.Decode(make([]byte, n), block)
+	if err != nil {
+		return nil, fmt.Errorf("spiders: decompress response: %w", err)
+	}
+	if !bytes.HasPrefix(plain, v3Marker) {
+		return nil, errors.New("spiders: decode response: S2 block without the version 3 marker")
+	}
+	return decodePlain(plain, maxBody)
 }
 
 // ResponsePlain returns the content of r's zstd frame before compression (what a
@@ -256,6 +356,9 @@ func UnmarshalResponseLimit(b []byte, maxBody int64) (*Response, error) {
 		maxBody = MaxDecodedBody
 	}
 	if !bytes.HasPrefix(b, zstdMagic) {
+		if bytes.HasPrefix(b, s2Magic) {
+			return decodeS2(b, maxBody)
+		}
 		if bytes.HasPrefix(b, v3Marker) {
 			return decodePlain(b, maxBody)
 		}

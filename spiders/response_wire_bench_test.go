@@ -39,15 +39,15 @@ func processCPU() time.Duration {
 // fetch stage and read by the parse stage, on the parse ceiling's 25 KB pages: CPU per
 // response (encode plus decode), the bytes stored (b/resp) and the share of the body
 // they are (%body), for each compression setting, with and without a dictionary trained
-// on other pages of the shop. One op is one page.
+// on other pages of the shop (the zstd levels; s2 and off take none). One op is one page.
 func BenchmarkResponseTrip(b *testing.B) {
 	res := ceilingResponses(b, 25000)
 	d := trainShop(b)
 	spiders.RegisterResponseDict(d)
-	for _, c := range []string{spiders.ResponseCompressOff, spiders.ResponseCompressFastest, spiders.ResponseCompressDefault, spiders.ResponseCompressBetter} {
+	for _, c := range []string{spiders.ResponseCompressOff, spiders.ResponseCompressS2, spiders.ResponseCompressFastest, spiders.ResponseCompressDefault, spiders.ResponseCompressBetter} {
 		for _, withDict := range []bool{false, true} {
-			if c == spiders.ResponseCompressOff && withDict {
-				continue
+			if (c == spiders.ResponseCompressOff || c == spiders.ResponseCompressS2) && withDict {
+				continue // neither takes a dictionary
 			}
 			dict := d
 			if !withDict {

@@ -50,7 +50,7 @@ type peerRun struct {
 func (a *app) benchPeersCommand() *cobra.Command {
 	var o peersOptions
 	cmd := &cobra.Command{
-		Use:   "bench-peers --colly BIN --crawlee DIR [--pages N] [--page-size BYTES] [--per-host N] [--rounds N]",
+		Use:   "bench-peers --colly BIN --crawlee DIR [--pages N] [--page-size BYTES] [--per-host N] [--rounds N] [--retry-backoff D]",
 		Short: "Crawl the demo shop with streamcrawl, Colly and Crawlee's CheerioCrawler in turn and print one table",
 		Long: `bench-peers starts the demo shop (pages padded to --page-size) and a throw-away
 redis-server, then crawls the shop with each crawler in turn, each in its own process,

@@ -215,7 +215,7 @@ func MarshalResponseWith(r *Response, c string, d *ResponseDict) ([]byte, error)
 		c = DefaultResponseCompression
 	}
 	if c == ResponseCompressS2 {
-		return marshalS2(r)
+		return encodePlain(r, encodeS2)
 	}
 	level, compress, err := responseLevel(c)
 	if err != nil {
@@ -232,23 +232,14 @@ func MarshalResponseWith(r *Response, c string, d *ResponseDict) ([]byte, error)
 	if err != nil {
 		return nil, err
 	}
-	buf := plainBuffers.Get().(*bytes.Buffer)
-	defer func() {
-		if buf.Cap() <= 1<<20 {
-			buf.Reset()
-			plainBuffers.Put(buf)
-		}
-	}()
-	if err := writeResponsePlain(buf, r); err != nil {
-		return nil, err
-	}
-	return enc.EncodeAll(buf.Bytes(), make([]byte, 0, buf.Len()/3+64)), nil
+	return encodePlain(r, func(plain []byte) ([]byte, error) {
+		return enc.EncodeAll(plain, make([]byte, 0, len(plain)/3+64)), nil
+	})
 }
 
-// marshalS2 encodes r as the S2 marker and one S2 block of its version 3 content,
-// compressed in a pooled buffer and copied out at its size (an S2 block needs room for
-// more than the content before it knows its size).
-func marshalS2(r *Response) ([]byte, error) {
+// encodePlain writes r's version 3 content into a pooled buffer and returns what encode
+// makes of it (encode must not keep the slice it is given).
+func encodePlain(r *Response, encode func(plain []byte) ([]byte, error)) ([]byte, error) {
 	buf := plainBuffers.Get().(*bytes.Buffer)
 	defer func() {
 		if buf.Cap() <= 1<<20 {
@@ -259,20 +250,27 @@ func marshalS2(r *Response) ([]byte, error) {
 	if err := writeResponsePlain(buf, r); err != nil {
 		return nil, err
 	}
+	return encode(buf.Bytes())
+}
+
+// encodeS2 returns the S2 marker and one S2 block of plain (a response's version 3
+// content), compressed in a pooled buffer and copied out at its size (an S2 block needs
+// room for more than the content before it knows its size).
+func encodeS2(plain []byte) ([]byte, error) {
 	scratch := s2Buffers.Get().(*[]byte)
 	defer func() {
 		if cap(*scratch) <= 1<<20 {
 			s2Buffers.Put(scratch)
 		}
 	}()
-	n := s2.MaxEncodedLen(buf.Len())
+	n := s2.MaxEncodedLen(len(plain))
 	if n < 0 {
-		return nil, fmt.Errorf("spiders: encode response: %d bytes too large for S2", buf.Len())
+		return nil, fmt.Errorf("spiders: encode response: %d bytes too large for S2", len(plain))
 	}
 	if n > cap(*scratch) {
 		*scratch = make([]byte, n)
 	}
-	block := s2.Encode((*scratch)[:cap(*scratch)], buf.Bytes())
+	block := s2.Encode((*scratch)[:cap(*scratch)], plain)
 	out := make([]byte, 0, len(s2Magic)+len(block))
 	return append(append(out, s2Magic...), block...), nil
 }

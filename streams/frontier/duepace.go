@@ -45,11 +45,14 @@ func (p *duePace) wakeAll() {
 	}
 }
 
-// look returns, for each partition due to be looked at now (all when paced is false),
-// its set's earliest entry as a score (ok false when the set is empty), reading key
-// of each in one pipeline. A failed read counts as an entry due at once (score -inf).
-func (p *duePace) look(ctx context.Context, rdb redis.UniversalClient, l streams.Layout, now time.Time, paced bool,
-	key func(streams.Keys) string) map[int]dueLook {
+// due returns the partitions whose set may hold an entry due now: among those to be
+// looked at this round (all when paced is false), those whose earliest entry comes due
+// within lead. at turns an entry's score into the local time it comes due. Each set is
+// read in one pipeline (its earliest entry, reading key of each); a failed read counts
+// as due. A partition found empty is looked at again after dueSweep, one whose earliest
+// entry is later lead before it, at the latest after dueSweep.
+func (p *duePace) due(ctx context.Context, rdb redis.UniversalClient, l streams.Layout, now time.Time, paced bool,
+	key func(streams.Keys) string, at func(score float64) time.Time, lead time.Duration) []int {
 	p.mu.Lock()
 	var parts []int
 	for part := range p.next {
@@ -68,25 +71,23 @@ func (p *duePace) look(ctx context.Context, rdb redis.UniversalClient, l streams
 		}
 		return nil
 	})
-	out := make(map[int]dueLook, len(parts))
+	var due []int
 	for i, part := range parts {
 		zs, err := cmds[i].Result()
 		switch {
 		case err != nil:
-			out[part] = dueLook{ok: true, score: -1 << 62}
-		case len(zs) > 0:
-			out[part] = dueLook{ok: true, score: zs[0].Score}
+			due = append(due, part)
+		case len(zs) == 0:
+			p.after(part, now, time.Time{})
 		default:
-			out[part] = dueLook{}
+			if when := at(zs[0].Score); when.After(now.Add(lead)) {
+				p.after(part, now, when.Add(-lead))
+			} else {
+				due = append(due, part)
+			}
 		}
 	}
-	return out
-}
-
-// dueLook is a partition's earliest entry, as look read it.
-type dueLook struct {
-	ok    bool    // the set holds an entry
-	score float64 // the earliest entry's score
+	return due
 }
 
 // after records when to look at partition part again: at (the local time a RetryInterval

@@ -98,18 +98,10 @@ func (f *Frontier) moveDue(ctx context.Context, part, max int) (int, error) {
 // RetryInterval is looked at again a RetryInterval before it is, at the latest after
 // dueSweep; one where requests were moved, or the move failed, at the next round.
 func (f *Frontier) moveAllDue(ctx context.Context) error {
-	now := f.now()
-	soon := float64(now.Add(f.cfg.RetryInterval).UnixMilli())
 	var errs []error
-	for part, l := range f.retries.look(ctx, f.rdb, f.layout, now, true, func(k streams.Keys) string { return k.Delayed }) {
-		switch {
-		case !l.ok:
-			f.retries.after(part, now, time.Time{})
-			continue
-		case l.score > soon:
-			f.retries.after(part, now, time.UnixMilli(int64(l.score)).Add(-f.cfg.RetryInterval))
-			continue
-		}
+	due := f.retries.due(ctx, f.rdb, f.layout, f.now(), true, func(k streams.Keys) string { return k.Delayed },
+		func(score float64) time.Time { return time.UnixMilli(int64(score)) }, f.cfg.RetryInterval)
+	for _, part := range due {
 		for {
 			n, err := f.moveDue(ctx, part, 100)
 			if err != nil {

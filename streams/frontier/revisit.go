@@ -197,19 +197,10 @@ func (f *Frontier) ReleaseRevisits(ctx context.Context) error {
 // those Run looks at this round (see duePace): a partition whose oldest bucket is not
 // due is looked at again a RetryInterval before it is, at the latest after dueSweep.
 func (f *Frontier) releaseRevisits(ctx context.Context, paced bool) error {
-	now := f.now()
-	shift := f.revisitShift
-	nowMin := now.Add(shift).Add(f.cfg.RetryInterval).UnixMilli() / 60000
 	var errs []error
-	for part, l := range f.revisits.look(ctx, f.rdb, f.layout, now, paced, func(k streams.Keys) string { return k.Revisits }) {
-		switch {
-		case !l.ok:
-			f.revisits.after(part, now, time.Time{})
-			continue
-		case l.score > float64(nowMin):
-			f.revisits.after(part, now, time.UnixMilli(int64(l.score)*60000).Add(-shift-f.cfg.RetryInterval))
-			continue
-		}
+	due := f.revisits.due(ctx, f.rdb, f.layout, f.now(), paced, func(k streams.Keys) string { return k.Revisits },
+		func(minute float64) time.Time { return time.UnixMilli(int64(minute) * 60000).Add(-f.revisitShift) }, f.cfg.RetryInterval)
+	for _, part := range due {
 		for {
 			n, err := f.releaseDue(ctx, part, 500)
 			if err != nil {

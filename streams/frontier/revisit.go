@@ -16,7 +16,7 @@ import (
 )
 
 // The revisit schedule: per partition, the requests to fetch again wait in minute
-// buckets, one LIST per minute (streams.Keys.RevisitBucket) holding compact entries
+// buckets, one LIST per minute (streams.Keys.Revisits + ":" + minute) holding compact entries
 // "<host>\1<band>\1<rule>\1<payload>", and a small ZSET (streams.Keys.Revisits) of the
 // minutes that have a bucket. A bucket of up to 128 entries is a listpack (a few bytes
 // per entry beside the entry itself), and a bigger one a quicklist of listpacks, so a

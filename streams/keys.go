@@ -95,7 +95,7 @@ type Keys struct {
 	SeenAt string
 	// ItemKeys is the base key of the item key fingerprints emitted (item dedup across
 	// pages and redeliveries): in exact dedup mode the buckets ItemKeys:<n> beside it,
-	// else a set at ItemKeys itself (see dedup.LuaItemKeys).
+	// else a set at ItemKeys itself (see dedup.Deduper.Lua).
 	ItemKeys string
 
 	// Stats is a hash of crawl counters (pages fetched, items stored, drops by

@@ -11,7 +11,6 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/streamcrawl/streamcrawl/streams"
-	"github.com/streamcrawl/streamcrawl/streams/inspect"
 	"github.com/streamcrawl/streamcrawl/streams/internal/rkit"
 )
 
@@ -212,10 +211,4 @@ func (f *Frontier) releaseRevisits(ctx context.Context, paced bool) error {
 		}
 	}
 	return errors.Join(errs...)
-}
-
-// Revisits reads the revisit schedule of every partition (inspect.ReadRevisits) on the
-// frontier's clock.
-func (f *Frontier) Revisits(ctx context.Context) (inspect.RevisitCounts, error) {
-	return inspect.ReadRevisits(ctx, f.rdb, f.layout, f.revisitShift.Milliseconds())
 }

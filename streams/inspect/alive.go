@@ -65,11 +65,11 @@ func Alive(ctx context.Context, rdb redis.UniversalClient, l streams.Layout) ([]
 }
 
 // runningError is the error of a crawl whose services are alive.
-func runningError(crawl string, alive []Consumer, idle time.Duration) error {
+func runningError(crawl string, alive []Consumer) error {
 	names := make([]string, 0, len(alive))
 	for _, c := range alive {
 		names = append(names, fmt.Sprintf("%s (group %s, active %s ago)", c.Name, c.Group, c.Idle.Round(time.Second)))
 	}
 	return fmt.Errorf("%w: crawl %s has services alive: %s; stop them first (a process killed without stopping counts as alive for %s)",
-		ErrRunning, crawl, strings.Join(names, ", "), idle)
+		ErrRunning, crawl, strings.Join(names, ", "), aliveIdle)
 }

@@ -21,7 +21,7 @@ func Reset(ctx context.Context, rdb redis.UniversalClient, l streams.Layout) (in
 		return 0, fmt.Errorf("inspect: reset crawl %s: %w", l.Crawl, err)
 	}
 	if len(alive) > 0 {
-		return 0, runningError(l.Crawl, alive, aliveIdle)
+		return 0, runningError(l.Crawl, alive)
 	}
 	keys := []string{l.Global.Seeds, l.Global.SeedsProcessing}
 	seen := map[string]bool{}

@@ -343,9 +343,9 @@ func (d *Deduper) String() string {
 //	local function seen_has_all(base, fps) -- the same for an array
 //	local function item_add_new(base, keys, set) -- over the crawl's item keys
 //
-// and helper locals whose names start with sd_ or item_. base is streams.Keys.Seen of the crawl
-// (sc:{c}:seen), passed to the script as a KEYS entry; every key the functions touch
-// is base or base followed by ":..." (the builders of keys_dedup.go), so it has the
+// and helper locals whose names start with sd_ or item_. base is streams.Keys.Seen of
+// the crawl (sc:{c}:seen), passed to the script as a KEYS entry; every key the functions
+// touch is base or base followed by ":..." (the builders of keys_dedup.go), so it has the
 // crawl's hash tag and lies in the slot of base. fp is a request fingerprint: a
 // non-empty string, normally the 16 bytes of spiders.Fingerprint (other lengths work
 // but take a slower path). A fingerprint repeated in one batch, or across calls in one

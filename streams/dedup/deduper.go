@@ -345,7 +345,7 @@ func (d *Deduper) String() string {
 //
 // and helper locals whose names start with sd_ or item_. base is streams.Keys.Seen of
 // the crawl (sc:{c}:seen), passed to the script as a KEYS entry; every key the functions
-// touch is base or base followed by ":..." (the builders of keys_dedup.go), so it has the
+// touch is base or base followed by ":..." (the builders of keys.go), so it has the
 // crawl's hash tag and lies in the slot of base. fp is a request fingerprint: a
 // non-empty string, normally the 16 bytes of spiders.Fingerprint (other lengths work
 // but take a slower path). A fingerprint repeated in one batch, or across calls in one

@@ -39,7 +39,7 @@ func TestACrawlKnowsItsSpider(t *testing.T) {
 	l := streams.NewLayout("owned", 1)
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		alive, err := inspect.Alive(ctx, srv.Client(), l, inspect.DefaultAliveIdle)
+		alive, err := inspect.Alive(ctx, srv.Client(), l)
 		if err != nil {
 			t.Fatal(err)
 		}

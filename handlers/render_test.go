@@ -149,10 +149,11 @@ func TestRenderedCrawlStoresTheTruth(t *testing.T) {
 	}
 	t.Logf("render: true rendered %d pages, auto %d (%d over HTTP, %d samples, %d checks)", rendered, auto,
 		stats["render_auto_http"], stats["render_auto_samples"], stats["render_auto_checks"])
-	decisions, err := inspect.ReadRender(context.Background(), srv.Client(), streams.NewLayout("jsauto", 1))
+	st, err := inspect.ReadStatus(context.Background(), srv.Client(), streams.NewLayout("jsauto", 1))
 	if err != nil {
 		t.Fatal(err)
 	}
+	decisions := st.Render
 	got := map[string]string{}
 	for _, d := range decisions {
 		got[d.PageType] = d.Mode

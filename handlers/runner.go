@@ -148,7 +148,7 @@ func (r *run) failedOver(ctx context.Context, what string) {
 		f()
 	}
 	r.counters.Add("redis_failovers_seen", 1)
-	if durability(r.cfg.Spider, r.cfg.Durability).Mode == streams.DurabilityReplicated {
+	if durability(r.cfg.Spider, r.cfg.Durability).Mode == spiders.DurabilityReplicated {
 		r.log.Warn("redis failed over; with durability replicated nothing acknowledged was lost", zap.String("failover", what))
 		return
 	}

@@ -25,8 +25,13 @@
 //   - counters.go: the crawl's counters, added once a second;
 //   - hoststats.go: per-host fetch figures, per minute, only the slowest and failing
 //     hosts of each process, in each host's partition, expiring (HostStats);
-//   - client.go, cluster.go: Connect to a Redis, a Redis Cluster or an embedded Redis,
-//     and the settings that could lose crawl state.
+//   - client.go, cluster.go, sentinel.go: Connect to a Redis, a Redis Cluster, a
+//     primary behind Sentinels or an embedded Redis, and the settings that could lose
+//     crawl state;
+//   - durability.go: the wait for replicas (Durability, Client.SetDurability, Durable);
+//   - epoch.go: the crawl's epoch and its lost state (ErrStateLost), failovers recorded
+//     while writes did not wait for replicas (RecordFailover, ReadFailover);
+//     statewatch.go: both noticed while running (StateWatch).
 //
 // The crawl's frontier is package streams/frontier, its request dedup streams/dedup,
 // status, "done" and dead-letter tools streams/inspect, periodic work streams/loop.

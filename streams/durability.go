@@ -11,22 +11,13 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/streamcrawl/streamcrawl/spiders"
 	"github.com/streamcrawl/streamcrawl/streams/internal/rkit"
 )
 
-// Durability modes (the spider's durability setting, --durability).
-const (
-	// DurabilityAsync acks a stage's input once its output is on the primary: a
-	// failover can lose what the replicas had not received yet (the default).
-	DurabilityAsync = "async"
-	// DurabilityReplicated acks a stage's input only once its output is on the
-	// primary and on Durability.Replicas replicas (WAIT): a failover loses none of it.
-	DurabilityReplicated = "replicated"
-)
-
-// DefaultWaitTimeout is how long a durable write waits for its replicas before it counts
+// defaultWaitTimeout is how long a durable write waits for its replicas before it counts
 // as refused (see ErrNotReplicated).
-const DefaultWaitTimeout = 5 * time.Second
+const defaultWaitTimeout = 5 * time.Second
 
 // ErrNotReplicated wraps the errors of writes that fewer replicas than the client's
 // durability asks for acknowledged within the wait. The writes are on the primary, but
@@ -37,34 +28,37 @@ var ErrNotReplicated = fmt.Errorf("%w: not on enough replicas", errWriteRefused)
 
 // Durability says when the writes a stage acks its input after count as done.
 type Durability struct {
-	// Mode is DurabilityAsync ("" too) or DurabilityReplicated.
+	// Mode is spiders.DurabilityAsync ("" too): a stage's input is acked once its output
+	// is on the primary, and a failover can lose what the replicas had not received yet;
+	// or spiders.DurabilityReplicated: acked only once its output is on the primary and
+	// on Replicas replicas (WAIT), and a failover loses none of it.
 	Mode string
-	// Replicas is how many replicas must acknowledge the writes with DurabilityReplicated.
-	// Default 1.
+	// Replicas is how many replicas must acknowledge the writes with
+	// spiders.DurabilityReplicated. Default 1.
 	Replicas int
-	// Timeout bounds each wait for the replicas. Default DefaultWaitTimeout; at most
+	// Timeout bounds each wait for the replicas. Default 5 s; at most
 	// 8 s (a connection's read timeout is 10 s).
 	Timeout time.Duration
 }
 
 func (d *Durability) setDefaults() {
 	if d.Mode == "" {
-		d.Mode = DurabilityAsync
+		d.Mode = spiders.DurabilityAsync
 	}
-	if d.Mode == DurabilityReplicated && d.Replicas == 0 {
+	if d.Mode == spiders.DurabilityReplicated && d.Replicas == 0 {
 		d.Replicas = 1
 	}
 	if d.Timeout == 0 {
-		d.Timeout = DefaultWaitTimeout
+		d.Timeout = defaultWaitTimeout
 	}
 }
 
-// Validate reports a durability that cannot work.
-func (d *Durability) Validate() error {
+// validate reports a durability that cannot work.
+func (d *Durability) validate() error {
 	switch {
-	case d.Mode != DurabilityAsync && d.Mode != DurabilityReplicated:
-		return fmt.Errorf("streams: durability %q: want %s or %s", d.Mode, DurabilityAsync, DurabilityReplicated)
-	case d.Replicas < 0 || d.Mode == DurabilityAsync && d.Replicas > 0:
+	case d.Mode != spiders.DurabilityAsync && d.Mode != spiders.DurabilityReplicated:
+		return fmt.Errorf("streams: durability %q: want %s or %s", d.Mode, spiders.DurabilityAsync, spiders.DurabilityReplicated)
+	case d.Replicas < 0 || d.Mode == spiders.DurabilityAsync && d.Replicas > 0:
 		return fmt.Errorf("streams: durability %s with %d replicas", d.Mode, d.Replicas)
 	case d.Timeout < 0 || d.Timeout > 8*time.Second:
 		return fmt.Errorf("streams: durability wait %v: want at most 8s", d.Timeout)
@@ -74,18 +68,18 @@ func (d *Durability) Validate() error {
 
 // SetDurability makes the writes that stages ack their input after (the pipelines of the
 // publisher, the frontier's emits, finishes and retries) wait for d.Replicas replicas
-// with DurabilityReplicated: each such pipeline ends with WAIT on the connection that
+// with spiders.DurabilityReplicated: each such pipeline ends with WAIT on the connection that
 // wrote (on a cluster, on each master that took writes), in the same round trip. A WAIT
 // that fewer replicas answer within d.Timeout turns the pipeline's writes into
 // ErrNotReplicated errors: the stage does not ack its input. It fails when the primary
 // (every master of a cluster) has fewer connected replicas than asked, or the Redis is
-// the embedded one. DurabilityAsync turns the waits off.
+// the embedded one. spiders.DurabilityAsync turns the waits off.
 func (c *Client) SetDurability(ctx context.Context, d Durability) error {
 	d.setDefaults()
-	if err := d.Validate(); err != nil {
+	if err := d.validate(); err != nil {
 		return err
 	}
-	if d.Mode == DurabilityReplicated {
+	if d.Mode == spiders.DurabilityReplicated {
 		switch {
 		case c.Embedded != nil:
 			return errors.New("streams: durability replicated needs a Redis with replicas; the embedded Redis has none")

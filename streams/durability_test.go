@@ -11,6 +11,7 @@ import (
 	"github.com/ThreeDotsLabs/watermill/message"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/streamcrawl/streamcrawl/spiders"
 	"github.com/streamcrawl/streamcrawl/streams"
 	"github.com/streamcrawl/streamcrawl/streams/streamstest"
 )
@@ -47,7 +48,7 @@ func TestDurabilityReplicatedPublishesOnlyWhatTheReplicaHas(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	if err := c.SetDurability(ctx, streams.Durability{Mode: streams.DurabilityReplicated, Timeout: time.Second}); err != nil {
+	if err := c.SetDurability(ctx, streams.Durability{Mode: spiders.DurabilityReplicated, Timeout: time.Second}); err != nil {
 		t.Fatalf("SetDurability replicated with a replica: %v", err)
 	}
 	pub, err := streams.NewPublisher(c, nil)
@@ -89,7 +90,7 @@ func TestDurabilityReplicatedPublishesOnlyWhatTheReplicaHas(t *testing.T) {
 	}
 
 	// Async: no wait (a wait would fail with the replica frozen).
-	if err := c.SetDurability(ctx, streams.Durability{Mode: streams.DurabilityAsync}); err != nil {
+	if err := c.SetDurability(ctx, streams.Durability{Mode: spiders.DurabilityAsync}); err != nil {
 		t.Fatal(err)
 	}
 	replica.Freeze()
@@ -110,7 +111,7 @@ func TestDurabilityReplicatedRefusesWithoutReplicas(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		err = c.SetDurability(ctx, streams.Durability{Mode: streams.DurabilityReplicated})
+		err = c.SetDurability(ctx, streams.Durability{Mode: spiders.DurabilityReplicated})
 		_ = c.Close()
 		want := "has 0 connected"
 		if url == "" {
@@ -125,7 +126,7 @@ func TestDurabilityReplicatedRefusesWithoutReplicas(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	for _, bad := range []streams.Durability{{Mode: "sync"}, {Mode: streams.DurabilityAsync, Replicas: 1}, {Mode: streams.DurabilityReplicated, Timeout: time.Minute}} {
+	for _, bad := range []streams.Durability{{Mode: "sync"}, {Mode: spiders.DurabilityAsync, Replicas: 1}, {Mode: spiders.DurabilityReplicated, Timeout: time.Minute}} {
 		if err := c.SetDurability(ctx, bad); err == nil {
 			t.Errorf("SetDurability(%+v): no error", bad)
 		}
@@ -144,7 +145,7 @@ func TestDurabilityReplicatedOnACluster(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	if err := c.SetDurability(ctx, streams.Durability{Mode: streams.DurabilityReplicated, Timeout: time.Second}); err != nil {
+	if err := c.SetDurability(ctx, streams.Durability{Mode: spiders.DurabilityReplicated, Timeout: time.Second}); err != nil {
 		t.Fatalf("SetDurability replicated on a cluster with replicas: %v", err)
 	}
 	pub, err := streams.NewPublisher(c, nil)

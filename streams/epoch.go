@@ -34,11 +34,11 @@ func newEpoch() string {
 	return hex.EncodeToString(b[:])
 }
 
-// CheckEpoch returns an error wrapping ErrStateLost when the crawl's stored epoch is not
+// checkEpoch returns an error wrapping ErrStateLost when the crawl's stored epoch is not
 // l.Epoch, the one the process read when it opened the crawl (one HGET). A layout
 // without an epoch checks nothing; an error reading it is returned as it is (Redis
 // unreachable: nothing is known).
-func CheckEpoch(ctx context.Context, rdb redis.UniversalClient, l Layout) error {
+func checkEpoch(ctx context.Context, rdb redis.UniversalClient, l Layout) error {
 	if l.Epoch == "" {
 		return nil
 	}

@@ -9,6 +9,7 @@ var (
 	TrimBytes       = trimBytes
 	DeadOf          = deadOf
 	IsWriteRefused  = isWriteRefused
+	CheckEpoch      = checkEpoch
 	ErrWriteRefused = errWriteRefused
 )
 
@@ -18,3 +19,9 @@ const (
 	DeadFieldDeliveries = rkit.DeadDeliveries
 	DeadFieldStage      = rkit.DeadStage
 )
+
+// HostStatsWindow is the length of a window of per-host figures.
+const HostStatsWindow = hostStatsWindow
+
+// HostStatsKey is the hash of the per-host figures of one window of k's partition.
+func HostStatsKey(k Keys, window int64) string { return k.hostStatsWindow(window) }

@@ -16,14 +16,14 @@ import (
 // memory for the current window (at most hostStatsMax hosts a window), and every
 // hostStatsFlush writes what it counted since of the hosts it finds slowest and failing
 // most in the window (hostStatsTop of each) into the window's hash in each host's
-// partition (Keys.HostStatsWindow), which expires HostStatsKeep windows later. So the
+// partition (Keys.hostStatsWindow), which expires hostStatsKeep windows later. So the
 // figures cost Redis a few commands a process every few seconds whatever the number of
 // hosts, and nothing stays of a host that stopped being slow or failing.
 const (
-	// HostStatsWindow is the length of a window of per-host figures.
-	HostStatsWindow = time.Minute
-	// HostStatsKeep is how many windows a window's hash outlives.
-	HostStatsKeep = 10
+	// hostStatsWindow is the length of a window of per-host figures.
+	hostStatsWindow = time.Minute
+	// hostStatsKeep is how many windows a window's hash outlives.
+	hostStatsKeep = 10
 	// hostStatsTop is how many hosts of each kind a process writes per window.
 	hostStatsTop = 20
 	// hostStatsMax bounds the hosts a process counts per window.
@@ -32,7 +32,7 @@ const (
 	hostStatsFlush = 10 * time.Second
 )
 
-// HostStats counts a fetch process's per-host figures (see HostStatsWindow) and writes
+// HostStats counts a fetch process's per-host figures, per window of a minute, and writes
 // the slowest and failing hosts' to the crawl's layout until Close. Safe for concurrent
 // use.
 type HostStats struct {
@@ -70,7 +70,7 @@ func NewHostStats(rdb redis.UniversalClient, layout Layout) *HostStats {
 }
 
 // windowOf is the number of the window holding t.
-func (h *HostStats) windowOf(t time.Time) int64 { return t.Unix() / int64(HostStatsWindow/time.Second) }
+func (h *HostStats) windowOf(t time.Time) int64 { return t.Unix() / int64(hostStatsWindow/time.Second) }
 
 // Add counts one request to host (its key, spiders.HostKey) that took took and failed
 // or not (a network error or a 5xx).
@@ -125,7 +125,7 @@ func (h *HostStats) flush(last bool) {
 	keys := map[string]bool{}
 	_, _ = h.rdb.Pipelined(ctx, func(p redis.Pipeliner) error { // best effort: figures for people
 		for _, w := range writes {
-			key := h.layout.ForHost(w.host).HostStatsWindow(window)
+			key := h.layout.ForHost(w.host).hostStatsWindow(window)
 			keys[key] = true
 			p.HIncrBy(ctx, key, w.host+"|n", w.dn)
 			p.HIncrBy(ctx, key, w.host+"|ms", w.dms)
@@ -134,7 +134,7 @@ func (h *HostStats) flush(last bool) {
 			}
 		}
 		for key := range keys {
-			p.Expire(ctx, key, (HostStatsKeep+1)*HostStatsWindow)
+			p.Expire(ctx, key, (hostStatsKeep+1)*hostStatsWindow)
 		}
 		return nil
 	})
@@ -187,16 +187,16 @@ type HostFigures struct {
 	Requests, MS, Failures int64
 }
 
-// ReadHostStats returns the per-host figures of the last windows windows (the current
+// ReadHostStats returns the per-host figures of the last windows windows of a minute (the current
 // one included) of every partition of l: windows × partitions HGETALLs, each of at most
 // a few dozen hosts per fetch process.
 func ReadHostStats(ctx context.Context, rdb redis.UniversalClient, l Layout, windows int) (map[string]*HostFigures, error) {
-	now := time.Now().Unix() / int64(HostStatsWindow/time.Second)
+	now := time.Now().Unix() / int64(hostStatsWindow/time.Second)
 	var cmds []*redis.MapStringStringCmd
 	_, err := rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for _, k := range l.Parts {
 			for w := now - int64(windows) + 1; w <= now; w++ {
-				cmds = append(cmds, p.HGetAll(ctx, k.HostStatsWindow(w)))
+				cmds = append(cmds, p.HGetAll(ctx, k.hostStatsWindow(w)))
 			}
 		}
 		return nil

@@ -48,8 +48,8 @@ func TestHostStatsWriteOnlyTheSlowestAndFailingHosts(t *testing.T) {
 	// Each host's figures are in its own partition.
 	window := time.Now().Unix() / int64(streams.HostStatsWindow/time.Second)
 	for _, host := range []string{"h99", "h80"} {
-		key := layout.ForHost(host).HostStatsWindow(window)
-		if rdb.HExists(ctx, key, host+"|n").Val() == false && rdb.HExists(ctx, layout.ForHost(host).HostStatsWindow(window-1), host+"|n").Val() == false {
+		key := streams.HostStatsKey(layout.ForHost(host), window)
+		if rdb.HExists(ctx, key, host+"|n").Val() == false && rdb.HExists(ctx, streams.HostStatsKey(layout.ForHost(host), window-1), host+"|n").Val() == false {
 			t.Errorf("%s's figures are not in its partition's hash %s", host, key)
 		}
 	}

@@ -63,7 +63,8 @@ type Keys struct {
 	Delayed string
 	// Revisits is the ZSET of the revisit schedule's buckets: one member per minute that
 	// has revisits due in it (the minute since the Unix epoch, Redis clock), scored by
-	// that minute. The bucket's entries are in the LIST at RevisitBucket(minute).
+	// that minute. The bucket's entries are in the LIST at Revisits + ":" + the minute,
+	// a name the revisit scripts build.
 	Revisits string
 	// Budget is the hash of what each host (or registered domain) used of the crawl's
 	// budget (spiders.Budget), present only when the crawl has one: field <key> the
@@ -94,14 +95,14 @@ type Keys struct {
 	SeenAt string
 	// ItemKeys is the base key of the item key fingerprints emitted (item dedup across
 	// pages and redeliveries): in exact dedup mode the buckets ItemKeys:<n> beside it,
-	// else a set at ItemKeys itself (see dedup.LuaItemKeys).
+	// else a set at ItemKeys itself (see dedup.Deduper.Lua).
 	ItemKeys string
 
 	// Stats is a hash of crawl counters (pages fetched, items stored, drops by
 	// reason...). Counters live in the crawl-wide keys (Layout.Global); a partition's own
 	// hash holds what its scripts count (max_pages_used of a crawl of one partition).
 	Stats string
-	// HostStats is what HostStatsWindow puts before a window's number.
+	// HostStats is what hostStatsWindow puts before a window's number.
 	HostStats string
 	// Meta is a hash describing the crawl (spider name, when it was first seeded, its
 	// dedup, partitions and retention); crawl-wide, in Layout.Global.
@@ -179,19 +180,13 @@ func (k Keys) HostState(host string) string { return k.HostStates + host }
 // a crawl written before compact host queues.
 func (k Keys) LegacyHostQueue(host string) string { return k.HostQueues + host }
 
-// HostStatsWindow is the hash of the per-host fetch figures of one time window (its
+// hostStatsWindow is the hash of the per-host fetch figures of one time window (its
 // number: Unix time / the window's length) in the partition of the hosts it counts:
 // "<host>|n" requests, "<host>|ms" their total time in milliseconds, "<host>|err"
 // failures (network errors and 5xx), for the hosts each fetch process found slowest or
 // failing most in the window. It expires a few windows later.
-func (k Keys) HostStatsWindow(window int64) string {
+func (k Keys) hostStatsWindow(window int64) string {
 	return k.HostStats + strconv.FormatInt(window, 10)
-}
-
-// RevisitBucket is the LIST of the revisits due in one minute (minutes since the Unix
-// epoch); the revisit script builds the same name as Revisits + ":" + minute.
-func (k Keys) RevisitBucket(minute int64) string {
-	return k.Revisits + ":" + strconv.FormatInt(minute, 10)
 }
 
 // RevisitChains is one of the small hashes that keep, per URL with revisits, the chain

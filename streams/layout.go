@@ -34,7 +34,7 @@ type Layout struct {
 	Summed Keys
 	// Epoch names this life of the crawl: a random value stored in its meta hash when it
 	// was created, as OpenLayout or ReadLayout read it ("" when none was stored). A crawl
-	// whose stored epoch is gone or another has lost its state (see CheckEpoch).
+	// whose stored epoch is gone or another has lost its state (see StateWatch.Check).
 	Epoch string
 }
 
@@ -110,7 +110,7 @@ return {tonumber(cur), redis.call('HGET', KEYS[1], 'epoch')}
 
 // OpenLayout returns the crawl's layout, creating the crawl when it does not exist. The
 // first process to open a crawl stores want (≥ 1) in its meta hash, and a random epoch
-// that names this life of the crawl (see CheckEpoch); later ones, whatever they want, get
+// that names this life of the crawl (see StateWatch.Check); later ones, whatever they want, get
 // the stored count, because moving a running crawl's keys between partitions would lose
 // them, and the stored epoch. stored reports whether the count differed from want
 // (callers warn). Reset the crawl to change it.

@@ -12,6 +12,7 @@ import (
 	"github.com/ThreeDotsLabs/watermill/message"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/streamcrawl/streamcrawl/spiders"
 	"github.com/streamcrawl/streamcrawl/streams"
 	"github.com/streamcrawl/streamcrawl/streams/streamstest"
 )
@@ -35,7 +36,7 @@ func TestConnectSentinelFollowsAFailover(t *testing.T) {
 	if !strings.Contains(c.Addr, streamstest.DefaultMasterName) {
 		t.Errorf("client address %q does not name the primary %s", c.Addr, streamstest.DefaultMasterName)
 	}
-	if err := c.SetDurability(ctx, streams.Durability{Mode: streams.DurabilityReplicated}); err != nil {
+	if err := c.SetDurability(ctx, streams.Durability{Mode: spiders.DurabilityReplicated}); err != nil {
 		t.Fatalf("SetDurability replicated behind Sentinel: %v", err)
 	}
 	pub, err := streams.NewPublisher(c, nil)

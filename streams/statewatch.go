@@ -15,12 +15,12 @@ import (
 	"github.com/streamcrawl/streamcrawl/streams/loop"
 )
 
-// DefaultStateInterval is how often a StateWatch looks.
-const DefaultStateInterval = 2 * time.Second
+// defaultStateInterval is how often a StateWatch looks.
+const defaultStateInterval = 2 * time.Second
 
 // StateWatch watches that a crawl's state is still in Redis, and notices failovers.
 // Every Interval, and at once when an outage ends (Redis answers again), it reads the
-// crawl's epoch (one HGET, see CheckEpoch) and the replication ID of each primary (INFO
+// crawl's epoch (one HGET) and the replication ID of each primary (INFO
 // replication; of every master of a cluster). A primary whose predecessor's ID is its
 // previous one (master_replid2) is a replica that took over: a failover, reported to
 // OnFailover.
@@ -29,7 +29,7 @@ type StateWatch struct {
 	Client redis.UniversalClient
 	// Layout is the crawl as the process opened it, with its epoch. Required.
 	Layout Layout
-	// Interval is how often it looks. Default DefaultStateInterval.
+	// Interval is how often it looks. Default 2 s.
 	Interval time.Duration
 	// Outage, when set, makes it look as soon as an outage ends.
 	Outage *Outage
@@ -54,7 +54,7 @@ func (w *StateWatch) Run(ctx context.Context) error {
 	}
 	every := w.Interval
 	if every <= 0 {
-		every = DefaultStateInterval
+		every = defaultStateInterval
 	}
 	w.known = map[string]bool{}
 	w.lookPrimaries(ctx, log) // what they are at start
@@ -69,12 +69,12 @@ func (w *StateWatch) Run(ctx context.Context) error {
 	})
 }
 
-// Check checks the crawl's epoch once (CheckEpoch): a caller about to report the crawl
+// Check checks the crawl's epoch once (checkEpoch): a caller about to report the crawl
 // done calls it first.
 func (w *StateWatch) Check(ctx context.Context) error {
 	cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	return CheckEpoch(cctx, w.Client, w.Layout)
+	return checkEpoch(cctx, w.Client, w.Layout)
 }
 
 // lookPrimaries reads the replication IDs of the primaries and reports a failover to

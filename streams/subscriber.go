@@ -110,7 +110,7 @@ type SubscriberConfig struct {
 	// hook for metrics. It must not block.
 	OnEvent func(group, event string, n int64)
 	// CheckState, when set, is asked before a group found missing is created again: an
-	// error (the crawl's state is lost, see CheckEpoch) leaves it missing.
+	// error (the crawl's state is lost, see StateWatch.Check) leaves it missing.
 	CheckState func(ctx context.Context) error
 }
 

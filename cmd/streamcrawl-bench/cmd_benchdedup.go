@@ -292,7 +292,7 @@ func benchDedupMode(ctx context.Context, rdb redis.UniversalClient, mode dedup.M
 	return r, nil
 }
 
-// benchEnqueueBody follows the dedup snippet (Deduper.LuaSeenAdd): it is the request
+// benchEnqueueBody follows the dedup snippet (Deduper.Lua): it is the request
 // half of the frontier's emit script, deduplicating the batch with one seen_add_all.
 //
 // KEYS[1] -> sc:{c}:seen
@@ -329,7 +329,7 @@ func benchEnqueue(ctx context.Context, rdb redis.UniversalClient, keys streams.K
 	if err != nil {
 		return 0, 0, err
 	}
-	script := redis.NewScript(d.LuaSeenAdd() + benchEnqueueBody)
+	script := redis.NewScript(d.Lua() + benchEnqueueBody)
 	if err := script.Load(ctx, rdb).Err(); err != nil {
 		return 0, 0, fmt.Errorf("load enqueue script: %w", err)
 	}

@@ -67,7 +67,7 @@ type Config struct {
 	// 0.01. Unused by the other modes.
 	ErrorRate float64 `json:"error_rate,omitempty"`
 	// ExpireAfter lets a URL be new again once it was first recorded this long ago:
-	// between ExpireAfter and ExpireAfter*(1+1/ExpireGenerations) later (see Expiry in
+	// between ExpireAfter and ExpireAfter*5/4 later (see Expiry in
 	// expire.go). 0: a URL is seen for the crawl's life. At least a minute; exact and
 	// bloom modes only.
 	ExpireAfter time.Duration `json:"expire_after,omitempty"`
@@ -127,14 +127,14 @@ type record struct {
 // filter layout); a crawl stored by another version is refused.
 const version = 1
 
-// luaSeenAdd returns the Lua snippet of the record: see Deduper.LuaSeenAdd.
+// luaSeenAdd returns the seen functions of the record's Lua snippet: see Deduper.Lua.
 func (r record) luaSeenAdd() string {
 	if r.ExpireAfter > 0 {
 		g := r
 		g.ExpireAfter = 0
 		if g.Mode == Bloom { // see Expiry: each generation's share of the URLs and the error rate
-			g.Capacity = max(1, g.Capacity/ExpireGenerations)
-			g.ErrorRate /= ExpireGenerations + 1
+			g.Capacity = max(1, g.Capacity/expireGenerations)
+			g.ErrorRate /= expireGenerations + 1
 		}
 		return g.luaSeenAdd() + luaExpire(r.expirePeriod(), r.ClockShift)
 	}
@@ -158,8 +158,8 @@ func (r record) scriptArg(fp []byte) string {
 	return string(fp)
 }
 
-// luaItemKeys returns the Lua snippet of the record that keeps a crawl's item keys: see
-// Deduper.LuaItemKeys.
+// luaItemKeys returns the item-key functions of the record's Lua snippet: see
+// Deduper.Lua.
 func (r record) luaItemKeys() string {
 	if r.Mode == Exact {
 		return luaItemBuckets
@@ -198,7 +198,7 @@ local function seen_has(base, fp) return redis.call('SISMEMBER', base, fp) end
 `
 
 // Deduper is one crawl's request dedup: Add records fingerprints and says which were
-// new, and LuaSeenAdd gives the same logic as Lua to splice into scripts that also
+// new, and Lua gives the same logic as Lua source to splice into scripts that also
 // enqueue. It holds no state besides the crawl's stored config; it is safe for
 // concurrent use and across processes, every change being one Lua script.
 type Deduper struct {
@@ -334,17 +334,18 @@ func (d *Deduper) String() string {
 	}
 }
 
-// LuaSeenAdd returns Lua source to splice at the top of a script. It defines
+// Lua returns Lua source to splice at the top of a script. It defines
 //
 //	local function seen_add(base, fp)      -- 1 if fp was new (now recorded), else 0
 //	local function seen_add_all(base, fps) -- the same for an array of fingerprints:
 //	                                       -- an array of 1/0; faster in bloom mode
 //	local function seen_has(base, fp)      -- 1 if fp was recorded, else 0 (reads only)
 //	local function seen_has_all(base, fps) -- the same for an array
+//	local function item_add_new(base, keys, set) -- over the crawl's item keys
 //
-// and helper locals whose names start with sd_. base is streams.Keys.Seen of the crawl
-// (sc:{c}:seen), passed to the script as a KEYS entry; every key the functions touch
-// is base or base followed by ":..." (the builders of keys_dedup.go), so it has the
+// and helper locals whose names start with sd_ or item_. base is streams.Keys.Seen of
+// the crawl (sc:{c}:seen), passed to the script as a KEYS entry; every key the functions
+// touch is base or base followed by ":..." (the builders of keys.go), so it has the
 // crawl's hash tag and lies in the slot of base. fp is a request fingerprint: a
 // non-empty string, normally the 16 bytes of spiders.Fingerprint (other lengths work
 // but take a slower path). A fingerprint repeated in one batch, or across calls in one
@@ -358,22 +359,20 @@ func (d *Deduper) String() string {
 // update per batch instead of one each per fingerprint), so a script with many
 // fingerprints should collect them and call it once. In the other modes they cost the
 // same.
-func (d *Deduper) LuaSeenAdd() string { return d.lua }
+//
+// item_add_new records a crawl's item keys (16-byte fingerprints as they are, each key
+// once) and returns a table of booleans, whether each was new (one command per key in
+// exact mode, two per 1,000 keys in a set). In exact mode item keys go into buckets
+// beside base the way request fingerprints do (about 20 bytes per key against about 72
+// in a plain set); the other modes keep them in the set base itself (a Bloom filter
+// would drop a false-positive share of new items). set true says the keys are in the
+// set at base whatever the mode (ItemKeysInSet).
+func (d *Deduper) Lua() string { return d.lua + d.rec.luaItemKeys() }
 
-// ScriptArg returns fingerprint fp as the seen_add_arg of LuaSeenAdd takes it (in
+// ScriptArg returns fingerprint fp as the seen_add_arg of Lua takes it (in
 // exact mode split into its bucket and field ahead, so the script does no arithmetic
 // per fingerprint): seen_add_arg(base, ScriptArg(fp)) is seen_add(base, fp).
 func (d *Deduper) ScriptArg(fp []byte) string { return d.rec.scriptArg(fp) }
-
-// LuaItemKeys returns a Lua snippet that defines item_add_new(base, keys, set) over the
-// crawl's item keys (16-byte fingerprints as they are, each key once): it records them
-// and returns a table of booleans, whether each was new (one command per key in exact
-// mode, two per 1,000 keys in a set). It goes after LuaSeenAdd's snippet,
-// which it uses. In exact mode item keys go into
-// buckets beside base the way request fingerprints do (about 20 bytes per key against
-// about 72 in a plain set); the other modes keep them in the set base itself (a Bloom
-// filter would drop a false-positive share of new items).
-func (d *Deduper) LuaItemKeys() string { return d.rec.luaItemKeys() }
 
 // Add records fps and reports, for each, whether it was new. A fingerprint repeated in
 // fps is new at most once. In bloom mode a new fingerprint is reported as seen with
@@ -382,7 +381,7 @@ func (d *Deduper) Add(ctx context.Context, fps [][]byte) ([]bool, error) {
 	return d.run(ctx, d.add, false, fps)
 }
 
-// seenAddBody follows the LuaSeenAdd snippet in the script of Add.
+// seenAddBody follows the Lua snippet in the script of Add.
 //
 // KEYS[1] -> sc:{c}:seen
 // ARGV[i] -> fingerprint i
@@ -397,7 +396,7 @@ func (d *Deduper) Has(ctx context.Context, fps [][]byte) ([]bool, error) {
 	return d.run(ctx, d.has, true, fps)
 }
 
-// seenHasBody follows the LuaSeenAdd snippet in the script of Has.
+// seenHasBody follows the Lua snippet in the script of Has.
 //
 // KEYS[1] -> sc:{c}:seen
 // ARGV[i] -> fingerprint i

@@ -231,7 +231,7 @@ func TestDedupConfigStoredOnce(t *testing.T) {
 	if got := second.Config(); got != want || first.Config() != want {
 		t.Fatalf("configs = %+v and %+v, want both %+v", first.Config(), second.Config(), want)
 	}
-	if first.LuaSeenAdd() != second.LuaSeenAdd() {
+	if first.Lua() != second.Lua() {
 		t.Fatal("two Dedupers of one crawl generate different Lua")
 	}
 	fps := fingerprints("x", 100)

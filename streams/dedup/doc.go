@@ -11,7 +11,7 @@
 //
 // Each partition of a crawl has its own buckets or filters in its own slot. A Deduper
 // (deduper.go) records fingerprints from Go (Add, Has) and gives the same logic as Lua
-// (LuaSeenAdd, ScriptArg) for scripts that also enqueue: the frontier's emit script
+// (Lua, ScriptArg) for scripts that also enqueue: the frontier's emit script
 // marks a URL seen and queues it in one step. Usage (usage.go) measures what the
 // dedup holds. With Config.ExpireAfter (expire.go) exact and bloom modes keep the
 // fingerprints in generations, so that a URL seen long enough ago is new again.

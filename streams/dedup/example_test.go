@@ -32,7 +32,7 @@ func ExampleDeduper() {
 
 	// KEYS[1] -> sc:{shop}:seen, KEYS[2] -> sc:{shop}:requests
 	// ARGV -> fingerprint, payload, fingerprint, payload, ...
-	enqueue := redis.NewScript(d.LuaSeenAdd() + `
+	enqueue := redis.NewScript(d.Lua() + `
 local fps = {}
 for i = 1, #ARGV, 2 do fps[#fps + 1] = ARGV[i] end
 local isNew, n = seen_add_all(KEYS[1], fps), 0

@@ -13,34 +13,34 @@ import (
 
 // Expiry (Config.ExpireAfter) keeps the seen set in generations: generation g holds
 // the fingerprints first recorded while floor(now / period) was g, period being
-// ExpireAfter/ExpireGenerations, each generation in the mode's own layout (buckets or
+// ExpireAfter/expireGenerations, each generation in the mode's own layout (buckets or
 // a Bloom filter chain) under the base sc:{c}:seen:g<g>. A fingerprint is seen while it
-// is in the current generation or one of the ExpireGenerations before it, so one
+// is in the current generation or one of the expireGenerations before it, so one
 // recorded at time t is new again from the end of generation
-// floor(t/period)+ExpireGenerations on: between ExpireAfter and
-// ExpireAfter*(1+1/ExpireGenerations) after t, never earlier. A fingerprint seen again
+// floor(t/period)+expireGenerations on: between ExpireAfter and
+// ExpireAfter*(1+1/expireGenerations) after t, never earlier. A fingerprint seen again
 // is not recorded again (its age counts from when it was first recorded). Each
 // partition lists the generations it wrote in a sorted set (gensKey); DropExpired
 // deletes those no check reads any more, each as a whole.
 //
 // Per URL the bytes are those of the mode (a URL is in one generation); per check a
-// new fingerprint costs ExpireGenerations+1 lookups instead of one (a seen one stops
+// new fingerprint costs expireGenerations+1 lookups instead of one (a seen one stops
 // at the generation that has it), and exact mode gives up its pre-split script
-// argument. Bloom mode sizes each generation's filters for Capacity/ExpireGenerations
-// URLs at ErrorRate/(ExpireGenerations+1), so that the checks of all generations
+// argument. Bloom mode sizes each generation's filters for Capacity/expireGenerations
+// URLs at ErrorRate/(expireGenerations+1), so that the checks of all generations
 // together keep the crawl's ErrorRate (about 3.4 bits more per URL than without
 // expiry), and always uses the Lua filter (RedisBloom's BF.ADD would create each
 // generation's filter with its own defaults).
 
-// ExpireGenerations is how many past generations a fingerprint stays seen in, besides
+// expireGenerations is how many past generations a fingerprint stays seen in, besides
 // the current one.
-const ExpireGenerations = 4
+const expireGenerations = 4
 
 // minExpireAfter is the shortest ExpireAfter.
 const minExpireAfter = time.Minute
 
 // expirePeriod is the time one generation covers.
-func (r record) expirePeriod() time.Duration { return r.ExpireAfter / ExpireGenerations }
+func (r record) expirePeriod() time.Duration { return r.ExpireAfter / expireGenerations }
 
 // luaExpire follows the mode's snippet when fingerprints expire: it keeps the mode's
 // functions for one generation (sd_g_add, sd_g_has) and defines seen_add, seen_has,
@@ -117,11 +117,11 @@ seen_add_all = function(base, fps)
   return out
 end
 seen_add_arg = function(base, fp) return seen_add(base, fp) end
-`, period.Milliseconds(), ExpireGenerations, shift.Milliseconds())
+`, period.Milliseconds(), expireGenerations, shift.Milliseconds())
 }
 
 // DropExpired deletes, in every partition, the generations of fingerprints that no
-// check reads any more (older than the newest written less ExpireGenerations), each
+// check reads any more (older than the newest written less expireGenerations), each
 // as a whole, and returns how many keys it deleted. It does nothing for a crawl whose
 // fingerprints do not expire. Frontier.Run calls it every retry round; any number of
 // processes may.
@@ -141,7 +141,7 @@ func (d *Deduper) DropExpired(ctx context.Context) (int64, error) {
 		newest := int64(gens[len(gens)-1].Score)
 		for _, g := range gens {
 			gen := int64(g.Score)
-			if gen >= newest-ExpireGenerations {
+			if gen >= newest-expireGenerations {
 				break
 			}
 			err := rkit.ScanKeys(ctx, d.rdb, globEscape(genBase(k, gen))+":*", func(keys []string) error {

@@ -11,3 +11,6 @@ func (c Config) Validate() error { return c.validate() }
 
 // Config is the crawl's dedup config (the stored one), for the external tests.
 func (d *Deduper) Config() Config { return d.stored }
+
+// ExpireGenerations is expireGenerations, for the external tests.
+const ExpireGenerations = expireGenerations

@@ -52,7 +52,7 @@ end
 
 // ItemKeysInSet reports whether the item keys at base are a set (a crawl begun before
 // they went into buckets, or a mode that keeps them in a set), to tell the item
-// functions of LuaItemKeys. Its answer for one crawl never changes while the crawl
+// functions of Deduper.Lua. Its answer for one crawl never changes while the crawl
 // lives, so a process asks once per partition.
 func ItemKeysInSet(ctx context.Context, rdb redis.Cmdable, base string) (bool, error) {
 	n, err := rdb.Exists(ctx, base).Result()

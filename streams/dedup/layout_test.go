@@ -150,7 +150,7 @@ func TestDedupOneByOneMatchesBatch(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			gotOne, err := one.run(ctx, redis.NewScript(one.LuaSeenAdd()+seenEachBody), false, fps)
+			gotOne, err := one.run(ctx, redis.NewScript(one.lua+seenEachBody), false, fps)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -166,7 +166,7 @@ func TestDedupOneByOneMatchesBatch(t *testing.T) {
 			if n := countTrue(gotAll); n < 8_900 || n > 9_001 {
 				t.Fatalf("%d of 9001 distinct fingerprints new", n)
 			}
-			hasOne, err := one.run(ctx, redis.NewScript(one.LuaSeenAdd()+seenHasEachBody), true, probes)
+			hasOne, err := one.run(ctx, redis.NewScript(one.lua+seenHasEachBody), true, probes)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -160,7 +160,7 @@ func (f *Frontier) finishEmit(ctx context.Context, c *partCall) {
 }
 
 // itemKeysInSet returns 1 when partition part keeps its item keys in a set from before
-// they went into buckets (see dedup.LuaItemKeys), else 0, as the emit script takes it.
+// they went into buckets (see dedup.Deduper.Lua), else 0, as the emit script takes it.
 // Redis is asked once per partition in a process's life.
 func (f *Frontier) itemKeysInSet(ctx context.Context, part int) (int, error) {
 	switch f.itemSet[part].Load() {

@@ -8,7 +8,7 @@ const emitItemArgs = 6
 // the items stream. A plain item (no record): one whose key was recorded before is
 // dropped ('d'), the others are added ('a') and their keys recorded, one command per
 // key (HSETNX in exact mode) by the crawl's dedup snippet (item_add_new:
-// dedup.LuaItemKeys). A versioned item (a record, in the records hash named beside it): added
+// dedup.Deduper.Lua). A versioned item (a record, in the records hash named beside it): added
 // ('a') and its record stored after its XADD when the key's record is still the one
 // the caller read (the expected record); when it is not, dropped as unchanged ('u')
 // if the stored record holds the same field hashes (another page emitted the same

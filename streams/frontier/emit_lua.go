@@ -50,7 +50,7 @@ local function seen_add_arg(base, fp) return redis.call('SADD', base, fp) end
 // ARGV[14] -> 1 when ARGV[12] is a budget reserved for this call in the crawl-wide
 // counter (partitioned crawls; 0 then means none) rather than a limit on KEYS[11]'s
 // max_pages_used, ARGV[15] -> number of items m, ARGV[16] -> 1 when KEYS[14] is a set
-// of item keys from before they went into buckets (see dedup.LuaItemKeys);
+// of item keys from before they went into buckets (see dedup.Deduper.Lua);
 // then per request: fingerprint (empty: do not filter; the dedup's script argument, or
 // the raw fingerprint when revisiting), score band, entry (entry.go), host (its key,
 // spiders.HostKey), the host's limit rule ("<concurrency> <delay ms>"; empty: the

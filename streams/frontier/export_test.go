@@ -10,6 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/streamcrawl/streamcrawl/streams"
+	"github.com/streamcrawl/streamcrawl/streams/inspect"
 )
 
 // SetBeforeRun sets the dispatcher's test fault hook: f is called before each dispatch
@@ -129,3 +130,9 @@ func (f *Frontier) PacedRound(ctx context.Context) (int, error) {
 // MoveAllDue runs one of Run's rounds over the delayed retries (see duePace). It exists
 // in test builds only.
 func (f *Frontier) MoveAllDue(ctx context.Context) error { return f.moveAllDue(ctx) }
+
+// Revisits reads the revisit schedule of every partition (inspect.ReadRevisits) on the
+// frontier's clock. It exists in test builds only.
+func (f *Frontier) Revisits(ctx context.Context) (inspect.RevisitCounts, error) {
+	return inspect.ReadRevisits(ctx, f.rdb, f.layout, f.revisitShift.Milliseconds())
+}

@@ -212,7 +212,7 @@ func New(cfg Config) (*Frontier, error) {
 	seenAdd := setSeenAdd + dedup.LuaItemSet
 	f.fpArg = func(fp []byte) string { return string(fp) }
 	if cfg.Dedup != nil {
-		seenAdd = cfg.Dedup.LuaSeenAdd() + cfg.Dedup.LuaItemKeys()
+		seenAdd = cfg.Dedup.Lua()
 		if cfg.Revisit == 0 { // revisited URLs' fingerprints go to the seenat hash as they are
 			f.fpArg = cfg.Dedup.ScriptArg
 		}

@@ -11,12 +11,11 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/streamcrawl/streamcrawl/streams"
-	"github.com/streamcrawl/streamcrawl/streams/inspect"
 	"github.com/streamcrawl/streamcrawl/streams/internal/rkit"
 )
 
 // The revisit schedule: per partition, the requests to fetch again wait in minute
-// buckets, one LIST per minute (streams.Keys.RevisitBucket) holding compact entries
+// buckets, one LIST per minute (streams.Keys.Revisits + ":" + minute) holding compact entries
 // "<host>\1<band>\1<rule>\1<payload>", and a small ZSET (streams.Keys.Revisits) of the
 // minutes that have a bucket. A bucket of up to 128 entries is a listpack (a few bytes
 // per entry beside the entry itself), and a bigger one a quicklist of listpacks, so a
@@ -212,10 +211,4 @@ func (f *Frontier) releaseRevisits(ctx context.Context, paced bool) error {
 		}
 	}
 	return errors.Join(errs...)
-}
-
-// Revisits reads the revisit schedule of every partition (inspect.ReadRevisits) on the
-// frontier's clock.
-func (f *Frontier) Revisits(ctx context.Context) (inspect.RevisitCounts, error) {
-	return inspect.ReadRevisits(ctx, f.rdb, f.layout, f.revisitShift.Milliseconds())
 }

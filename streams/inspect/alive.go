@@ -13,10 +13,10 @@ import (
 	"github.com/streamcrawl/streamcrawl/streams/internal/rkit"
 )
 
-// DefaultAliveIdle is how recently a consumer must have read or claimed entries to
-// count as alive: every running stage claims (XAUTOCLAIM) at least every claim
-// interval (default 5 s), and a consumer that stops cleanly leaves its groups.
-const DefaultAliveIdle = 15 * time.Second
+// aliveIdle is how recently a consumer must have read or claimed entries to count as
+// alive: every running stage claims (XAUTOCLAIM) at least every claim interval (default
+// 5 s), and a consumer that stops cleanly leaves its groups.
+const aliveIdle = 15 * time.Second
 
 // ErrRunning is matched (errors.Is) by the error Reset returns while services of the
 // crawl are alive.
@@ -36,8 +36,8 @@ type Consumer struct {
 
 // Alive returns the consumers of every group of the crawl's streams (its stages,
 // archivers and post-processors, in every partition) that read or claimed entries
-// within idle: the crawl's services that are running.
-func Alive(ctx context.Context, rdb redis.UniversalClient, l streams.Layout, idle time.Duration) ([]Consumer, error) {
+// within the last 15 s: the crawl's services that are running.
+func Alive(ctx context.Context, rdb redis.UniversalClient, l streams.Layout) ([]Consumer, error) {
 	var out []Consumer
 	for _, k := range l.Parts {
 		for _, sg := range stages(k) {
@@ -54,7 +54,7 @@ func Alive(ctx context.Context, rdb redis.UniversalClient, l streams.Layout, idl
 					return out, fmt.Errorf("inspect: consumers of %s group %s: %w", sg.Stream, g.Name, err)
 				}
 				for _, c := range cs {
-					if c.Idle < idle {
+					if c.Idle < aliveIdle {
 						out = append(out, Consumer{Stream: sg.Stream, Group: g.Name, Name: c.Name, Idle: c.Idle, Pending: c.Pending})
 					}
 				}
@@ -65,11 +65,11 @@ func Alive(ctx context.Context, rdb redis.UniversalClient, l streams.Layout, idl
 }
 
 // runningError is the error of a crawl whose services are alive.
-func runningError(crawl string, alive []Consumer, idle time.Duration) error {
+func runningError(crawl string, alive []Consumer) error {
 	names := make([]string, 0, len(alive))
 	for _, c := range alive {
 		names = append(names, fmt.Sprintf("%s (group %s, active %s ago)", c.Name, c.Group, c.Idle.Round(time.Second)))
 	}
 	return fmt.Errorf("%w: crawl %s has services alive: %s; stop them first (a process killed without stopping counts as alive for %s)",
-		ErrRunning, crawl, strings.Join(names, ", "), idle)
+		ErrRunning, crawl, strings.Join(names, ", "), aliveIdle)
 }

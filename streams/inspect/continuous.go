@@ -44,8 +44,8 @@ func SetContinuous(ctx context.Context, rdb redis.UniversalClient, l streams.Lay
 	return nil
 }
 
-// ReadContinuous reads the crawl's continuous mode.
-func ReadContinuous(ctx context.Context, rdb redis.UniversalClient, l streams.Layout) (Continuous, error) {
+// readContinuous reads the crawl's continuous mode.
+func readContinuous(ctx context.Context, rdb redis.UniversalClient, l streams.Layout) (Continuous, error) {
 	v, err := rdb.HGet(ctx, l.Global.Meta, continuousField).Result()
 	if err == redis.Nil {
 		return Continuous{}, nil

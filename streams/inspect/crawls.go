@@ -39,9 +39,9 @@ func (e *NoCrawlError) Error() string {
 	return msg
 }
 
-// CrawlExists reports whether Redis holds the crawl: its meta hash, which seeding or
+// crawlExists reports whether Redis holds the crawl: its meta hash, which seeding or
 // any stage writes first (streams.OpenLayout), exists. One EXISTS.
-func CrawlExists(ctx context.Context, rdb redis.UniversalClient, crawl string) (bool, error) {
+func crawlExists(ctx context.Context, rdb redis.UniversalClient, crawl string) (bool, error) {
 	n, err := rdb.Exists(ctx, streams.NewKeys(crawl).Meta).Result()
 	if err != nil {
 		return false, fmt.Errorf("inspect: look for crawl %s: %w", crawl, err)
@@ -74,7 +74,7 @@ func ListCrawls(ctx context.Context, rdb redis.UniversalClient) ([]string, error
 // command that only reads or repairs a crawl calls it first, so that a mistyped name
 // creates no key.
 func RequireCrawl(ctx context.Context, rdb redis.UniversalClient, crawl, addr string) error {
-	ok, err := CrawlExists(ctx, rdb, crawl)
+	ok, err := crawlExists(ctx, rdb, crawl)
 	if err != nil || ok {
 		return err
 	}

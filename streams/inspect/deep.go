@@ -13,9 +13,9 @@ import (
 	"github.com/streamcrawl/streamcrawl/streams/internal/rkit"
 )
 
-// DeepEvery is how often a crawl's dedup is scanned at most: a deep look within it of
+// deepEvery is how often a crawl's dedup is scanned at most: a deep look within it of
 // the last gets that one's result.
-const DeepEvery = time.Minute
+const deepEvery = time.Minute
 
 // deepField is the meta hash field that keeps the last deep look (JSON).
 const deepField = "deep"
@@ -33,7 +33,7 @@ type Deep struct {
 	SeenBytes int64 `json:"seen_bytes"`
 	// SeenKeys is how many keys they take.
 	SeenKeys int64 `json:"seen_keys"`
-	// Cached is set when the result is an earlier scan's (one ran within DeepEvery).
+	// Cached is set when the result is an earlier scan's (one ran within the last minute).
 	Cached bool `json:"cached,omitempty"`
 }
 
@@ -51,7 +51,7 @@ func parseDeep(v string) *Deep {
 
 // ReadDeep scans the crawl's dedup (every partition's keys; paced, so that Redis keeps
 // serving the crawl meanwhile) and records the result in its meta hash, where ReadStatus
-// shows it. Rate-limited: within DeepEvery of the last scan it returns that one's result
+// shows it. Rate-limited: within a minute of the last scan it returns that one's result
 // (Cached) without scanning. A crawl with no dedup config yet (nothing seeded) keeps its
 // seen URLs in a plain set.
 func ReadDeep(ctx context.Context, rdb redis.UniversalClient, l streams.Layout) (*Deep, error) {
@@ -61,7 +61,7 @@ func ReadDeep(ctx context.Context, rdb redis.UniversalClient, l streams.Layout) 
 		return nil, fmt.Errorf("inspect: deep look: %w", err)
 	}
 	last, _ := vals[0].(string)
-	if d := parseDeep(last); d != nil && time.Since(d.At) < DeepEvery {
+	if d := parseDeep(last); d != nil && time.Since(d.At) < deepEvery {
 		d.Cached = true
 		return d, nil
 	}

@@ -18,14 +18,17 @@
 //   - alive.go: Alive, the consumers of a crawl's groups active lately (ErrRunning);
 //   - deep.go: ReadDeep, the dedup's exact keys and bytes (`status --deep`): a paced
 //     scan, at most once a minute per crawl;
-//   - crawls.go: whether a crawl exists (CrawlExists, RequireCrawl, which every command
+//   - crawls.go: whether a crawl exists (RequireCrawl, which every command
 //     given a crawl's name asks first) and the crawls a Redis holds (ListCrawls, for the
 //     NoCrawlError only: a scan);
 //   - blocked.go: the hosts with every slot taken, for status, read from the leases and the hosts' states;
 //   - info.go: InfoNumbers, the numeric fields of INFO;
-//   - continuous.go: a crawl's continuous mode (SetContinuous, ReadContinuous), which
+//   - continuous.go: a crawl's continuous mode (SetContinuous; ReadProgress reads it), which
 //     makes Progress.Done wait for revisits due within its idle window;
-//   - revisits.go: ReadRevisits, the revisit schedule by when it is due (status).
+//   - revisits.go: ReadRevisits, the revisit schedule by when it is due (status);
+//   - render.go: what render: auto decided per page type (Status.Render);
+//   - budget.go: the hosts (or domains) that used the most of the crawl's budget
+//     (Status.Budget).
 //
 // No stage needs it to move a message: runs read ReadProgress to know when to stop,
 // replays and post-processors the groups, people the rest.

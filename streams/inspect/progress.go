@@ -197,7 +197,7 @@ func ReadProgress(ctx context.Context, rdb redis.UniversalClient, l streams.Layo
 	if err != nil {
 		return Progress{}, err
 	}
-	if p.Continuous, err = ReadContinuous(ctx, rdb, l); err != nil {
+	if p.Continuous, err = readContinuous(ctx, rdb, l); err != nil {
 		return Progress{}, err
 	}
 	first, err := readLayoutProgress(ctx, rdb, l, &p)

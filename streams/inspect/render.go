@@ -29,10 +29,10 @@ type RenderStatus struct {
 	Diverged int64 `json:"diverged"`
 }
 
-// ReadRender returns the render: auto decision of each page type of the crawl, sorted
+// readRender returns the render: auto decision of each page type of the crawl, sorted
 // by type; none when the crawl does not render adaptively. The hash has a handful of
 // fields per type: reading it is O(page types).
-func ReadRender(ctx context.Context, rdb redis.UniversalClient, l streams.Layout) ([]RenderStatus, error) {
+func readRender(ctx context.Context, rdb redis.UniversalClient, l streams.Layout) ([]RenderStatus, error) {
 	h, err := rdb.HGetAll(ctx, l.Global.Render).Result()
 	if err != nil {
 		return nil, fmt.Errorf("inspect: render decisions: %w", err)

@@ -12,16 +12,16 @@ import (
 
 // Reset deletes every key of the crawl, in every partition (the per-host politeness and
 // robots.txt keys included) and its runtime seeds. It refuses, with an error that
-// names them and matches ErrRunning, while services of the crawl are alive (Alive
-// within DefaultAliveIdle): wiping the state under running processes mixes two crawls
-// in one (their in-process caches keep what Redis had) and loses pages.
+// names them and matches ErrRunning, while services of the crawl are alive (Alive):
+// wiping the state under running processes mixes two crawls in one (their in-process
+// caches keep what Redis had) and loses pages.
 func Reset(ctx context.Context, rdb redis.UniversalClient, l streams.Layout) (int64, error) {
-	alive, err := Alive(ctx, rdb, l, DefaultAliveIdle)
+	alive, err := Alive(ctx, rdb, l)
 	if err != nil {
 		return 0, fmt.Errorf("inspect: reset crawl %s: %w", l.Crawl, err)
 	}
 	if len(alive) > 0 {
-		return 0, runningError(l.Crawl, alive, DefaultAliveIdle)
+		return 0, runningError(l.Crawl, alive)
 	}
 	keys := []string{l.Global.Seeds, l.Global.SeedsProcessing}
 	seen := map[string]bool{}

@@ -122,7 +122,8 @@ type Status struct {
 	// Warnings are what the run that returned the status found wrong (most requests
 	// dropped, the crawl already done: see handlers.Crawl); ReadStatus leaves it empty.
 	Warnings []string `json:"warnings,omitempty"`
-	// Render is what render: auto decided per page type (none without it).
+	// Render is what render: auto decided per page type, sorted by type (none without
+	// it).
 	Render []RenderStatus `json:"render,omitempty"`
 	// Budget is the hosts (or domains) that used the most of the crawl's budget, most
 	// first (readBudgets; none without a budget). Counts["dropped_budget"] counts the
@@ -348,7 +349,7 @@ func ReadStatus(ctx context.Context, rdb redis.UniversalClient, l streams.Layout
 	}
 	st.Done = p.Done()
 	st.SeedError = p.SeedError
-	if st.Render, err = ReadRender(ctx, rdb, l); err != nil {
+	if st.Render, err = readRender(ctx, rdb, l); err != nil {
 		return nil, err
 	}
 	if st.Budget, err = readBudgets(ctx, rdb, l); err != nil {

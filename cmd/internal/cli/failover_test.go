@@ -10,6 +10,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/streamcrawl/streamcrawl/spiders"
 	"github.com/streamcrawl/streamcrawl/spiders/demosite"
 	"github.com/streamcrawl/streamcrawl/streams"
 	"github.com/streamcrawl/streamcrawl/streams/streamstest"
@@ -212,7 +213,7 @@ func (c *failoverCrawl) checkFetched() {
 func TestSentinelFailoverLosesNothingReplicated(t *testing.T) {
 	t.Parallel()
 	s := streamstest.StartSentinel(t, 2)
-	c := newFailoverCrawl(t, "senrep", s.URL(), s.Client(), 1, 5000, 1, streams.DurabilityReplicated, 0.25)
+	c := newFailoverCrawl(t, "senrep", s.URL(), s.Client(), 1, 5000, 1, spiders.DurabilityReplicated, 0.25)
 	c.start()
 	c.waitGate()
 	primary := s.Primary()
@@ -253,7 +254,7 @@ func TestSentinelFailoverLosesNothingReplicated(t *testing.T) {
 func TestSentinelFailoverAsyncReportsTheLoss(t *testing.T) {
 	t.Parallel()
 	s := streamstest.StartSentinel(t, 1)
-	c := newFailoverCrawl(t, "senasync", s.URL(), s.Client(), 1, 5000, 1, streams.DurabilityAsync, 0.25)
+	c := newFailoverCrawl(t, "senasync", s.URL(), s.Client(), 1, 5000, 1, spiders.DurabilityAsync, 0.25)
 	c.start()
 	c.waitGate()
 	heir := s.Nodes()[1]
@@ -279,7 +280,7 @@ func TestSentinelFailoverAsyncReportsTheLoss(t *testing.T) {
 func TestClusterFailoverLosesNothingReplicated(t *testing.T) {
 	t.Parallel()
 	rig := clusterRig(t, "clurep")
-	c := newFailoverCrawl(t, "clurep", rig.url, rig.rdb, 20, 250, 6, streams.DurabilityReplicated, 0.25)
+	c := newFailoverCrawl(t, "clurep", rig.url, rig.rdb, 20, 250, 6, spiders.DurabilityReplicated, 0.25)
 	c.start()
 	c.waitGate()
 	f := rig.fail(t, time.Second, c.hooks())
@@ -306,7 +307,7 @@ func TestClusterFailoverLosesNothingReplicated(t *testing.T) {
 func TestClusterFailoverAsyncReportsTheLoss(t *testing.T) {
 	t.Parallel()
 	rig := clusterRig(t, "cluasync")
-	c := newFailoverCrawl(t, "cluasync", rig.url, rig.rdb, 20, 250, 6, streams.DurabilityAsync, 0.25)
+	c := newFailoverCrawl(t, "cluasync", rig.url, rig.rdb, 20, 250, 6, spiders.DurabilityAsync, 0.25)
 	c.start()
 	c.waitGate()
 	f := rig.fail(t, time.Second, c.hooks())
@@ -326,7 +327,7 @@ func TestFlushAllMidCrawlStopsEveryWorker(t *testing.T) {
 	t.Parallel()
 	srv := streamstest.Start(t)
 	rdb := srv.Client()
-	c := newFailoverCrawl(t, "flushed", srv.URL(), rdb, 1, 5000, 1, streams.DurabilityAsync, 0.2)
+	c := newFailoverCrawl(t, "flushed", srv.URL(), rdb, 1, 5000, 1, spiders.DurabilityAsync, 0.2)
 	c.start()
 	c.waitGate()
 	c.atFault()

@@ -52,6 +52,12 @@ type Config struct {
 	ParseConcurrency int
 	// StoreConcurrency is the number of items in flight to the sink. Default 256.
 	StoreConcurrency int
+	// HandoffBytes bounds the process's response hand-off, where a process running the
+	// fetch and parse stages together keeps the responses it published for its own
+	// parse stage, which then need not decode them (counted responses_handoff_hits; an
+	// entry that is not there is decoded, counted responses_handoff_misses). Default
+	// DefaultHandoffBytes; negative: none (every entry is decoded).
+	HandoffBytes int64
 	// Retain says what each stream keeps after every group has acked it (for replay),
 	// by stage of its reading group. Missing stages get the spider's
 	// settings.retention, or its defaults (requests and responses nothing, items a day

@@ -29,6 +29,7 @@ type fetchHandler struct {
 	retryLog *zap.Logger     // INFO, sampled: a few lines per second at most
 	revisits *revisitor      // nil: the spider has no revisit rules
 	spider   *spiders.Spider // keys the redirect hops it follows (RequestFingerprint)
+	handoff  *handoff        // nil: no parse stage in this process
 }
 
 // handle fetches the request in msg and returns the response message.
@@ -63,6 +64,13 @@ func (h *fetchHandler) handle(msg *message.Message) ([]*message.Message, error) 
 	out := message.NewMessage(watermill.NewUUID(), payload)
 	if enc := spiders.ResponseEncoding(payload); enc != "" {
 		out.Metadata.Set("content_encoding", enc)
+	}
+	if h.handoff != nil {
+		// For this process's parse stage, under the UUID the entry carries: its own copy
+		// of the body (the fetched buffer goes back to the pool on return).
+		if _, evicted := h.handoff.put(out.UUID, spiders.DetachResponse(res.Response)); evicted > 0 && h.counters != nil {
+			h.counters.Add("responses_handoff_evicted", int64(evicted))
+		}
 	}
 	return []*message.Message{out}, nil
 }

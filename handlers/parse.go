@@ -35,6 +35,7 @@ type parser struct {
 	limits   *loop.Errors // what exceeds a size limit, logged short at most once a second
 	maxLinks int          // the spider's max_links_per_page, its default applied
 	fields   *fieldCheck  // per-field counts, empty items dropped, fields that never match
+	handoff  *handoff     // responses this process fetched; nil: none
 	names    fieldNames   // item field names by hash, for versioned items' _changed
 }
 
@@ -49,6 +50,8 @@ type parserConfig struct {
 	// Counters and Logger may be nil.
 	Counters *streams.Counters
 	Logger   *zap.Logger
+	// Handoff holds the responses this process's fetch stage published (nil: none).
+	Handoff *handoff
 }
 
 // newParser returns the parse stage.
@@ -67,7 +70,7 @@ func newParser(cfg parserConfig) (*parser, error) {
 	s := cfg.Spider.Settings
 	s.SetDefaults()
 	return &parser{spider: cfg.Spider, scope: scope, frontier: cfg.Frontier, rdb: cfg.Client, layout: cfg.Layout, counters: cfg.Counters, log: log,
-		limits: loop.NewErrors(log, time.Second), maxLinks: s.MaxLinksPerPage,
+		limits: loop.NewErrors(log, time.Second), maxLinks: s.MaxLinksPerPage, handoff: cfg.Handoff,
 		fields: newFieldCheck(cfg.Spider, cfg.Client, cfg.Layout.Global.Meta, cfg.Counters, log)}, nil
 }
 
@@ -78,14 +81,9 @@ func (p *parser) handleIn(part int) message.NoPublishHandlerFunc {
 }
 
 func (p *parser) handle(msg *message.Message, part int) error {
-	if err := p.ensureDict(msg); err != nil {
-		return err
-	}
-	res, err := spiders.UnmarshalResponseLimit(msg.Payload, p.maxBody())
+	res, err := p.response(msg)
 	if err != nil {
-		// Malformed, or larger than the spider's max_body_size (a forged entry): refused
-		// before it is expanded, a dead letter at once.
-		return fmt.Errorf("%w: %w", streams.ErrPoison, err)
+		return err
 	}
 	ctx := msg.Context()
 	out, err := p.run(ctx, res)
@@ -115,6 +113,28 @@ func (p *parser) handle(msg *message.Message, part int) error {
 	countEmitted(p.counters, e)
 	p.count("pages_parsed", 1)
 	return nil
+}
+
+// response returns the response of msg: the one this process's fetch stage handed off
+// under msg's UUID, else the entry decoded.
+func (p *parser) response(msg *message.Message) (*spiders.Response, error) {
+	if p.handoff != nil {
+		if res, ok := p.handoff.take(msg.UUID); ok {
+			p.count("responses_handoff_hits", 1)
+			return res, nil
+		}
+		p.count("responses_handoff_misses", 1)
+	}
+	if err := p.ensureDict(msg); err != nil {
+		return nil, err
+	}
+	res, err := spiders.UnmarshalResponseLimit(msg.Payload, p.maxBody())
+	if err != nil {
+		// Malformed, or larger than the spider's max_body_size (a forged entry): refused
+		// before it is expanded, a dead letter at once.
+		return nil, fmt.Errorf("%w: %w", streams.ErrPoison, err)
+	}
+	return res, nil
 }
 
 // maxBody is the largest body a stored response may decode to: the spider's

@@ -17,8 +17,8 @@ import (
 // depends on how fast training was: TestArchiverKilledWritesEveryRecordOnce crawls with a
 // published one); with response_dict: off it trains none.
 //
-// The crawl is 200 pages: the first 64 train the dictionary (dictSamples), the other
-// 136 may be compressed with it.
+// The crawl is 200 pages: the first 32 train the dictionary (dictSamples), the other
+// 168 may be compressed with it.
 func TestResponseDictTrainedOncePerCrawl(t *testing.T) {
 	t.Parallel()
 	const pages = 200
@@ -63,7 +63,7 @@ func TestResponseDictTrainedOncePerCrawl(t *testing.T) {
 			if cur == "" || len(dicts) != 2 || len(dicts[cur]) == 0 {
 				t.Fatalf("dicts hash has %d fields (current %q), want the current ID and one dictionary", len(dicts), cur)
 			}
-			const samples = 64 // handlers.dictSamples: the responses the dictionary is trained on
+			const samples = 32 // handlers.dictSamples: the responses the dictionary is trained on
 			if encoded > pages-samples {
 				t.Fatalf("%d responses compressed with the dictionary, want at most the %d after the first %d", encoded, pages-samples, samples)
 			}

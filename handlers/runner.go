@@ -27,6 +27,7 @@ type run struct {
 	pub      *streams.Publisher
 	router   *message.Router
 	fr       *frontier.Frontier // the parse stage's, made once
+	handoff  *handoff           // fetched responses for this process's parse stage; nil unless it runs both
 	state    *streams.StateWatch
 	forget   []func()    // what drops the process's knowledge of Redis after a failover
 	guard    *stateGuard // ends the run at a key of the wrong type
@@ -85,6 +86,7 @@ func newRun(ctx context.Context, cfg Config) (*run, error) {
 	if err := r.open(ctx); err != nil {
 		return r, err
 	}
+	r.handoff = handoffFor(cfg.Stages, cfg.HandoffBytes)
 	for _, stage := range cfg.Stages {
 		if err := r.addStage(ctx, stage); err != nil {
 			return r, err

@@ -81,7 +81,7 @@ func (r *run) fetchStage(ctx context.Context, scfg streams.SubscriberConfig) err
 			return err
 		}
 	}
-	h := &fetchHandler{f: f, frontier: fr, counters: r.counters, retryLog: sampled(log, 3), spider: cfg.Spider,
+	h := &fetchHandler{f: f, frontier: fr, counters: r.counters, retryLog: sampled(log, 3), spider: cfg.Spider, handoff: r.handoff,
 		encode: responseEncoder(cfg.Spider.Settings, cfg.Client, layout, r.counters, log)}
 	if len(cfg.Spider.Settings.Revisit) > 0 {
 		rules := slices.Clone(cfg.Spider.Settings.Revisit)
@@ -126,7 +126,8 @@ func (r *run) parseStage(ctx context.Context, scfg streams.SubscriberConfig) err
 		r.forget = append(r.forget, fr.Forget)
 	}
 	r.forget = append(r.forget, dictMissing.Clear)
-	p, err := newParser(parserConfig{Spider: cfg.Spider, Frontier: r.fr, Client: cfg.Client, Layout: r.layout, Counters: r.counters, Logger: r.log})
+	p, err := newParser(parserConfig{Spider: cfg.Spider, Frontier: r.fr, Client: cfg.Client, Layout: r.layout, Counters: r.counters, Logger: r.log,
+		Handoff: r.handoff})
 	if err != nil {
 		return err
 	}

@@ -58,7 +58,7 @@ func TrainResponseDict(samples [][]byte) (*ResponseDict, error) {
 	if len(samples) < 8 {
 		return nil, fmt.Errorf("spiders: %d samples are too few to train a dictionary", len(samples))
 	}
-	data, err := dict.BuildZstdDict(samples, dict.Options{MaxDictSize: DefaultDictSize, HashBytes: 6,
+	data, err := dict.BuildZstdDict(samples, dict.Options{MaxDictSize: DefaultDictSize, HashBytes: 8,
 		ZstdLevel: zstd.SpeedFastest})
 	if err != nil {
 		return nil, fmt.Errorf("spiders: train dictionary: %w", err)

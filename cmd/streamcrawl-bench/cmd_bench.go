@@ -195,6 +195,11 @@ func printBench(w io.Writer, st *inspect.Status, took time.Duration, cpu float64
 	fmt.Fprintf(w, "  pages/s                       %.0f\n", pages/took.Seconds())
 	fmt.Fprintf(w, "  worker CPU s per 1000 pages   %.2f\n", cpu/pages*1000)
 	fmt.Fprintf(w, "  worker peak RSS               %.0f MiB\n", float64(peakRSS())/(1<<20))
+	if hits, misses := st.Stats["responses_handoff_hits"], st.Stats["responses_handoff_misses"]; hits+misses > 0 {
+		// The responses the parse stage took from the fetch stage without decoding them.
+		fmt.Fprintf(w, "  responses handed off          %d of %d parsed (%d left the hand-off unread)\n",
+			hits, hits+misses, st.Stats["responses_handoff_evicted"])
+	}
 	if !realRedis {
 		fmt.Fprintf(w, "  (embedded Redis: its CPU is in the worker figures; no Redis figures)\n")
 		return

@@ -26,7 +26,8 @@
 //   - hoststats.go: per-host fetch figures, per minute, only the slowest and failing
 //     hosts of each process, in each host's partition, expiring (HostStats);
 //   - client.go, cluster.go: Connect to a Redis, a Redis Cluster or an embedded Redis,
-//     and the settings that could lose crawl state.
+//     and the settings that could lose crawl state; AsCluster sees the cluster client
+//     through a Client.
 //
 // The crawl's frontier is package streams/frontier, its request dedup streams/dedup,
 // status, "done" and dead-letter tools streams/inspect, periodic work streams/loop.

@@ -103,6 +103,11 @@ func (r *run) open(ctx context.Context) error {
 	if r.layout, err = openLayout(ctx, cfg.Client, cfg.Spider, r.log); err != nil {
 		return err
 	}
+	if spread, err := partitionSpread(ctx, cfg.Client, r.layout); err != nil {
+		r.log.Warn("cannot tell how the crawl's partitions sit on the cluster's masters", zap.Error(err))
+	} else {
+		logSpread(r.log, spread, len(r.layout.Parts))
+	}
 	r.keys = r.layout.Global
 	if err := recordContinuous(ctx, cfg.Client, r.layout, cfg.Continuous); err != nil {
 		return err

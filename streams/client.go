@@ -9,6 +9,8 @@ import (
 	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/zap"
+
+	"github.com/streamcrawl/streamcrawl/streams/internal/rkit"
 )
 
 // DefaultPoolSize is the number of Redis connections a process holds at most, unless
@@ -50,6 +52,14 @@ type Client struct {
 
 	wait *waitHook // on every connection: WAIT after durable pipelines (see SetDurability)
 }
+
+// Unwrap returns the go-redis client c wraps: code that must reach every master of a
+// cluster (ForEachMaster) looks through c with it.
+func (c *Client) Unwrap() redis.UniversalClient { return c.UniversalClient }
+
+// AsCluster returns the Redis Cluster client rdb is, or wraps (a Client connected to a
+// cluster); false for one Redis, Sentinel or the embedded one.
+func AsCluster(rdb redis.UniversalClient) (*redis.ClusterClient, bool) { return rkit.Cluster(rdb) }
 
 // Close closes the client and stops the embedded server, if any.
 func (c *Client) Close() error {

@@ -3,9 +3,13 @@ package streams_test
 import (
 	"context"
 	"slices"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/streamcrawl/streamcrawl/streams/inspect"
 
@@ -46,7 +50,8 @@ func TestConnectClusterAndItsErrors(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	st, err := inspect.ReadStatus(ctx, c.UniversalClient, l)
+	// The commands pass the connected Client itself, which wraps the cluster client.
+	st, err := inspect.ReadStatus(ctx, c, l)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,6 +70,44 @@ func TestConnectClusterAndItsErrors(t *testing.T) {
 	}
 	if keys != 3 || parts != 3 {
 		t.Errorf("masters hold %d keys and %d partitions, want 3 and 3", keys, parts)
+	}
+	// A scan through the Client reads every master: crawls whose meta hashes live on
+	// different masters are all listed.
+	var crawls []string
+	for i := 0; len(crawls) < 12; i++ {
+		name := "crawl" + strconv.Itoa(i)
+		if _, _, err := streams.OpenLayout(ctx, c, name, 1); err != nil {
+			t.Fatal(err)
+		}
+		crawls = append(crawls, name)
+	}
+	listed, err := inspect.ListCrawls(ctx, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if slices.Sort(crawls); !slices.Equal(listed, crawls) {
+		t.Errorf("crawls listed through the Client: %v, want %v", listed, crawls)
+	}
+	// Reset through the Client finds the keys only a scan knows (host queues) on every
+	// master.
+	for i, k := range l.Parts {
+		if err := c.RPush(ctx, k.HostQueues+"h"+strconv.Itoa(i)+"|0", "e").Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := inspect.Reset(ctx, c, l); err != nil {
+		t.Fatal(err)
+	}
+	cc, _ := streams.AsCluster(c)
+	var left atomic.Int64
+	if err := cc.ForEachMaster(ctx, func(ctx context.Context, m *redis.Client) error {
+		left.Add(int64(len(m.Keys(ctx, "sc:{spread*").Val())))
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if left := left.Load(); left != 0 {
+		t.Errorf("%d keys of the crawl left after a reset through the Client", left)
 	}
 	// A node that is not part of a cluster, and a node that is down, are refused at once.
 	plain := streamstest.Start(t)

@@ -27,7 +27,7 @@
 //     hosts of each process, in each host's partition, expiring (HostStats);
 //   - client.go, cluster.go, sentinel.go: Connect to a Redis, a Redis Cluster, a
 //     primary behind Sentinels or an embedded Redis, and the settings that could lose
-//     crawl state;
+//     crawl state; AsCluster sees the cluster client through a Client;
 //   - durability.go: the wait for replicas (Durability, Client.SetDurability, Durable);
 //   - epoch.go: the crawl's epoch and its lost state (ErrStateLost), failovers recorded
 //     while writes did not wait for replicas (RecordFailover, ReadFailover);

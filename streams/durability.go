@@ -117,7 +117,7 @@ func checkReplicas(ctx context.Context, rdb redis.UniversalClient, n int) error 
 		}
 		return nil
 	}
-	cc, ok := rdb.(*redis.ClusterClient)
+	cc, ok := AsCluster(rdb)
 	if !ok {
 		return check(ctx, rdb, "")
 	}

@@ -134,10 +134,7 @@ func primaryIDs(ctx context.Context, rdb redis.UniversalClient) ([]primaryID, er
 		}
 		return primaryID{addr: addr, replid: r["master_replid"], replid2: r["master_replid2"]}, nil
 	}
-	if sc, ok := rdb.(*Client); ok {
-		rdb = sc.UniversalClient
-	}
-	cc, ok := rdb.(*redis.ClusterClient)
+	cc, ok := AsCluster(rdb)
 	if !ok {
 		id, err := read(ctx, rdb, "")
 		return []primaryID{id}, err

@@ -19,10 +19,7 @@ import (
 // the answers by the node's address ("" for a single server).
 func eachShard[T any](ctx context.Context, rdb redis.UniversalClient, read func(context.Context, redis.Cmdable) (T, error)) map[string]T {
 	out := map[string]T{}
-	if sc, ok := rdb.(*streams.Client); ok {
-		rdb = sc.UniversalClient
-	}
-	cc, ok := rdb.(*redis.ClusterClient)
+	cc, ok := streams.AsCluster(rdb)
 	if !ok {
 		if v, err := read(ctx, rdb); err == nil {
 			out[""] = v

@@ -11,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/zap"
 
+	"github.com/streamcrawl/streamcrawl/handlers/internal/wake"
 	"github.com/streamcrawl/streamcrawl/spiders"
 )
 
@@ -61,7 +62,7 @@ type adaptive struct {
 	modes    map[string]cachedMode
 	http     map[string]int // pages of a type sent over HTTP by this process, for the checks
 	sampling map[string]int // samples of a type in flight in this process
-	changed  chan struct{}  // closed and replaced when a sample ends
+	changed  wake.Signal    // broadcast when a sample ends
 }
 
 type cachedMode struct {
@@ -72,7 +73,7 @@ type cachedMode struct {
 func newAdaptive(f *Fetcher, cfg Config) *adaptive {
 	a := &adaptive{f: f, rdb: cfg.Client, key: cfg.Layout.Global.Render, extract: cfg.Extract,
 		samples: cfg.AutoSamples, checkEvery: cfg.AutoCheckEvery, modes: map[string]cachedMode{}, http: map[string]int{},
-		sampling: map[string]int{}, changed: make(chan struct{})}
+		sampling: map[string]int{}}
 	if a.samples <= 0 {
 		a.samples = DefaultAutoSamples
 	}
@@ -104,18 +105,17 @@ func (a *adaptive) tripFor(ctx context.Context, req *spiders.Request) (roundTrip
 			a.mu.Unlock()
 			return autoSample{a: a, typ: typ}, nil
 		}
-		changed := a.changed
-		a.mu.Unlock()
 		if time.Now().After(deadline) {
+			a.mu.Unlock()
 			a.f.count("render_auto_browser", 1)
 			return a.f.browser, nil
 		}
 		a.f.count("render_auto_waits", 1)
-		select {
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-changed:
-		case <-time.After(time.Until(deadline)):
+		wait, cancel := context.WithDeadline(ctx, deadline)
+		_ = a.changed.Wait(wait, &a.mu) // woken, or the deadline: look again
+		cancel()
+		if err := ctx.Err(); err != nil {
+			return nil, err
 		}
 	}
 }
@@ -124,8 +124,7 @@ func (a *adaptive) tripFor(ctx context.Context, req *spiders.Request) (roundTrip
 func (a *adaptive) sampled(typ string) {
 	a.mu.Lock()
 	a.sampling[typ]--
-	close(a.changed)
-	a.changed = make(chan struct{})
+	a.changed.Broadcast()
 	a.mu.Unlock()
 }
 

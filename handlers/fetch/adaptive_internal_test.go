@@ -2,8 +2,10 @@ package fetch
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"testing"
+	"time"
 
 	"go.uber.org/zap"
 
@@ -73,5 +75,62 @@ func TestOutputKeys(t *testing.T) {
 	b.Requests = b.Requests[:1]
 	if slices.Equal(outputKeys(a), outputKeys(b)) {
 		t.Error("a missing link: same")
+	}
+}
+
+// TestAutoSamplesWaitForOneToEnd: while a learning type has autoSamplesInFlight of its
+// pages sampled in this process, the next page of that type waits; the end of a sample
+// lets exactly one waiter become the next sample, and a waiter whose context ends
+// returns its error.
+func TestAutoSamplesWaitForOneToEnd(t *testing.T) {
+	t.Parallel()
+	rdb := streamstest.Start(t).Client()
+	ctx := context.Background()
+	f := &Fetcher{shared: &shared{log: zap.NewNop()}}
+	a := newAdaptive(f, Config{Client: rdb, Layout: streams.NewLayout("autowait", 1), AutoSamples: 3})
+	req := &spiders.Request{URL: "http://shop.test/p/1", PageType: "product"}
+	for i := range autoSamplesInFlight {
+		rt, err := a.tripFor(ctx, req)
+		if _, ok := rt.(autoSample); !ok || err != nil {
+			t.Fatalf("page %d: %T, %v; want a sample", i, rt, err)
+		}
+	}
+	got := make(chan roundTripper, 2)
+	for range 2 {
+		go func() {
+			rt, err := a.tripFor(ctx, req)
+			if err != nil {
+				t.Error(err)
+			}
+			got <- rt
+		}()
+	}
+	select {
+	case rt := <-got:
+		t.Fatalf("a page of a type with %d samples in flight went on (%T) before one ended", autoSamplesInFlight, rt)
+	case <-time.After(100 * time.Millisecond):
+	}
+	a.sampled("product")
+	if rt := <-got; rt == nil {
+		t.Fatal("the waiter that went on after a sample ended has no round trip")
+	} else if _, ok := rt.(autoSample); !ok {
+		t.Fatalf("the waiter went on as %T, want a sample", rt)
+	}
+	select {
+	case rt := <-got:
+		t.Fatalf("two waiters went on (%T) for one sample that ended", rt)
+	case <-time.After(100 * time.Millisecond):
+	}
+	a.sampled("product") // the last waiter takes this slot
+	<-got
+	cctx, cancel := context.WithCancel(ctx)
+	errc := make(chan error, 1)
+	go func() {
+		_, err := a.tripFor(cctx, req)
+		errc <- err
+	}()
+	cancel()
+	if err := <-errc; !errors.Is(err, context.Canceled) {
+		t.Fatalf("a waiter whose context ended: %v, want context.Canceled", err)
 	}
 }

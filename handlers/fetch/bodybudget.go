@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/streamcrawl/streamcrawl/handlers/internal/wake"
 )
 
 // bodyBudget bounds the response body bytes one fetch process holds at once (read, or
@@ -23,12 +25,12 @@ type bodyBudget struct {
 	used    int64
 	peak    int64 // the most reserved at once
 	next    uint64
-	holders []uint64      // ticket IDs in start order; the first is the oldest
-	changed chan struct{} // closed and replaced whenever bytes are released
+	holders []uint64    // ticket IDs in start order; the first is the oldest
+	changed wake.Signal // broadcast whenever bytes are released
 }
 
 func newBodyBudget(limit int64) *bodyBudget {
-	return &bodyBudget{limit: limit, changed: make(chan struct{})}
+	return &bodyBudget{limit: limit}
 }
 
 // bodyTicket is one fetch's share of the budget.
@@ -57,12 +59,8 @@ func (b *bodyBudget) start(ctx context.Context, want int64) (*bodyTicket, error)
 			b.mu.Unlock()
 			return t, nil
 		}
-		wait := b.changed
-		b.mu.Unlock()
-		select {
-		case <-wait:
-		case <-ctx.Done():
-			return nil, ctx.Err()
+		if err := b.changed.Wait(ctx, &b.mu); err != nil {
+			return nil, err
 		}
 	}
 }
@@ -85,12 +83,8 @@ func (t *bodyTicket) grow(ctx context.Context, to int64) error {
 			b.mu.Unlock()
 			return nil
 		}
-		wait := b.changed
-		b.mu.Unlock()
-		select {
-		case <-wait:
-		case <-ctx.Done():
-			return ctx.Err()
+		if err := b.changed.Wait(ctx, &b.mu); err != nil {
+			return err
 		}
 	}
 }
@@ -112,8 +106,7 @@ func (t *bodyTicket) release() {
 				break
 			}
 		}
-		close(b.changed)
-		b.changed = make(chan struct{})
+		b.changed.Broadcast()
 		b.mu.Unlock()
 		if t.buf != nil {
 			putBodyBuffer(t.buf)

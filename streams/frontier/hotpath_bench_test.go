@@ -44,6 +44,33 @@ func redisCost(b *testing.B, rdb redis.UniversalClient) (cpu, cmds float64) {
 	return cpu, cmds
 }
 
+// scriptCost reads the script calls (EVALSHA) the server ran and the µs they took, the
+// commands they ran included.
+func scriptCost(b *testing.B, rdb redis.UniversalClient) (calls, usec float64) {
+	b.Helper()
+	info, err := rdb.Info(context.Background(), "commandstats").Result()
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, line := range strings.Split(info, "\r\n") {
+		rest, ok := strings.CutPrefix(line, "cmdstat_evalsha:")
+		if !ok {
+			continue
+		}
+		for _, kv := range strings.Split(rest, ",") {
+			k, v, _ := strings.Cut(kv, "=")
+			f, _ := strconv.ParseFloat(v, 64)
+			switch k {
+			case "calls":
+				calls = f
+			case "usec":
+				usec = f
+			}
+		}
+	}
+	return calls, usec
+}
+
 // reportRedis adds the Redis cost since (cpu0, cmds0) per op to b's results.
 func reportRedis(b *testing.B, rdb redis.UniversalClient, cpu0, cmds0 float64) {
 	cpu, cmds := redisCost(b, rdb)
@@ -121,14 +148,28 @@ func benchEmitPage(b *testing.B, budget frontier.HostBudget) {
 // per-host settings: 8 fetchers each finish their turn at a host with 8 slots (giving
 // the slot back) and a dispatch round hands the next 8 requests out, with leases. One op
 // is one request's turn.
-func BenchmarkHostTurns(b *testing.B) {
+func BenchmarkHostTurns(b *testing.B) { benchHostTurns(b, 8, false) }
+
+// BenchmarkFinishTurns is a crawl's finish: the finishes of the turns in flight at one
+// host (its concurrency 1, 8 or 32) share one script call, which hands the host's next
+// requests out itself (FinishHandsOut). redis-µs/call is what one call costs Redis,
+// so the calls at 1, 8 and 32 turns give a call's fixed cost and its cost per turn.
+func BenchmarkFinishTurns(b *testing.B) {
+	for _, conc := range []int{1, 8, 32} {
+		b.Run(fmt.Sprintf("concurrency=%d", conc), func(b *testing.B) { benchHostTurns(b, conc, true) })
+	}
+}
+
+// benchHostTurns runs turns at one host of concurrency conc, the finishes handing the
+// next requests out (handsOut) or a dispatch round doing it.
+func benchHostTurns(b *testing.B, conc int, handsOut bool) {
 	rdb := streamstest.Start(b).Client()
 	ctx := context.Background()
 	k := streams.NewKeys("turns")
 	if err := rdb.XGroupCreateMkStream(ctx, k.Requests, streams.StageFetch, "$").Err(); err != nil {
 		b.Fatal(err)
 	}
-	hosts := frontier.HostRule{Concurrency: 8}
+	hosts := frontier.HostRule{Concurrency: conc}
 	f, err := frontier.New(frontier.Config{Client: rdb, Layout: streams.NewLayout(k.Crawl, 1), SeenCache: -1, Hosts: hosts, Window: 64, EmitHandsOut: true})
 	if err != nil {
 		b.Fatal(err)
@@ -149,14 +190,18 @@ func BenchmarkHostTurns(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	h, err := frontier.New(frontier.Config{Client: rdb, Layout: streams.NewLayout("turns", 1), Hosts: hosts})
+	hcfg := frontier.Config{Client: rdb, Layout: streams.NewLayout("turns", 1), Hosts: hosts}
+	if handsOut {
+		hcfg.Window, hcfg.FinishHandsOut = 4*conc, true
+	}
+	h, err := frontier.New(hcfg)
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer h.Close()
 	read := func() []redis.XMessage {
 		res, err := rdb.XReadGroup(ctx, &redis.XReadGroupArgs{Group: streams.StageFetch, Consumer: "f",
-			Streams: []string{k.Requests, ">"}, Count: 64, Block: -1}).Result()
+			Streams: []string{k.Requests, ">"}, Count: int64(max(64, 4*conc)), Block: -1}).Result()
 		if err == redis.Nil {
 			return nil
 		}
@@ -166,6 +211,7 @@ func BenchmarkHostTurns(b *testing.B) {
 		return res[0].Messages
 	}
 	out := read()
+	calls0, usec0 := scriptCost(b, rdb)
 	cpu0, cmds0 := redisCost(b, rdb)
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -194,4 +240,7 @@ func BenchmarkHostTurns(b *testing.B) {
 	}
 	b.StopTimer()
 	reportRedis(b, rdb, cpu0, cmds0)
+	if calls, usec := scriptCost(b, rdb); handsOut && calls > calls0 {
+		b.ReportMetric((usec-usec0)/(calls-calls0), "redis-µs/call")
+	}
 }

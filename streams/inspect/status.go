@@ -361,7 +361,7 @@ func ReadStatus(ctx context.Context, rdb redis.UniversalClient, l streams.Layout
 			return nil, err
 		}
 	}
-	if cc, ok := rdb.(*redis.ClusterClient); ok {
+	if cc, ok := streams.AsCluster(rdb); ok {
 		if st.Nodes, err = readNodes(ctx, cc, l); err != nil {
 			return nil, err
 		}

@@ -108,14 +108,22 @@ func printStatus(w io.Writer, st *inspect.Status) {
 	if r := st.Revisits; r.Scheduled > 0 || st.Continuous.On {
 		fmt.Fprintf(tw, "revisits\t%d\tscheduled: %d due now (%d overdue), %d in the next hour%s\n", r.Scheduled, r.DueNow, r.Overdue, r.NextHour, continuousNote(st.Continuous))
 	}
-	fmt.Fprintf(tw, "seen\t%d\turls (%d bytes in Redis)\n", st.Seen, st.SeenBytes)
+	if st.Deep != nil {
+		fmt.Fprintf(tw, "seen\t%d\turls (%d bytes in Redis at %s, status --deep)\n", st.Seen, st.SeenBytes, st.Deep.At.Format(time.RFC3339))
+	} else {
+		fmt.Fprintf(tw, "seen\t%d\turls (bytes in Redis: status --deep measures them)\n", st.Seen)
+	}
 	fmt.Fprintf(tw, "items stored\t%d\n", st.ItemsStored)
 	if n := st.Stats["items_unchanged"]; n > 0 {
 		fmt.Fprintf(tw, "items unchanged\t%d\tversioned items whose values were their key's last version: not emitted again\n", n)
 	}
 	fmt.Fprintf(tw, "dead letters\t%d\n", st.DeadLetters)
+	dedupMem := "(status --deep)"
+	if st.Deep != nil {
+		dedupMem = mib(st.Memory["dedup"])
+	}
 	fmt.Fprintf(tw, "memory\tstreams %s, items %s, frontier %s, dedup %s\n", mib(st.Memory["streams"]),
-		mib(st.Memory["items"]), mib(st.Memory["frontier"]), mib(st.Memory["dedup"]))
+		mib(st.Memory["items"]), mib(st.Memory["frontier"]), dedupMem)
 	fmt.Fprintln(tw, "\nSTREAM\tLENGTH\tBYTES\tGROUP\tPENDING\tLAG\tCONSUMERS\tRETENTION")
 	for _, s := range st.Streams {
 		ret := s.Retention

@@ -1,5 +1,6 @@
 // Package wake puts goroutines that wait for a shared resource to sleep until it
-// changes: the browser pool's tabs and the fetcher's proxy slots.
+// changes: the browser pool's tabs, the fetcher's proxy slots, its body budget and
+// the render samples of adaptive rendering.
 package wake
 
 import (

@@ -50,8 +50,10 @@ func partitionSpread(ctx context.Context, rdb redis.UniversalClient, l streams.L
 const unevenSpread = 1.5
 
 // logSpread logs how the crawl's partitions sit on the cluster's masters: a warning when
-// the busiest master holds unevenSpread times the mean or more (with as many partitions
-// as masters, two often share one), else one line at INFO. It returns whether it warned.
+// the busiest master holds unevenSpread times the mean (at least 1) or more, else one
+// line at INFO. It returns whether it warned. A crawl's partition tags spread it evenly
+// over a cluster whose masters hold equal ranges of slots in order (streams.NewLayout);
+// a resharded cluster, or a crawl created before, may not be.
 func logSpread(log *zap.Logger, spread map[string][]int, partitions int) bool {
 	if log == nil || len(spread) == 0 {
 		return false
@@ -63,7 +65,7 @@ func logSpread(log *zap.Logger, spread map[string][]int, partitions int) bool {
 		busiest = max(busiest, len(ps))
 		each = append(each, fmt.Sprintf("%s: %v", addr, ps))
 	}
-	mean := float64(partitions) / float64(len(spread))
+	mean := max(float64(partitions)/float64(len(spread)), 1) // fewer partitions than masters: one each is even
 	fields := []zap.Field{zap.Int("partitions", partitions), zap.Int("masters", len(spread)),
 		zap.String("partitions_by_master", strings.Join(each, "; "))}
 	if float64(busiest) >= unevenSpread*mean {

@@ -64,6 +64,9 @@ func TestConnectClusterAndItsErrors(t *testing.T) {
 	for _, n := range nodes {
 		keys += n.Keys
 		parts += len(n.Partitions)
+		if len(n.Partitions) != 1 { // the partition tags spread 3 partitions one per master
+			t.Errorf("master %s holds partitions %v, want one", n.Addr, n.Partitions)
+		}
 		if n.UsedMemory <= 0 {
 			t.Errorf("master %s: used_memory %d", n.Addr, n.UsedMemory)
 		}

@@ -17,8 +17,11 @@ func TestLayoutKeys(t *testing.T) {
 	if one.Global != one.Parts[0] {
 		t.Fatal("one partition: the crawl-wide keys must be the partition's")
 	}
+	// Partition i's tag is <crawl>:<i>, with ~N when that is needed to put it in the i-th
+	// third of the cluster's slots (slots 6580 and 2453 for shop:0 and shop:1; 5008,
+	// 9376 and 14838 for these).
 	three := streams.NewLayout("shop", 3)
-	for i, want := range []string{"sc:{shop:0}:ready", "sc:{shop:1}:ready", "sc:{shop:2}:ready"} {
+	for i, want := range []string{"sc:{shop:0~1}:ready", "sc:{shop:1~1}:ready", "sc:{shop:2}:ready"} {
 		if got := three.Parts[i].Ready; got != want {
 			t.Fatalf("partition %d: %s, want %s", i, got, want)
 		}
@@ -28,6 +31,42 @@ func TestLayoutKeys(t *testing.T) {
 	}
 	if got := streams.DeadOf("sc:{shop:2}:responses"); got != "sc:{shop:2}:dead" {
 		t.Fatalf("DeadOf: %s", got)
+	}
+}
+
+// A crawl keeps the partition tags it was created with: a new one gets spread tags and
+// records so in its meta hash; one created before (its meta hash has partitions and no
+// tags field) keeps {<crawl>:<i>}, whether opened or only read.
+func TestLayoutKeepsTheTagsTheCrawlWasCreatedWith(t *testing.T) {
+	t.Parallel()
+	rdb := streamstest.Start(t).Client()
+	ctx := context.Background()
+	l, _, err := streams.OpenLayout(ctx, rdb, "fresh", 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := streams.NewLayout("fresh", 3); l.Parts[1].Tag != want.Parts[1].Tag || rdb.HGet(ctx, l.Global.Meta, "tags").Val() != "spread" {
+		t.Fatalf("a new crawl: tag %s (want %s), meta %v", l.Parts[1].Tag, want.Parts[1].Tag, rdb.HGetAll(ctx, l.Global.Meta).Val())
+	}
+	if err := rdb.HSet(ctx, streams.NewKeys("old").Meta, "partitions", 3).Err(); err != nil {
+		t.Fatal(err)
+	}
+	opened, _, err := streams.OpenLayout(ctx, rdb, "old", 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	read, err := streams.ReadLayout(ctx, rdb, "old")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		want := fmt.Sprintf("sc:{old:%d}:requests", i)
+		if opened.Parts[i].Requests != want || read.Parts[i].Requests != want {
+			t.Errorf("a crawl from before, partition %d: opened %s, read %s; want %s", i, opened.Parts[i].Requests, read.Parts[i].Requests, want)
+		}
+	}
+	if rdb.HExists(ctx, opened.Global.Meta, "tags").Val() {
+		t.Error("opening a crawl from before recorded spread tags for it")
 	}
 }
 

@@ -38,8 +38,15 @@ type Layout struct {
 	Epoch string
 }
 
-// NewLayout returns the layout of crawl with p partitions (p < 1 means 1).
-func NewLayout(crawl string, p int) Layout {
+// NewLayout returns the layout of crawl with p partitions (p < 1 means 1), each under
+// the hash tag that spreads the partitions evenly over a cluster's slots (spreadTag).
+// OpenLayout and ReadLayout give a crawl created before the tags were spread its own
+// tags, {<crawl>:<p>}.
+func NewLayout(crawl string, p int) Layout { return newLayout(crawl, p, true) }
+
+// newLayout returns the layout of crawl with p partitions, their tags spread over the
+// slots (spreadTag) or <crawl>:<i> (a crawl created before: metaTags not set).
+func newLayout(crawl string, p int, spread bool) Layout {
 	p = max(p, 1)
 	l := Layout{Crawl: crawl, Global: NewKeys(crawl), Parts: make([]Keys, p)}
 	if p == 1 {
@@ -48,10 +55,19 @@ func NewLayout(crawl string, p int) Layout {
 	}
 	l.Summed = newKeys(crawl, crawl+":*")
 	for i := range l.Parts {
-		l.Parts[i] = newKeys(crawl, crawl+":"+strconv.Itoa(i))
+		tag := crawl + ":" + strconv.Itoa(i)
+		if spread {
+			tag = spreadTag(crawl, i, p)
+		}
+		l.Parts[i] = newKeys(crawl, tag)
 	}
 	return l
 }
+
+// metaTags is the meta hash field that says how a crawl's partitions are tagged:
+// "spread" (spreadTag) for a crawl created since; absent for one created before, whose
+// partitions are {<crawl>:<i>}.
+const metaTags = "tags"
 
 // PartitionOf returns the partition of a host ("name" or "name:port", as in a URL):
 // FNV-1a of the host lower-cased, without an http/https default port, mixed with
@@ -97,15 +113,17 @@ func normalHost(host string) string {
 //
 // KEYS[1] -> sc:{c}:meta
 // ARGV[1] -> partitions wanted, ARGV[2] -> a new epoch
-// Output: {the stored partitions, the stored epoch}
+// Output: {the stored partitions, the stored epoch, the stored tags ("spread" for a
+// crawl created with spread partition tags, see metaTags; "" for one created before)}
 var openLayoutScript = redis.NewScript(`
 local cur = redis.call('HGET', KEYS[1], 'partitions')
 if not cur then
-  redis.call('HSET', KEYS[1], 'partitions', ARGV[1])
+  redis.call('HSET', KEYS[1], 'partitions', ARGV[1], 'tags', 'spread') -- metaTags
   cur = ARGV[1]
 end
 redis.call('HSETNX', KEYS[1], 'epoch', ARGV[2])
-return {tonumber(cur), redis.call('HGET', KEYS[1], 'epoch')}
+local v = redis.call('HMGET', KEYS[1], 'epoch', 'tags')
+return {tonumber(cur), v[1], v[2] or ''}
 `)
 
 // OpenLayout returns the crawl's layout, creating the crawl when it does not exist. The
@@ -122,7 +140,7 @@ func OpenLayout(ctx context.Context, rdb redis.UniversalClient, crawl string, wa
 		return Layout{}, false, fmt.Errorf("frontier: partitions must be 1 to %d, got %d", maxPartitions, want)
 	}
 	res, err := openLayoutScript.Run(ctx, rdb, []string{NewKeys(crawl).Meta}, want, newEpoch()).Slice()
-	if err == nil && len(res) != 2 {
+	if err == nil && len(res) != 3 {
 		err = fmt.Errorf("%d replies", len(res))
 	}
 	if err != nil {
@@ -133,7 +151,8 @@ func OpenLayout(ctx context.Context, rdb redis.UniversalClient, crawl string, wa
 	if n < 1 || n > maxPartitions {
 		return Layout{}, false, fmt.Errorf("frontier: crawl %s has %d partitions stored, want 1 to %d", crawl, n, maxPartitions)
 	}
-	l = NewLayout(crawl, n)
+	tags, _ := res[2].(string)
+	l = newLayout(crawl, n, tags == "spread")
 	l.Epoch, _ = res[1].(string)
 	return l, n != want, nil
 }
@@ -145,7 +164,7 @@ func ReadLayout(ctx context.Context, rdb redis.UniversalClient, crawl string) (L
 	if crawl == "" {
 		return Layout{}, errors.New("frontier: layout needs a crawl name")
 	}
-	vals, err := rdb.HMGet(ctx, NewKeys(crawl).Meta, "partitions", metaEpoch).Result()
+	vals, err := rdb.HMGet(ctx, NewKeys(crawl).Meta, "partitions", metaEpoch, metaTags).Result()
 	if err != nil {
 		return Layout{}, fmt.Errorf("frontier: read partitions of crawl %s: %w", crawl, err)
 	}
@@ -155,7 +174,8 @@ func ReadLayout(ctx context.Context, rdb redis.UniversalClient, crawl string) (L
 			return Layout{}, fmt.Errorf("frontier: crawl %s has %q partitions stored, want 1 to %d", crawl, s, maxPartitions)
 		}
 	}
-	l := NewLayout(crawl, n)
+	tags, _ := vals[2].(string)
+	l := newLayout(crawl, n, tags == "spread")
 	l.Epoch, _ = vals[1].(string)
 	return l, nil
 }

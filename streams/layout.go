@@ -54,10 +54,14 @@ func newLayout(crawl string, p int, spread bool) Layout {
 		return l
 	}
 	l.Summed = newKeys(crawl, crawl+":*")
+	var tags []string
+	if spread {
+		tags = spreadTags(crawl, p)
+	}
 	for i := range l.Parts {
 		tag := crawl + ":" + strconv.Itoa(i)
 		if spread {
-			tag = spreadTag(crawl, i, p)
+			tag = tags[i]
 		}
 		l.Parts[i] = newKeys(crawl, tag)
 	}

@@ -23,7 +23,7 @@
 //	store.go        the store stage: processors, then the sink
 //	response_dict.go  the responses' compression dictionary: trained, published, loaded
 //	frontier.go     the crawl's frontier and layout from the spider; requests as candidates
-//	partition_spread.go  which master of a Redis Cluster holds each partition; a warning when uneven
+//	partition_spread.go  the start-up log of where a crawl's partitions sit (inspect.PartitionMasters); a warning when uneven
 //	owner.go        the crawl's owner spider: its fingerprint claimed in the meta hash
 //	fingerprint_rules.go  the digest of the spider's fingerprint rules: a change warns once
 //	corrupt.go      a key of the wrong type (WRONGTYPE) ends the run with ErrCorruptState

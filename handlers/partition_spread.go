@@ -6,42 +6,23 @@ import (
 	"maps"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/zap"
 
 	"github.com/streamcrawl/streamcrawl/streams"
+	"github.com/streamcrawl/streamcrawl/streams/inspect"
 )
 
 // partitionSpread returns which partitions each master of a Redis Cluster holds (every
 // master, those holding none included), or nil for one Redis or a crawl of one
-// partition. A partition's keys share one hash tag, so they live on one master.
+// partition.
 func partitionSpread(ctx context.Context, rdb redis.UniversalClient, l streams.Layout) (map[string][]int, error) {
 	cc, ok := streams.AsCluster(rdb)
 	if !ok || len(l.Parts) < 2 {
 		return nil, nil
 	}
-	spread := map[string][]int{}
-	var mu sync.Mutex
-	err := cc.ForEachMaster(ctx, func(_ context.Context, c *redis.Client) error {
-		mu.Lock()
-		defer mu.Unlock()
-		spread[c.Options().Addr] = nil
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("handlers: masters of the cluster: %w", err)
-	}
-	for i, k := range l.Parts {
-		c, err := cc.MasterForKey(ctx, k.Requests)
-		if err != nil {
-			return nil, fmt.Errorf("handlers: master of partition %d: %w", i, err)
-		}
-		addr := c.Options().Addr
-		spread[addr] = append(spread[addr], i)
-	}
-	return spread, nil
+	return inspect.PartitionMasters(ctx, cc, l)
 }
 
 // unevenSpread is how far above the mean the busiest master's partition count may be

@@ -394,18 +394,40 @@ func readNodes(ctx context.Context, cc *redis.ClusterClient, l streams.Layout) (
 		return nil, fmt.Errorf("inspect: cluster nodes: %w", err)
 	}
 	sort.Slice(nodes, func(i, j int) bool { return nodes[i].Addr < nodes[j].Addr })
+	masters, err := PartitionMasters(ctx, cc, l)
+	if err != nil {
+		return nil, err
+	}
+	for j := range nodes {
+		nodes[j].Partitions = masters[nodes[j].Addr]
+	}
+	return nodes, nil
+}
+
+// PartitionMasters returns which partitions of the crawl each master of a Redis Cluster
+// holds, by address: every master, those holding none included (a partition's keys
+// share one hash tag, so they live on one master).
+func PartitionMasters(ctx context.Context, cc *redis.ClusterClient, l streams.Layout) (map[string][]int, error) {
+	masters := map[string][]int{}
+	var mu sync.Mutex
+	err := cc.ForEachMaster(ctx, func(_ context.Context, c *redis.Client) error {
+		mu.Lock()
+		defer mu.Unlock()
+		masters[c.Options().Addr] = nil
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("inspect: masters of the cluster: %w", err)
+	}
 	for i, k := range l.Parts {
 		c, err := cc.MasterForKey(ctx, k.Requests)
 		if err != nil {
 			return nil, fmt.Errorf("inspect: master of partition %d: %w", i, err)
 		}
-		for j := range nodes {
-			if nodes[j].Addr == c.Options().Addr {
-				nodes[j].Partitions = append(nodes[j].Partitions, i)
-			}
-		}
+		addr := c.Options().Addr
+		masters[addr] = append(masters[addr], i)
 	}
-	return nodes, nil
+	return masters, nil
 }
 
 // mergeStream adds b (the same stream of another partition) to a.

@@ -62,6 +62,9 @@ type Response struct {
 	doc     *goquery.Document
 	docErr  error
 	base    *url.URL
+
+	tagsOnce sync.Once
+	pageTags pageTags // see tags
 }
 
 // ContentType returns the media type of the body ("text/html"), lower-cased, without parameters.
@@ -124,11 +127,10 @@ func (r *Response) BaseURL() *url.URL {
 	if err != nil {
 		u = &url.URL{}
 	}
-	if doc, err := r.Doc(); err == nil {
-		if href, ok := doc.Find("base[href]").First().Attr("href"); ok {
-			if b, err := u.Parse(strings.TrimSpace(href)); err == nil {
-				u = b
-			}
+	if t, ok := r.tags(); ok && t.base != nil {
+		href, _ := attrAnyNS(t.base, "href")
+		if b, err := u.Parse(strings.TrimSpace(href)); err == nil {
+			u = b
 		}
 	}
 	r.base = u

@@ -8,16 +8,16 @@ import (
 	"time"
 )
 
-// DefaultMemoryLimit is the soft limit on the Go runtime's memory (heap, stacks, runtime
+// defaultMemoryLimit is the soft limit on the Go runtime's memory (heap, stacks, runtime
 // metadata; not the binary's code) that a streamcrawl process keeps when neither GOGC nor
 // GOMEMLIMIT is set, with the proportional collector off below it: the collector then
 // runs when the heap reaches the limit, not each time it grows by half, so a worker whose
 // heap is mostly pages in flight (about 12 MiB live on the bench) collects less than half
 // as often at about the same peak RSS (README, "GC: a soft memory limit").
-const DefaultMemoryLimit = 36 << 20
+const defaultMemoryLimit = 36 << 20
 
 // gcPercentDefault is the proportional setting a process falls back to: when the user has
-// set GOMEMLIMIT but not GOGC, and when the live heap is too large for DefaultMemoryLimit.
+// set GOMEMLIMIT but not GOGC, and when the live heap is too large for defaultMemoryLimit.
 const gcPercentDefault = 50
 
 // Live-heap thresholds of the limit (percent of it): above gcLeaveLimitPct the limit
@@ -37,7 +37,7 @@ const gcWatchEvery = 500 * time.Millisecond
 // reads and reports whether the live heap must be watched (watchGC): GOGC set, nothing
 // changes (the runtime applied it, with GOMEMLIMIT if set); GOMEMLIMIT alone, the
 // collector runs at gcPercentDefault under the user's limit; neither, the proportional
-// collector is off under DefaultMemoryLimit.
+// collector is off under defaultMemoryLimit.
 func setGCDefaults(getenv func(string) string) (watch bool) {
 	switch {
 	case getenv("GOGC") != "":
@@ -55,7 +55,7 @@ func setGCDefaults(getenv func(string) string) (watch bool) {
 // fallback with no limit.
 func setGCMode(limited bool) {
 	if limited {
-		debug.SetMemoryLimit(DefaultMemoryLimit)
+		debug.SetMemoryLimit(defaultMemoryLimit)
 		debug.SetGCPercent(-1)
 		return
 	}
@@ -66,9 +66,9 @@ func setGCMode(limited bool) {
 // nextGCMode is the mode for a live heap of live bytes, the mode now being limited.
 func nextGCMode(limited bool, live uint64) bool {
 	if limited {
-		return live*100 <= DefaultMemoryLimit*gcLeaveLimitPct
+		return live*100 <= defaultMemoryLimit*gcLeaveLimitPct
 	}
-	return live*100 < DefaultMemoryLimit*gcEnterLimitPct
+	return live*100 < defaultMemoryLimit*gcEnterLimitPct
 }
 
 // watchGC reads the live heap every gcWatchEvery until ctx ends and switches between the

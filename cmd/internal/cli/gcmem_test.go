@@ -7,7 +7,7 @@ import (
 )
 
 // TestGCDefaultsLeaveTheUsersSettings: a process with neither GOGC nor GOMEMLIMIT set runs
-// the collector off under DefaultMemoryLimit and watches its heap; GOMEMLIMIT alone keeps
+// the collector off under defaultMemoryLimit and watches its heap; GOMEMLIMIT alone keeps
 // the user's limit with the collector at 50%; GOGC set changes nothing. (The collector's
 // settings are the process's own: this test is not parallel and puts them back.)
 func TestGCDefaultsLeaveTheUsersSettings(t *testing.T) {
@@ -26,7 +26,7 @@ func TestGCDefaultsLeaveTheUsersSettings(t *testing.T) {
 		limit       int64
 		userPercent int // the setting before (what the runtime took from GOGC)
 	}{
-		{"neither", nil, true, -1, DefaultMemoryLimit, 100},
+		{"neither", nil, true, -1, defaultMemoryLimit, 100},
 		{"GOMEMLIMIT", map[string]string{"GOMEMLIMIT": "300MiB"}, false, gcPercentDefault, userLimit, 100},
 		{"GOGC", map[string]string{"GOGC": "150"}, false, 150, math.MaxInt64, 150},
 		{"GOGC off", map[string]string{"GOGC": "off", "GOMEMLIMIT": "300MiB"}, false, -1, userLimit, -1},
@@ -76,7 +76,7 @@ func TestGCModeFallsBackForALargeHeap(t *testing.T) {
 			percent, limit := readGC()
 			wantPercent, wantLimit := gcPercentDefault, int64(math.MaxInt64)
 			if next {
-				wantPercent, wantLimit = -1, DefaultMemoryLimit
+				wantPercent, wantLimit = -1, defaultMemoryLimit
 			}
 			if percent != wantPercent || limit != wantLimit {
 				t.Fatalf("step %d: GOGC %d, limit %d; want %d, %d", i, percent, limit, wantPercent, wantLimit)

@@ -16,7 +16,7 @@ import (
 // SIGINT and SIGTERM cancel for a graceful stop; call stop when the command returns.
 // Components log Redis failures themselves, rate-limited, so go-redis's own log is
 // quieted; and unless GOGC or GOMEMLIMIT is set the collector runs under a soft memory
-// limit instead of at each 50% of growth (setGCDefaults, DefaultMemoryLimit).
+// limit instead of at each 50% of growth (setGCDefaults, defaultMemoryLimit).
 func Process() (ctx context.Context, stop context.CancelFunc) {
 	redis.SetLogger(quietRedis{})
 	watch := setGCDefaults(os.Getenv)

@@ -29,11 +29,31 @@ type WARCReplayResult struct {
 	RequestsDiscarded int64
 }
 
+// WARCSource is one WARC file a replay reads: local (WARCFile) or an object in a bucket
+// (warcs3.Store.Open).
+type WARCSource struct {
+	// Name names the file in errors and logs (a path, s3://bucket/key).
+	Name string
+	// Open opens it for reading from the start.
+	Open func(ctx context.Context) (io.ReadCloser, error)
+}
+
+// WARCFile is the WARCSource of a local file.
+func WARCFile(path string) WARCSource {
+	return WARCSource{Name: path, Open: func(context.Context) (io.ReadCloser, error) {
+		f, err := os.Open(path)
+		if err != nil {
+			return nil, fmt.Errorf("handlers: %w", err)
+		}
+		return f, nil
+	}}
+}
+
 // ReplayWARC re-parses the pages archived in files (by streamcrawl archive) with sp,
 // fetching nothing and needing no Redis, and stores the items in sink (closed when done).
 // Each page runs the callback its request named, with its meta; items carry the page's
 // URL and fetch time as in the crawl.
-func ReplayWARC(ctx context.Context, files []string, sp *spiders.Spider, sink processors.Sink, log *zap.Logger) (res WARCReplayResult, err error) {
+func ReplayWARC(ctx context.Context, files []WARCSource, sp *spiders.Spider, sink processors.Sink, log *zap.Logger) (res WARCReplayResult, err error) {
 	if sp == nil || sink == nil {
 		return res, errors.New("handlers: a WARC replay needs a spider and a sink")
 	}
@@ -50,23 +70,24 @@ func ReplayWARC(ctx context.Context, files []string, sp *spiders.Spider, sink pr
 	s := *sp
 	s.Settings.SetDefaults()
 	parse := &parser{spider: &s, log: log}
-	for _, name := range files {
-		if err := replayFile(ctx, name, parse, sink, &res, log); err != nil {
+	for _, src := range files {
+		if err := replayFile(ctx, src, parse, sink, &res, log); err != nil {
 			return res, err
 		}
 	}
 	return res, nil
 }
 
-func replayFile(ctx context.Context, name string, parse *parser, sink processors.Sink, res *WARCReplayResult, log *zap.Logger) error {
-	f, err := os.Open(name)
+func replayFile(ctx context.Context, src WARCSource, parse *parser, sink processors.Sink, res *WARCReplayResult, log *zap.Logger) error {
+	name := src.Name
+	f, err := src.Open(ctx)
 	if err != nil {
-		return fmt.Errorf("handlers: %w", err)
+		return err
 	}
 	defer f.Close()
 	r, err := warc.NewReader(f)
 	if err != nil {
-		return err
+		return fmt.Errorf("handlers: %s: %w", name, err)
 	}
 	requests := map[string]*spiders.Request{} // response record ID -> its request
 	for ctx.Err() == nil {

@@ -50,7 +50,11 @@ func TestReplayFromWARCGivesTheCrawlsItems(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	files, _ := filepath.Glob(filepath.Join(archive, "*.warc.gz"))
+	paths, _ := filepath.Glob(filepath.Join(archive, "*.warc.gz"))
+	var files []handlers.WARCSource
+	for _, p := range paths {
+		files = append(files, handlers.WARCFile(p))
+	}
 	res, err := handlers.ReplayWARC(ctx, files, sp, replayed, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -16,8 +16,8 @@ type Callback func(ctx context.Context, res *Response, out *Output) error
 
 // Output collects what a callback yields.
 type Output struct {
-	Items    []Item
-	Requests []*Request
+	Items    []Item     // items to store
+	Requests []*Request // requests to follow (deduped and queued by the frontier)
 }
 
 // Yield adds an item.

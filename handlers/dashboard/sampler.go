@@ -24,22 +24,22 @@ const hostsEvery = 10 * time.Second
 
 // Sample is one look at the crawl, as the page charts it.
 type Sample struct {
-	At        int64            `json:"at"` // Unix milliseconds
-	Pages     int64            `json:"pages"`
-	Items     int64            `json:"items"`
-	PagesRate float64          `json:"pages_rate"` // per second over the last 10 s
-	ItemsRate float64          `json:"items_rate"`
-	Frontier  int64            `json:"frontier"`
-	Delayed   int64            `json:"delayed"`
-	Dead      int64            `json:"dead"`
-	Seen      int64            `json:"seen"`
-	Pending   map[string]int64 `json:"pending"`   // by stage
-	Unread    map[string]int64 `json:"unread"`    // by stage; -1 when Redis cannot tell
-	Consumers map[string]int64 `json:"consumers"` // by stage: registered in the group
-	Alive     map[string]int64 `json:"alive"`     // by stage: of those, read within Config.AliveIdle
-	RedisUsed int64            `json:"redis_used"`
-	RedisMax  int64            `json:"redis_max"`
-	Done      bool             `json:"done"`
+	At        int64            `json:"at"`         // Unix milliseconds
+	Pages     int64            `json:"pages"`      // pages fetched so far
+	Items     int64            `json:"items"`      // items stored so far
+	PagesRate float64          `json:"pages_rate"` // pages per second over the last 10 s
+	ItemsRate float64          `json:"items_rate"` // items per second over the last 10 s
+	Frontier  int64            `json:"frontier"`   // requests waiting in the frontier
+	Delayed   int64            `json:"delayed"`    // retries waiting for their time
+	Dead      int64            `json:"dead"`       // entries in the dead-letter stream
+	Seen      int64            `json:"seen"`       // URLs recorded in the dedup
+	Pending   map[string]int64 `json:"pending"`    // by stage
+	Unread    map[string]int64 `json:"unread"`     // by stage; -1 when Redis cannot tell
+	Consumers map[string]int64 `json:"consumers"`  // by stage: registered in the group
+	Alive     map[string]int64 `json:"alive"`      // by stage: of those, read within Config.AliveIdle
+	RedisUsed int64            `json:"redis_used"` // the server's used_memory, bytes
+	RedisMax  int64            `json:"redis_max"`  // its maxmemory, bytes (0: none)
+	Done      bool             `json:"done"`       // the crawl is done (see streamcrawl status)
 	// Continuous: the crawl runs in continuous mode (it waits for revisits when its
 	// queues are empty instead of ending).
 	Continuous bool `json:"continuous"`
@@ -52,10 +52,10 @@ type Sample struct {
 
 // Host is one host's fetch figures over the crawl.
 type Host struct {
-	Host     string  `json:"host"`
-	Requests int64   `json:"requests"`
-	Failures int64   `json:"failures"`
-	AvgMS    float64 `json:"avg_ms"`
+	Host     string  `json:"host"`     // the host's key
+	Requests int64   `json:"requests"` // requests made to it in the figures' windows
+	Failures int64   `json:"failures"` // of those, failed (network errors, 5xx)
+	AvgMS    float64 `json:"avg_ms"`   // their mean duration, ms
 }
 
 // sampler keeps the crawl's recent samples for the page, taken through the process's

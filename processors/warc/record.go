@@ -44,8 +44,8 @@ const (
 
 // Record is one WARC record: named header fields and a block.
 type Record struct {
-	Header map[string]string
-	Block  []byte
+	Header map[string]string // named header fields (WARC-Type, WARC-Target-URI, ...)
+	Block  []byte            // the record's content block
 }
 
 // Type returns the record's WARC-Type.
@@ -76,14 +76,14 @@ type Page struct {
 	Key string
 	// URL is the final URL fetched; Method and RequestHeader the request sent.
 	URL           string
-	Method        string
-	RequestHeader http.Header
+	Method        string      // the request's method
+	RequestHeader http.Header // the request's header fields
 	// RequestJSON is the crawler's request (callback, meta), kept for replays.
 	RequestJSON []byte
 	// Status, Header and Body are the response (the body decoded).
 	Status int
-	Header http.Header
-	Body   []byte
+	Header http.Header // the response's header fields
+	Body   []byte      // the response's body, decoded
 	// Date is when the page was fetched.
 	Date time.Time
 	// RenderedBy names the browser that rendered Body; empty when it came over HTTP.

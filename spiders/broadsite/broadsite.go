@@ -39,9 +39,9 @@ type host struct {
 
 // Hit is one request a host received.
 type Hit struct {
-	Host string
-	Path string // with the query, if any
-	At   time.Time
+	Host string    // the host's base URL (http://127.0.X.Y:port)
+	Path string    // with the query, if any
+	At   time.Time // when the host's handler started
 	// Slowed is set when the host answered 429 (see SlowDown).
 	Slowed bool
 }
@@ -218,9 +218,9 @@ type Report struct {
 	Limit       time.Duration // (pages−1)×delay: the least span the delay allows
 	Gaps        int           // gaps between two requests to one host
 	ShortGaps   int           // gaps below delay − tolerance
-	MinGap      time.Duration
-	MedianGap   time.Duration
-	MaxInFlight int // most requests one host had in flight at once
+	MinGap      time.Duration // the shortest of those gaps
+	MedianGap   time.Duration // their median
+	MaxInFlight int           // most requests one host had in flight at once
 }
 
 // Report sums up the hits against delay (gaps shorter than delay − tolerance count as

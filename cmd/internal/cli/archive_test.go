@@ -64,7 +64,8 @@ func TestArchiverKilledWritesEveryRecordOnce(t *testing.T) {
 
 // testArchiverKilled runs a crawl of the demo shop with an archiver that kill stops
 // abruptly (files counts the archive's files so far), then a restarted archiver on the
-// same directory (or spool and bucket), and checks the archive.
+// same directory (or spool and bucket), and checks the archive, then a replay from it
+// (from the bucket itself in the s3 cases).
 func testArchiverKilled(t *testing.T, s3 bool, kill func(t *testing.T, args, env []string, files func() int) *proc) {
 	site := demosite.New(300)
 	c := newCluster(t, "arch", site)
@@ -165,11 +166,17 @@ func testArchiverKilled(t *testing.T, s3 bool, kill func(t *testing.T, args, env
 		}
 	}
 
-	// Replay from the archive, with Redis gone: the crawl's items exactly.
+	// Replay from the archive, with Redis gone: the crawl's items exactly. The s3 cases
+	// read the files straight from the bucket.
 	c.srv.Kill()
 	out = filepath.Join(t.TempDir(), "replay.jsonl")
-	code, stdout, stderr := runCLI(t, crawlTimeout, nil, "replay", "--stage", "parse", "--from-warc", "--spider", c.spider, "--out", out, dir)
-	if code != 0 || !strings.Contains(stdout, fmt.Sprintf("%d pages", fetched)) {
+	from, renv := []string{dir}, []string(nil)
+	if s3 {
+		from = []string{"s3://" + bucket.srv.Bucket + "/crawls/arch", "--s3-endpoint", bucket.srv.URL, "--s3-path-style"}
+		renv = bucket.srv.Env()
+	}
+	code, stdout, stderr := runCLI(t, crawlTimeout, renv, append([]string{"replay", "--stage", "parse", "--from-warc", "--spider", c.spider, "--out", out}, from...)...)
+	if code != 0 || !strings.Contains(stdout, fmt.Sprintf("replay of %d WARC files: %d pages", len(files), fetched)) {
 		t.Fatalf("replay --from-warc: exit %d, stdout %q, stderr:\n%s", code, stdout, stderr)
 	}
 	want, got := jsonlByKey(t, c.out), jsonlByKey(t, out)

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/streamcrawl/streamcrawl/handlers"
 	"github.com/streamcrawl/streamcrawl/processors/warc"
@@ -106,14 +107,20 @@ bucket holds already.`,
 	fl := cmd.Flags()
 	fl.StringVar(&dir, "out", "", "directory of the WARC files, or s3://BUCKET/PREFIX (required)")
 	fl.StringVar(&spool, "spool", "", "with an s3:// --out: local directory of the files not yet uploaded (default in the user's cache dir, per crawl and group)")
-	fl.StringVar(&s3c.Endpoint, "s3-endpoint", "", "S3 endpoint URL, e.g. http://127.0.0.1:9000 (default $AWS_ENDPOINT_URL_S3, $AWS_ENDPOINT_URL, then AWS)")
-	fl.StringVar(&s3c.Region, "s3-region", "", "S3 region (default $AWS_REGION, $AWS_DEFAULT_REGION)")
-	fl.StringVar(&s3c.AccessKey, "s3-access-key", "", "S3 access key (default $AWS_ACCESS_KEY_ID)")
-	fl.StringVar(&s3c.SecretKey, "s3-secret-key", "", "S3 secret key (default $AWS_SECRET_ACCESS_KEY; prefer the variable)")
-	fl.BoolVar(&s3c.PathStyle, "s3-path-style", false, "address the bucket in the URL path (MinIO-like servers)")
+	s3Flags(fl, &s3c)
 	fl.StringVar(&group, "group", handlers.DefaultArchiveGroup, "consumer group of the archivers")
 	fl.StringVar(&maxFileStr, "max-file-size", "", fmt.Sprintf("start a new file past this size (default %s)", spiders.ByteSize(warc.DefaultMaxFileSize)))
 	fl.BoolVar(&create, "create-group", false, "only create the group (before the crawl, so no response is trimmed unarchived) and exit")
 	fl.BoolVar(&f.UntilDone, "until-done", false, "exit 0 once the crawl is done and every response is archived")
 	return cmd
+}
+
+// s3Flags adds the flags that say how to reach an S3-compatible bucket (archive's
+// s3:// --out, replay's s3:// WARC arguments).
+func s3Flags(fl *pflag.FlagSet, c *warcs3.Config) {
+	fl.StringVar(&c.Endpoint, "s3-endpoint", "", "S3 endpoint URL, e.g. http://127.0.0.1:9000 (default $AWS_ENDPOINT_URL_S3, $AWS_ENDPOINT_URL, then AWS)")
+	fl.StringVar(&c.Region, "s3-region", "", "S3 region (default $AWS_REGION, $AWS_DEFAULT_REGION)")
+	fl.StringVar(&c.AccessKey, "s3-access-key", "", "S3 access key (default $AWS_ACCESS_KEY_ID)")
+	fl.StringVar(&c.SecretKey, "s3-secret-key", "", "S3 secret key (default $AWS_SECRET_ACCESS_KEY; prefer the variable)")
+	fl.BoolVar(&c.PathStyle, "s3-path-style", false, "address the bucket in the URL path (MinIO-like servers)")
 }

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/streamcrawl/streamcrawl/handlers"
 	"github.com/streamcrawl/streamcrawl/processors"
+	"github.com/streamcrawl/streamcrawl/processors/warcs3"
 	"github.com/streamcrawl/streamcrawl/streams"
 )
 
@@ -18,8 +20,9 @@ func (a *App) replayCommand() *cobra.Command {
 	var f RunFlags
 	var crawl, stage, from, to, spiderPath, group string
 	var fromWARC bool
+	var s3c warcs3.Config
 	cmd := &cobra.Command{
-		Use:   "replay --redis URL --crawl NAME --stage parse|store --from ID|TIME [--to ID|TIME] [--spider SPIDER.yaml] [--out FILE] | replay --stage parse --from-warc --spider SPIDER.yaml [--out FILE] FILES|DIRS...",
+		Use:   "replay --redis URL --crawl NAME --stage parse|store --from ID|TIME [--to ID|TIME] [--spider SPIDER.yaml] [--out FILE] | replay --stage parse --from-warc --spider SPIDER.yaml [--out FILE] FILES|DIRS|s3://BUCKET/PREFIX...",
 		Short: "Re-run the parse or store stage over retained entries, fetching nothing",
 		Long: `replay runs a stage again over the entries its input stream still retains (see the
 --retain-* flags of the stages), through a consumer group of its own:
@@ -34,13 +37,16 @@ func (a *App) replayCommand() *cobra.Command {
 (2h), or 0 for the beginning; --to defaults to the newest entry when the replay starts.
 
 With --from-warc, parse re-parses the pages archived in the WARC files (or directories of
-.warc.gz files) given, written by "streamcrawl archive": no Redis, no retention, nothing
-fetched; each page runs the callback its request named, with its meta.`,
+.warc.gz files, or s3://BUCKET/PREFIX: the .warc.gz objects right under the prefix, as
+"archive --out s3://..." uploads them) given, written by "streamcrawl archive": no Redis,
+no retention, nothing fetched; each page runs the callback its request named, with its
+meta. A bucket is reached as archive reaches it: the --s3-* flags or the AWS_*
+variables.`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			if fromWARC {
-				return a.replayWARC(ctx, stage, spiderPath, &f, args)
+				return a.replayWARC(ctx, stage, spiderPath, &f, s3c, args)
 			}
 			if len(args) > 0 {
 				return fmt.Errorf("unexpected arguments %q (WARC files need --from-warc)", args)
@@ -86,12 +92,14 @@ fetched; each page runs the callback its request named, with its meta.`,
 	fl.StringVar(&group, "group", "", "consumer group of the replay (default replay-<stage>-<ms>; an existing one is moved with XGROUP SETID)")
 	fl.StringVar(&f.Out, "out", "", "sink for the items: FILE.jsonl, FILE.csv or postgres://...")
 	fl.StringVar(&f.consumer, "consumer", "", "consumer name (default host-pid)")
-	fl.BoolVar(&fromWARC, "from-warc", false, "re-parse the pages of the WARC files or directories given as arguments (no Redis)")
+	fl.BoolVar(&fromWARC, "from-warc", false, "re-parse the pages of the WARC files, directories or s3:// prefixes given as arguments (no Redis)")
+	s3Flags(fl, &s3c)
 	return cmd
 }
 
-// replayWARC runs a parse replay over WARC files.
-func (a *App) replayWARC(ctx context.Context, stage, spiderPath string, f *RunFlags, args []string) error {
+// replayWARC runs a parse replay over WARC files: local files, directories of them, or
+// s3:// prefixes of a bucket (reached with s3c).
+func (a *App) replayWARC(ctx context.Context, stage, spiderPath string, f *RunFlags, s3c warcs3.Config, args []string) error {
 	if stage != streams.StageParse {
 		return fmt.Errorf("--from-warc replays the parse stage only, not %q", stage)
 	}
@@ -102,15 +110,9 @@ func (a *App) replayWARC(ctx context.Context, stage, spiderPath string, f *RunFl
 	if err != nil {
 		return err
 	}
-	var files []string
-	for _, arg := range args {
-		if st, err := os.Stat(arg); err == nil && st.IsDir() {
-			found, _ := filepath.Glob(filepath.Join(arg, "*.warc.gz"))
-			sort.Strings(found)
-			files = append(files, found...)
-			continue
-		}
-		files = append(files, arg)
+	files, err := warcSources(ctx, s3c, args)
+	if err != nil {
+		return err
 	}
 	if len(files) == 0 {
 		return fmt.Errorf("no .warc.gz files in %q", args)
@@ -129,6 +131,46 @@ func (a *App) replayWARC(ctx context.Context, stage, spiderPath string, f *RunFl
 	fmt.Fprintf(a.Stdout, "replay of %d WARC files: %d pages, %d items, %d pages failed, %d links not followed\nitems written to %s\n",
 		len(files), res.Pages, res.Items, res.Failed, res.RequestsDiscarded, path)
 	return nil
+}
+
+// warcSources returns the WARC files args name, in order: a file, the .warc.gz files
+// of a directory (sorted), or the .warc.gz objects right under an s3://BUCKET/PREFIX
+// (sorted; reached with s3c).
+func warcSources(ctx context.Context, s3c warcs3.Config, args []string) ([]handlers.WARCSource, error) {
+	var files []handlers.WARCSource
+	for _, arg := range args {
+		if warcs3.IsURL(arg) {
+			c := s3c
+			var err error
+			if c.Bucket, c.Prefix, err = warcs3.ParseURL(arg); err != nil {
+				return nil, err
+			}
+			store, err := warcs3.New(ctx, c)
+			if err != nil {
+				return nil, err
+			}
+			keys, err := store.Files(ctx)
+			if err != nil {
+				return nil, err
+			}
+			sort.Strings(keys)
+			for _, key := range keys {
+				files = append(files, handlers.WARCSource{Name: "s3://" + c.Bucket + "/" + key,
+					Open: func(ctx context.Context) (io.ReadCloser, error) { return store.Open(ctx, key) }})
+			}
+			continue
+		}
+		if st, err := os.Stat(arg); err == nil && st.IsDir() {
+			found, _ := filepath.Glob(filepath.Join(arg, "*.warc.gz"))
+			sort.Strings(found)
+			for _, p := range found {
+				files = append(files, handlers.WARCFile(p))
+			}
+			continue
+		}
+		files = append(files, handlers.WARCFile(arg))
+	}
+	return files, nil
 }
 
 func (a *App) processCommand() *cobra.Command {

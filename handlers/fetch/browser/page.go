@@ -88,6 +88,7 @@ type RefusedError struct {
 	Err error
 }
 
+// Error says which navigation was refused and why.
 func (e *RefusedError) Error() string {
 	return "browser: navigation to " + e.URL + " refused: " + e.Err.Error()
 }

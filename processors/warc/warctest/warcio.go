@@ -32,8 +32,11 @@ for (const file of process.argv.slice(1)) {
 
 // Record is a record as warcio read it.
 type Record struct {
+	// Type, ID, URI, Date and Digest are its WARC-Type, WARC-Record-ID,
+	// WARC-Target-URI, WARC-Date and WARC-Payload-Digest; Payload is its HTTP payload.
 	Type, ID, URI, Date, Digest, Payload string
-	Status                               int
+	// Status is the HTTP status of a response record (0 for others).
+	Status int
 }
 
 // Warcio reads files with warcio (node and `npm install -g warcio`; .ci/run installs

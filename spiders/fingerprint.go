@@ -27,17 +27,51 @@ func Fingerprint(method, rawURL string, body []byte) ([FingerprintSize]byte, err
 // a NUL byte, the body, then what more writes (nil: nothing; fingerprint rules add the
 // headers they name).
 func fingerprintOf(method, canon string, body []byte, more func(h hash.Hash)) [FingerprintSize]byte {
-	h := sha256.New()
-	h.Write([]byte(strings.ToUpper(method)))
-	h.Write([]byte{0})
-	h.Write([]byte(canon))
-	h.Write([]byte{0})
-	h.Write(body)
-	if more != nil {
-		more(h)
-	}
 	var sum [sha256.Size]byte
+	if more == nil && asciiString(method) {
+		// The same bytes laid out in a buffer on the stack (most requests: a short method
+		// and URL, no body) and summed at once: no hash.Hash allocated per link. For an
+		// ASCII method, upperASCII is strings.ToUpper.
+		var stack [512]byte
+		b := append(stack[:0], method...)
+		upperASCII(b)
+		b = append(b, 0)
+		b = append(b, canon...)
+		b = append(b, 0)
+		b = append(b, body...)
+		sum = sha256.Sum256(b)
+	} else {
+		h := sha256.New()
+		h.Write([]byte(strings.ToUpper(method)))
+		h.Write([]byte{0})
+		h.Write([]byte(canon))
+		h.Write([]byte{0})
+		h.Write(body)
+		if more != nil {
+			more(h)
+		}
+		h.Sum(sum[:0])
+	}
 	var fp [FingerprintSize]byte
-	copy(fp[:], h.Sum(sum[:0]))
+	copy(fp[:], sum[:])
 	return fp
+}
+
+// upperASCII upper-cases the ASCII letters of b in place.
+func upperASCII(b []byte) {
+	for i, c := range b {
+		if 'a' <= c && c <= 'z' {
+			b[i] = c - ('a' - 'A')
+		}
+	}
+}
+
+// asciiString reports whether s is all ASCII.
+func asciiString(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
 }

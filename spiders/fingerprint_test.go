@@ -2,6 +2,7 @@ package spiders
 
 import (
 	"crypto/sha256"
+	"strings"
 	"testing"
 )
 
@@ -95,6 +96,40 @@ func BenchmarkFingerprint(b *testing.B) {
 	for b.Loop() {
 		if _, err := Fingerprint("GET", u, nil); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// TestFingerprintOfIsTheLayoutHashed: fingerprintOf's summing of the bytes at once gives
+// the bytes that hashing the layout piece by piece gives (fingerprints are in Redis:
+// they must not change between builds), for lower- and mixed-case methods, a method
+// outside ASCII, and bodies that do not fit the stack buffer.
+func TestFingerprintOfIsTheLayoutHashed(t *testing.T) {
+	long := make([]byte, 2000)
+	for i := range long {
+		long[i] = byte(i)
+	}
+	for _, tc := range []struct {
+		method, canon string
+		body          []byte
+	}{
+		{"GET", "http://example.com/", nil},
+		{"get", "http://example.com/a?b=1", nil},
+		{"Post", "http://example.com/form", []byte("a=1&b=2")},
+		{"PATCH", "http://example.com/" + string(long[:600]), long},
+		{"gét", "http://example.com/", []byte("x")},
+		{"", "http://example.com/", nil},
+	} {
+		h := sha256.New()
+		h.Write([]byte(strings.ToUpper(tc.method)))
+		h.Write([]byte{0})
+		h.Write([]byte(tc.canon))
+		h.Write([]byte{0})
+		h.Write(tc.body)
+		want := h.Sum(nil)[:FingerprintSize]
+		got := fingerprintOf(tc.method, tc.canon, tc.body, nil)
+		if string(got[:]) != string(want) {
+			t.Errorf("%q %q (%d body bytes): %x, want %x", tc.method, tc.canon, len(tc.body), got, want)
 		}
 	}
 }

@@ -19,11 +19,11 @@ func (r *Response) MetaRefresh() (string, bool) {
 	if !r.IsHTML() {
 		return "", false
 	}
-	doc, err := r.Doc()
-	if err != nil {
+	t, ok := r.tags()
+	if !ok {
 		return "", false
 	}
-	for _, n := range doc.Find("meta[http-equiv]").Nodes {
+	for _, n := range t.metas {
 		if v, _ := attr(n, "http-equiv"); !strings.EqualFold(strings.TrimSpace(v), "refresh") {
 			continue
 		}

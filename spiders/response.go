@@ -3,7 +3,6 @@ package spiders
 import (
 	"errors"
 	"fmt"
-	"mime"
 	"net/http"
 	"net/url"
 	"strings"
@@ -62,6 +61,9 @@ type Response struct {
 	doc     *goquery.Document
 	docErr  error
 	base    *url.URL
+
+	tagsOnce sync.Once
+	pageTags pageTags // see tags
 }
 
 // ContentType returns the media type of the body ("text/html"), lower-cased, without parameters.
@@ -70,11 +72,11 @@ func (r *Response) ContentType() string {
 	if ct == "" {
 		return ""
 	}
-	mt, _, err := mime.ParseMediaType(ct)
-	if err != nil {
-		return strings.ToLower(strings.TrimSpace(strings.SplitN(ct, ";", 2)[0]))
-	}
-	return mt
+	// What mime.ParseMediaType gives as the media type, valid parameters or not, without
+	// parsing the parameters (a map per call, on every page): the part before the first
+	// ';', trimmed and lower-cased.
+	mt, _, _ := strings.Cut(ct, ";")
+	return strings.ToLower(strings.TrimSpace(mt))
 }
 
 // IsHTML reports whether the body is HTML: by content type, or by sniffing when there is none.
@@ -124,11 +126,10 @@ func (r *Response) BaseURL() *url.URL {
 	if err != nil {
 		u = &url.URL{}
 	}
-	if doc, err := r.Doc(); err == nil {
-		if href, ok := doc.Find("base[href]").First().Attr("href"); ok {
-			if b, err := u.Parse(strings.TrimSpace(href)); err == nil {
-				u = b
-			}
+	if t, ok := r.tags(); ok && t.base != nil {
+		href, _ := attrAnyNS(t.base, "href")
+		if b, err := u.Parse(strings.TrimSpace(href)); err == nil {
+			u = b
 		}
 	}
 	r.base = u

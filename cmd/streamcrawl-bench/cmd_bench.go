@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime/metrics"
 	"strings"
 	"syscall"
 	"time"
@@ -87,7 +88,7 @@ profiles of the crawl (the memory profile counts every allocation: MemProfileRat
 			if err != nil {
 				return err
 			}
-			cpu0 := processCPU()
+			cpu0, gc0 := processCPU(), gcCPU()
 			start := time.Now()
 			st, err := a.Crawl(ctx, rdb, sp, &f, true, io.Discard)
 			if err != nil {
@@ -95,7 +96,7 @@ profiles of the crawl (the memory profile counts every allocation: MemProfileRat
 				return err
 			}
 			took := time.Since(start)
-			cpu := processCPU() - cpu0
+			cpu, gc := processCPU()-cpu0, gcCPU()-gc0
 			if err := stopProfiles(); err != nil {
 				return err
 			}
@@ -103,7 +104,7 @@ profiles of the crawl (the memory profile counts every allocation: MemProfileRat
 			if err := readSeenBytes(ctx, rdb, sp.Name, st); err != nil {
 				return err
 			}
-			printBench(a.Stdout, st, took, cpu, before, after, rdb.Embedded == nil)
+			printBench(a.Stdout, st, took, cpu, gc, before, after, rdb.Embedded == nil)
 			return nil
 		},
 	}
@@ -188,12 +189,24 @@ func redisInfo(ctx context.Context, rdb redis.UniversalClient) map[string]float6
 	return sumShards(shardInfo(ctx, rdb))
 }
 
-func printBench(w io.Writer, st *inspect.Status, took time.Duration, cpu float64, before, after map[string]float64, realRedis bool) {
+// gcCPU returns the CPU seconds the Go collector has spent in this process (background
+// marking, assists and pauses; runtime/metrics' estimate).
+func gcCPU() float64 {
+	s := []metrics.Sample{{Name: "/cpu/classes/gc/total:cpu-seconds"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindFloat64 {
+		return 0
+	}
+	return s[0].Value.Float64()
+}
+
+func printBench(w io.Writer, st *inspect.Status, took time.Duration, cpu, gc float64, before, after map[string]float64, realRedis bool) {
 	pages := float64(st.Stats["pages_fetched"])
 	fmt.Fprintf(w, "streamcrawl bench: %d pages fetched, %d items stored, done=%v\n", int64(pages), st.ItemsStored, st.Done)
 	fmt.Fprintf(w, "  wall time                     %.2f s\n", took.Seconds())
 	fmt.Fprintf(w, "  pages/s                       %.0f\n", pages/took.Seconds())
 	fmt.Fprintf(w, "  worker CPU s per 1000 pages   %.2f\n", cpu/pages*1000)
+	fmt.Fprintf(w, "    of which GC                 %.2f\n", gc/pages*1000)
 	fmt.Fprintf(w, "  worker peak RSS               %.0f MiB\n", float64(peakRSS())/(1<<20))
 	if hits, misses := st.Stats["responses_handoff_hits"], st.Stats["responses_handoff_misses"]; hits+misses > 0 {
 		// The responses the parse stage took from the fetch stage without decoding them.

@@ -27,14 +27,7 @@ func TestRevisitsComeDueAndRealProcessesFetchThemAgain(t *testing.T) {
 	ctx := context.Background()
 	site := demosite.New(120)
 	c := newCluster(t, "rvdue", site)
-	y, err := os.ReadFile(c.spider)
-	if err != nil {
-		t.Fatal(err)
-	}
-	withRule := strings.Replace(string(y), "\nsettings:\n", "\nsettings:\n  revisit:\n    - {min: 1m, max: 6h, start: 30m}\n", 1)
-	if err := os.WriteFile(c.spider, []byte(withRule), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	c.addSetting("revisit:\n    - {min: 1m, max: 6h, start: 30m}")
 	c.seed()
 	mode := []string{"--continuous", "--idle-window", "10m"}
 	run := func() {

@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"fmt"
-	"os"
 	"regexp"
 	"strconv"
 	"strings"
@@ -51,14 +50,7 @@ func TestKilledFetcherOfAContinuousCrawlLosesAndDoublesNoRevisit(t *testing.T) {
 	t.Parallel()
 	site := demosite.New(200)
 	c := newCluster(t, "rvkill", site)
-	y, err := os.ReadFile(c.spider)
-	if err != nil {
-		t.Fatal(err)
-	}
-	withRule := strings.Replace(string(y), "\nsettings:\n", "\nsettings:\n  revisit:\n    - {min: 1m, max: 1h, start: 30m}\n", 1)
-	if err := os.WriteFile(c.spider, []byte(withRule), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	c.addSetting("revisit:\n    - {min: 1m, max: 1h, start: 30m}")
 	c.seed()
 	mode := []string{"--continuous", "--idle-window", "10m"}
 	procs := []*proc{c.stage(streams.StageParse, "parse-1", nil, mode...), c.stage(streams.StageStore, "store-1", nil, mode...)}

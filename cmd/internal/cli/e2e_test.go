@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"net/http"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -74,6 +75,23 @@ func spiderYAMLRobots(t testing.TB, site testSite, name, base string, obey bool)
 		t.Fatalf("spider of the site has no settings block:\n%s", y)
 	}
 	return out
+}
+
+// addSetting adds a setting (YAML, indented under settings: after its first line) to the
+// crawl's spider file, before the processes start.
+func (c *cluster) addSetting(setting string) {
+	c.t.Helper()
+	y, err := os.ReadFile(c.spider)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	out := strings.Replace(string(y), "\nsettings:\n", "\nsettings:\n  "+setting+"\n", 1)
+	if out == string(y) {
+		c.t.Fatalf("spider %s has no settings block", c.spider)
+	}
+	if err := os.WriteFile(c.spider, []byte(out), 0o644); err != nil {
+		c.t.Fatal(err)
+	}
 }
 
 // seed runs `streamcrawl seed` and checks it queued the start URL.

@@ -21,7 +21,8 @@ import (
 // KEYS[#ARGV+1] -> sc:{c}:delayed, KEYS[#ARGV+2] -> sc:{c}:counts, KEYS[#ARGV+3] -> sc:{c}:seq,
 // KEYS[#ARGV+4] -> sc:{c}:waiting (legacy), KEYS[#ARGV+5] -> sc:{c}:frontier (legacy),
 // KEYS[#ARGV+6] -> sc:{c}:rv (the revisit schedule's minutes)
-// Output: per stream {length, pending, unread(0/1), last ID}, then the number of
+// Output: per stream {length, pending, unread(0/1), the group's last-delivered ID ('':
+// none)}, then the number of
 // delayed requests, the number of requests waiting in host queues (a crawl an older
 // version wrote and no process has opened since counts its own), a mark of the
 // frontier's activity (the sequence counter and the requests ever queued and handed
@@ -45,6 +46,7 @@ for i = 1, #ARGV do
       lastid = last[1][1]
       if delivered == nil or id_less(delivered, lastid) then unread = 1 end
     end
+    lastid = delivered or ''
   end
   out[#out + 1] = {len, pending, unread, lastid}
 end
@@ -164,8 +166,10 @@ func readPartProgress(ctx context.Context, rdb redis.UniversalClient, k streams.
 			sp.Pending, _ = row[1].(int64)
 			u, _ := row[2].(int64)
 			sp.Unread = u == 1
-			last, _ := row[3].(string)
-			p.mark += last + ","
+			// The mark moves when the group reads an entry, not when a trim takes acked
+			// entries off the stream's tail: a done crawl's trimmers run on.
+			delivered, _ := row[3].(string)
+			p.mark += delivered + ","
 		}
 		p.stages = append(p.stages, sp)
 	}
@@ -184,8 +188,9 @@ func readPartProgress(ctx context.Context, rdb redis.UniversalClient, k streams.
 // partition is read in one atomic script. A partitioned crawl cannot be (its partitions
 // live in different slots), and a page parsed in one partition queues links in others,
 // so it is read twice, partition by partition; it counts as idle only when both looks
-// find every partition idle and no partition moved in between (same last stream IDs and
-// sequence counter). Runtime seeds are read before and after.
+// find every partition idle and no partition moved in between (each group's
+// last-delivered ID, the sequence counter and the frontier's counters the same: a trim
+// of acked entries is no move). Runtime seeds are read before and after.
 func ReadProgress(ctx context.Context, rdb redis.UniversalClient, l streams.Layout) (Progress, error) {
 	var p Progress
 	// Whether the crawl was seeded is read with the seeds, before the snapshot: seeded_at

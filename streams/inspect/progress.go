@@ -21,9 +21,8 @@ import (
 // KEYS[#ARGV+1] -> sc:{c}:delayed, KEYS[#ARGV+2] -> sc:{c}:counts, KEYS[#ARGV+3] -> sc:{c}:seq,
 // KEYS[#ARGV+4] -> sc:{c}:waiting (legacy), KEYS[#ARGV+5] -> sc:{c}:frontier (legacy),
 // KEYS[#ARGV+6] -> sc:{c}:rv (the revisit schedule's minutes)
-// Output: per stream {length, pending, unread(0/1), the group's last-delivered ID (”:
-// none)}, then the number of
-// delayed requests, the number of requests waiting in host queues (a crawl an older
+// Output: per stream {length, pending, unread(0/1), the group's last-delivered ID (empty:
+// none)}, then the number of delayed requests, the number of requests waiting in host queues (a crawl an older
 // version wrote and no process has opened since counts its own), a mark of the
 // frontier's activity (the sequence counter and the requests ever queued and handed
 // out: every enqueue and hand-out moves one), the number of scheduled revisits and

@@ -22,9 +22,9 @@ import (
 // KEYS[#ARGV+4] -> sc:{c}:waiting (legacy), KEYS[#ARGV+5] -> sc:{c}:frontier (legacy),
 // KEYS[#ARGV+6] -> sc:{c}:rv (the revisit schedule's minutes)
 // Output: per stream {length, pending, unread(0/1), the group's last-delivered ID (empty:
-// none)}, then the number of delayed requests, the number of requests waiting in host queues (a crawl an older
-// version wrote and no process has opened since counts its own), a mark of the
-// frontier's activity (the sequence counter and the requests ever queued and handed
+// none)}, then the number of delayed requests, the number of requests waiting in host
+// queues (a crawl an older version wrote and no process has opened since counts its
+// own), a mark of the frontier's activity (the sequence counter and the requests ever queued and handed
 // out: every enqueue and hand-out moves one), the number of scheduled revisits and
 // the ms until the earliest is due (on the Redis clock; 0 when none is scheduled)
 var progressScript = redis.NewScript(rkit.LuaIDs + rkit.LuaGroups + rkit.LuaNow + `

@@ -24,13 +24,14 @@ import (
 // Output: per stream {length, pending, unread(0/1), the group's last-delivered ID (empty:
 // none)}, then the number of delayed requests, the number of requests waiting in host
 // queues (a crawl an older version wrote and no process has opened since counts its
-// own), a mark of the frontier's activity (the sequence counter and the requests ever queued and handed
-// out: every enqueue and hand-out moves one), the number of scheduled revisits and
-// the ms until the earliest is due (on the Redis clock; 0 when none is scheduled)
+// own), a mark of the frontier's activity (the sequence counter and the requests ever
+// queued and handed out: every enqueue and hand-out moves one), the number of scheduled
+// revisits and the ms until the earliest is due (on the Redis clock; 0 when none is
+// scheduled)
 var progressScript = redis.NewScript(rkit.LuaIDs + rkit.LuaGroups + rkit.LuaNow + `
 local out = {}
 for i = 1, #ARGV do
-  local len, pending, unread, lastid = 0, 0, 0, ''
+  local len, pending, unread, lastid, read = 0, 0, 0, '', ''
   if redis.call('EXISTS', KEYS[i]) == 1 then
     len = redis.call('XLEN', KEYS[i])
     local last = redis.call('XREVRANGE', KEYS[i], '+', '-', 'COUNT', 1)
@@ -45,9 +46,9 @@ for i = 1, #ARGV do
       lastid = last[1][1]
       if delivered == nil or id_less(delivered, lastid) then unread = 1 end
     end
-    lastid = delivered or ''
+    read = delivered or ''
   end
-  out[#out + 1] = {len, pending, unread, lastid}
+  out[#out + 1] = {len, pending, unread, read}
 end
 local n = #ARGV
 out[#out + 1] = redis.call('ZCARD', KEYS[n + 1])

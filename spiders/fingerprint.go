@@ -28,13 +28,12 @@ func Fingerprint(method, rawURL string, body []byte) ([FingerprintSize]byte, err
 // headers they name).
 func fingerprintOf(method, canon string, body []byte, more func(h hash.Hash)) [FingerprintSize]byte {
 	var sum [sha256.Size]byte
-	if more == nil && asciiString(method) {
+	if more == nil {
 		// The same bytes laid out in a buffer on the stack (most requests: a short method
-		// and URL, no body) and summed at once: no hash.Hash allocated per link. For an
-		// ASCII method, upperASCII is strings.ToUpper.
+		// and URL, no body) and summed at once: no hash.Hash allocated per link
+		// (strings.ToUpper returns an upper-case method as it is).
 		var stack [512]byte
-		b := append(stack[:0], method...)
-		upperASCII(b)
+		b := append(stack[:0], strings.ToUpper(method)...)
 		b = append(b, 0)
 		b = append(b, canon...)
 		b = append(b, 0)
@@ -55,23 +54,4 @@ func fingerprintOf(method, canon string, body []byte, more func(h hash.Hash)) [F
 	var fp [FingerprintSize]byte
 	copy(fp[:], sum[:])
 	return fp
-}
-
-// upperASCII upper-cases the ASCII letters of b in place.
-func upperASCII(b []byte) {
-	for i, c := range b {
-		if 'a' <= c && c <= 'z' {
-			b[i] = c - ('a' - 'A')
-		}
-	}
-}
-
-// asciiString reports whether s is all ASCII.
-func asciiString(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] >= 0x80 {
-			return false
-		}
-	}
-	return true
 }

@@ -22,11 +22,11 @@ func findPageTags(root *html.Node) pageTags {
 			if c.Type == html.ElementNode {
 				switch c.Data {
 				case "base":
-					if t.base == nil && hasAttrKey(c, "href") {
+					if _, ok := attrAnyNS(c, "href"); ok && t.base == nil {
 						t.base = c
 					}
 				case "meta":
-					if hasAttrKey(c, "http-equiv") {
+					if _, ok := attrAnyNS(c, "http-equiv"); ok {
 						t.metas = append(t.metas, c)
 					}
 				}
@@ -36,17 +36,6 @@ func findPageTags(root *html.Node) pageTags {
 	}
 	walk(root)
 	return t
-}
-
-// hasAttrKey reports whether n has an attribute named key, in any namespace (as a CSS
-// attribute selector matches).
-func hasAttrKey(n *html.Node, key string) bool {
-	for _, a := range n.Attr {
-		if a.Key == key {
-			return true
-		}
-	}
-	return false
 }
 
 // attrAnyNS is the value of n's first attribute named key in any namespace (what

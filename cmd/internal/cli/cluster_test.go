@@ -49,8 +49,7 @@ func shopsBehind(t *testing.T, n, pages int, g *gate) ([]*demosite.Site, []strin
 // end-to-end crawls and the crawl split into partitions.
 func partitionedSpider(t *testing.T, site *demosite.Site, name, base string, partitions int) string {
 	t.Helper()
-	y := spiderYAML(t, site, name, base)
-	return strings.Replace(y, "\nsettings:\n", fmt.Sprintf("\nsettings:\n  partitions: %d\n", partitions), 1)
+	return withSetting(t, spiderYAML(t, site, name, base), fmt.Sprintf("partitions: %d", partitions))
 }
 
 // TestMultiProcessCrawlOnRedisCluster crawls 20 shops (about 5,000 pages) on a real

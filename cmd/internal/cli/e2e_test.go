@@ -69,10 +69,16 @@ func spiderYAML(t testing.TB, site testSite, name, base string) string {
 // spiderYAMLRobots is spiderYAML with obey_robots set to obey.
 func spiderYAMLRobots(t testing.TB, site testSite, name, base string, obey bool) string {
 	t.Helper()
-	y := site.SpiderYAML(name, base)
-	out := strings.Replace(y, "\nsettings:\n", fmt.Sprintf("\nsettings:\n  max_retries: %d\n  obey_robots: %v\n", fetchAttempts-1, obey), 1)
+	return withSetting(t, site.SpiderYAML(name, base), fmt.Sprintf("max_retries: %d\n  obey_robots: %v", fetchAttempts-1, obey))
+}
+
+// withSetting returns spider YAML y with setting (indented under settings: after its
+// first line) added at the top of its settings block.
+func withSetting(t testing.TB, y, setting string) string {
+	t.Helper()
+	out := strings.Replace(y, "\nsettings:\n", "\nsettings:\n  "+setting+"\n", 1)
 	if out == y {
-		t.Fatalf("spider of the site has no settings block:\n%s", y)
+		t.Fatalf("spider has no settings block:\n%s", y)
 	}
 	return out
 }
@@ -85,11 +91,7 @@ func (c *cluster) addSetting(setting string) {
 	if err != nil {
 		c.t.Fatal(err)
 	}
-	out := strings.Replace(string(y), "\nsettings:\n", "\nsettings:\n  "+setting+"\n", 1)
-	if out == string(y) {
-		c.t.Fatalf("spider %s has no settings block", c.spider)
-	}
-	if err := os.WriteFile(c.spider, []byte(out), 0o644); err != nil {
+	if err := os.WriteFile(c.spider, []byte(withSetting(c.t, string(y), setting)), 0o644); err != nil {
 		c.t.Fatal(err)
 	}
 }

@@ -45,7 +45,7 @@ func newFailoverCrawl(t *testing.T, name, url string, rdb redis.UniversalClient,
 	c.sites, c.bases = shopsBehind(t, shopsN, pages, c.gate)
 	c.gate.let(int64(share * float64(c.reachable())))
 	y := partitionedSpider(t, c.sites[0], name, c.bases[0], partitions)
-	y = strings.Replace(y, "\nsettings:\n", "\nsettings:\n  durability: "+durability+"\n", 1)
+	y = withSetting(t, y, "durability: "+durability)
 	c.spider = writeFile(t, name+".yaml", y)
 	return c
 }

@@ -11,12 +11,7 @@ import (
 // the user's limit with the collector at 50%; GOGC set changes nothing. (The collector's
 // settings are the process's own: this test is not parallel and puts them back.)
 func TestGCDefaultsLeaveTheUsersSettings(t *testing.T) {
-	percent0 := debug.SetGCPercent(100)
-	limit0 := debug.SetMemoryLimit(math.MaxInt64)
-	t.Cleanup(func() {
-		debug.SetGCPercent(percent0)
-		debug.SetMemoryLimit(limit0)
-	})
+	keepGC(t)
 	const userLimit = 300 << 20
 	for _, tc := range []struct {
 		name        string
@@ -52,12 +47,7 @@ func TestGCDefaultsLeaveTheUsersSettings(t *testing.T) {
 // room than GOGC=50 would; past 55% of the limit the process falls back to GOGC=50 with no
 // limit, and comes back below 40% (not at 50%: no switching back and forth at the edge).
 func TestGCModeFallsBackForALargeHeap(t *testing.T) {
-	percent0 := debug.SetGCPercent(100)
-	limit0 := debug.SetMemoryLimit(math.MaxInt64)
-	t.Cleanup(func() {
-		debug.SetGCPercent(percent0)
-		debug.SetMemoryLimit(limit0)
-	})
+	keepGC(t)
 	const mib = 1 << 20
 	limited := true
 	for i, step := range []struct {
@@ -91,4 +81,15 @@ func readGC() (percent int, limit int64) {
 	percent = debug.SetGCPercent(-1)
 	debug.SetGCPercent(percent)
 	return percent, debug.SetMemoryLimit(-1)
+}
+
+// keepGC sets the collector to Go's defaults for a test and puts the process's own
+// settings back when it ends (they are the process's: such a test is not parallel).
+func keepGC(t *testing.T) {
+	percent0 := debug.SetGCPercent(100)
+	limit0 := debug.SetMemoryLimit(math.MaxInt64)
+	t.Cleanup(func() {
+		debug.SetGCPercent(percent0)
+		debug.SetMemoryLimit(limit0)
+	})
 }

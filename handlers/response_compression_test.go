@@ -15,11 +15,11 @@ import (
 // frame, no content_encoding, no dictionary trained) and parses every page; at a level
 // every stored response is a zstd frame; with s2 every one is an S2 block and no
 // dictionary is trained. The responses are retained so that the test
-// reads each one back.
+// reads each one back; so unset (the default) every one is a zstd frame too.
 func TestResponseCompressionSetting(t *testing.T) {
 	t.Parallel()
-	for _, c := range []string{spiders.ResponseCompressOff, spiders.ResponseCompressBetter, spiders.ResponseCompressS2} {
-		t.Run(c, func(t *testing.T) {
+	for _, c := range []string{spiders.ResponseCompressOff, spiders.ResponseCompressBetter, spiders.ResponseCompressS2, ""} {
+		t.Run("setting="+c, func(t *testing.T) {
 			t.Parallel()
 			srv := streamstest.Start(t)
 			rdb := srv.Client()
@@ -51,6 +51,9 @@ func TestResponseCompressionSetting(t *testing.T) {
 				}
 				if c == spiders.ResponseCompressS2 && spiders.ResponseEncoding([]byte(payload)) != spiders.ResponseEncodingS2 {
 					t.Fatalf("s2: a response stored as %q", spiders.ResponseEncoding([]byte(payload)))
+				}
+				if c == "" && spiders.ResponseEncoding([]byte(payload)) != spiders.ResponseEncodingZstd {
+					t.Fatalf("default, responses retained: a response stored as %q", spiders.ResponseEncoding([]byte(payload)))
 				}
 				if _, err := spiders.UnmarshalResponse([]byte(payload)); err == nil {
 					decoded++

@@ -82,10 +82,11 @@ func dictsOf(rdb redis.UniversalClient, k streams.Keys, log *zap.Logger) *respon
 }
 
 // responseEncoder returns the encoder of fetched responses for the responses stream: at
-// the spider's compression setting, with the crawl's dictionary once there is one if
+// the spider's compression setting (its default depends on whether the crawl retains
+// responses once parsed: retained), with the crawl's dictionary once there is one if
 // that setting is a zstd level, unless the spider turned the dictionary off.
-func responseEncoder(s spiders.Settings, rdb redis.UniversalClient, layout streams.Layout, counters *streams.Counters, log *zap.Logger) func(context.Context, *spiders.Response) ([]byte, error) {
-	c := s.ResponseCompression
+func responseEncoder(s spiders.Settings, retained bool, rdb redis.UniversalClient, layout streams.Layout, counters *streams.Counters, log *zap.Logger) func(context.Context, *spiders.Response) ([]byte, error) {
+	c := spiders.ResponseCompressionFor(s.ResponseCompression, retained)
 	if s.ResponseDict == spiders.ResponseDictOff || !spiders.ResponseCompressionUsesDict(c) || rdb == nil {
 		return func(_ context.Context, res *spiders.Response) ([]byte, error) {
 			return spiders.MarshalResponseWith(res, c, nil)

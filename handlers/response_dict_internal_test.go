@@ -100,3 +100,40 @@ func TestPublishDictOneWins(t *testing.T) {
 		t.Fatalf("dicts hash has fields %v, want current and one dictionary", fields)
 	}
 }
+
+// With response_compression unset, a fetch process stores responses as S2 blocks when
+// the crawl does not retain them once parsed and as zstd frames (with the crawl's
+// dictionary once one is published) when it does; a setting the spider names wins
+// either way.
+func TestDefaultResponseCompressionFollowsRetention(t *testing.T) {
+	t.Parallel()
+	srv := streamstest.Start(t)
+	rdb := srv.Client()
+	res := &spiders.Response{Request: &spiders.Request{URL: "http://127.0.0.1/p/1"}, URL: "http://127.0.0.1/p/1",
+		Status: 200, Body: []byte("<html><title>Product 1</title><p>Lorem ipsum dolor sit amet</p></html>")}
+	for _, tc := range []struct {
+		setting  string
+		retained bool
+		want     string
+	}{
+		{"", false, spiders.ResponseEncodingS2},
+		{"", true, spiders.ResponseEncodingZstd},
+		{spiders.ResponseCompressFastest, false, spiders.ResponseEncodingZstd},
+		{spiders.ResponseCompressS2, true, spiders.ResponseEncodingS2},
+		{spiders.ResponseCompressOff, true, ""},
+	} {
+		layout := streams.NewLayout(fmt.Sprintf("enc%s%t", tc.setting, tc.retained), 1)
+		enc := responseEncoder(spiders.Settings{ResponseCompression: tc.setting}, tc.retained, rdb, layout, nil, zap.NewNop())
+		payload, err := enc(t.Context(), res)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := spiders.ResponseEncoding(payload); got != tc.want {
+			t.Errorf("setting %q, retained %t: stored as %q, want %q", tc.setting, tc.retained, got, tc.want)
+		}
+		back, err := spiders.UnmarshalResponse(payload)
+		if err != nil || string(back.Body) != string(res.Body) {
+			t.Errorf("setting %q, retained %t: decode: %v", tc.setting, tc.retained, err)
+		}
+	}
+}

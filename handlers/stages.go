@@ -82,7 +82,7 @@ func (r *run) fetchStage(ctx context.Context, scfg streams.SubscriberConfig) err
 		}
 	}
 	h := &fetchHandler{f: f, frontier: fr, counters: r.counters, retryLog: sampled(log, 3), spider: cfg.Spider, handoff: r.handoff,
-		encode: responseEncoder(cfg.Spider.Settings, cfg.Client, layout, r.counters, log)}
+		encode: responseEncoder(cfg.Spider.Settings, cfg.Retain[streams.StageParse].Keeps(), cfg.Client, layout, r.counters, log)}
 	if len(cfg.Spider.Settings.Revisit) > 0 {
 		rules := slices.Clone(cfg.Spider.Settings.Revisit)
 		for i := range rules {

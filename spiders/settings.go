@@ -83,12 +83,15 @@ type Settings struct {
 	BodyBudget ByteSize `yaml:"body_budget"`
 	// ResponseDict: "on" (the default, also "") compresses stored responses with a zstd
 	// dictionary trained on the crawl's first responses; "off" does not. With
-	// ResponseCompression off or s2 there is no dictionary either.
+	// ResponseCompression off or s2 there is no dictionary either, nor by default when
+	// responses are not retained (the default compression is then s2).
 	ResponseDict string `yaml:"response_dict"`
-	// ResponseCompression is how responses are stored: at a zstd level, "fastest" (the
-	// default, also ""), "default" or "better"; "s2" (S2, no dictionary: about a third
-	// of fastest's CPU for ~1.7 times its bytes in Redis); or "off" (stored as fetched:
-	// no compression work, about three times the bytes, and no dictionary).
+	// ResponseCompression is how responses are stored: at a zstd level, "fastest",
+	// "default" or "better"; "s2" (S2, no dictionary: about half of fastest's CPU for
+	// ~1.8 times its bytes in Redis); or "off" (stored as fetched: no compression work,
+	// about three times the bytes, and no dictionary). "" (the default) is s2 when
+	// responses are not retained once parsed (settings.retention), fastest when they are
+	// (ResponseCompressionFor).
 	ResponseCompression string `yaml:"response_compression"`
 	// Headers are sent with every request.
 	Headers map[string]string `yaml:"headers"`

@@ -69,6 +69,9 @@ func TestArchiverKilledWritesEveryRecordOnce(t *testing.T) {
 func testArchiverKilled(t *testing.T, s3 bool, kill func(t *testing.T, args, env []string, files func() int) *proc) {
 	site := demosite.New(300)
 	c := newCluster(t, "arch", site)
+	// A zstd level, so that responses are compressed with the crawl's dictionary (the
+	// default for responses not retained once parsed is S2, which has none).
+	c.addSetting("response_compression: fastest")
 	publishShopDict(t, c.rdb, "arch")
 	c.seed() // the crawl exists once seeded; the group is made before any page is fetched
 	if code, stdout, stderr := runCLI(t, 30*time.Second, nil, "archive", "--create-group", "--redis", c.srv.URL(), "--crawl", "arch"); code != 0 {

@@ -2,18 +2,15 @@ package cli
 
 import (
 	"bufio"
-	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
-	"os/signal"
 	"path/filepath"
 	"sort"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -27,8 +24,9 @@ const mainEnv = "STREAMCRAWL_TEST_MAIN"
 
 func TestMain(m *testing.M) {
 	if os.Getenv(mainEnv) == "1" {
-		// The same as main(): SIGINT/SIGTERM cancel the context for a graceful stop.
-		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		// The same as main(): SIGINT/SIGTERM cancel the context for a graceful stop,
+		// go-redis's own log is quiet and the collector runs with the binary's defaults.
+		ctx, stop := Process()
 		code := Run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 		stop()
 		os.Exit(code)

@@ -49,9 +49,9 @@ func (b Budget) PerDomain() bool { return b.Per == BudgetPerDomain }
 func (b Budget) Validate() error {
 	switch {
 	case b.PagesPerHost < 0:
-		return fmt.Errorf("spiders: settings.budget.pages_per_host %d is negative", b.PagesPerHost)
+		return negative("budget.pages_per_host", b.PagesPerHost)
 	case b.BytesPerHost < 0:
-		return fmt.Errorf("spiders: settings.budget.bytes_per_host %d is negative", b.BytesPerHost)
+		return negative("budget.bytes_per_host", b.BytesPerHost)
 	case b.Per != "" && b.Per != BudgetPerHost && b.Per != BudgetPerDomain:
 		return fmt.Errorf("spiders: settings.budget.per %q: want host or domain", b.Per)
 	case b.Per != "" && !b.On():

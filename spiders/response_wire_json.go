@@ -4,27 +4,18 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net/http"
-	"time"
 
 	"github.com/klauspost/compress/zstd"
 )
 
-// responseWire is a version 1 or 2 response: JSON, the body a string ("text"), base64
-// ("body") or, in version 1, a zstd-compressed base64 body.
+// responseWire is a version 1 or 2 response: JSON, the fields of a version 3 head
+// (those versions never wrote "rendered") and the body in the same object: a string
+// ("text"), base64 ("body") or, in version 1, a zstd-compressed base64 body.
 type responseWire struct {
-	V         int         `json:"v"`
-	Request   *Request    `json:"request"`
-	URL       string      `json:"url"`
-	Status    int         `json:"status"`
-	Headers   http.Header `json:"headers,omitempty"`
-	Encoding  string      `json:"body_encoding,omitempty"`
-	Body      []byte      `json:"body,omitempty"`
-	Text      *string     `json:"text,omitempty"`
-	BodyLen   int         `json:"body_len"`
-	Truncated bool        `json:"truncated,omitempty"`
-	Charset   string      `json:"charset,omitempty"`
-	FetchedAt time.Time   `json:"fetched_at"`
+	responseHead
+	Encoding string  `json:"body_encoding,omitempty"`
+	Body     []byte  `json:"body,omitempty"`
+	Text     *string `json:"text,omitempty"`
 }
 
 // decodeJSONResponse reads a version 1 or 2 response (its JSON, decompressed).

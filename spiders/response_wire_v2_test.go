@@ -12,11 +12,11 @@ import (
 
 // writeResponseJSON writes the JSON of r (version 2, uncompressed) to buf.
 func writeResponseJSON(buf *bytes.Buffer, r *Response) error {
-	w := responseWire{
+	w := responseWire{responseHead: responseHead{
 		V: 2, Request: r.Request, URL: r.URL, Status: r.Status,
 		Headers: r.Headers, BodyLen: len(r.Body), Truncated: r.Truncated, FetchedAt: r.FetchedAt,
 		Charset: r.Charset,
-	}
+	}}
 	head, err := json.Marshal(w) // everything but the body
 	if err != nil {
 		return fmt.Errorf("spiders: encode response: %w", err)

@@ -154,11 +154,11 @@ func (s *Settings) validateRetention() error {
 		case !known:
 			return fmt.Errorf("spiders: settings.retention.%s: unknown stream (want requests, responses or items)", name)
 		case r.MaxAge < 0:
-			return fmt.Errorf("spiders: settings.retention.%s.max_age %s is negative", name, r.MaxAge)
+			return negative("retention."+name+".max_age", r.MaxAge)
 		case r.MaxBytes < 0:
-			return fmt.Errorf("spiders: settings.retention.%s.max_bytes %d is negative", name, r.MaxBytes)
+			return negative("retention."+name+".max_bytes", r.MaxBytes)
 		case r.MinCount < 0:
-			return fmt.Errorf("spiders: settings.retention.%s.min_count %d is negative", name, r.MinCount)
+			return negative("retention."+name+".min_count", r.MinCount)
 		}
 	}
 	return nil

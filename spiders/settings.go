@@ -353,21 +353,21 @@ func (s *Settings) Validate() error {
 	case s.Concurrency < 0 || s.Concurrency > 10000:
 		return fmt.Errorf("spiders: settings.concurrency %d out of range 1..10000", s.Concurrency)
 	case s.DownloadTimeout < 0:
-		return fmt.Errorf("spiders: settings.download_timeout %s is negative", s.DownloadTimeout)
+		return negative("download_timeout", s.DownloadTimeout)
 	case s.ConnectTimeout < 0:
-		return fmt.Errorf("spiders: settings.connect_timeout %s is negative", s.ConnectTimeout)
+		return negative("connect_timeout", s.ConnectTimeout)
 	case s.MaxBodySize < 0:
-		return fmt.Errorf("spiders: settings.max_body_size %d is negative", s.MaxBodySize)
+		return negative("max_body_size", s.MaxBodySize)
 	case s.MaxRedirects != nil && *s.MaxRedirects < 0:
-		return fmt.Errorf("spiders: settings.max_redirects %d is negative", *s.MaxRedirects)
+		return negative("max_redirects", *s.MaxRedirects)
 	case s.MaxURLLength < 0:
-		return fmt.Errorf("spiders: settings.max_url_length %d is negative", s.MaxURLLength)
+		return negative("max_url_length", s.MaxURLLength)
 	case s.MaxItemSize < 0:
-		return fmt.Errorf("spiders: settings.max_item_size %d is negative", s.MaxItemSize)
+		return negative("max_item_size", s.MaxItemSize)
 	case s.WarnEmptyFieldAfter < -1:
 		return fmt.Errorf("spiders: settings.warn_empty_field_after %d: want a page count, or -1 for never", s.WarnEmptyFieldAfter)
 	case s.BodyBudget < 0:
-		return fmt.Errorf("spiders: settings.body_budget %d is negative", s.BodyBudget)
+		return negative("body_budget", s.BodyBudget)
 	case s.ResponseDict != "" && s.ResponseDict != ResponseDictOn && s.ResponseDict != ResponseDictOff:
 		return fmt.Errorf("spiders: settings.response_dict %q: want on or off", s.ResponseDict)
 	case s.ResponseCompression != "" && !validResponseCompression(s.ResponseCompression):
@@ -377,7 +377,7 @@ func (s *Settings) Validate() error {
 	case s.Dedup != "" && s.Dedup != "exact" && s.Dedup != "bloom" && s.Dedup != "set":
 		return fmt.Errorf("spiders: settings.dedup %q: want exact, bloom or set", s.Dedup)
 	case s.Capacity < 0:
-		return fmt.Errorf("spiders: settings.capacity %d is negative", s.Capacity)
+		return negative("capacity", s.Capacity)
 	case s.ErrorRate < 0 || s.ErrorRate >= 0.5:
 		return fmt.Errorf("spiders: settings.error_rate %g: want a rate between 0 and 0.5", s.ErrorRate)
 	case s.DedupExpireAfter < 0 || s.DedupExpireAfter > 0 && s.DedupExpireAfter < time.Minute:
@@ -388,21 +388,21 @@ func (s *Settings) Validate() error {
 		return fmt.Errorf("spiders: settings.dedup_expire_after and revisit_after both let URLs through again: set one " +
 			"(revisit_after keeps a time per URL and sends the stored validators; dedup_expire_after keeps the dedup's bytes per URL)")
 	case s.FrontierWindow < 0:
-		return fmt.Errorf("spiders: settings.frontier_window %d is negative", s.FrontierWindow)
+		return negative("frontier_window", s.FrontierWindow)
 	case s.MaxPages < 0:
-		return fmt.Errorf("spiders: settings.max_pages %d is negative", s.MaxPages)
+		return negative("max_pages", s.MaxPages)
 	case s.PerHostConcurrency < -1:
 		return fmt.Errorf("spiders: settings.per_host_concurrency %d: want -1 (no limit) or more", s.PerHostConcurrency)
 	case s.PerHostDelay < 0:
-		return fmt.Errorf("spiders: settings.per_host_delay %s is negative", s.PerHostDelay)
+		return negative("per_host_delay", s.PerHostDelay)
 	case s.MaxLinksPerPage < 0:
-		return fmt.Errorf("spiders: settings.max_links_per_page %d is negative", s.MaxLinksPerPage)
+		return negative("max_links_per_page", s.MaxLinksPerPage)
 	case s.MaxCrawlDelay < 0:
-		return fmt.Errorf("spiders: settings.max_crawl_delay %s is negative", s.MaxCrawlDelay)
+		return negative("max_crawl_delay", s.MaxCrawlDelay)
 	case s.RobotsUnreachableTries < 0:
-		return fmt.Errorf("spiders: settings.robots_unreachable_tries %d is negative", s.RobotsUnreachableTries)
+		return negative("robots_unreachable_tries", s.RobotsUnreachableTries)
 	case s.MaxDepth < 0:
-		return fmt.Errorf("spiders: settings.max_depth %d is negative", s.MaxDepth)
+		return negative("max_depth", s.MaxDepth)
 	case s.Cookies != "" && s.Cookies != CookiesShared && s.Cookies != CookiesProcess && s.Cookies != CookiesOff:
 		return fmt.Errorf("spiders: settings.cookies %q: want shared, process or off", s.Cookies)
 	case s.Durability != "" && s.Durability != DurabilityAsync && s.Durability != DurabilityReplicated:
@@ -435,6 +435,16 @@ func (s *Settings) Validate() error {
 		return err
 	}
 	return s.validateRetention()
+}
+
+// negative is the error of the setting at key (its path under settings, "max_pages",
+// "budget.bytes_per_host") whose value v is below zero: a duration written as one
+// ("-1s"), any other number in decimal.
+func negative(key string, v any) error {
+	if d, ok := v.(time.Duration); ok {
+		return fmt.Errorf("spiders: settings.%s %s is negative", key, d)
+	}
+	return fmt.Errorf("spiders: settings.%s %d is negative", key, v)
 }
 
 // ValidateHeaders reports a header name that is not an HTTP token or a value with

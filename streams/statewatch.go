@@ -1,6 +1,7 @@
 package streams
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -48,10 +49,7 @@ func (w *StateWatch) Run(ctx context.Context) error {
 	if w.Client == nil || w.Layout.Crawl == "" {
 		return errors.New("streams: state watch needs a client and a layout")
 	}
-	log := w.Logger
-	if log == nil {
-		log = zap.NewNop()
-	}
+	log := cmp.Or(w.Logger, zap.NewNop())
 	every := w.Interval
 	if every <= 0 {
 		every = defaultStateInterval

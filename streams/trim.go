@@ -1,6 +1,7 @@
 package streams
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
@@ -171,10 +172,7 @@ type Trimmer struct {
 // trimmer after its router, so its last acks are in and a finished crawl leaves no
 // acked entry past retention.
 func (tr *Trimmer) Run(ctx context.Context) error {
-	log := tr.Logger
-	if log == nil {
-		log = zap.NewNop()
-	}
+	log := cmp.Or(tr.Logger, zap.NewNop())
 	interval := tr.Interval
 	if interval <= 0 {
 		interval = DefaultTrimInterval

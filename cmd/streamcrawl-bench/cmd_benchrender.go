@@ -4,11 +4,9 @@ import (
 	"context"
 	_ "embed"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,6 +16,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/streamcrawl/streamcrawl/cmd/internal/cli"
 	"github.com/streamcrawl/streamcrawl/handlers/fetch/browser"
 	"github.com/streamcrawl/streamcrawl/spiders/jssite"
 	"github.com/streamcrawl/streamcrawl/streams"
@@ -143,15 +142,7 @@ func (a *app) jsSiteCommand() *cobra.Command {
 				return err
 			}
 			fmt.Fprintf(a.Stdout, "listening on http://%s/\n", ln.Addr())
-			srv := &http.Server{Handler: jssite.New(products), ReadHeaderTimeout: 10 * time.Second}
-			go func() {
-				<-cmd.Context().Done()
-				srv.Close()
-			}()
-			if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
-				return err
-			}
-			return nil
+			return cli.Serve(cmd.Context(), ln, jssite.New(products))
 		},
 	}
 	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:0", "address to serve on")

@@ -12,12 +12,19 @@ import (
 // Site is a generated shop. It is an http.Handler, safe for concurrent use; its pages
 // depend only on the number it was built with, the Host header of the request and, for
 // the home page, the peers given to SetPeers.
+//
+// Its methods ServeHTTP, Requests, TotalRequests, Reset, KindOf, Reachable,
+// ReachableKind and SpiderYAML are those of sitekit.Site (documented in
+// spiders/internal/sitekit), which every generated site shares. It counts a
+// request under its path?query as sent (fragments are never sent). The reachable
+// URLs keep their queries as written: they include the tracking-parameter variants of
+// product pages, and, with obeyRobots, leave out /private/. SpiderYAML's spider
+// stores the items of ItemRules.
 type Site struct {
-	cat     *catalog
-	counter sitekit.Counter
-	slugs   map[string]int   // category slug -> index
-	truth   *sitekit.Crawler // ground truth, over render
-	peers   atomic.Pointer[[]peer]
+	*base
+	cat   *catalog
+	slugs map[string]int // category slug -> index
+	peers atomic.Pointer[[]peer]
 
 	pageSize atomic.Int64 // SetPageSize's bytes per page, 0 for none
 	footLen  int          // about the bytes of the footer, for pad
@@ -30,7 +37,7 @@ func New(pages int) *Site {
 	for i, c := range s.cat.cats {
 		s.slugs[c.slug] = i
 	}
-	s.truth = s.newTruth()
+	s.base = sitekit.NewSite(s.newTruth(), requestKey, 32<<10, ItemRules)
 	s.footLen = s.footBytes()
 	return s
 }
@@ -45,14 +52,15 @@ const (
 var pixel = []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08\x06\x00\x00\x00\x1f\x15\xc4\x89" +
 	"\x00\x00\x00\rIDATx\x9cc\xf8\x0f\x00\x00\x01\x01\x00\x05\x18\xd8N\x00\x00\x00\x00IEND\xaeB`\x82")
 
-// disallowed is the path prefix the site's robots.txt disallows.
+// disallowed is the path prefix the site's robots.txt disallows (see sitekit.Crawler).
 const disallowed = "/private/"
 
 // homeLink is the text of an error page's link to the home page.
 const homeLink = "Back to the shop"
 
 // render appends the answer to path?query to b and returns it with its status and
-// content type. It is the single source of every byte the site serves.
+// content type. It is the single source of every byte the site serves but its
+// robots.txt, which sitekit writes from disallowed.
 func (s *Site) render(b []byte, origin, path, query string) ([]byte, int, string) {
 	p := &page{B: b, Origin: origin}
 	switch {
@@ -97,8 +105,6 @@ func (s *Site) render(b []byte, origin, path, query string) ([]byte, int, string
 		s.private(p, "Staff offers")
 	case path == "/feed.json":
 		return s.feed(p), http.StatusOK, ctJSON
-	case path == "/robots.txt":
-		return p.Robots(disallowed)
 	default:
 		return notFound(p)
 	}

@@ -32,23 +32,8 @@ func (s *Site) newTruth() *sitekit.Crawler {
 	}
 }
 
-// KindOf returns what the site answers to pathQuery (path with optional ?query).
-func (s *Site) KindOf(pathQuery string) Kind { return s.truth.KindOf(pathQuery) }
-
-// Reachable returns, sorted, every path?query a crawler reaches by starting at / and
-// following every a[href] on the site's host: fragments stripped, queries kept as
-// written, offsite and mailto: links dropped. It includes tracking-parameter variants,
-// 404s, 500s and non-HTML resources; with obeyRobots it leaves out /private/. Only 200
-// HTML pages are followed. /robots.txt is not linked and so not included.
-func (s *Site) Reachable(obeyRobots bool) []string { return s.truth.Reachable(obeyRobots) }
-
-// ReachableKind returns, sorted, the reachable path?query that answer with kind k.
-func (s *Site) ReachableKind(obeyRobots bool, k Kind) []string {
-	return s.truth.Truth(obeyRobots).URLsOf(k)
-}
-
 // Products returns every reachable product, by ID.
-func (s *Site) Products() []Product { return sitekit.Items(s.truth, s.cat.product) }
+func (s *Site) Products() []Product { return sitekit.Items(s.base, s.cat.product) }
 
 // ExpectedItems returns the fields a correct crawl of the site served at baseURL
 // (e.g. "http://127.0.0.1:8080/") stores with the spider of SpiderYAML: one item per

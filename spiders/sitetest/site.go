@@ -12,12 +12,18 @@ import (
 
 // Site is a generated news site. It is an http.Handler, safe for concurrent use; its
 // pages depend only on the number it was built with and the Host header of the request.
+//
+// Its methods ServeHTTP, Requests, TotalRequests, Reset, KindOf, Reachable,
+// ReachableKind and SpiderYAML are those of sitekit.Site (documented in
+// spiders/internal/sitekit), which every generated site shares. It counts a
+// request, and lists a reachable URL, under its canonical path?query (see Canonical),
+// so KindOf takes query parameters in any order; with obeyRobots the reachable URLs
+// leave out /drafts/. SpiderYAML's spider stores one "article" item per article.
 type Site struct {
+	*base
 	c       *content
-	counter sitekit.Counter
-	authors map[string]int   // slug -> index
-	tags    map[string]int   // tag -> index
-	truth   *sitekit.Crawler // ground truth, over render
+	authors map[string]int // slug -> index
+	tags    map[string]int // tag -> index
 }
 
 // New returns the site with about pages reachable URLs (at least 60, at most 500,000).
@@ -30,7 +36,7 @@ func New(pages int) *Site {
 	for i, t := range tags {
 		s.tags[t] = i
 	}
-	s.truth = s.newTruth()
+	s.base = sitekit.NewSite(s.newTruth(), requestKey, 16<<10, itemRules)
 	return s
 }
 
@@ -39,7 +45,7 @@ const (
 	ctRSS = "application/rss+xml"
 )
 
-// disallowed is the path prefix the site's robots.txt disallows.
+// disallowed is the path prefix the site's robots.txt disallows (see sitekit.Crawler).
 const disallowed = "/drafts/"
 
 // homeLink is the text of an error page's link to the home page.
@@ -47,7 +53,8 @@ const homeLink = "Front page"
 
 // render appends the answer to path?query to b and returns it with its status and
 // content type. The order of query parameters does not matter. It is the single
-// source of every byte the site serves.
+// source of every byte the site serves but its robots.txt, which sitekit writes from
+// disallowed.
 func (s *Site) render(b []byte, origin, path, query string) ([]byte, int, string) {
 	p := &page{B: b, Origin: origin}
 	c := s.c
@@ -125,8 +132,6 @@ func (s *Site) render(b []byte, origin, path, query string) ([]byte, int, string
 		s.draft(p)
 	case path == "/feed.xml":
 		return s.feed(p), http.StatusOK, ctRSS
-	case path == "/robots.txt":
-		return p.Robots(disallowed)
 	default:
 		return notFound(p)
 	}

@@ -28,24 +28,8 @@ func (s *Site) newTruth() *sitekit.Crawler {
 	}
 }
 
-// KindOf returns what the site answers to pathQuery (path with optional ?query, in
-// any parameter order).
-func (s *Site) KindOf(pathQuery string) Kind { return s.truth.KindOf(pathQuery) }
-
-// Reachable returns, sorted, every canonical path?query (see Canonical) a crawler
-// reaches by starting at / and following every a[href] on the site's host: fragments
-// stripped, offsite and mailto: links dropped. It includes 404s, 500s and the feed;
-// with obeyRobots it leaves out /drafts/. Only 200 HTML pages are followed.
-// /robots.txt is not linked and so not included.
-func (s *Site) Reachable(obeyRobots bool) []string { return s.truth.Reachable(obeyRobots) }
-
-// ReachableKind returns, sorted, the reachable canonical path?query that answer with kind k.
-func (s *Site) ReachableKind(obeyRobots bool, k Kind) []string {
-	return s.truth.Truth(obeyRobots).URLsOf(k)
-}
-
 // Articles returns every reachable article, by ID.
-func (s *Site) Articles() []Article { return sitekit.Items(s.truth, s.c.article) }
+func (s *Site) Articles() []Article { return sitekit.Items(s.base, s.c.article) }
 
 // ExpectedItems returns the fields a correct crawl of the site served at baseURL
 // (e.g. "http://127.0.0.1:8080/") stores with the spider of SpiderYAML: one item per

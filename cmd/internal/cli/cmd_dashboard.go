@@ -76,7 +76,7 @@ is looked at.`,
 				return fmt.Errorf("dashboard: cannot listen on %s (--addr): %w", addr, err)
 			}
 			go func() {
-				if err := serve(ctx, ln, mux); err != nil {
+				if err := Serve(ctx, ln, mux); err != nil {
 					a.Log.Warn("dashboard server stopped", zap.Error(err))
 				}
 			}()

@@ -41,7 +41,7 @@ It prints "listening on URL" once it accepts connections.`,
 				}
 			}
 			fmt.Fprintf(a.Stdout, "listening on %s\n", base)
-			return serve(cmd.Context(), ln, demosite.WithLatency(site, latency))
+			return Serve(cmd.Context(), ln, demosite.WithLatency(site, latency))
 		},
 	}
 	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:8080", "address to listen on")
@@ -52,8 +52,9 @@ It prints "listening on URL" once it accepts connections.`,
 	return cmd
 }
 
-// serve serves h on ln until ctx ends.
-func serve(ctx context.Context, ln net.Listener, h http.Handler) error {
+// Serve serves h on ln until ctx ends, then shuts the server down, giving requests in
+// flight up to 5 s. It returns nil when ctx ended, else the error that stopped it.
+func Serve(ctx context.Context, ln net.Listener, h http.Handler) error {
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 	go func() {
 		<-ctx.Done()
@@ -86,7 +87,7 @@ JSONL file in the current directory. Nothing needs to be installed.`,
 			}
 			sctx, stopSite := context.WithCancel(ctx)
 			defer stopSite()
-			go func() { _ = serve(sctx, ln, site) }()
+			go func() { _ = Serve(sctx, ln, site) }()
 			base := "http://" + ln.Addr().String() + "/"
 			sp, warnings, err := spiders.Parse("demo.yaml", []byte(site.SpiderYAML("demo", base)))
 			if err != nil {

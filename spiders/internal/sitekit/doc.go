@@ -5,7 +5,10 @@
 // that learns what a site links by crawling its own rendered pages in process (Items:
 // the items it reached, in ID order).
 //
-// A site is described by a RenderFunc, the single source of every byte it serves;
-// Serve answers HTTP requests with it and a Crawler walks it from / to compute the URLs
-// a correct crawl reaches, so the truth can never disagree with what is served.
+// A site is described by a RenderFunc, the single source of every byte it serves
+// (its robots.txt aside, which the Crawler writes from Disallow); Serve answers HTTP
+// requests with it and a Crawler walks it from / to compute the URLs a correct crawl
+// reaches, so the truth can never disagree with what is served. A site embeds a Site
+// (NewSite), whose methods (ServeHTTP, Requests, KindOf, Reachable, SpiderYAML...) it
+// then has without writing them.
 package sitekit

@@ -37,13 +37,14 @@ func (t *Truth) URLsOf(k Kind) []string {
 type Crawler struct {
 	// Host is the host the site is rendered for, e.g. "demosite.invalid". Required.
 	Host string
-	// Render renders the site. Required.
+	// Render renders the site, but its /robots.txt (see Disallow). Required.
 	Render RenderFunc
 	// Classify returns the kind of a rendered answer; only HTML pages are followed.
 	// Nil means Classify.
 	Classify func(status int, ctype string) Kind
-	// Disallow is the path prefix the site's robots.txt disallows: with obeyRobots,
-	// URLs under it are neither reached nor included. "" disallows nothing.
+	// Disallow is the path prefix the site's /robots.txt disallows to every user agent
+	// (the Crawler answers /robots.txt itself): with obeyRobots, URLs under it are
+	// neither reached nor included. "" disallows nothing.
 	Disallow string
 	// Canonical, when not nil, rewrites every reached URL (see Resolver.Canonical).
 	Canonical func(path, rawQuery string) string
@@ -65,10 +66,19 @@ func (c *Crawler) classify(status int, ctype string) Kind {
 	return c.Classify(status, ctype)
 }
 
+// render renders the site: its /robots.txt from Disallow, every other answer with Render.
+func (c *Crawler) render(b []byte, origin, path, query string) ([]byte, int, string) {
+	if path == "/robots.txt" {
+		p := Page{B: b}
+		return p.Robots(c.Disallow)
+	}
+	return c.Render(b, origin, path, query)
+}
+
 // KindOf returns what the site answers to pathQuery (path with optional ?query).
 func (c *Crawler) KindOf(pathQuery string) Kind {
 	path, query, _ := strings.Cut(pathQuery, "?")
-	_, status, ctype := c.Render(nil, c.origin(), path, query)
+	_, status, ctype := c.render(nil, c.origin(), path, query)
 	return c.classify(status, ctype)
 }
 
@@ -92,9 +102,10 @@ func (c *Crawler) Reachable(obeyRobots bool) []string {
 	return append([]string(nil), c.Truth(obeyRobots).URLs...)
 }
 
-// Items returns item(id) for the ID of every item page reached (robots.txt obeyed), by ID.
-func Items[T any](c *Crawler, item func(id int) T) []T {
-	ids := c.Truth(true).IDs
+// Items returns item(id) for the ID of every item page of s reached (robots.txt
+// obeyed), by ID.
+func Items[T any](s *Site, item func(id int) T) []T {
+	ids := s.truth.Truth(true).IDs
 	out := make([]T, 0, len(ids))
 	for _, id := range ids {
 		out = append(out, item(id))
@@ -130,7 +141,7 @@ func (c *Crawler) crawl(obeyRobots bool) *Truth {
 		path, query, _ := strings.Cut(pq, "?")
 		var status int
 		var ctype string
-		buf, status, ctype = c.Render(buf[:0], origin, path, query)
+		buf, status, ctype = c.render(buf[:0], origin, path, query)
 		k := c.classify(status, ctype)
 		t.Kinds[pq] = k
 		if k != HTML {

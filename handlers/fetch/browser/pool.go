@@ -122,7 +122,10 @@ func (p *Pool) acquire(ctx context.Context) (*instance, error) {
 		}
 		var best *instance
 		for _, b := range p.browsers {
-			if b.retiring == "" && b.inUse < p.cfg.Tabs && (best == nil || b.inUse < best.inUse) {
+			// A browser whose context has ended is dead: the watcher takes it out
+			// (died) and wakes us, but a page that saw the death may ask again first.
+			dead := b.ctx.Err() != nil
+			if !dead && b.retiring == "" && b.inUse < p.cfg.Tabs && (best == nil || b.inUse < best.inUse) {
 				best = b
 			}
 		}

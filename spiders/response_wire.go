@@ -103,7 +103,7 @@ func ResponseCompressionFor(c string, retained bool) string {
 	case c != "":
 		return c
 	case retained:
-		return ResponseCompressFastest
+		return DefaultResponseCompression
 	}
 	return ResponseCompressS2
 }

@@ -27,31 +27,23 @@ func Fingerprint(method, rawURL string, body []byte) ([FingerprintSize]byte, err
 // a NUL byte, the body, then what more writes (nil: nothing; fingerprint rules add the
 // headers they name).
 func fingerprintOf(method, canon string, body []byte, more func(h hash.Hash)) [FingerprintSize]byte {
+	// The layout goes in a buffer on the stack (most requests: a short method and URL, no
+	// body; strings.ToUpper returns an upper-case method as it is) and is summed at once:
+	// no hash.Hash allocated per link unless more writes after it.
+	var stack [512]byte
+	b := append(stack[:0], strings.ToUpper(method)...)
+	b = append(b, 0)
+	b = append(b, canon...)
+	b = append(b, 0)
+	b = append(b, body...)
 	var sum [sha256.Size]byte
 	if more == nil {
-		// The same bytes laid out in a buffer on the stack (most requests: a short method
-		// and URL, no body) and summed at once: no hash.Hash allocated per link
-		// (strings.ToUpper returns an upper-case method as it is).
-		var stack [512]byte
-		b := append(stack[:0], strings.ToUpper(method)...)
-		b = append(b, 0)
-		b = append(b, canon...)
-		b = append(b, 0)
-		b = append(b, body...)
 		sum = sha256.Sum256(b)
 	} else {
 		h := sha256.New()
-		h.Write([]byte(strings.ToUpper(method)))
-		h.Write([]byte{0})
-		h.Write([]byte(canon))
-		h.Write([]byte{0})
-		h.Write(body)
-		if more != nil {
-			more(h)
-		}
+		h.Write(b)
+		more(h)
 		h.Sum(sum[:0])
 	}
-	var fp [FingerprintSize]byte
-	copy(fp[:], sum[:])
-	return fp
+	return [FingerprintSize]byte(sum[:FingerprintSize])
 }

@@ -129,12 +129,19 @@ func trimChunk(ctx context.Context, rdb redis.UniversalClient, stream string, r 
 	return n, nil
 }
 
+// memorySamples is how many of a stream's nodes MEMORY USAGE reads to estimate its
+// bytes (the oldest ones; Redis scales their mean to the rest). All of them (SAMPLES 0)
+// cost ~0.9 ms a call on the items stream at its 16 MiB default, four times a second:
+// ~3 µs of Redis CPU per page of a broad crawl; a bounded sample costs the same at any
+// length.
+const memorySamples = 128
+
 // overBytes returns how many of the oldest entries of stream must go for its memory to
 // fit max, by its mean entry size. A stream over max is trimmed to 95% of it, so that
 // the entries added before the next pass do not take it past max again at once.
 func overBytes(ctx context.Context, rdb redis.UniversalClient, stream string, max int64) (int64, error) {
 	pipe := rdb.Pipeline()
-	usage := pipe.MemoryUsage(ctx, stream, 0)
+	usage := pipe.MemoryUsage(ctx, stream, memorySamples)
 	length := pipe.XLen(ctx, stream)
 	if _, err := pipe.Exec(ctx); err != nil {
 		return 0, err

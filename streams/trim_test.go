@@ -249,6 +249,40 @@ func TestTrimByBytes(t *testing.T) {
 	}
 }
 
+// TestTrimByBytesOnALongStream: a stream of thousands of nodes (small entries of
+// varying size, as items are) is measured by a sample of its nodes, and trimmed to its
+// byte limit as exactly as when every node was read.
+func TestTrimByBytesOnALongStream(t *testing.T) {
+	srv := streamstest.Start(t)
+	rdb := srv.Client()
+	ctx := context.Background()
+	const entries = 60000
+	for at := 0; at < entries; at += 1000 {
+		pipe := rdb.Pipeline()
+		for i := at; i < at+1000; i++ {
+			pipe.XAdd(ctx, &redis.XAddArgs{Stream: "s", Values: map[string]any{"i": i, "body": strings.Repeat("y", 100+i%400)}})
+		}
+		if _, err := pipe.Exec(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := rdb.XGroupCreate(ctx, "s", "g", "$").Err(); err != nil { // every entry read and acked
+		t.Fatal(err)
+	}
+	before := rdb.MemoryUsage(ctx, "s", 0).Val()
+	const limit = 4 << 20
+	if before < 3*limit {
+		t.Fatalf("the stream holds %d bytes, want a long stream of several times %d", before, limit)
+	}
+	if _, err := streams.Trim(ctx, rdb, "s", spiders.StreamRetention{MaxBytes: limit}, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	used, n := rdb.MemoryUsage(ctx, "s", 0).Val(), rdb.XLen(ctx, "s").Val()
+	if used > limit || used < limit*85/100 {
+		t.Fatalf("after trim: %d bytes (every node read) in %d entries, was %d; want within 85-100%% of %d", used, n, before, limit)
+	}
+}
+
 func TestParseRetentionReadsString(t *testing.T) {
 	for _, r := range []spiders.StreamRetention{{}, {MaxAge: 10 * time.Minute}, {MaxBytes: 64 << 20}, {MaxAge: time.Hour, MaxBytes: 1000, MinCount: 5}} {
 		got, err := spiders.ParseStreamRetention(r.String())

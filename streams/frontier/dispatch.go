@@ -28,19 +28,31 @@ const maxHandOut = 256
 //
 // KEYS[1..9], ARGV[1..10] -> schedKeys, schedArgs (see hostSchedLua)
 // ARGV[11] -> most requests to move (maxHandOut)
-// Output: number of requests moved
+// Output: number of requests moved, then, when no host is left ready, the ms until the
+// earliest schedule or lease entry is due (-1: a host is ready, or there is no entry)
 var dispatchScript = schedScript("", `
 local now = now_ms()
 expire_leases(now, 1000)
 promote(now, 1000)
 local moved = 0
 zflush(S.ready)
-if redis.call('ZCARD', S.ready) > 0 then
+local ready = redis.call('ZCARD', S.ready)
+if ready > 0 then
   local r = room(tonumber(ARGV[11]))
   if r > 0 then moved = hand_out(r, now) end
 end
 commit()
-return moved
+local wait = -1
+if ready == 0 or redis.call('ZCARD', S.ready) == 0 then
+  for _, key in ipairs({S.sched, S.leases}) do
+    local first = redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')
+    if #first > 0 then
+      local w = math.max(tonumber(first[2]) - now, 0)
+      if wait < 0 or w < wait then wait = w end
+    end
+  end
+end
+return {moved, wait}
 `)
 
 // partPace is how the dispatcher paces one partition.
@@ -53,11 +65,21 @@ type partPace struct {
 
 // backoff paces a partition where a round found nothing to move: it is left alone for
 // its doubled wait (at most IdleInterval), and no longer than until an Interval before
-// its earliest schedule or lease entry (zero: not known).
-func (p *partPace) backoff(now, earliest time.Time, cfg Config) {
+// its earliest schedule or lease entry (earliest, from a look; zero: not known), or
+// until that entry is due (due, from a dispatch that left no host ready; zero: not
+// known). The look's earliest is on the local clock, so the partition is looked at
+// an Interval ahead; the dispatch's due was counted by the script on the Redis clock
+// from its own now, so it is due then, on any clock. A dispatch that left hosts ready
+// (the requests stream's window was full) says nothing: the fetchers' finishing turns
+// hand those out as the window drains. Without a due time the hosts of a crawl held
+// back only by politeness, which come due together, would wait for the doubled wait.
+func (p *partPace) backoff(now, earliest, due time.Time, cfg Config) {
 	p.wait = min(max(2*p.wait, cfg.Interval), cfg.IdleInterval)
 	p.next = now.Add(p.wait)
-	if due := earliest.Add(-cfg.Interval); !earliest.IsZero() && due.Before(p.next) {
+	if !earliest.IsZero() {
+		due = earliest.Add(-cfg.Interval)
+	}
+	if !due.IsZero() && due.Before(p.next) {
 		p.next = due
 	}
 }
@@ -115,18 +137,18 @@ func (f *Frontier) round(ctx context.Context, paced bool) (moved int, idle bool,
 		if l, ok := looks[part]; ok {
 			pc.empty = l.empty
 			if !l.due {
-				pc.backoff(now, l.earliest, f.cfg)
+				pc.backoff(now, l.earliest, time.Time{}, f.cfg)
 				idle = idle && pc.empty
 				continue
 			}
 		}
 		idle, pc.empty = false, false
-		n, err := f.dispatchPart(ctx, part)
+		n, due, err := f.dispatchPart(ctx, part)
 		pc.hot = n > 0
 		if n > 0 || err != nil || !f.cfg.FinishHandsOut {
 			pc.next, pc.wait = time.Time{}, f.cfg.Interval
 		} else {
-			pc.backoff(now, time.Time{}, f.cfg)
+			pc.backoff(now, time.Time{}, due, f.cfg)
 		}
 		total += n
 		if err != nil && firstErr == nil {
@@ -184,27 +206,36 @@ func (f *Frontier) look(ctx context.Context, parts []int) map[int]partLook {
 	return out
 }
 
-// dispatchPart runs one round in partition part.
-func (f *Frontier) dispatchPart(ctx context.Context, part int) (int, error) {
+// dispatchPart runs one round in partition part. It returns how many requests it moved
+// and, when the round left no host ready, when its earliest schedule or lease entry is
+// due (zero: a host is ready, or there is none).
+func (f *Frontier) dispatchPart(ctx context.Context, part int) (int, time.Time, error) {
 	if f.beforeRun != nil { // set by tests only (export_test.go)
 		if err := f.beforeRun(f.cfg.Window); err != nil {
-			return 0, fmt.Errorf("frontier: dispatch: %w", err)
+			return 0, time.Time{}, fmt.Errorf("frontier: dispatch: %w", err)
 		}
 	}
 	keys := schedKeys(f.layout.Parts[part])
 	args := schedArgs(f.hosts, partIDPrefix(part), f.cfg.Window, f.cfg.CountUnread, f.order.sign(), maxHandOut)
 	total := 0
 	for range 64 { // a window larger than maxHandOut fills in several calls
-		n, err := dispatchScript.Run(ctx, f.rdb, keys, args...).Int()
-		if err != nil {
-			return total, fmt.Errorf("frontier: dispatch: %w", err)
+		res, err := dispatchScript.Run(ctx, f.rdb, keys, args...).Int64Slice()
+		if err == nil && len(res) != 2 {
+			err = errShortReply
 		}
-		total += n
-		if n < maxHandOut {
-			break
+		if err != nil {
+			return total, time.Time{}, fmt.Errorf("frontier: dispatch: %w", err)
+		}
+		total += int(res[0])
+		if res[0] < maxHandOut {
+			var due time.Time
+			if res[1] >= 0 {
+				due = time.Now().Add(time.Duration(res[1]) * time.Millisecond)
+			}
+			return total, due, nil
 		}
 	}
-	return total, nil
+	return total, time.Time{}, nil
 }
 
 // runDispatch dispatches every Interval until ctx ends, and less often while every

@@ -187,8 +187,9 @@ local function finish_one(host, lease, ago, took, outcome, retry, auto, requeue,
 end
 `
 
-// errShortReply is a finish script reply without one result per turn.
-var errShortReply = errors.New("frontier: finish script gave a short reply")
+// errShortReply is a script reply without the results it owes (one per turn of a
+// finish, two of a dispatch).
+var errShortReply = errors.New("frontier: a script gave a short reply")
 
 // finishFields is how many ARGV entries one turn takes in finishScript.
 const finishFields = 13

@@ -96,12 +96,9 @@ func Archive(ctx context.Context, cfg ArchiveConfig) error {
 	}()
 	log.Info("archive open", zap.String("dir", cfg.Dir), zap.Int("pages", w.Len()))
 	handle := func(msg *message.Message) error {
-		if err := ensureResponseDict(msg.Context(), cfg.Client, layout.Global, msg.Payload); err != nil {
-			return err
-		}
-		res, err := spiders.UnmarshalResponseLimit(msg.Payload, cfg.MaxBodySize)
+		res, err := decodeResponse(msg.Context(), cfg.Client, layout.Global, msg.Payload, cfg.MaxBodySize)
 		if err != nil {
-			return fmt.Errorf("%w: %w", streams.ErrPoison, err)
+			return err
 		}
 		reqJSON, err := spiders.MarshalRequest(res.Request)
 		if err != nil {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/ThreeDotsLabs/watermill/message"
@@ -73,20 +72,12 @@ func runGroup(ctx context.Context, cfg groupConfig) error {
 	if err != nil {
 		return err
 	}
-	router, err := message.NewRouter(message.RouterConfig{CloseTimeout: scfg.ShutdownTimeout + 10*time.Second}, newZapAdapter(log))
+	router, err := newRouter(scfg.ShutdownTimeout, cfg.Metrics, log, scfg.Outage)
 	if err != nil {
-		return fmt.Errorf("handlers: router: %w", err)
+		return err
 	}
-	if cfg.Metrics != nil {
-		router.AddMiddleware(cfg.Metrics.Middleware)
-	}
-	router.AddMiddleware(recordFailures(log, scfg.Outage))
 	for i, stream := range cfg.Streams {
-		name := cfg.Group
-		if len(cfg.Streams) > 1 {
-			name += "-" + strconv.Itoa(i)
-		}
-		router.AddConsumerHandler(name, stream, sub, cfg.Handle)
+		router.AddConsumerHandler(handlerName(cfg.Group, i, len(cfg.Streams)), stream, sub, cfg.Handle)
 	}
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()

@@ -7,9 +7,26 @@ import (
 	"github.com/ThreeDotsLabs/watermill/message"
 	"go.uber.org/zap"
 
+	"github.com/streamcrawl/streamcrawl/handlers/metrics"
 	"github.com/streamcrawl/streamcrawl/streams"
 	"github.com/streamcrawl/streamcrawl/streams/loop"
 )
+
+// newRouter returns the router of a run or a group: it waits for its handlers up to
+// the subscriber's shutdown timeout and the sink's 10 s, counts messages in m (when set;
+// outermost, so that it sees recovered panics as errors) and records failures
+// (recordFailures).
+func newRouter(shutdownTimeout time.Duration, m *metrics.Metrics, log *zap.Logger, outage *streams.Outage) (*message.Router, error) {
+	router, err := message.NewRouter(message.RouterConfig{CloseTimeout: shutdownTimeout + 10*time.Second}, newZapAdapter(log))
+	if err != nil {
+		return nil, fmt.Errorf("handlers: router: %w", err)
+	}
+	if m != nil {
+		router.AddMiddleware(m.Middleware)
+	}
+	router.AddMiddleware(recordFailures(log, outage))
+	return router, nil
+}
 
 // recordFailures turns a handler's panic into an error, logs failures at most once a
 // second (loop.Errors, with the number not logged since),

@@ -125,16 +125,9 @@ func (p *parser) response(msg *message.Message) (*spiders.Response, error) {
 		}
 		p.count("responses_handoff_misses", 1)
 	}
-	if err := p.ensureDict(msg); err != nil {
-		return nil, err
-	}
-	res, err := spiders.UnmarshalResponseLimit(msg.Payload, p.maxBody())
-	if err != nil {
-		// Malformed, or larger than the spider's max_body_size (a forged entry): refused
-		// before it is expanded, a dead letter at once.
-		return nil, fmt.Errorf("%w: %w", streams.ErrPoison, err)
-	}
-	return res, nil
+	// Malformed, or larger than the spider's max_body_size (a forged entry): refused
+	// before it is expanded, a dead letter at once.
+	return decodeResponse(msg.Context(), p.rdb, p.layout.Global, msg.Payload, p.maxBody())
 }
 
 // maxBody is the largest body a stored response may decode to: the spider's

@@ -234,12 +234,9 @@ func (rp *replayer) itemsFrom(msg *message.Message) ([]spiders.Item, error) {
 		}
 		return []spiders.Item{*it}, nil
 	}
-	if err := ensureResponseDict(msg.Context(), rp.cfg.Client, rp.dicts, msg.Payload); err != nil {
-		return nil, err
-	}
-	r, err := spiders.UnmarshalResponseLimit(msg.Payload, rp.parse.maxBody())
+	r, err := decodeResponse(msg.Context(), rp.cfg.Client, rp.dicts, msg.Payload, rp.parse.maxBody())
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", streams.ErrPoison, err)
+		return nil, err
 	}
 	o, err := rp.parse.run(msg.Context(), r)
 	if err != nil {

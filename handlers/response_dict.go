@@ -9,7 +9,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/ThreeDotsLabs/watermill/message"
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/zap"
 
@@ -310,10 +309,18 @@ func ensureResponseDict(ctx context.Context, rdb redis.UniversalClient, k stream
 	return err
 }
 
-// ensureDict registers the dictionary the response in msg needs (see ensureResponseDict).
-func (p *parser) ensureDict(msg *message.Message) error {
-	if p.rdb == nil {
-		return nil
+// decodeResponse decodes a stored response of the crawl whose global keys are k, its
+// body at most maxBody, after registering the dictionary it needs (ensureResponseDict;
+// not without a client). A payload that is malformed or too large is poison.
+func decodeResponse(ctx context.Context, rdb redis.UniversalClient, k streams.Keys, payload []byte, maxBody int64) (*spiders.Response, error) {
+	if rdb != nil {
+		if err := ensureResponseDict(ctx, rdb, k, payload); err != nil {
+			return nil, err
+		}
 	}
-	return ensureResponseDict(msg.Context(), p.rdb, p.layout.Global, msg.Payload)
+	res, err := spiders.UnmarshalResponseLimit(payload, maxBody)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", streams.ErrPoison, err)
+	}
+	return res, nil
 }

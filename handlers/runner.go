@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"time"
 
 	"github.com/ThreeDotsLabs/watermill/message"
 	"go.uber.org/zap"
@@ -131,16 +130,9 @@ func (r *run) open(ctx context.Context) error {
 	if r.pub, err = streams.NewPublisher(cfg.Client, r.outage); err != nil {
 		return err
 	}
-	r.router, err = message.NewRouter(message.RouterConfig{
-		CloseTimeout: cfg.Subscriber.ShutdownTimeout + 10*time.Second,
-	}, newZapAdapter(r.log))
-	if err != nil {
-		return fmt.Errorf("handlers: router: %w", err)
+	if r.router, err = newRouter(cfg.Subscriber.ShutdownTimeout, cfg.Metrics, r.log, r.outage); err != nil {
+		return err
 	}
-	if cfg.Metrics != nil {
-		r.router.AddMiddleware(cfg.Metrics.Middleware) // outermost: sees recovered panics as errors
-	}
-	r.router.AddMiddleware(recordFailures(r.log, r.outage))
 	r.state = &streams.StateWatch{Client: cfg.Client, Layout: r.layout, Outage: r.outage, Logger: r.log, OnFailover: r.failedOver}
 	return nil
 }
@@ -224,9 +216,9 @@ func (r *run) close() {
 	}
 }
 
-// handlerName names the router handler of a stage's partition i.
-func handlerName(stage string, i int, l streams.Layout) string {
-	if len(l.Parts) == 1 {
+// handlerName names the router handler of a stage's (or a group's) partition i of parts.
+func handlerName(stage string, i, parts int) string {
+	if parts == 1 {
 		return stage
 	}
 	return stage + "-" + strconv.Itoa(i)

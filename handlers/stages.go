@@ -108,7 +108,7 @@ func (r *run) fetchStage(ctx context.Context, scfg streams.SubscriberConfig) err
 		return err
 	}
 	for i, k := range layout.Parts {
-		r.router.AddHandler(handlerName(streams.StageFetch, i, layout), k.Requests, sub, k.Responses, r.pub, h.handle)
+		r.router.AddHandler(handlerName(streams.StageFetch, i, len(layout.Parts)), k.Requests, sub, k.Responses, r.pub, h.handle)
 	}
 	return nil
 }
@@ -156,7 +156,7 @@ func (r *run) consumeParts(stage string, scfg streams.SubscriberConfig, maxInFli
 		return err
 	}
 	for i, k := range r.layout.Parts {
-		r.router.AddConsumerHandler(handlerName(stage, i, r.layout), stream(k), sub, handler(i))
+		r.router.AddConsumerHandler(handlerName(stage, i, len(r.layout.Parts)), stream(k), sub, handler(i))
 	}
 	return nil
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/streamcrawl/streamcrawl/processors"
 	"github.com/streamcrawl/streamcrawl/processors/warc"
 	"github.com/streamcrawl/streamcrawl/spiders"
+	"github.com/streamcrawl/streamcrawl/streams/loop"
 )
 
 // WARCReplayResult says what a replay from WARC files did.
@@ -78,25 +79,91 @@ func ReplayWARC(ctx context.Context, files []WARCSource, sp *spiders.Spider, sin
 	return res, nil
 }
 
+// warcReadTries is how many times a replay reads a WARC file whose reads fail (a
+// dropped connection to the bucket) before it gives up; warcReadWait is the first wait
+// between two tries (doubling, loop.Backoff).
+const (
+	warcReadTries = 4
+	warcReadWait  = time.Second
+)
+
+// replayFile replays the pages of one WARC file. A read of the file that fails (the
+// source's Read returns an error: a connection to the bucket dropped mid-object) is
+// tried again from the start of the file, the records already replayed skipped, up to
+// warcReadTries times; a record the WARC reader cannot parse fails the file at once.
 func replayFile(ctx context.Context, src WARCSource, parse *parser, sink processors.Sink, res *WARCReplayResult, log *zap.Logger) error {
+	done := 0 // records replayed so far
+	for try := 1; ; try++ {
+		n, err := replayRecords(ctx, src, done, parse, sink, res, log)
+		done = max(done, n)
+		var rerr *warcReadError
+		if !errors.As(err, &rerr) || try >= warcReadTries {
+			return err
+		}
+		wait := loop.Backoff(warcReadWait, 30*time.Second, try)
+		log.Warn("WARC file read failed; reading it again", zap.String("file", src.Name),
+			zap.Int("records_done", done), zap.Duration("wait", wait), zap.Error(rerr.err))
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(wait):
+		}
+	}
+}
+
+// warcReadError is a failed read of a WARC file's bytes (not a record that does not
+// parse): replayFile reads the file again.
+type warcReadError struct {
+	name string
+	err  error
+}
+
+func (e *warcReadError) Error() string { return fmt.Sprintf("handlers: read %s: %v", e.name, e.err) }
+func (e *warcReadError) Unwrap() error { return e.err }
+
+// readErrors passes reads through and keeps the first error that is not io.EOF.
+type readErrors struct {
+	r   io.Reader
+	err error
+}
+
+func (r *readErrors) Read(p []byte) (int, error) {
+	n, err := r.r.Read(p)
+	if err != nil && err != io.EOF && r.err == nil {
+		r.err = err
+	}
+	return n, err
+}
+
+// replayRecords reads src from its start and replays its records from record skip on
+// (those before are read for their requests only). It returns the number of records
+// read, and a *warcReadError when reading the source's bytes failed.
+func replayRecords(ctx context.Context, src WARCSource, skip int, parse *parser, sink processors.Sink, res *WARCReplayResult, log *zap.Logger) (int, error) {
 	name := src.Name
 	f, err := src.Open(ctx)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	defer f.Close()
-	r, err := warc.NewReader(f)
+	in := &readErrors{r: f}
+	fail := func(n int, err error) (int, error) {
+		if in.err != nil {
+			return n, &warcReadError{name: name, err: in.err}
+		}
+		return n, fmt.Errorf("handlers: %s: %w", name, err)
+	}
+	r, err := warc.NewReader(in)
 	if err != nil {
-		return fmt.Errorf("handlers: %s: %w", name, err)
+		return fail(0, err)
 	}
 	requests := map[string]*spiders.Request{} // response record ID -> its request
-	for ctx.Err() == nil {
+	for n := 0; ctx.Err() == nil; n++ {
 		rec, err := r.Next()
 		if errors.Is(err, io.EOF) {
-			return nil
+			return n, nil
 		}
 		if err != nil {
-			return fmt.Errorf("handlers: %s: %w", name, err)
+			return fail(n, err)
 		}
 		switch rec.Type() {
 		case warc.TypeRequest:
@@ -106,31 +173,43 @@ func replayFile(ctx context.Context, src WARCSource, parse *parser, sink process
 				}
 			}
 		case warc.TypeResponse:
-			page, err := pageOf(rec, requests[rec.ID()], parse.maxBody())
+			req := requests[rec.ID()]
 			delete(requests, rec.ID())
-			if err != nil {
-				res.Failed++
-				log.Warn("archived page unreadable; skipped", zap.String("record", rec.ID()), zap.Error(err))
-				continue
+			if n < skip {
+				continue // replayed by an earlier read of the file
 			}
-			out, err := parse.run(ctx, page)
-			if err != nil {
-				res.Failed++
-				log.Warn("callback failed on an archived page", zap.String("url", short(page.URL)), zap.Error(err))
-				continue
-			}
-			res.Pages++
-			res.RequestsDiscarded += int64(len(out.Requests))
-			for i := range out.Items {
-				stamp(&out.Items[i], page)
-				if _, err := sink.Store(ctx, &out.Items[i]); err != nil {
-					return err
-				}
-				res.Items++
+			if err := replayPage(ctx, rec, req, parse, sink, res, log); err != nil {
+				return n, err
 			}
 		}
 	}
-	return ctx.Err()
+	return 0, ctx.Err()
+}
+
+// replayPage re-parses the page of one response record and stores its items.
+func replayPage(ctx context.Context, rec *warc.Record, req *spiders.Request, parse *parser, sink processors.Sink, res *WARCReplayResult, log *zap.Logger) error {
+	page, err := pageOf(rec, req, parse.maxBody())
+	if err != nil {
+		res.Failed++
+		log.Warn("archived page unreadable; skipped", zap.String("record", rec.ID()), zap.Error(err))
+		return nil
+	}
+	out, err := parse.run(ctx, page)
+	if err != nil {
+		res.Failed++
+		log.Warn("callback failed on an archived page", zap.String("url", short(page.URL)), zap.Error(err))
+		return nil
+	}
+	res.Pages++
+	res.RequestsDiscarded += int64(len(out.Requests))
+	for i := range out.Items {
+		stamp(&out.Items[i], page)
+		if _, err := sink.Store(ctx, &out.Items[i]); err != nil {
+			return err
+		}
+		res.Items++
+	}
+	return nil
 }
 
 // pageOf rebuilds the response a response record holds.

@@ -159,7 +159,7 @@ func replayRecords(ctx context.Context, src WARCSource, skip int, parse *parser,
 	requests := map[string]*spiders.Request{} // response record ID -> its request
 	for n := 0; ctx.Err() == nil; n++ {
 		rec, err := r.Next()
-		if errors.Is(err, io.EOF) {
+		if errors.Is(err, io.EOF) && in.err == nil { // the end, not a read that failed
 			return n, nil
 		}
 		if err != nil {

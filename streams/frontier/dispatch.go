@@ -64,23 +64,19 @@ type partPace struct {
 }
 
 // backoff paces a partition where a round found nothing to move: it is left alone for
-// its doubled wait (at most IdleInterval), and no longer than until an Interval before
-// its earliest schedule or lease entry (earliest, from a look; zero: not known), or
-// until that entry is due (due, from a dispatch that left no host ready; zero: not
-// known). The look's earliest is on the local clock, so the partition is looked at
-// an Interval ahead; the dispatch's due was counted by the script on the Redis clock
-// from its own now, so it is due then, on any clock. A dispatch that left hosts ready
-// (the requests stream's window was full) says nothing: the fetchers' finishing turns
-// hand those out as the window drains. Without a due time the hosts of a crawl held
-// back only by politeness, which come due together, would wait for the doubled wait.
-func (p *partPace) backoff(now, earliest, due time.Time, cfg Config) {
+// its doubled wait (at most IdleInterval), and no longer than until wake (zero: not
+// known). A look's wake is an Interval before its earliest schedule or lease entry
+// (read on the local clock, so ahead of the Redis one); a dispatch's is when that entry
+// is due when it left no host ready (counted by the script on the Redis clock from its
+// own now, so due then on any clock). A dispatch that left hosts ready (the requests
+// stream's window was full) gives none: the fetchers' finishing turns hand those out as
+// the window drains. Without a wake the hosts of a crawl held back only by politeness,
+// which come due together, would wait for the doubled wait.
+func (p *partPace) backoff(now, wake time.Time, cfg Config) {
 	p.wait = min(max(2*p.wait, cfg.Interval), cfg.IdleInterval)
 	p.next = now.Add(p.wait)
-	if !earliest.IsZero() {
-		due = earliest.Add(-cfg.Interval)
-	}
-	if !due.IsZero() && due.Before(p.next) {
-		p.next = due
+	if !wake.IsZero() && wake.Before(p.next) {
+		p.next = wake
 	}
 }
 
@@ -137,7 +133,7 @@ func (f *Frontier) round(ctx context.Context, paced bool) (moved int, idle bool,
 		if l, ok := looks[part]; ok {
 			pc.empty = l.empty
 			if !l.due {
-				pc.backoff(now, l.earliest, time.Time{}, f.cfg)
+				pc.backoff(now, l.wake, f.cfg)
 				idle = idle && pc.empty
 				continue
 			}
@@ -148,7 +144,7 @@ func (f *Frontier) round(ctx context.Context, paced bool) (moved int, idle bool,
 		if n > 0 || err != nil || !f.cfg.FinishHandsOut {
 			pc.next, pc.wait = time.Time{}, f.cfg.Interval
 		} else {
-			pc.backoff(now, time.Time{}, due, f.cfg)
+			pc.backoff(now, due, f.cfg)
 		}
 		total += n
 		if err != nil && firstErr == nil {
@@ -160,9 +156,9 @@ func (f *Frontier) round(ctx context.Context, paced bool) (moved int, idle bool,
 
 // partLook is what a look at a partition's frontier found.
 type partLook struct {
-	due      bool      // a host is ready, a host's time comes within the interval, or a lease expires
-	empty    bool      // no host is ready or scheduled, and no lease is held
-	earliest time.Time // the earliest schedule or lease entry's time (local clock; zero: none)
+	due   bool      // a host is ready, a host's time comes within the interval, or a lease expires
+	empty bool      // no host is ready or scheduled, and no lease is held
+	wake  time.Time // an Interval before the earliest schedule or lease entry (local clock; zero: none)
 }
 
 // look looks at partitions parts' frontiers in one pipeline of three commands per
@@ -196,8 +192,8 @@ func (f *Frontier) look(ctx context.Context, parts []int) map[int]partLook {
 			if len(zs) > 0 {
 				l.empty = false
 				l.due = l.due || zs[0].Score <= soon
-				if at := time.UnixMilli(int64(zs[0].Score)); l.earliest.IsZero() || at.Before(l.earliest) {
-					l.earliest = at
+				if at := time.UnixMilli(int64(zs[0].Score)).Add(-f.cfg.Interval); l.wake.IsZero() || at.Before(l.wake) {
+					l.wake = at
 				}
 			}
 		}

@@ -31,7 +31,7 @@ import (
 var progressScript = redis.NewScript(rkit.LuaIDs + rkit.LuaGroups + rkit.LuaNow + `
 local out = {}
 for i = 1, #ARGV do
-  local len, pending, unread, lastid, read = 0, 0, 0, '', ''
+  local len, pending, unread, read = 0, 0, 0, ''
   if redis.call('EXISTS', KEYS[i]) == 1 then
     len = redis.call('XLEN', KEYS[i])
     local last = redis.call('XREVRANGE', KEYS[i], '+', '-', 'COUNT', 1)
@@ -43,8 +43,7 @@ for i = 1, #ARGV do
       end
     end
     if #last > 0 then
-      lastid = last[1][1]
-      if delivered == nil or id_less(delivered, lastid) then unread = 1 end
+      if delivered == nil or id_less(delivered, last[1][1]) then unread = 1 end
     end
     read = delivered or ''
   end

@@ -9,14 +9,17 @@ import (
 	"github.com/streamcrawl/streamcrawl/cmd/internal/clitest"
 )
 
-// updateReadme rewrites README.md's table of the bench commands:
+// updateDocs rewrites docs/commands.md's tables of the bench commands:
 //
-//	go test ./cmd/streamcrawl-bench -run TestREADMEBenchTable -update-readme
-var updateReadme = flag.Bool("update-readme", false, "rewrite README.md's table of the bench commands")
+//	go test ./cmd/streamcrawl-bench -run TestBenchCommandsDoc -update-docs
+var updateDocs = flag.Bool("update-docs", false, "rewrite docs/commands.md's tables of the bench commands")
 
-// TestREADMEBenchTable checks that README.md's table of the streamcrawl-bench commands is
-// what the commands say (their Use and Short), so it cannot drift.
-func TestREADMEBenchTable(t *testing.T) {
-	clitest.CheckGenerated(t, "../../README.md", map[string]string{"bench-commands": clitest.CommandsTable((&app{cli.New(io.Discard, io.Discard)}).rootCommand())},
-		*updateReadme, "go test ./cmd/streamcrawl-bench -run TestREADMEBenchTable -update-readme")
+// TestBenchCommandsDoc checks that docs/commands.md's tables of the streamcrawl-bench
+// commands and their flags are what the commands say, so they cannot drift.
+func TestBenchCommandsDoc(t *testing.T) {
+	root := (&app{cli.New(io.Discard, io.Discard)}).rootCommand()
+	clitest.CheckGenerated(t, "../../docs/commands.md", map[string]string{
+		"bench-commands": clitest.CommandsTable(root),
+		"bench-flags":    clitest.FlagTables(root),
+	}, *updateDocs, "go test ./cmd/streamcrawl-bench -run TestBenchCommandsDoc -update-docs")
 }

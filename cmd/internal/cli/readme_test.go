@@ -13,22 +13,28 @@ import (
 	"github.com/streamcrawl/streamcrawl/cmd/internal/clitest"
 )
 
-// updateReadme rewrites the generated tables of README.md:
+// updateDocs rewrites the generated tables of docs/commands.md:
 //
-//	go test ./cmd/internal/cli -run TestREADMETables -update-readme
-var updateReadme = flag.Bool("update-readme", false, "rewrite README.md's generated tables from the commands")
+//	go test ./cmd/internal/cli -run TestCommandsDoc -update-docs
+var updateDocs = flag.Bool("update-docs", false, "rewrite the generated tables of docs/ from the code")
 
-const readmePath = "../../../README.md"
+// commandsDoc is the page that documents every command and flag, in generated tables.
+const commandsDoc = "../../../docs/commands.md"
 
 // runCommands are the commands that run stages; their flags make one table.
 var runCommands = []string{"crawl", "demo", "fetch", "parse", "store", "process"}
 
-// TestREADMETables checks that README.md's tables of commands and of flags are what the
-// commands say (their Use, Short, flags, defaults and usage), so they cannot drift.
-func TestREADMETables(t *testing.T) {
+// TestCommandsDoc checks that docs/commands.md's tables of commands and of flags are what
+// the commands say (their Use, Short, flags, defaults and usage), so they cannot drift:
+// the commands, the flags of the commands that run stages in one table, and every other
+// command's flags (and the global ones) in a table each.
+func TestCommandsDoc(t *testing.T) {
 	root := (&App{}).rootCommand()
-	clitest.CheckGenerated(t, readmePath, map[string]string{"commands": clitest.CommandsTable(root), "run-flags": runFlagsTable(root)},
-		*updateReadme, "go test ./cmd/internal/cli -run TestREADMETables -update-readme")
+	clitest.CheckGenerated(t, commandsDoc, map[string]string{
+		"commands":    clitest.CommandsTable(root),
+		"run-flags":   runFlagsTable(root),
+		"other-flags": clitest.FlagTables(root, runCommands...),
+	}, *updateDocs, "go test ./cmd/internal/cli -run TestCommandsDoc -update-docs")
 }
 
 // runFlagsTable lists the flags of the commands that run stages, with their defaults
@@ -71,13 +77,7 @@ func runFlagsTable(root *cobra.Command) string {
 		if kind != "" {
 			flagText += " " + kind
 		}
-		def := r.f.DefValue
-		if def == "[]" || (def == "false" && kind == "") {
-			def = ""
-		}
-		if def != "" {
-			def = "`" + clitest.Cell(def) + "`"
-		}
+		def := clitest.DefaultCell(r.f, kind)
 		for _, c := range r.cmds {
 			if d, ok := r.defs[c]; ok {
 				def += fmt.Sprintf(" (%s: `%s`)", c, clitest.Cell(d))

@@ -1,5 +1,5 @@
 // Package clitest holds what the tests of both commands (streamcrawl, streamcrawl-bench)
-// use to keep the README's generated tables equal to their command trees.
+// use to keep the generated tables of the docs equal to their command trees.
 package clitest
 
 import (
@@ -28,7 +28,7 @@ func CommandsTable(root *cobra.Command) string {
 	return b.String()
 }
 
-// CheckGenerated checks that each table of want stands in the README at path between
+// CheckGenerated checks that each table of want stands in the page at path between
 // its markers, "<!-- generated:NAME -->" and "<!-- end:NAME -->", and fails t where one
 // differs, naming the command that rewrites them (hint); with update it rewrites them.
 func CheckGenerated(t testing.TB, path string, want map[string]string, update bool, hint string) {
@@ -37,12 +37,12 @@ func CheckGenerated(t testing.TB, path string, want map[string]string, update bo
 	if err != nil {
 		t.Fatal(err)
 	}
-	readme := string(b)
+	readme := string(b) // the page
 	for name, table := range want {
 		begin, end := "<!-- generated:"+name+" -->\n", "<!-- end:"+name+" -->"
 		i, j := strings.Index(readme, begin), strings.Index(readme, end)
 		if i < 0 || j < i {
-			t.Fatalf("README.md lacks the %q ... %q markers", begin, end)
+			t.Fatalf("%s lacks the %q ... %q markers", path, begin, end)
 		}
 		got := readme[i+len(begin) : j]
 		if got == table {
@@ -52,7 +52,7 @@ func CheckGenerated(t testing.TB, path string, want map[string]string, update bo
 			readme = readme[:i+len(begin)] + table + readme[j:]
 			continue
 		}
-		t.Errorf("README.md table %s differs from the commands; run %s\nwant:\n%s\ngot:\n%s", name, hint, table, got)
+		t.Errorf("%s: table %s differs from the code; run %s\nwant:\n%s\ngot:\n%s", path, name, hint, table, got)
 	}
 	if update {
 		if err := os.WriteFile(path, []byte(readme), 0o644); err != nil {

@@ -27,7 +27,7 @@ func partitionSpread(ctx context.Context, rdb redis.UniversalClient, l streams.L
 
 // unevenSpread is how far above the mean the busiest master's partition count may be
 // before logSpread warns: each partition's work is about the same, so the busiest master
-// sets the crawl's ceiling (README: "How many partitions").
+// sets the crawl's ceiling (docs/operations/redis-cluster.md, "How many partitions").
 const unevenSpread = 1.5
 
 // logSpread logs how the crawl's partitions sit on the cluster's masters: a warning when
@@ -50,7 +50,7 @@ func logSpread(log *zap.Logger, spread map[string][]int, partitions int) bool {
 	fields := []zap.Field{zap.Int("partitions", partitions), zap.Int("masters", len(spread)),
 		zap.String("partitions_by_master", strings.Join(each, "; "))}
 	if float64(busiest) >= unevenSpread*mean {
-		log.Warn("the crawl's partitions are spread unevenly over the cluster's masters: the busiest one sets the crawl's ceiling; move a slot (redis-cli --cluster reshard) or reset the crawl with another partition count (README: How many partitions)",
+		log.Warn("the crawl's partitions are spread unevenly over the cluster's masters: the busiest one sets the crawl's ceiling; move a slot (redis-cli --cluster reshard) or reset the crawl with another partition count (docs/operations/redis-cluster.md: how many partitions)",
 			append(fields, zap.Int("busiest_master_partitions", busiest), zap.Float64("mean", mean))...)
 		return true
 	}

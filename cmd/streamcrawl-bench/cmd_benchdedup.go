@@ -429,7 +429,7 @@ func printDedupResult(w io.Writer, r dedupBenchResult) {
 	fmt.Fprintln(w)
 }
 
-// printDedupTable prints the results as a Markdown table, for the README.
+// printDedupTable prints the results as a Markdown table, for the docs.
 func printDedupTable(w io.Writer, rs []dedupBenchResult, enqueue bool) {
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 1, ' ', tabwriter.Debug)

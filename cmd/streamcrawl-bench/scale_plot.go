@@ -12,7 +12,7 @@ import (
 
 // writeScalePlot draws the scaling runs as a PNG: steady pages/s (blue, with dots)
 // against fetch processes, and linear scaling from the first run (grey). Axis ticks
-// are labelled with digits; the README says what the axes are.
+// are labelled with digits; docs/operations/sizing.md says what the axes are.
 func writeScalePlot(path string, runs []scaleRun) error {
 	const w, h, left, right, top, bottom = 640, 400, 70, 20, 20, 40
 	img := image.NewRGBA(image.Rect(0, 0, w, h))

@@ -20,17 +20,17 @@ import (
 // repoRoot is the repository's root, from this package's directory.
 const repoRoot = "../.."
 
-// readmeProgram returns the Go program README.md holds between its readme-program
-// markers, without the code fence.
+// readmeProgram returns the Go program docs/spiders-go.md holds between its
+// readme-program markers, without the code fence.
 func readmeProgram(t *testing.T) string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(repoRoot, "README.md"))
+	b, err := os.ReadFile(filepath.Join(repoRoot, "docs", "spiders-go.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	m := regexp.MustCompile("(?s)<!-- readme-program:begin -->\n```go\n(.*?)```\n<!-- readme-program:end -->").FindSubmatch(b)
 	if m == nil {
-		t.Fatal("README.md has no program between <!-- readme-program:begin --> and <!-- readme-program:end -->")
+		t.Fatal("docs/spiders-go.md has no program between <!-- readme-program:begin --> and <!-- readme-program:end -->")
 	}
 	return string(m[1])
 }
@@ -74,7 +74,7 @@ func buildModule(t *testing.T, dir string, mains map[string]string) map[string]s
 	}
 	goBin, err := exec.LookPath("go")
 	if err != nil {
-		t.Fatalf("no go command to build the README's program: %v", err)
+		t.Fatalf("no go command to build the docs' program: %v", err)
 	}
 	// Both programs in one go build: the packages are loaded once and linked side by side.
 	for _, args := range [][]string{{"mod", "tidy"}, append([]string{"build", "-o", filepath.Join(dir, "bin") + "/"}, pkgs...)} {
@@ -82,26 +82,26 @@ func buildModule(t *testing.T, dir string, mains map[string]string) map[string]s
 		cmd.Dir = dir
 		cmd.Env = append(os.Environ(), "GOPROXY=off", "GOFLAGS=-mod=mod", "GOWORK=off")
 		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("go %s of the README's program: %v\n%s", strings.Join(args, " "), err, out)
+			t.Fatalf("go %s of the docs' program: %v\n%s", strings.Join(args, " "), err, out)
 		}
 	}
 	return bins
 }
 
-// TestREADMEProgram builds the README's Go program as a user would, in a module of its
-// own, runs it against the demo shop on loopback (SHOP_URL, as the README says) and
+// TestDocsProgram builds the Go program of docs/spiders-go.md as a user would, in a module of its
+// own, runs it against the demo shop on loopback (SHOP_URL, as the page says) and
 // checks that every product is stored once with its name and price. Without its
-// AllowNetworks line it fails with the error the README quotes.
-func TestREADMEProgram(t *testing.T) {
+// AllowNetworks line it fails with the error the page quotes.
+func TestDocsProgram(t *testing.T) {
 	t.Parallel()
 	site := demosite.New(300)
 	shop := httptest.NewServer(site)
 	defer shop.Close()
 	src := readmeProgram(t)
-	// The same program without its AllowNetworks line: what the README says it does.
+	// The same program without its AllowNetworks line: what the page says it does.
 	line := "\t\tSettings: spiders.Settings{AllowNetworks: []string{\"127.0.0.1/32\"}}}"
 	if !strings.Contains(src, line) {
-		t.Fatalf("the README's program has no line %q", line)
+		t.Fatalf("the docs' program has no line %q", line)
 	}
 	guarded := strings.Replace(src, ",\n\t\t// The demo shop listens on loopback", "}\n\t\t// The demo shop listens on loopback", 1)
 	guarded = strings.Replace(guarded, line, "", 1)
@@ -121,7 +121,7 @@ func TestREADMEProgram(t *testing.T) {
 	}
 	stdout, stderr, err := run(bin, dir)
 	if err != nil {
-		t.Fatalf("the README's program: %v\nstdout:\n%s\nstderr:\n%s", err, stdout, stderr)
+		t.Fatalf("the docs' program: %v\nstdout:\n%s\nstderr:\n%s", err, stdout, stderr)
 	}
 	products := site.Products()
 	if want := regexp.MustCompile(`^done=true: \d+ pages fetched, (\d+) products stored in goshop.jsonl\n$`); !want.MatchString(stdout) {

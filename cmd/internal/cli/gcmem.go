@@ -13,7 +13,7 @@ import (
 // GOMEMLIMIT is set, with the proportional collector off below it: the collector then
 // runs when the heap reaches the limit, not each time it grows by half, so a worker whose
 // heap is mostly pages in flight (about 12 MiB live on the bench) collects less than half
-// as often at about the same peak RSS (README, "GC: a soft memory limit").
+// as often at about the same peak RSS (docs/performance.md).
 const defaultMemoryLimit = 36 << 20
 
 // gcPercentDefault is the proportional setting a process falls back to: when the user has

@@ -29,5 +29,11 @@
 // The JSONL and CSV sinks share one core (appendfile.go): the file, its key index, the
 // group-commit writer and the cut of a torn tail; each sink only encodes its records.
 //
-// Package processorstest starts a real PostgreSQL server for the tests.
+// A new sink runs processorstest.TestSink from its tests: the contract suite that the
+// sinks here run too (contract_test.go). It gives the suite a new target (file, table)
+// per subtest and a way to read back what the target holds, declares what the sink does
+// beyond the contract (processorstest.SinkFeatures: reopening, versions, items missing
+// their key), and the suite checks durability on return, idempotence with concurrent
+// duplicates, redelivery after a crash, versions and Close. Package processorstest also
+// starts real PostgreSQL servers for the tests.
 package processors

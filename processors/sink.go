@@ -6,7 +6,8 @@ import (
 	"github.com/streamcrawl/streamcrawl/spiders"
 )
 
-// Sink stores items durably.
+// Sink stores items durably. A new implementation runs processorstest.TestSink, the
+// suite that checks this contract.
 type Sink interface {
 	// Store returns once it is durable, or already stored under the same key (then
 	// stored is false). Safe for concurrent use; concurrent calls may share one write.

@@ -1,6 +1,8 @@
 // Package handlers runs crawls: the entry point that does all of it in one call, the
 // three stages as Watermill handlers, and the wiring of stages to Redis Streams.
-// Turning a request into a response is package fetch's.
+// Turning a request into a response is package fetch's; storing a response on the
+// responses stream (the wire format, its compression and dictionaries) is package
+// internal/wire's.
 //
 // Crawl runs a spider with all stages or some, on a Redis URL or an embedded Redis,
 // with a sink, until the crawl is done or ctx ends, and returns the crawl's Status;
@@ -22,6 +24,7 @@
 //	sitemap.go      the built-in sitemap callbacks
 //	store.go        the store stage: processors, then the sink
 //	response_dict.go  the responses' compression dictionary: trained, published, loaded
+//	                (in Redis); the encoding itself is package internal/wire's
 //	frontier.go     the crawl's frontier and layout from the spider; requests as candidates
 //	partition_spread.go  the start-up log of where a crawl's partitions sit (inspect.PartitionMasters); a warning when uneven
 //	owner.go        the crawl's owner spider: its fingerprint claimed in the meta hash

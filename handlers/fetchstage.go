@@ -10,6 +10,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/streamcrawl/streamcrawl/handlers/fetch"
+	"github.com/streamcrawl/streamcrawl/handlers/internal/wire"
 	"github.com/streamcrawl/streamcrawl/spiders"
 	"github.com/streamcrawl/streamcrawl/streams"
 	"github.com/streamcrawl/streamcrawl/streams/frontier"
@@ -62,13 +63,13 @@ func (h *fetchHandler) handle(msg *message.Message) ([]*message.Message, error) 
 		return nil, fmt.Errorf("%w: %w", streams.ErrPoison, err)
 	}
 	out := message.NewMessage(watermill.NewUUID(), payload)
-	if enc := spiders.ResponseEncoding(payload); enc != "" {
+	if enc := wire.Encoding(payload); enc != "" {
 		out.Metadata.Set("content_encoding", enc)
 	}
 	if h.handoff != nil {
 		// For this process's parse stage, under the UUID the entry carries: its own copy
 		// of the body (the fetched buffer goes back to the pool on return).
-		if _, evicted := h.handoff.put(out.UUID, spiders.DetachResponse(res.Response)); evicted > 0 && h.counters != nil {
+		if _, evicted := h.handoff.put(out.UUID, wire.Detach(res.Response)); evicted > 0 && h.counters != nil {
 			h.counters.Add("responses_handoff_evicted", int64(evicted))
 		}
 	}

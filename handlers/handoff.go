@@ -5,6 +5,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/streamcrawl/streamcrawl/handlers/internal/wire"
 	"github.com/streamcrawl/streamcrawl/spiders"
 	"github.com/streamcrawl/streamcrawl/streams"
 )
@@ -22,7 +23,7 @@ const DefaultHandoffBytes = 4 << 20
 // in Redis stays the truth: the hand-off is a cache of its decoding, lost with the
 // process and nothing else.
 //
-// It holds at most max bytes (spiders.ResponseSize); the oldest go first. A response is
+// It holds at most max bytes (wire.Size); the oldest go first. A response is
 // taken once: a second delivery of the same entry decodes it.
 type handoff struct {
 	max int64
@@ -54,7 +55,7 @@ func (h *handoff) put(id string, res *spiders.Response) (kept bool, evicted int)
 	if h == nil {
 		return false, 0
 	}
-	size := spiders.ResponseSize(res)
+	size := wire.Size(res)
 	if size > h.max {
 		return false, 0
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/streamcrawl/streamcrawl/handlers/internal/wire"
 	"github.com/streamcrawl/streamcrawl/spiders"
 	"github.com/streamcrawl/streamcrawl/streams"
 )
@@ -16,7 +17,7 @@ func handoffResponse(body int) *spiders.Response {
 // one larger than the bound is not kept, a response is taken once.
 func TestHandoffBound(t *testing.T) {
 	t.Parallel()
-	size := spiders.ResponseSize(handoffResponse(1000))
+	size := wire.Size(handoffResponse(1000))
 	h := newHandoff(10 * size)
 	evicted := 0
 	for i := range 100 {
@@ -50,7 +51,7 @@ func TestHandoffBound(t *testing.T) {
 		t.Fatalf("a response over the bound: kept %v, %d evicted", kept, ev)
 	}
 	// Smaller responses make room by as many of the oldest as needed.
-	if kept, ev := h.put("two", handoffResponse(int(2*size)-int(spiders.ResponseSize(handoffResponse(0))))); !kept || ev != 1 {
+	if kept, ev := h.put("two", handoffResponse(int(2*size)-int(wire.Size(handoffResponse(0))))); !kept || ev != 1 {
 		t.Fatalf("a response of two: kept %v, %d evicted; want one out (9 held, bound 10)", kept, ev)
 	}
 	if n, b, _, _ := h.usage(); n != 9 || b > 10*size {

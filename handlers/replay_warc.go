@@ -13,6 +13,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/streamcrawl/streamcrawl/handlers/internal/wire"
 	"github.com/streamcrawl/streamcrawl/processors"
 	"github.com/streamcrawl/streamcrawl/processors/warc"
 	"github.com/streamcrawl/streamcrawl/spiders"
@@ -230,7 +231,7 @@ func pageOf(rec *warc.Record, req *spiders.Request, maxBody int64) (*spiders.Res
 		return nil, fmt.Errorf("handlers: body of %s: %w", uri, err)
 	}
 	if int64(len(body)) > maxBody {
-		return nil, fmt.Errorf("%w: %s", spiders.ErrBodyTooLarge, uri)
+		return nil, fmt.Errorf("%w: %s", wire.ErrBodyTooLarge, uri)
 	}
 	date, _ := time.Parse(time.RFC3339Nano, rec.Header[warc.FieldDate])
 	hdr := hres.Header

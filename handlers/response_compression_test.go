@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/streamcrawl/streamcrawl/handlers"
+	"github.com/streamcrawl/streamcrawl/handlers/internal/wire"
 	"github.com/streamcrawl/streamcrawl/spiders"
 	"github.com/streamcrawl/streamcrawl/streams"
 	"github.com/streamcrawl/streamcrawl/streams/streamstest"
@@ -18,7 +19,7 @@ import (
 // reads each one back; so unset (the default) every one is a zstd frame too.
 func TestResponseCompressionSetting(t *testing.T) {
 	t.Parallel()
-	for _, c := range []string{spiders.ResponseCompressOff, spiders.ResponseCompressBetter, spiders.ResponseCompressS2, ""} {
+	for _, c := range []string{wire.CompressOff, wire.CompressBetter, wire.CompressS2, ""} {
 		t.Run("setting="+c, func(t *testing.T) {
 			t.Parallel()
 			srv := streamstest.Start(t)
@@ -46,27 +47,27 @@ func TestResponseCompressionSetting(t *testing.T) {
 			compressed, decoded := 0, 0
 			for _, e := range entries {
 				payload, _ := e.Values["payload"].(string)
-				if spiders.ResponseCompressed([]byte(payload)) {
+				if wire.Compressed([]byte(payload)) {
 					compressed++
 				}
-				if c == spiders.ResponseCompressS2 && spiders.ResponseEncoding([]byte(payload)) != spiders.ResponseEncodingS2 {
-					t.Fatalf("s2: a response stored as %q", spiders.ResponseEncoding([]byte(payload)))
+				if c == wire.CompressS2 && wire.Encoding([]byte(payload)) != wire.EncodingS2 {
+					t.Fatalf("s2: a response stored as %q", wire.Encoding([]byte(payload)))
 				}
-				if c == "" && spiders.ResponseEncoding([]byte(payload)) != spiders.ResponseEncodingZstd {
-					t.Fatalf("default, responses retained: a response stored as %q", spiders.ResponseEncoding([]byte(payload)))
+				if c == "" && wire.Encoding([]byte(payload)) != wire.EncodingZstd {
+					t.Fatalf("default, responses retained: a response stored as %q", wire.Encoding([]byte(payload)))
 				}
-				if _, err := spiders.UnmarshalResponse([]byte(payload)); err == nil {
+				if _, err := wire.Unmarshal([]byte(payload)); err == nil {
 					decoded++
 				}
 			}
 			want := 0
-			if c != spiders.ResponseCompressOff {
+			if c != wire.CompressOff {
 				want = len(entries)
 			}
 			if len(entries) < pages || decoded != len(entries) || compressed != want {
 				t.Fatalf("%d responses stored (want at least %d), %d decode, %d compressed (want %d)", len(entries), pages, decoded, compressed, want)
 			}
-			if c == spiders.ResponseCompressOff || c == spiders.ResponseCompressS2 {
+			if c == wire.CompressOff || c == wire.CompressS2 {
 				if n := rdb.HLen(ctx, keys.Dicts).Val(); n != 0 {
 					t.Fatalf("compression %s: %d fields in the dicts hash, want none", c, n)
 				}

@@ -12,15 +12,16 @@ import (
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/zap"
 
+	"github.com/streamcrawl/streamcrawl/handlers/internal/wire"
 	"github.com/streamcrawl/streamcrawl/spiders"
 	"github.com/streamcrawl/streamcrawl/streams"
 )
 
-// Response dictionaries (spiders/response_dict.go) in Redis: the first fetch process to
-// have seen dictSamples responses of a crawl trains a dictionary and publishes it in the
-// crawl's dicts hash, unless one is there already (exactly one wins); every fetch process
-// compresses with it once it sees it. Decoders load a dictionary by the ID the response's
-// frame names, once per process.
+// Response dictionaries (wire.Dict) in Redis: the first fetch process to have seen
+// dictSamples responses of a crawl trains a dictionary and publishes it in the crawl's
+// dicts hash, unless one is there already (exactly one wins); every fetch process
+// compresses with it once it sees it. Decoders load a dictionary by the ID the
+// response's frame names, once per process.
 
 const (
 	// dictSamples responses train the dictionary (32 of at most 16 KB, hashing 8 bytes,
@@ -42,7 +43,7 @@ type responseDicts struct {
 	key   string
 	stats string // the crawl's stats hash (loadDict counts its loads there)
 	log   *zap.Logger
-	cur   atomic.Pointer[spiders.ResponseDict]
+	cur   atomic.Pointer[wire.Dict]
 	// first loads the published dictionary before the process's first response, so
 	// a process started after it was published compresses every response with it.
 	first sync.Once
@@ -85,10 +86,10 @@ func dictsOf(rdb redis.UniversalClient, k streams.Keys, log *zap.Logger) *respon
 // responses once parsed: retained), with the crawl's dictionary once there is one if
 // that setting is a zstd level, unless the spider turned the dictionary off.
 func responseEncoder(s spiders.Settings, retained bool, rdb redis.UniversalClient, layout streams.Layout, counters *streams.Counters, log *zap.Logger) func(context.Context, *spiders.Response) ([]byte, error) {
-	c := spiders.ResponseCompressionFor(s.ResponseCompression, retained)
-	if s.ResponseDict == spiders.ResponseDictOff || !spiders.ResponseCompressionUsesDict(c) || rdb == nil {
+	c := wire.CompressionFor(s.ResponseCompression, retained)
+	if s.ResponseDict == wire.DictOff || !wire.CompressionUsesDict(c) || rdb == nil {
 		return func(_ context.Context, res *spiders.Response) ([]byte, error) {
-			return spiders.MarshalResponseWith(res, c, nil)
+			return wire.MarshalWith(res, c, nil)
 		}
 	}
 	return func(ctx context.Context, res *spiders.Response) ([]byte, error) {
@@ -113,10 +114,10 @@ func marshalResponse(ctx context.Context, d *responseDicts, counters *streams.Co
 		if counters != nil {
 			counters.Add("responses_dict_encoded", 1)
 		}
-		return spiders.MarshalResponseWith(res, c, cur)
+		return wire.MarshalWith(res, c, cur)
 	}
 	d.sample(ctx, res)
-	return spiders.MarshalResponseWith(res, c, nil)
+	return wire.MarshalWith(res, c, nil)
 }
 
 // sample keeps res for training, trains once there are enough samples, and looks in
@@ -141,7 +142,7 @@ func (d *responseDicts) sample(ctx context.Context, res *spiders.Response) {
 	if d.training || d.attempts >= dictAttempts || len(d.samples) >= dictSamples {
 		return
 	}
-	js, err := spiders.ResponsePlain(res)
+	js, err := wire.Plain(res)
 	if err != nil {
 		return
 	}
@@ -236,7 +237,7 @@ return ARGV[1]
 // one, or the one another process published first) becomes current.
 func (d *responseDicts) train(ctx context.Context, samples [][]byte) error {
 	start := time.Now()
-	rd, err := spiders.TrainResponseDict(samples)
+	rd, err := wire.TrainDict(samples)
 	if err != nil {
 		return err
 	}
@@ -250,7 +251,7 @@ func (d *responseDicts) train(ctx context.Context, samples [][]byte) error {
 		return fmt.Errorf("handlers: publish response dictionary: %w", err)
 	}
 	if won == strconv.FormatUint(uint64(rd.ID()), 10) {
-		spiders.RegisterResponseDict(rd)
+		wire.RegisterDict(rd)
 		d.cur.Store(rd)
 		d.log.Info("response dictionary trained", zap.Uint32("id", rd.ID()), zap.Int("samples", len(samples)),
 			zap.Int("bytes", len(rd.Bytes())), zap.Duration("took", time.Since(start)))
@@ -263,26 +264,26 @@ func (d *responseDicts) train(ctx context.Context, samples [][]byte) error {
 // durable ctx (streams.Durable) the read goes with a write of its own (the
 // response_dict_loads counter of the stats hash, in the same slot) in one pipeline, so
 // that the wait for replicas after it covers the dictionary, written before.
-func loadDict(ctx context.Context, rdb redis.UniversalClient, key, stats string, id uint32) (*spiders.ResponseDict, error) {
+func loadDict(ctx context.Context, rdb redis.UniversalClient, key, stats string, id uint32) (*wire.Dict, error) {
 	pipe := rdb.Pipeline()
 	get := pipe.HGet(ctx, key, strconv.FormatUint(uint64(id), 10))
 	pipe.HIncrBy(ctx, stats, "response_dict_loads", 1)
 	_, _ = pipe.Exec(ctx)
 	data, err := get.Bytes()
 	if errors.Is(err, redis.Nil) {
-		return nil, fmt.Errorf("%w: %w (id %d, not in %s)", streams.ErrPoison, spiders.ErrUnknownDict, id, key)
+		return nil, fmt.Errorf("%w: %w (id %d, not in %s)", streams.ErrPoison, wire.ErrUnknownDict, id, key)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("handlers: load response dictionary %d: %w", id, err)
 	}
-	rd, err := spiders.NewResponseDict(data)
+	rd, err := wire.NewDict(data)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", streams.ErrPoison, err)
 	}
 	if rd.ID() != id {
 		return nil, fmt.Errorf("%w: handlers: dictionary stored as %d has id %d", streams.ErrPoison, id, rd.ID())
 	}
-	spiders.RegisterResponseDict(rd)
+	wire.RegisterDict(rd)
 	return rd, nil
 }
 
@@ -292,18 +293,18 @@ var dictMissing sync.Map // key+"/"+id -> struct{}
 
 // ensureResponseDict registers the dictionary a stored response needs, loading it from
 // the crawl's dicts hash (global keys k) once per process. A dictionary missing from
-// Redis is a poison error (streams.ErrPoison wrapping spiders.ErrUnknownDict); a Redis
+// Redis is a poison error (streams.ErrPoison wrapping wire.ErrUnknownDict); a Redis
 // failure is not (the delivery is retried).
 func ensureResponseDict(ctx context.Context, rdb redis.UniversalClient, k streams.Keys, payload []byte) error {
-	id := spiders.ResponseDictID(payload)
-	if id == 0 || spiders.ResponseDictRegistered(id) {
+	id := wire.DictID(payload)
+	if id == 0 || wire.DictRegistered(id) {
 		return nil
 	}
 	if _, missing := dictMissing.Load(k.Dicts + "/" + strconv.FormatUint(uint64(id), 10)); missing {
-		return fmt.Errorf("%w: %w (id %d, not in %s)", streams.ErrPoison, spiders.ErrUnknownDict, id, k.Dicts)
+		return fmt.Errorf("%w: %w (id %d, not in %s)", streams.ErrPoison, wire.ErrUnknownDict, id, k.Dicts)
 	}
 	_, err := loadDict(ctx, rdb, k.Dicts, k.Stats, id)
-	if errors.Is(err, spiders.ErrUnknownDict) {
+	if errors.Is(err, wire.ErrUnknownDict) {
 		dictMissing.Store(k.Dicts+"/"+strconv.FormatUint(uint64(id), 10), struct{}{})
 	}
 	return err
@@ -318,7 +319,7 @@ func decodeResponse(ctx context.Context, rdb redis.UniversalClient, k streams.Ke
 			return nil, err
 		}
 	}
-	res, err := spiders.UnmarshalResponseLimit(payload, maxBody)
+	res, err := wire.UnmarshalLimit(payload, maxBody)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", streams.ErrPoison, err)
 	}

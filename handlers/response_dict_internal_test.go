@@ -9,6 +9,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/streamcrawl/streamcrawl/handlers/internal/wire"
 	"github.com/streamcrawl/streamcrawl/spiders"
 	"github.com/streamcrawl/streamcrawl/streams"
 	"github.com/streamcrawl/streamcrawl/streams/streamstest"
@@ -21,7 +22,7 @@ func dictSamplesFor(n int) [][]byte {
 			URL: fmt.Sprintf("http://127.0.0.1/p/%d", i), Status: 200, FetchedAt: time.Unix(1700000000, 0).UTC(),
 			Body: fmt.Appendf(nil, "<html><head><title>Product %d</title></head><body><div class=price>%d.99</div>"+
 				"<p>Lorem ipsum dolor sit amet, consectetur adipiscing elit %d</p></body></html>", i, i%97, i*7)}
-		js, _ := spiders.ResponsePlain(r)
+		js, _ := wire.Plain(r)
 		out = append(out, js)
 	}
 	return out
@@ -37,19 +38,19 @@ func TestEnsureResponseDict(t *testing.T) {
 	rdb := srv.Client()
 	ctx := t.Context()
 	keys := streams.NewKeys("ens")
-	d, err := spiders.TrainResponseDict(dictSamplesFor(64))
+	d, err := wire.TrainDict(dictSamplesFor(64))
 	if err != nil {
 		t.Fatal(err)
 	}
 	res := &spiders.Response{Request: &spiders.Request{URL: "http://127.0.0.1/p/1"}, URL: "http://127.0.0.1/p/1",
 		Status: 200, Body: []byte("<html><title>Product 1</title></html>")}
-	payload, err := spiders.MarshalResponseDict(res, d)
+	payload, err := wire.MarshalDict(res, d)
 	if err != nil {
 		t.Fatal(err)
 	}
 	// Not in Redis: a clear poison error.
 	err = ensureResponseDict(ctx, rdb, keys, payload)
-	if !errors.Is(err, streams.ErrPoison) || !errors.Is(err, spiders.ErrUnknownDict) {
+	if !errors.Is(err, streams.ErrPoison) || !errors.Is(err, wire.ErrUnknownDict) {
 		t.Fatalf("missing dictionary: %v, want a poison ErrUnknownDict", err)
 	}
 	// Published under another crawl's key does not count either; under this crawl's, it loads.
@@ -59,16 +60,16 @@ func TestEnsureResponseDict(t *testing.T) {
 	if err := ensureResponseDict(ctx, rdb, other, payload); err != nil {
 		t.Fatal(err)
 	}
-	got, err := spiders.UnmarshalResponse(payload)
+	got, err := wire.Unmarshal(payload)
 	if err != nil || string(got.Body) != string(res.Body) {
 		t.Fatalf("decode after loading: %v", err)
 	}
 	// Redis down, dictionary unknown: not poison.
-	d2, err := spiders.TrainResponseDict(dictSamplesFor(80))
+	d2, err := wire.TrainDict(dictSamplesFor(80))
 	if err != nil {
 		t.Fatal(err)
 	}
-	p2, _ := spiders.MarshalResponseDict(res, d2)
+	p2, _ := wire.MarshalDict(res, d2)
 	srv.Kill()
 	err = ensureResponseDict(ctx, rdb, streams.NewKeys("ens3"), p2)
 	if err == nil || errors.Is(err, streams.ErrPoison) {
@@ -116,11 +117,11 @@ func TestDefaultResponseCompressionFollowsRetention(t *testing.T) {
 		retained bool
 		want     string
 	}{
-		{"", false, spiders.ResponseEncodingS2},
-		{"", true, spiders.ResponseEncodingZstd},
-		{spiders.ResponseCompressFastest, false, spiders.ResponseEncodingZstd},
-		{spiders.ResponseCompressS2, true, spiders.ResponseEncodingS2},
-		{spiders.ResponseCompressOff, true, ""},
+		{"", false, wire.EncodingS2},
+		{"", true, wire.EncodingZstd},
+		{wire.CompressFastest, false, wire.EncodingZstd},
+		{wire.CompressS2, true, wire.EncodingS2},
+		{wire.CompressOff, true, ""},
 	} {
 		layout := streams.NewLayout(fmt.Sprintf("enc%s%t", tc.setting, tc.retained), 1)
 		enc := responseEncoder(spiders.Settings{ResponseCompression: tc.setting}, tc.retained, rdb, layout, nil, zap.NewNop())
@@ -128,10 +129,10 @@ func TestDefaultResponseCompressionFollowsRetention(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := spiders.ResponseEncoding(payload); got != tc.want {
+		if got := wire.Encoding(payload); got != tc.want {
 			t.Errorf("setting %q, retained %t: stored as %q, want %q", tc.setting, tc.retained, got, tc.want)
 		}
-		back, err := spiders.UnmarshalResponse(payload)
+		back, err := wire.Unmarshal(payload)
 		if err != nil || string(back.Body) != string(res.Body) {
 			t.Errorf("setting %q, retained %t: decode: %v", tc.setting, tc.retained, err)
 		}

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/streamcrawl/streamcrawl/handlers"
-	"github.com/streamcrawl/streamcrawl/spiders"
+	"github.com/streamcrawl/streamcrawl/handlers/internal/wire"
 	"github.com/streamcrawl/streamcrawl/streams"
 	"github.com/streamcrawl/streamcrawl/streams/streamstest"
 )
@@ -33,9 +33,9 @@ func TestResponseDictTrainedOncePerCrawl(t *testing.T) {
 			sp := titleSpider(name, base)
 			// A zstd level: with responses not retained the default is S2, which has no
 			// dictionary.
-			sp.Settings.ResponseCompression = spiders.ResponseCompressFastest
+			sp.Settings.ResponseCompression = wire.CompressFastest
 			if off {
-				sp.Settings.ResponseDict = spiders.ResponseDictOff
+				sp.Settings.ResponseDict = wire.DictOff
 			}
 			ctx, cancel := context.WithTimeout(t.Context(), 90*time.Second)
 			defer cancel()

@@ -33,8 +33,12 @@
 //   - YAML spiders: Parse and LoadFile build a Spider from a file of start URLs, follow
 //     rules and CSS selectors, with no Go code;
 //   - rendering: Render (true, false, auto) and Page (wait, block, actions as data) in
-//     requests, rules and spiders;
-//   - the wire form of responses between the fetch and parse stages.
+//     requests, rules and spiders.
+//
+// How a Response is stored between the fetch and parse stages (its wire format,
+// compression and dictionaries) is not a spider's concern: it lives with the stages, in
+// handlers/internal/wire. Settings.ResponseCompression and Settings.ResponseDict choose
+// it per spider.
 //
 // Sub-packages serve tests and demos: demosite (a deterministic shop), broadsite (many
 // hosts), sitetest (a deterministic news site with its truth), jssite (a shop built by

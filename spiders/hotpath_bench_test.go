@@ -7,8 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/klauspost/compress/zstd"
-
 	"github.com/streamcrawl/streamcrawl/spiders"
 	"github.com/streamcrawl/streamcrawl/spiders/demosite"
 )
@@ -68,32 +66,6 @@ func BenchmarkFingerprintURLs(b *testing.B) {
 	}
 }
 
-func BenchmarkMarshalResponse(b *testing.B) {
-	res := benchPage(b, "/p/17")
-	b.SetBytes(int64(len(res.Body)))
-	b.ReportAllocs()
-	for i := 0; i < b.N; i++ {
-		if _, err := spiders.MarshalResponse(res); err != nil {
-			b.Fatal(err)
-		}
-	}
-}
-
-func BenchmarkUnmarshalResponse(b *testing.B) {
-	res := benchPage(b, "/p/17")
-	wire, err := spiders.MarshalResponse(res)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.SetBytes(int64(len(res.Body)))
-	b.ReportAllocs()
-	for i := 0; i < b.N; i++ {
-		if _, err := spiders.UnmarshalResponseLimit(wire, 10<<20); err != nil {
-			b.Fatal(err)
-		}
-	}
-}
-
 // BenchmarkParseHTML is the floor: the HTML parse alone.
 func BenchmarkParseHTML(b *testing.B) {
 	res := benchPage(b, "/p/17")
@@ -145,29 +117,6 @@ func BenchmarkYAMLSpiderPage(b *testing.B) {
 		}
 		if len(out.Items) != 1 || len(out.Requests) == 0 {
 			b.Fatalf("%d items, %d requests; want 1 and some", len(out.Items), len(out.Requests))
-		}
-	}
-}
-
-// BenchmarkResponseZstdOnly decompresses a stored response without decoding its JSON:
-// what UnmarshalResponse costs beyond it is the JSON (the body unescaped out of it).
-func BenchmarkResponseZstdOnly(b *testing.B) {
-	res := benchPage(b, "/p/17")
-	wire, err := spiders.MarshalResponse(res)
-	if err != nil {
-		b.Fatal(err)
-	}
-	d, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer d.Close()
-	var out []byte
-	b.SetBytes(int64(len(res.Body)))
-	b.ReportAllocs()
-	for i := 0; i < b.N; i++ {
-		if out, err = d.DecodeAll(wire, out[:0]); err != nil {
-			b.Fatal(err)
 		}
 	}
 }

@@ -170,17 +170,3 @@ func TestRequestValidatesPage(t *testing.T) {
 		t.Error(err)
 	}
 }
-
-// TestResponseRenderedTravels keeps RenderedBy across the wire format.
-func TestResponseRenderedTravels(t *testing.T) {
-	r := &Response{Request: &Request{URL: "http://x/"}, URL: "http://x/", Status: 200, Headers: http.Header{},
-		Body: []byte("<p>dom</p>"), RenderedBy: "HeadlessChrome/156.0.0.0"}
-	b, err := MarshalResponse(r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	back, err := UnmarshalResponse(b)
-	if err != nil || back.RenderedBy != r.RenderedBy {
-		t.Errorf("rendered by %q, %v", back.RenderedBy, err)
-	}
-}

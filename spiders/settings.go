@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/netip"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -90,8 +91,8 @@ type Settings struct {
 	// "default" or "better"; "s2" (S2, no dictionary: about half of fastest's CPU for
 	// ~1.8 times its bytes in Redis); or "off" (stored as fetched: no compression work,
 	// about three times the bytes, and no dictionary). "" (the default) is s2 when
-	// responses are not retained once parsed (settings.retention), fastest when they are
-	// (ResponseCompressionFor).
+	// responses are not retained once parsed (settings.retention), fastest when they
+	// are.
 	ResponseCompression string `yaml:"response_compression"`
 	// Headers are sent with every request.
 	Headers map[string]string `yaml:"headers"`
@@ -368,10 +369,10 @@ func (s *Settings) Validate() error {
 		return fmt.Errorf("spiders: settings.warn_empty_field_after %d: want a page count, or -1 for never", s.WarnEmptyFieldAfter)
 	case s.BodyBudget < 0:
 		return negative("body_budget", s.BodyBudget)
-	case s.ResponseDict != "" && s.ResponseDict != ResponseDictOn && s.ResponseDict != ResponseDictOff:
-		return fmt.Errorf("spiders: settings.response_dict %q: want on or off", s.ResponseDict)
-	case s.ResponseCompression != "" && !validResponseCompression(s.ResponseCompression):
-		return fmt.Errorf("spiders: settings.response_compression %q: want s2, fastest, default, better or off", s.ResponseCompression)
+	case s.ResponseDict != "" && !slices.Contains(responseDicts, s.ResponseDict):
+		return fmt.Errorf("spiders: settings.response_dict %q: want %s", s.ResponseDict, oneOf(responseDicts))
+	case s.ResponseCompression != "" && !slices.Contains(responseCompressions, s.ResponseCompression):
+		return fmt.Errorf("spiders: settings.response_compression %q: want %s", s.ResponseCompression, oneOf(responseCompressions))
 	case s.Order != "" && s.Order != "priority" && s.Order != "breadth-first" && s.Order != "depth-first":
 		return fmt.Errorf("spiders: settings.order %q: want priority, breadth-first or depth-first", s.Order)
 	case s.Dedup != "" && s.Dedup != "exact" && s.Dedup != "bloom" && s.Dedup != "set":

@@ -25,3 +25,15 @@ func TestValidateNamesANegativeSetting(t *testing.T) {
 		}
 	}
 }
+
+// settings.response_compression takes the five values and "".
+func TestResponseCompressionSetting(t *testing.T) {
+	t.Parallel()
+	for c, ok := range map[string]bool{"": true, "s2": true, "fastest": true, "default": true, "better": true, "off": true, "fast": false, "9": false} {
+		s := Settings{ResponseCompression: c}
+		s.SetDefaults()
+		if err := s.Validate(); (err == nil) != ok {
+			t.Fatalf("response_compression %q: %v, want valid %v", c, err, ok)
+		}
+	}
+}

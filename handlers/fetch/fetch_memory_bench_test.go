@@ -13,6 +13,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/streamcrawl/streamcrawl/handlers/internal/wire"
 	"github.com/streamcrawl/streamcrawl/spiders"
 	"github.com/streamcrawl/streamcrawl/streams"
 	"github.com/streamcrawl/streamcrawl/streams/frontier"
@@ -65,7 +66,7 @@ func BenchmarkFetch32Pages10MB(b *testing.B) {
 				// What the fetch stage does with a request: fetch, encode, release.
 				res, err := f.Do(context.Background(), &spiders.Request{URL: srv.URL + "/" + strconv.Itoa(i)}, Delivery{})
 				if err == nil && res.Outcome == Publish {
-					_, err = spiders.MarshalResponse(res.Response)
+					_, err = wire.Marshal(res.Response)
 				}
 				res.Release()
 				if err != nil || res.Outcome != Publish {

@@ -58,7 +58,7 @@ func (f *httpFetch) roundTrip(ctx context.Context, req *spiders.Request) (*spide
 	if err != nil {
 		return nil, nil, "", fmt.Errorf("%w: fetch: build request for %s: %w", streams.ErrPoison, spiders.RedactedURL(req.URL), err)
 	}
-	wire(hreq)
+	wireURL(hreq)
 	hreq.Header.Set("User-Agent", f.settings.UserAgent)
 	hreq.Header.Set("Accept", "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8")
 	hreq.Header.Set("Accept-Encoding", acceptEncoding)
@@ -168,9 +168,9 @@ func (f *httpFetch) notText(req *spiders.Request, ctype string) string {
 	return "body_not_text"
 }
 
-// wire writes hreq's URL as browsers send it (spiders.WireURL): the host as its key,
+// wireURL writes hreq's URL as browsers send it (spiders.WireURL): the host as its key,
 // the query percent-encoded.
-func wire(hreq *http.Request) {
+func wireURL(hreq *http.Request) {
 	hreq.URL.RawQuery = spiders.WireQuery(hreq.URL.RawQuery)
 	if h := spiders.HostKeyOf(hreq.URL); h != "" && h != hreq.URL.Host {
 		hreq.URL.Host, hreq.Host = h, h

@@ -15,6 +15,7 @@ import (
 	"github.com/klauspost/compress/zlib"
 	"github.com/klauspost/compress/zstd"
 
+	"github.com/streamcrawl/streamcrawl/handlers/internal/wire"
 	"github.com/streamcrawl/streamcrawl/spiders"
 )
 
@@ -22,8 +23,8 @@ import (
 const acceptEncoding = "gzip, deflate, br, zstd"
 
 // maxHeaderBytes caps a response's header block: what the response encoding keeps
-// (spiders.MaxHeaderBytes), where net/http's default is 10 MB.
-const maxHeaderBytes = spiders.MaxHeaderBytes
+// (wire.MaxHeaderBytes), where net/http's default is 10 MB.
+const maxHeaderBytes = wire.MaxHeaderBytes
 
 // newHTTPClient builds the fetcher's client from the spider settings: connect and
 // response timeouts, response headers of at most maxHeaderBytes, no redirects followed,

@@ -12,11 +12,12 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/klauspost/compress/dict"
+	"github.com/klauspost/compress/zstd"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/streamcrawl/streamcrawl/processors/warcs3"
 	"github.com/streamcrawl/streamcrawl/processors/warcs3/warcs3test"
-	"github.com/streamcrawl/streamcrawl/spiders"
 	"github.com/streamcrawl/streamcrawl/spiders/demosite"
 	"github.com/streamcrawl/streamcrawl/streams"
 )
@@ -74,7 +75,11 @@ func (b *s3Bucket) download(t *testing.T) string {
 
 // publishShopDict publishes a response dictionary trained on demo shop pages as the
 // crawl's, the way a fetch process does once it has seen enough responses: every fetch
-// process started after it compresses each response with it.
+// process started after it compresses each response with it. The dictionary is trained
+// here on the pages' bodies, with the options of the fetch process's training
+// (handlers/internal/wire.TrainDict, which trains on whole stored responses and which
+// this package may not import): any zstd dictionary with an ID is one the fetch
+// processes load and compress with.
 func publishShopDict(t *testing.T, rdb redis.UniversalClient, crawl string) {
 	t.Helper()
 	site := demosite.New(500)
@@ -83,19 +88,18 @@ func publishShopDict(t *testing.T, rdb redis.UniversalClient, crawl string) {
 		u := fmt.Sprintf("http://127.0.0.1/p/%d", id)
 		rec := httptest.NewRecorder()
 		site.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, u, nil))
-		js, err := spiders.ResponsePlain(&spiders.Response{Request: &spiders.Request{URL: u}, URL: u, Status: rec.Code,
-			Headers: rec.Result().Header, Body: rec.Body.Bytes()})
-		if err != nil {
-			t.Fatal(err)
-		}
-		samples = append(samples, js)
+		samples = append(samples, rec.Body.Bytes())
 	}
-	d, err := spiders.TrainResponseDict(samples)
+	data, err := dict.BuildZstdDict(samples, dict.Options{MaxDictSize: 64 << 10, HashBytes: 8, ZstdLevel: zstd.SpeedFastest})
 	if err != nil {
 		t.Fatal(err)
 	}
-	id := strconv.FormatUint(uint64(d.ID()), 10)
-	if err := rdb.HSet(t.Context(), streams.NewKeys(crawl).Dicts, id, d.Bytes(), "current", id).Err(); err != nil {
+	info, err := zstd.InspectDictionary(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := strconv.FormatUint(uint64(info.ID()), 10)
+	if err := rdb.HSet(t.Context(), streams.NewKeys(crawl).Dicts, id, data, "current", id).Err(); err != nil {
 		t.Fatal(err)
 	}
 }

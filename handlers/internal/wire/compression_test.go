@@ -1,11 +1,11 @@
-package spiders_test
+package wire_test
 
 import (
 	"bytes"
 	"fmt"
 	"testing"
 
-	"github.com/streamcrawl/streamcrawl/spiders"
+	"github.com/streamcrawl/streamcrawl/handlers/internal/wire"
 )
 
 // Whatever compression setting wrote a response (S2, or any zstd level with or without
@@ -17,7 +17,7 @@ import (
 func TestResponseWireEveryCompressionDecodes(t *testing.T) {
 	t.Parallel()
 	d := trainShop(t)
-	spiders.RegisterResponseDict(d)
+	wire.RegisterDict(d)
 	res := shopResponses(t, 7000, 8)
 	var stored [][]byte
 	size := map[string]int{}
@@ -25,43 +25,43 @@ func TestResponseWireEveryCompressionDecodes(t *testing.T) {
 	for _, r := range res {
 		body += len(r.Body)
 	}
-	for _, c := range []string{"", spiders.ResponseCompressS2, spiders.ResponseCompressFastest, spiders.ResponseCompressDefault, spiders.ResponseCompressBetter, spiders.ResponseCompressOff} {
-		for _, dict := range []*spiders.ResponseDict{nil, d} {
+	for _, c := range []string{"", wire.CompressS2, wire.CompressFastest, wire.CompressDefault, wire.CompressBetter, wire.CompressOff} {
+		for _, dict := range []*wire.Dict{nil, d} {
 			name := fmt.Sprintf("%q dict=%v", c, dict != nil)
 			for _, r := range res {
-				wire, err := spiders.MarshalResponseWith(r, c, dict)
+				payload, err := wire.MarshalWith(r, c, dict)
 				if err != nil {
 					t.Fatalf("%s: %v", name, err)
 				}
 				wantID := uint32(0)
-				if dict != nil && c != spiders.ResponseCompressOff && c != spiders.ResponseCompressS2 {
+				if dict != nil && c != wire.CompressOff && c != wire.CompressS2 {
 					wantID = d.ID()
 				}
-				if got := spiders.ResponseDictID(wire); got != wantID {
+				if got := wire.DictID(payload); got != wantID {
 					t.Fatalf("%s: frame names dictionary %d, want %d", name, got, wantID)
 				}
-				if compressed := spiders.ResponseCompressed(wire); compressed == (c == spiders.ResponseCompressOff) {
+				if compressed := wire.Compressed(payload); compressed == (c == wire.CompressOff) {
 					t.Fatalf("%s: compressed %v", name, compressed)
 				}
-				wantEnc := spiders.ResponseEncodingZstd
+				wantEnc := wire.EncodingZstd
 				switch c {
-				case spiders.ResponseCompressS2:
-					wantEnc = spiders.ResponseEncodingS2
-				case spiders.ResponseCompressOff:
+				case wire.CompressS2:
+					wantEnc = wire.EncodingS2
+				case wire.CompressOff:
 					wantEnc = ""
 				}
-				if c != "" && spiders.ResponseEncoding(wire) != wantEnc {
-					t.Fatalf("%s: content encoding %q, want %q", name, spiders.ResponseEncoding(wire), wantEnc)
+				if c != "" && wire.Encoding(payload) != wantEnc {
+					t.Fatalf("%s: content encoding %q, want %q", name, wire.Encoding(payload), wantEnc)
 				}
-				size[name] += len(wire)
-				stored = append(stored, wire)
+				size[name] += len(payload)
+				stored = append(stored, payload)
 			}
 		}
 	}
 	// Every entry decodes in one process, in the order a stream would hold them.
-	for i, wire := range stored {
+	for i, payload := range stored {
 		r := res[i%len(res)]
-		got, err := spiders.UnmarshalResponseLimit(wire, 1<<20)
+		got, err := wire.UnmarshalLimit(payload, 1<<20)
 		if err != nil {
 			t.Fatalf("entry %d: %v", i, err)
 		}
@@ -69,32 +69,20 @@ func TestResponseWireEveryCompressionDecodes(t *testing.T) {
 			t.Fatalf("entry %d: round trip changed the response", i)
 		}
 	}
-	off := size[fmt.Sprintf("%q dict=false", spiders.ResponseCompressOff)]
+	off := size[fmt.Sprintf("%q dict=false", wire.CompressOff)]
 	if off < body || off > body+body/5 {
 		t.Fatalf("compression off: %d bytes stored for %d of bodies, want the bodies and a small head", off, body)
 	}
-	for _, c := range []string{spiders.ResponseCompressFastest, spiders.ResponseCompressDefault, spiders.ResponseCompressBetter} {
+	for _, c := range []string{wire.CompressFastest, wire.CompressDefault, wire.CompressBetter} {
 		if n := size[fmt.Sprintf("%q dict=false", c)]; n*2 > body {
 			t.Fatalf("%s: %d bytes stored for %d of bodies, want under half", c, n, body)
 		}
 	}
-	if s2 := size[fmt.Sprintf("%q dict=false", spiders.ResponseCompressS2)]; s2*10 > body*6 {
+	if s2 := size[fmt.Sprintf("%q dict=false", wire.CompressS2)]; s2*10 > body*6 {
 		t.Fatalf("s2: %d bytes stored for %d of bodies, want under 60%%", s2, body)
 	}
-	if _, err := spiders.MarshalResponseWith(res[0], "fast", nil); err == nil {
+	if _, err := wire.MarshalWith(res[0], "fast", nil); err == nil {
 		t.Fatal("compression \"fast\" accepted")
 	}
 	t.Logf("8 product pages, %d bytes of bodies: stored %v", body, size)
-}
-
-// settings.response_compression takes the five values and "".
-func TestResponseCompressionSetting(t *testing.T) {
-	t.Parallel()
-	for c, ok := range map[string]bool{"": true, "s2": true, "fastest": true, "default": true, "better": true, "off": true, "fast": false, "9": false} {
-		s := spiders.Settings{ResponseCompression: c}
-		s.SetDefaults()
-		if err := s.Validate(); (err == nil) != ok {
-			t.Fatalf("response_compression %q: %v, want valid %v", c, err, ok)
-		}
-	}
 }

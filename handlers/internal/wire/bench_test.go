@@ -1,26 +1,44 @@
-package spiders_test
+package wire_test
 
 import (
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/klauspost/compress/zstd"
 
+	"github.com/streamcrawl/streamcrawl/handlers/internal/wire"
 	"github.com/streamcrawl/streamcrawl/spiders"
+	"github.com/streamcrawl/streamcrawl/spiders/demosite"
 )
 
-// ceilingResponses are the parse ceiling's pages at pageSize as fetched responses.
+// ceilingResponses are the parse ceiling's pages (spiders' BenchmarkParseCeiling: every
+// 97th HTML page the demo shop's ground truth reaches, robots.txt obeyed) rendered at
+// pageSize, as fetched responses.
 func ceilingResponses(b *testing.B, pageSize int) []*spiders.Response {
 	b.Helper()
-	urls, bodies := ceilingPages(b, pageSize)
-	out := make([]*spiders.Response, len(bodies))
-	for i, u := range urls {
-		out[i] = &spiders.Response{Request: &spiders.Request{URL: u.String(), Depth: 2}, URL: u.String(), Status: 200,
+	site := demosite.New(20000)
+	site.SetPageSize(pageSize)
+	var out []*spiders.Response
+	for i, path := range site.ReachableKind(true, demosite.HTML) {
+		if i%97 != 0 {
+			continue
+		}
+		u := benchOrigin + path
+		rec := httptest.NewRecorder()
+		site.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, u, nil))
+		if rec.Code != http.StatusOK {
+			continue // the 404 and 500 pages the truth reaches
+		}
+		out = append(out, &spiders.Response{Request: &spiders.Request{URL: u, Depth: 2}, URL: u, Status: 200,
 			Headers: http.Header{"Content-Type": {"text/html; charset=utf-8"}, "Date": {"Fri, 27 Nov 2026 02:00:00 GMT"}},
-			Body:    bodies[i], FetchedAt: time.Date(2026, 11, 27, 2, 0, 0, 0, time.UTC)}
+			Body:    rec.Body.Bytes(), FetchedAt: time.Date(2026, 11, 27, 2, 0, 0, 0, time.UTC)})
+	}
+	if len(out) < 100 {
+		b.Fatalf("%d pages, want at least 100", len(out))
 	}
 	return out
 }
@@ -43,10 +61,10 @@ func processCPU() time.Duration {
 func BenchmarkResponseTrip(b *testing.B) {
 	res := ceilingResponses(b, 25000)
 	d := trainShop(b)
-	spiders.RegisterResponseDict(d)
-	for _, c := range []string{spiders.ResponseCompressOff, spiders.ResponseCompressS2, spiders.ResponseCompressFastest, spiders.ResponseCompressDefault, spiders.ResponseCompressBetter} {
+	wire.RegisterDict(d)
+	for _, c := range []string{wire.CompressOff, wire.CompressS2, wire.CompressFastest, wire.CompressDefault, wire.CompressBetter} {
 		for _, withDict := range []bool{false, true} {
-			if (c == spiders.ResponseCompressOff || c == spiders.ResponseCompressS2) && withDict {
+			if (c == wire.CompressOff || c == wire.CompressS2) && withDict {
 				continue // neither takes a dictionary
 			}
 			dict := d
@@ -59,15 +77,15 @@ func BenchmarkResponseTrip(b *testing.B) {
 				cpu0 := processCPU()
 				for i := 0; b.Loop(); i++ {
 					r := res[i%len(res)]
-					wire, err := spiders.MarshalResponseWith(r, c, dict)
+					payload, err := wire.MarshalWith(r, c, dict)
 					if err != nil {
 						b.Fatal(err)
 					}
-					got, err := spiders.UnmarshalResponseLimit(wire, 10<<20)
+					got, err := wire.UnmarshalLimit(payload, 10<<20)
 					if err != nil || len(got.Body) != len(r.Body) {
 						b.Fatalf("round trip: %v", err)
 					}
-					stored, body = stored+len(wire), body+len(r.Body)
+					stored, body = stored+len(payload), body+len(r.Body)
 				}
 				b.ReportMetric(float64(processCPU()-cpu0)/1e3/float64(b.N), "cpu-µs/op")
 				b.ReportMetric(float64(stored)/float64(b.N), "b/resp")
@@ -78,53 +96,36 @@ func BenchmarkResponseTrip(b *testing.B) {
 }
 
 // BenchmarkZstdDecodeAll is the parse stage's decompression of a 25 KB page without
-// the wire format around it, through a pooled streaming decoder as UnmarshalResponse
+// the wire format around it, through a pooled streaming decoder as Unmarshal
 // does and through DecodeAll into a buffer of the frame's size: what a copy costs.
 func BenchmarkZstdDecodeAll(b *testing.B) {
 	res := ceilingResponses(b, 25000)[1]
-	plain, err := spiders.ResponsePlain(res)
+	plain, err := wire.Plain(res)
 	if err != nil {
 		b.Fatal(err)
 	}
 	enc, _ := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest))
-	wire := enc.EncodeAll(plain, nil)
+	payload := enc.EncodeAll(plain, nil)
 	dec, _ := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(true), zstd.WithDecoderMaxWindow(16<<20))
 	b.Run("DecodeAll", func(b *testing.B) {
 		b.ReportAllocs()
 		cpu0 := processCPU()
 		for b.Loop() {
-			out, err := dec.DecodeAll(wire, make([]byte, 0, len(plain)))
+			out, err := dec.DecodeAll(payload, make([]byte, 0, len(plain)))
 			if err != nil || len(out) != len(plain) {
 				b.Fatal(err)
 			}
 		}
 		b.ReportMetric(float64(processCPU()-cpu0)/1e3/float64(b.N), "cpu-µs/op")
 	})
-	b.Run("UnmarshalResponse", func(b *testing.B) {
+	b.Run("Unmarshal", func(b *testing.B) {
 		b.ReportAllocs()
 		cpu0 := processCPU()
 		for b.Loop() {
-			if _, err := spiders.UnmarshalResponseLimit(wire, 10<<20); err != nil {
+			if _, err := wire.UnmarshalLimit(payload, 10<<20); err != nil {
 				b.Fatal(err)
 			}
 		}
 		b.ReportMetric(float64(processCPU()-cpu0)/1e3/float64(b.N), "cpu-µs/op")
 	})
-}
-
-// BenchmarkParseCeilingCPU is BenchmarkParseCeiling's 25 KB pages with the CPU time per
-// page (cpu-µs/op) beside the wall time: on a machine loaded by other work, wall time
-// counts the waits for a core too, and the bench command's worker figure is CPU time.
-func BenchmarkParseCeilingCPU(b *testing.B) {
-	urls, bodies := ceilingPages(b, 25000)
-	var links []string
-	b.ReportAllocs()
-	cpu0 := processCPU()
-	for i := 0; b.Loop(); i++ {
-		var err error
-		if links, _, err = parseCeiling(urls[i%len(urls)], bodies[i%len(bodies)], links[:0]); err != nil {
-			b.Fatal(err)
-		}
-	}
-	b.ReportMetric(float64(processCPU()-cpu0)/1e3/float64(b.N), "cpu-µs/op")
 }

@@ -1,4 +1,4 @@
-package spiders
+package wire
 
 import (
 	"encoding/json"
@@ -6,6 +6,8 @@ import (
 	"io"
 
 	"github.com/klauspost/compress/zstd"
+
+	"github.com/streamcrawl/streamcrawl/spiders"
 )
 
 // responseWire is a version 1 or 2 response: JSON, the fields of a version 3 head
@@ -18,19 +20,19 @@ type responseWire struct {
 	Text     *string `json:"text,omitempty"`
 }
 
-// decodeJSONResponse reads a version 1 or 2 response (its JSON, decompressed).
-func decodeJSONResponse(b []byte, maxBody int64) (*Response, error) {
+// decodeJSON reads a version 1 or 2 response (its JSON, decompressed).
+func decodeJSON(b []byte, maxBody int64) (*spiders.Response, error) {
 	var w responseWire
 	if err := json.Unmarshal(b, &w); err != nil {
-		return nil, fmt.Errorf("spiders: decode response: %w", err)
+		return nil, fmt.Errorf("wire: decode response: %w", err)
 	}
 	if w.V != 1 && w.V != 2 {
-		return nil, fmt.Errorf("spiders: response version %d not supported (want 1 to %d)", w.V, ResponseVersion)
+		return nil, fmt.Errorf("wire: response version %d not supported (want 1 to %d)", w.V, Version)
 	}
 	if w.BodyLen < 0 || int64(w.BodyLen) > maxBody {
 		return nil, fmt.Errorf("%w: body length %d, limit %d", ErrBodyTooLarge, w.BodyLen, maxBody)
 	}
-	r := &Response{Request: w.Request, URL: w.URL, Status: w.Status, Headers: w.Headers,
+	r := &spiders.Response{Request: w.Request, URL: w.URL, Status: w.Status, Headers: w.Headers,
 		Truncated: w.Truncated, FetchedAt: w.FetchedAt, Charset: w.Charset}
 	switch w.Encoding {
 	case "":
@@ -41,11 +43,11 @@ func decodeJSONResponse(b []byte, maxBody int64) (*Response, error) {
 	case "zstd":
 		body, err := decodeLimited(w.Body, maxBody)
 		if err != nil {
-			return nil, fmt.Errorf("spiders: body of %s: %w", w.URL, err)
+			return nil, fmt.Errorf("wire: body of %s: %w", w.URL, err)
 		}
 		r.Body = body
 	default:
-		return nil, fmt.Errorf("spiders: unknown body encoding %q", w.Encoding)
+		return nil, fmt.Errorf("wire: unknown body encoding %q", w.Encoding)
 	}
 	if int64(len(r.Body)) > maxBody {
 		return nil, fmt.Errorf("%w: body of %d bytes, limit %d", ErrBodyTooLarge, len(r.Body), maxBody)
@@ -75,7 +77,7 @@ func decodeLimited(b []byte, limit int64) ([]byte, error) {
 				break
 			}
 			if err != nil {
-				return nil, fmt.Errorf("spiders: decompress response: %w", err)
+				return nil, fmt.Errorf("wire: decompress response: %w", err)
 			}
 			size = min(size*2, 8<<20)
 		}

@@ -1,4 +1,4 @@
-package spiders
+package wire
 
 import (
 	"bytes"
@@ -10,6 +10,8 @@ import (
 
 	"github.com/klauspost/compress/s2"
 	"github.com/klauspost/compress/zstd"
+
+	"github.com/streamcrawl/streamcrawl/spiders"
 )
 
 // forgedResponse returns a zstd-compressed response payload whose text body is size
@@ -43,7 +45,7 @@ func TestUnmarshalResponseLimitRefusesABomb(t *testing.T) {
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
-	_, err := UnmarshalResponseLimit(forged, 10<<20)
+	_, err := UnmarshalLimit(forged, 10<<20)
 	runtime.ReadMemStats(&after)
 	if !errors.Is(err, ErrBodyTooLarge) {
 		t.Fatalf("err = %v, want ErrBodyTooLarge", err)
@@ -54,16 +56,16 @@ func TestUnmarshalResponseLimitRefusesABomb(t *testing.T) {
 	t.Logf("forged %d-byte entry refused after %d MB allocated", len(forged), (after.TotalAlloc-before.TotalAlloc)>>20)
 	// Within the limit it decodes.
 	small := forgedResponse(t, 1<<20)
-	r, err := UnmarshalResponseLimit(small, 10<<20)
+	r, err := UnmarshalLimit(small, 10<<20)
 	if err != nil || len(r.Body) < 1<<20 {
 		t.Fatalf("1 MB body under a 10 MB limit: %v", err)
 	}
-	if _, err := UnmarshalResponseLimit(small, 512<<10); !errors.Is(err, ErrBodyTooLarge) {
+	if _, err := UnmarshalLimit(small, 512<<10); !errors.Is(err, ErrBodyTooLarge) {
 		t.Fatalf("1 MB body under a 512 KB limit: err = %v, want ErrBodyTooLarge", err)
 	}
 }
 
-// The hand-written JSON of MarshalResponse decodes to the same body for every byte
+// The hand-written JSON of Marshal decodes to the same body for every byte
 // that needs escaping, for UTF-8 text and for binary bodies.
 func TestMarshalResponseEscapesEveryByte(t *testing.T) {
 	var ascii []byte
@@ -76,12 +78,12 @@ func TestMarshalResponseEscapesEveryByte(t *testing.T) {
 		"binary": {0xff, 0xfe, 0x00, '"', 0x80},
 		"empty":  {},
 	} {
-		req := &Request{URL: "http://127.0.0.1/a?b=1&c=2", Callback: "parse"}
-		payload, err := MarshalResponse(&Response{Request: req, URL: req.URL, Status: 200, Body: body})
+		req := &spiders.Request{URL: "http://127.0.0.1/a?b=1&c=2", Callback: "parse"}
+		payload, err := Marshal(&spiders.Response{Request: req, URL: req.URL, Status: 200, Body: body})
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		got, err := UnmarshalResponse(payload)
+		got, err := Unmarshal(payload)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
@@ -94,22 +96,22 @@ func TestMarshalResponseEscapesEveryByte(t *testing.T) {
 // A frame followed by more zstd data (a second frame) decodes to more than the first
 // frame's header says: it is refused, not read into a larger buffer.
 func TestUnmarshalResponseRefusesDataPastTheFramesSize(t *testing.T) {
-	r, err := NewRequest("http://127.0.0.1:8080/p/1", "")
+	r, err := spiders.NewRequest("http://127.0.0.1:8080/p/1", "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	valid, err := MarshalResponse(&Response{Request: r, URL: r.URL, Status: 200, Body: []byte("<html><body>ok</body></html>")})
+	valid, err := Marshal(&spiders.Response{Request: r, URL: r.URL, Status: 200, Body: []byte("<html><body>ok</body></html>")})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, err := UnmarshalResponse(valid); err != nil || string(got.Body) != "<html><body>ok</body></html>" {
+	if got, err := Unmarshal(valid); err != nil || string(got.Body) != "<html><body>ok</body></html>" {
 		t.Fatalf("valid frame: %v, %v", got, err)
 	}
-	extra, err := MarshalResponse(&Response{Request: r, URL: r.URL, Status: 200, Body: bytes.Repeat([]byte("x"), 100000)})
+	extra, err := Marshal(&spiders.Response{Request: r, URL: r.URL, Status: 200, Body: bytes.Repeat([]byte("x"), 100000)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, err := UnmarshalResponse(append(append([]byte(nil), valid...), extra...)); err == nil {
+	if got, err := Unmarshal(append(append([]byte(nil), valid...), extra...)); err == nil {
 		t.Fatalf("two frames decoded as one response of %d body bytes; want an error", len(got.Body))
 	}
 }
@@ -122,7 +124,7 @@ func TestUnmarshalResponseS2RefusesAForgedSize(t *testing.T) {
 	var claim [binary.MaxVarintLen64]byte
 	forged := append(append([]byte(nil), s2Magic...), claim[:binary.PutUvarint(claim[:], 200<<20)]...)
 	forged = append(forged, make([]byte, 64)...)
-	if _, err := UnmarshalResponseLimit(forged, 10<<20); !errors.Is(err, ErrBodyTooLarge) {
+	if _, err := UnmarshalLimit(forged, 10<<20); !errors.Is(err, ErrBodyTooLarge) {
 		t.Fatalf("S2 block claiming 200 MB: err = %v, want ErrBodyTooLarge", err)
 	}
 	for name, plain := range map[string][]byte{"truncated": nil, "no marker": []byte(`{"v":2}`)} {
@@ -132,7 +134,7 @@ func TestUnmarshalResponseS2RefusesAForgedSize(t *testing.T) {
 		} else {
 			payload = payload[:len(payload)-8]
 		}
-		if r, err := UnmarshalResponseLimit(payload, 10<<20); err == nil {
+		if r, err := UnmarshalLimit(payload, 10<<20); err == nil {
 			t.Fatalf("%s S2 entry decoded to %+v", name, r)
 		}
 	}

@@ -1,4 +1,4 @@
-package spiders_test
+package wire_test
 
 import (
 	"bytes"
@@ -11,6 +11,7 @@ import (
 
 	"github.com/klauspost/compress/zstd"
 
+	"github.com/streamcrawl/streamcrawl/handlers/internal/wire"
 	"github.com/streamcrawl/streamcrawl/spiders"
 	"github.com/streamcrawl/streamcrawl/spiders/demosite"
 )
@@ -33,17 +34,17 @@ func shopResponses(t testing.TB, from, n int) []*spiders.Response {
 	return out
 }
 
-func trainShop(t testing.TB) *spiders.ResponseDict {
+func trainShop(t testing.TB) *wire.Dict {
 	t.Helper()
 	var samples [][]byte
 	for _, r := range shopResponses(t, 1, 256) {
-		js, err := spiders.ResponsePlain(r)
+		js, err := wire.Plain(r)
 		if err != nil {
 			t.Fatal(err)
 		}
 		samples = append(samples, js)
 	}
-	d, err := spiders.TrainResponseDict(samples)
+	d, err := wire.TrainDict(samples)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,27 +59,27 @@ func TestResponseDict(t *testing.T) {
 	res := shopResponses(t, 5000, 20)
 	var plain, withDict int
 	for i, r := range res {
-		a, err := spiders.MarshalResponse(r)
+		a, err := wire.Marshal(r)
 		if err != nil {
 			t.Fatal(err)
 		}
-		b, err := spiders.MarshalResponseDict(r, d)
+		b, err := wire.MarshalDict(r, d)
 		if err != nil {
 			t.Fatal(err)
 		}
 		plain, withDict = plain+len(a), withDict+len(b)
-		if spiders.ResponseDictID(a) != 0 || spiders.ResponseDictID(b) != d.ID() {
-			t.Fatalf("dictionary IDs: plain %d, with dict %d (want 0 and %d)", spiders.ResponseDictID(a), spiders.ResponseDictID(b), d.ID())
+		if wire.DictID(a) != 0 || wire.DictID(b) != d.ID() {
+			t.Fatalf("dictionary IDs: plain %d, with dict %d (want 0 and %d)", wire.DictID(a), wire.DictID(b), d.ID())
 		}
 		if i == 0 {
-			_, err := spiders.UnmarshalResponse(b)
-			if !errors.Is(err, spiders.ErrUnknownDict) {
+			_, err := wire.Unmarshal(b)
+			if !errors.Is(err, wire.ErrUnknownDict) {
 				t.Fatalf("decoding before the dictionary is registered: %v, want ErrUnknownDict", err)
 			}
-			spiders.RegisterResponseDict(d)
+			wire.RegisterDict(d)
 		}
 		for _, payload := range [][]byte{a, b} {
-			got, err := spiders.UnmarshalResponse(payload)
+			got, err := wire.Unmarshal(payload)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -92,11 +93,11 @@ func TestResponseDict(t *testing.T) {
 	}
 	t.Logf("20 product pages: %d bytes without dictionary, %d with (%.0f%%)", plain, withDict, 100*float64(withDict-plain)/float64(plain))
 	// A stored dictionary loads back with its ID.
-	d2, err := spiders.NewResponseDict(d.Bytes())
+	d2, err := wire.NewDict(d.Bytes())
 	if err != nil || d2.ID() != d.ID() {
 		t.Fatalf("reload: %v, id %d want %d", err, d2.ID(), d.ID())
 	}
-	if _, err := spiders.NewResponseDict([]byte("not a dictionary")); err == nil {
+	if _, err := wire.NewDict([]byte("not a dictionary")); err == nil {
 		t.Fatal("garbage accepted as a dictionary")
 	}
 }
@@ -109,7 +110,7 @@ func BenchmarkResponseEncode(b *testing.B) {
 	d := trainShop(b)
 	var js [][]byte
 	for _, r := range res {
-		j, _ := spiders.ResponsePlain(r)
+		j, _ := wire.Plain(r)
 		js = append(js, j)
 	}
 	for _, level := range []zstd.EncoderLevel{zstd.SpeedFastest, zstd.SpeedDefault} {
@@ -133,9 +134,9 @@ func BenchmarkResponseEncode(b *testing.B) {
 			})
 		}
 	}
-	b.Run("MarshalResponseDict", func(b *testing.B) {
+	b.Run("MarshalDict", func(b *testing.B) {
 		for i := 0; b.Loop(); i++ {
-			if _, err := spiders.MarshalResponseDict(res[i%len(res)], d); err != nil {
+			if _, err := wire.MarshalDict(res[i%len(res)], d); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -147,15 +148,15 @@ func BenchmarkResponseEncode(b *testing.B) {
 func BenchmarkUnmarshalResponseDict(b *testing.B) {
 	res := shopResponses(b, 3000, 1)[0]
 	d := trainShop(b)
-	spiders.RegisterResponseDict(d)
-	wire, err := spiders.MarshalResponseDict(res, d)
+	wire.RegisterDict(d)
+	payload, err := wire.MarshalDict(res, d)
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.SetBytes(int64(len(res.Body)))
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := spiders.UnmarshalResponseLimit(wire, 10<<20); err != nil {
+		if _, err := wire.UnmarshalLimit(payload, 10<<20); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -1,4 +1,4 @@
-package spiders
+package wire
 
 import (
 	"bytes"
@@ -6,12 +6,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"unicode/utf8"
+
+	"github.com/streamcrawl/streamcrawl/spiders"
 )
 
 // The version 2 writer, kept for the tests that read version 2.
 
-// writeResponseJSON writes the JSON of r (version 2, uncompressed) to buf.
-func writeResponseJSON(buf *bytes.Buffer, r *Response) error {
+// writeJSON writes the JSON of r (version 2, uncompressed) to buf.
+func writeJSON(buf *bytes.Buffer, r *spiders.Response) error {
 	w := responseWire{responseHead: responseHead{
 		V: 2, Request: r.Request, URL: r.URL, Status: r.Status,
 		Headers: r.Headers, BodyLen: len(r.Body), Truncated: r.Truncated, FetchedAt: r.FetchedAt,
@@ -19,7 +21,7 @@ func writeResponseJSON(buf *bytes.Buffer, r *Response) error {
 	}}
 	head, err := json.Marshal(w) // everything but the body
 	if err != nil {
-		return fmt.Errorf("spiders: encode response: %w", err)
+		return fmt.Errorf("wire: encode response: %w", err)
 	}
 	text := utf8.Valid(r.Body)
 	size := len(head) + 16 + base64.StdEncoding.EncodedLen(len(r.Body))

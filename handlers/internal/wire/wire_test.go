@@ -1,18 +1,20 @@
-package spiders
+package wire
 
 import (
-	"errors"
-
 	"bytes"
 	"encoding/json"
-	"github.com/klauspost/compress/zstd"
+	"errors"
 	"net/http"
 	"testing"
 	"time"
+
+	"github.com/klauspost/compress/zstd"
+
+	"github.com/streamcrawl/streamcrawl/spiders"
 )
 
 func TestResponseWireRoundTrip(t *testing.T) {
-	req := &Request{URL: "http://example.com/p/1", Meta: map[string]any{"k": "v"}, Depth: 2}
+	req := &spiders.Request{URL: "http://example.com/p/1", Meta: map[string]any{"k": "v"}, Depth: 2}
 	at := time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)
 	for name, body := range map[string][]byte{
 		"html":   []byte(`<html><body><a href="/x?a=1&b=2">“quoted” <b>&amp;</b></a></body></html>`),
@@ -20,16 +22,16 @@ func TestResponseWireRoundTrip(t *testing.T) {
 		"empty":  nil,
 	} {
 		t.Run(name, func(t *testing.T) {
-			in := &Response{Request: req, URL: "http://example.com/p/1?x", Status: 200,
+			in := &spiders.Response{Request: req, URL: "http://example.com/p/1?x", Status: 200,
 				Headers: http.Header{"Content-Type": {"text/html"}}, Body: body, Truncated: true, FetchedAt: at}
-			b, err := MarshalResponse(in)
+			b, err := Marshal(in)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if !bytes.HasPrefix(b, zstdMagic) {
 				t.Fatal("payload is not zstd-compressed")
 			}
-			out, err := UnmarshalResponse(b)
+			out, err := Unmarshal(b)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -46,7 +48,7 @@ func TestResponseWireReadsVersion1(t *testing.T) {
 	v1, _ := json.Marshal(map[string]any{"v": 1, "request": map[string]any{"url": "http://example.com/"},
 		"url": "http://example.com/", "status": 200, "body_encoding": "zstd",
 		"body": zstdEncoder.EncodeAll(body, nil), "body_len": len(body)})
-	out, err := UnmarshalResponse(v1)
+	out, err := Unmarshal(v1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,20 +64,20 @@ func TestResponseWireRejectsGarbage(t *testing.T) {
 		"unknown version": []byte(`{"v":9,"request":{"url":"http://e.com/"}}`),
 		"no request":      []byte(`{"v":2,"url":"http://e.com/"}`),
 	} {
-		if _, err := UnmarshalResponse(b); err == nil {
+		if _, err := Unmarshal(b); err == nil {
 			t.Errorf("%s: no error", name)
 		}
 	}
 }
 
 func TestResponseWireKeepsTheCharset(t *testing.T) {
-	in := &Response{Request: &Request{URL: "http://example.com/"}, URL: "http://example.com/", Status: 200,
+	in := &spiders.Response{Request: &spiders.Request{URL: "http://example.com/"}, URL: "http://example.com/", Status: 200,
 		Headers: http.Header{"Content-Type": {"text/html; charset=shift_jis"}}, Body: []byte("<p>日本</p>"), Charset: "shift_jis"}
-	b, err := MarshalResponse(in)
+	b, err := Marshal(in)
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := UnmarshalResponse(b)
+	out, err := Unmarshal(b)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +85,7 @@ func TestResponseWireKeepsTheCharset(t *testing.T) {
 		t.Fatalf("round trip: charset %q body %q", out.Charset, out.Body)
 	}
 	// A response from a build that did not decode has no charset: Doc decodes it.
-	old := &Response{Request: in.Request, URL: in.URL, Status: 200, Headers: in.Headers, Body: []byte("<p>\x93\xfa\x96\x7b</p>")}
+	old := &spiders.Response{Request: in.Request, URL: in.URL, Status: 200, Headers: in.Headers, Body: []byte("<p>\x93\xfa\x96\x7b</p>")}
 	doc, err := old.Doc()
 	if err != nil {
 		t.Fatal(err)
@@ -94,15 +96,15 @@ func TestResponseWireKeepsTheCharset(t *testing.T) {
 }
 
 func TestResponseWireReadsVersion2(t *testing.T) {
-	in := &Response{Request: &Request{URL: "http://example.com/"}, URL: "http://example.com/", Status: 200,
+	in := &spiders.Response{Request: &spiders.Request{URL: "http://example.com/"}, URL: "http://example.com/", Status: 200,
 		Headers: http.Header{"X": {"y"}}, Body: []byte("<p>\"v2\"\n</p>")}
 	for name, body := range map[string][]byte{"text": in.Body, "binary": {0xff, 0, 0xfe}} {
 		in.Body = body
 		var buf bytes.Buffer
-		if err := writeResponseJSON(&buf, in); err != nil {
+		if err := writeJSON(&buf, in); err != nil {
 			t.Fatal(err)
 		}
-		out, err := UnmarshalResponse(zstdEncoder.EncodeAll(buf.Bytes(), nil))
+		out, err := Unmarshal(zstdEncoder.EncodeAll(buf.Bytes(), nil))
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
@@ -115,9 +117,9 @@ func TestResponseWireReadsVersion2(t *testing.T) {
 // A frame without its content size in the header (a streaming writer's) is read in
 // bounded chunks, and still refused past the limit.
 func TestResponseWireFrameWithoutSize(t *testing.T) {
-	in := &Response{Request: &Request{URL: "http://example.com/"}, URL: "http://example.com/", Status: 200,
+	in := &spiders.Response{Request: &spiders.Request{URL: "http://example.com/"}, URL: "http://example.com/", Status: 200,
 		Body: bytes.Repeat([]byte("<p>x</p>"), 100000)}
-	plain, err := ResponsePlain(in)
+	plain, err := Plain(in)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,11 +133,11 @@ func TestResponseWireFrameWithoutSize(t *testing.T) {
 	if err := h.Decode(frame.Bytes()); err != nil || h.HasFCS {
 		t.Fatalf("test frame has a size in its header (%v): it tests nothing", err)
 	}
-	out, err := UnmarshalResponse(frame.Bytes())
+	out, err := Unmarshal(frame.Bytes())
 	if err != nil || !bytes.Equal(out.Body, in.Body) {
 		t.Fatalf("read %d bytes, %v", len(out.Body), err)
 	}
-	if _, err := UnmarshalResponseLimit(frame.Bytes(), 100); !errors.Is(err, ErrBodyTooLarge) {
+	if _, err := UnmarshalLimit(frame.Bytes(), 100); !errors.Is(err, ErrBodyTooLarge) {
 		t.Fatalf("limit 100: %v, want ErrBodyTooLarge", err)
 	}
 }
@@ -144,32 +146,32 @@ func TestResponseWireFrameWithoutSize(t *testing.T) {
 // take is refused before anything is decompressed; one whose head disagrees with its
 // body is refused too.
 func TestResponseWireRefusesBadSizes(t *testing.T) {
-	in := &Response{Request: &Request{URL: "http://example.com/"}, URL: "http://example.com/", Status: 200,
+	in := &spiders.Response{Request: &spiders.Request{URL: "http://example.com/"}, URL: "http://example.com/", Status: 200,
 		Body: bytes.Repeat([]byte{'a'}, 10<<20)}
-	b, err := MarshalResponse(in)
+	b, err := Marshal(in)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(b) > 64<<10 {
 		t.Fatalf("10 MB of one byte compressed to %d bytes", len(b))
 	}
-	if _, err := UnmarshalResponseLimit(b, 1<<20); !errors.Is(err, ErrBodyTooLarge) {
+	if _, err := UnmarshalLimit(b, 1<<20); !errors.Is(err, ErrBodyTooLarge) {
 		t.Fatalf("limit 1 MB: %v, want ErrBodyTooLarge", err)
 	}
-	plain, _ := ResponsePlain(&Response{Request: in.Request, URL: in.URL, Status: 200, Body: []byte("abc")})
+	plain, _ := Plain(&spiders.Response{Request: in.Request, URL: in.URL, Status: 200, Body: []byte("abc")})
 	for name, p := range map[string][]byte{
 		"short body":  plain[:len(plain)-1],
 		"long body":   append(append([]byte{}, plain...), 'd'),
 		"head length": append(append([]byte{}, v3Marker...), 0xff, 0xff, 0x7f),
 	} {
-		if _, err := UnmarshalResponse(zstdEncoder.EncodeAll(p, nil)); err == nil {
+		if _, err := Unmarshal(zstdEncoder.EncodeAll(p, nil)); err == nil {
 			t.Errorf("%s: no error", name)
 		}
 	}
 }
 
 // TestMarshalResponseReturnsTheEncoderError: a response encoder that could not be made
-// is an error of MarshalResponse (its error was dropped, and the first encode then
+// is an error of Marshal (its error was dropped, and the first encode then
 // panicked on the nil encoder).
 func TestMarshalResponseReturnsTheEncoderError(t *testing.T) {
 	enc, encErr := zstdEncoder, zstdEncoderErr
@@ -178,12 +180,26 @@ func TestMarshalResponseReturnsTheEncoderError(t *testing.T) {
 	if zstdEncoderErr == nil {
 		t.Fatal("an encoder with a window of 3 bytes was made: the test cannot make one fail")
 	}
-	res := &Response{Request: &Request{URL: "http://example.com/"}, URL: "http://example.com/", Status: 200, Body: []byte("<p>x</p>")}
-	payload, err := MarshalResponse(res)
+	res := &spiders.Response{Request: &spiders.Request{URL: "http://example.com/"}, URL: "http://example.com/", Status: 200, Body: []byte("<p>x</p>")}
+	payload, err := Marshal(res)
 	if err == nil || !errors.Is(err, zstdEncoderErr) || payload != nil {
-		t.Fatalf("MarshalResponse = %d bytes, %v; want no bytes and the encoder's error", len(payload), err)
+		t.Fatalf("Marshal = %d bytes, %v; want no bytes and the encoder's error", len(payload), err)
 	}
-	if _, err := MarshalResponseDict(res, nil); !errors.Is(err, zstdEncoderErr) {
-		t.Fatalf("MarshalResponseDict without a dictionary = %v; want the encoder's error", err)
+	if _, err := MarshalDict(res, nil); !errors.Is(err, zstdEncoderErr) {
+		t.Fatalf("MarshalDict without a dictionary = %v; want the encoder's error", err)
+	}
+}
+
+// TestResponseRenderedTravels keeps RenderedBy across the wire format.
+func TestResponseRenderedTravels(t *testing.T) {
+	r := &spiders.Response{Request: &spiders.Request{URL: "http://x/"}, URL: "http://x/", Status: 200, Headers: http.Header{},
+		Body: []byte("<p>dom</p>"), RenderedBy: "HeadlessChrome/156.0.0.0"}
+	b, err := Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := Unmarshal(b)
+	if err != nil || back.RenderedBy != r.RenderedBy {
+		t.Errorf("rendered by %q, %v", back.RenderedBy, err)
 	}
 }

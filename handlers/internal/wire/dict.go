@@ -1,4 +1,4 @@
-package spiders
+package wire
 
 import (
 	"errors"
@@ -16,61 +16,62 @@ import (
 // written without a dictionary (before it existed, or with it turned off) carry no ID
 // and decode as before.
 
-// Values of Settings.ResponseDict.
+// Values of spiders.Settings.ResponseDict (response_dict). Package spiders validates the
+// setting against its own copy of these values (settings_test.go checks that they agree).
 const (
-	ResponseDictOn  = "on"
-	ResponseDictOff = "off"
+	DictOn  = "on"
+	DictOff = "off"
 )
 
 // ErrUnknownDict is returned for a response compressed with a dictionary this process
-// has not registered (see RegisterResponseDict).
-var ErrUnknownDict = errors.New("spiders: response compressed with an unknown dictionary")
+// has not registered (see RegisterDict).
+var ErrUnknownDict = errors.New("wire: response compressed with an unknown dictionary")
 
 // DefaultDictSize is the size of a trained dictionary.
 const DefaultDictSize = 64 << 10
 
-// ResponseDict is a zstd dictionary for responses, with its encoder.
-type ResponseDict struct {
+// Dict is a zstd dictionary for responses, with its encoder.
+type Dict struct {
 	id   uint32
 	data []byte
 	enc  *zstd.Encoder
 }
 
-// NewResponseDict loads a dictionary in zstd format (as TrainResponseDict makes it).
-func NewResponseDict(data []byte) (*ResponseDict, error) {
+// NewDict loads a dictionary in zstd format (as TrainDict makes it).
+func NewDict(data []byte) (*Dict, error) {
 	info, err := zstd.InspectDictionary(data)
 	if err != nil {
-		return nil, fmt.Errorf("spiders: response dictionary: %w", err)
+		return nil, fmt.Errorf("wire: response dictionary: %w", err)
 	}
 	if info.ID() == 0 {
-		return nil, errors.New("spiders: response dictionary has no ID")
+		return nil, errors.New("wire: response dictionary has no ID")
 	}
 	enc, err := zstd.NewWriter(nil, encoderOptions(zstd.SpeedFastest, zstd.WithEncoderDict(data))...)
 	if err != nil {
-		return nil, fmt.Errorf("spiders: response dictionary: %w", err)
+		return nil, fmt.Errorf("wire: response dictionary: %w", err)
 	}
-	return &ResponseDict{id: info.ID(), data: data, enc: enc}, nil
+	return &Dict{id: info.ID(), data: data, enc: enc}, nil
 }
 
-// TrainResponseDict builds a dictionary of DefaultDictSize from samples (the JSON of
-// responses, see ResponsePlain), with a random ID.
-func TrainResponseDict(samples [][]byte) (*ResponseDict, error) {
+// TrainDict builds a dictionary of DefaultDictSize from samples (the JSON of
+// responses, see Plain), with a random ID.
+func TrainDict(samples [][]byte) (*Dict, error) {
 	if len(samples) < 8 {
-		return nil, fmt.Errorf("spiders: %d samples are too few to train a dictionary", len(samples))
+		return nil, fmt.Errorf("wire: %d samples are too few to train a dictionary", len(samples))
 	}
 	data, err := dict.BuildZstdDict(samples, dict.Options{MaxDictSize: DefaultDictSize, HashBytes: 8,
 		ZstdLevel: zstd.SpeedFastest})
 	if err != nil {
-		return nil, fmt.Errorf("spiders: train dictionary: %w", err)
+		return nil, fmt.Errorf("wire: train dictionary: %w", err)
 	}
-	return NewResponseDict(data)
+	return NewDict(data)
 }
 
 // ID is the dictionary's ID, written in the frame header of what it compresses.
-func (d *ResponseDict) ID() uint32 { return d.id }
+func (d *Dict) ID() uint32 { return d.id }
 
-// Bytes is the dictionary in zstd format (to store and load with NewResponseDict).
-func (d *ResponseDict) Bytes() []byte { return d.data }
+// Bytes is the dictionary in zstd format (to store and load with NewDict).
+func (d *Dict) Bytes() []byte { return d.data }
 
 // dictDecoders are the decoders of the registered dictionaries, by ID.
 var dictDecoders sync.Map // uint32 -> *decoders
@@ -92,7 +93,7 @@ func newDecoders(data []byte) (*decoders, error) {
 	}
 	all, err := zstd.NewReader(nil, append(opts, zstd.WithDecoderConcurrency(0), zstd.WithDecodeAllCapLimit(true))...)
 	if err != nil {
-		return nil, fmt.Errorf("spiders: response decoder: %w", err)
+		return nil, fmt.Errorf("wire: response decoder: %w", err)
 	}
 	d := &decoders{all: all}
 	d.streams.New = func() any {
@@ -105,28 +106,28 @@ func newDecoders(data []byte) (*decoders, error) {
 	return d, nil
 }
 
-// RegisterResponseDict lets this process decode responses compressed with d. IDs are
+// RegisterDict lets this process decode responses compressed with d. IDs are
 // random 31-bit numbers: a process may hold the dictionaries of several crawls.
-func RegisterResponseDict(d *ResponseDict) {
+func RegisterDict(d *Dict) {
 	if _, ok := dictDecoders.Load(d.id); ok {
 		return
 	}
 	decs, err := newDecoders(d.data)
 	if err != nil {
-		panic(err) // the dictionary was checked by NewResponseDict
+		panic(err) // the dictionary was checked by NewDict
 	}
 	dictDecoders.LoadOrStore(d.id, decs)
 }
 
-// ResponseDictRegistered reports whether the dictionary id is registered.
-func ResponseDictRegistered(id uint32) bool {
+// DictRegistered reports whether the dictionary id is registered.
+func DictRegistered(id uint32) bool {
 	_, ok := dictDecoders.Load(id)
 	return ok
 }
 
-// ResponseDictID returns the dictionary ID a stored response was compressed with (0:
+// DictID returns the dictionary ID a stored response was compressed with (0:
 // none, or not a compressed response).
-func ResponseDictID(payload []byte) uint32 {
+func DictID(payload []byte) uint32 {
 	var h zstd.Header
 	if len(payload) < 4 || string(payload[:4]) != string(zstdMagic) || h.Decode(payload) != nil {
 		return 0
@@ -136,7 +137,7 @@ func ResponseDictID(payload []byte) uint32 {
 
 // decodersFor returns the decoders for the zstd data b: by its dictionary ID.
 func decodersFor(b []byte) (*decoders, error) {
-	id := ResponseDictID(b)
+	id := DictID(b)
 	if id == 0 {
 		return plainDecoders()
 	}

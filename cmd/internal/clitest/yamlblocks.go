@@ -62,7 +62,7 @@ func loadYAMLBlock(file string, b Block) (int, string) {
 			se.Line = 0 // a line of the completion, not of the page
 		}
 	}
-	return line, fmt.Sprintf("yaml block (mark it %q if it is no spider): %v", NotASpider, err)
+	return line, fmt.Sprintf("yaml block of line %d (mark it %q if it is no spider): %v", b.Line-1, NotASpider, err)
 }
 
 // isWholeSpider reports whether the YAML has name at its top level.

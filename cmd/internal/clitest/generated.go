@@ -1,10 +1,10 @@
-// Package clitest holds what the tests of both commands (streamcrawl, streamcrawl-bench)
-// use to keep the generated tables of the docs equal to their command trees.
 package clitest
 
 import (
 	"fmt"
 	"os"
+	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 
@@ -31,32 +31,44 @@ func CommandsTable(root *cobra.Command) string {
 // CheckGenerated checks that each table of want stands in the page at path between
 // its markers, "<!-- generated:NAME -->" and "<!-- end:NAME -->", and fails t where one
 // differs, naming the command that rewrites them (hint); with update it rewrites them.
+// A page or markers that do not exist fail t with how to add them.
 func CheckGenerated(t testing.TB, path string, want map[string]string, update bool, hint string) {
 	t.Helper()
+	name := strings.TrimLeft(filepath.ToSlash(path), "./")
 	b, err := os.ReadFile(path)
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("%v: create %s with, for each table, a line <!-- generated:NAME --> and a line <!-- end:NAME --> where it goes (tables: %s), then run %s",
+			err, name, strings.Join(sortedKeys(want), ", "), hint)
 	}
-	readme := string(b) // the page
-	for name, table := range want {
-		begin, end := "<!-- generated:"+name+" -->\n", "<!-- end:"+name+" -->"
+	readme := string(b)
+	for _, table := range sortedKeys(want) {
+		begin, end := "<!-- generated:"+table+" -->\n", "<!-- end:"+table+" -->"
 		i, j := strings.Index(readme, begin), strings.Index(readme, end)
 		if i < 0 || j < i {
-			t.Fatalf("%s lacks the %q ... %q markers", path, begin, end)
+			t.Fatalf("%s lacks the %q ... %q markers: add those two lines where the table %s goes, then run %s", name, begin, end, table, hint)
 		}
 		got := readme[i+len(begin) : j]
-		if got == table {
+		if got == want[table] {
 			continue
 		}
 		if update {
-			readme = readme[:i+len(begin)] + table + readme[j:]
+			readme = readme[:i+len(begin)] + want[table] + readme[j:]
 			continue
 		}
-		t.Errorf("%s: table %s differs from the code; run %s\nwant:\n%s\ngot:\n%s", path, name, hint, table, got)
+		t.Errorf("%s table %s differs from the code; run %s\nwant:\n%s\ngot:\n%s", name, table, hint, want[table], got)
 	}
 	if update {
 		if err := os.WriteFile(path, []byte(readme), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }

@@ -1,0 +1,125 @@
+package cli
+
+import (
+	"flag"
+	"testing"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/streamcrawl/streamcrawl/cmd/internal/clitest"
+)
+
+// updateDocs rewrites docs/spiders-yaml.md's generated settings table:
+//
+//	go test ./cmd/internal/cli -run TestDocsSettingsTable -update-docs
+var updateDocs = flag.Bool("update-docs", false, "rewrite docs/spiders-yaml.md's settings table from spiders.Settings")
+
+const (
+	repoRoot = "../../.."
+	// settingsPage holds the table of every key of spiders.Settings.
+	settingsPage = repoRoot + "/docs/spiders-yaml.md"
+	// settingsTableAlways checks the settings table even before docs/ has a page;
+	// from docs/'s first page on it is checked anyway.
+	settingsTableAlways = false
+)
+
+// settingsTableOn reports whether the settings table must stand in settingsPage.
+func settingsTableOn() bool { return settingsTableAlways || clitest.DocsPages(repoRoot) > 0 }
+
+// docsPages reads README.md and docs/**/*.md.
+func docsPages(t *testing.T) []*clitest.Page {
+	t.Helper()
+	pages, err := clitest.LoadPages(repoRoot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pages
+}
+
+// reportProblems fails t with each problem, at its file and line.
+func reportProblems(t *testing.T, probs []clitest.Problem) {
+	t.Helper()
+	for _, p := range probs {
+		t.Error(p)
+	}
+	if len(probs) > 0 {
+		t.Logf("%d problems", len(probs))
+	}
+}
+
+// TestDocsLinks checks that every relative link and image of README.md and docs/
+// names a file of the repository, and every #anchor a heading of its page.
+func TestDocsLinks(t *testing.T) {
+	reportProblems(t, clitest.CheckLinks(repoRoot, docsPages(t)))
+}
+
+// TestDocsYAML checks that every yaml block of README.md and docs/ (but those marked
+// not-a-spider) is a spider, or a part of one, that the spider loader takes.
+func TestDocsYAML(t *testing.T) {
+	reportProblems(t, clitest.CheckYAMLBlocks(docsPages(t)))
+}
+
+// TestDocsCommands checks that every streamcrawl command line of README.md and docs/
+// names a command that exists with flags it takes.
+func TestDocsCommands(t *testing.T) {
+	root := (&App{}).rootCommand()
+	reportProblems(t, clitest.CheckCommands(docsPages(t), map[string]*cobra.Command{"streamcrawl": root}))
+}
+
+// TestDocsSettingsTable checks that docs/spiders-yaml.md's table of settings is what
+// spiders.Settings says (keys, types, defaults, doc comments), so it cannot drift.
+func TestDocsSettingsTable(t *testing.T) {
+	table, err := clitest.SettingsTable(repoRoot + "/spiders")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !settingsTableOn() {
+		t.Skip("docs/ has no page yet; the settings table is checked from its first page on")
+	}
+	clitest.CheckGenerated(t, settingsPage, map[string]string{"settings": table},
+		*updateDocs, "go test ./cmd/internal/cli -run TestDocsSettingsTable -update-docs")
+}
+
+// TestDocsDocumentedOnce checks that each generated table stands once across README.md
+// and docs/, and that no hand-written table row repeats a settings key or a run flag
+// that a generated table lists.
+func TestDocsDocumentedOnce(t *testing.T) {
+	pages := docsPages(t)
+	tables := []string{"commands", "run-flags", "bench-commands"}
+	keys := map[string]string{}
+	for _, f := range runFlags((&App{}).rootCommand()) {
+		keys["--"+f] = "run-flags"
+	}
+	if settingsTableOn() {
+		tables = append(tables, "settings")
+		settings, err := clitest.SettingsKeys(repoRoot + "/spiders")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, k := range settings {
+			keys[k.Key] = "settings"
+		}
+	}
+	reportProblems(t, clitest.CheckMarkers(pages, tables))
+	reportProblems(t, clitest.CheckDuplicateRows(pages, keys))
+}
+
+// runFlags are the names of the flags runFlagsTable lists.
+func runFlags(root *cobra.Command) []string {
+	seen := map[string]bool{}
+	var names []string
+	for _, name := range runCommands {
+		c, _, err := root.Find([]string{name})
+		if err != nil {
+			panic(err)
+		}
+		c.Flags().VisitAll(func(f *pflag.Flag) {
+			if !seen[f.Name] {
+				seen[f.Name] = true
+				names = append(names, f.Name)
+			}
+		})
+	}
+	return names
+}

@@ -10,22 +10,17 @@ import (
 	"github.com/streamcrawl/streamcrawl/cmd/internal/clitest"
 )
 
-// updateDocs rewrites docs/spiders-yaml.md's generated settings table:
+// updateDocs rewrites the generated tables of docs/ from the code (the settings,
+// the commands and their flags, handlers.Options):
 //
-//	go test ./cmd/internal/cli -run TestDocsSettingsTable -update-docs
-var updateDocs = flag.Bool("update-docs", false, "rewrite docs/spiders-yaml.md's settings table from spiders.Settings")
+//	go test ./cmd/internal/cli -run 'TestDocsSettingsTable|TestCommandsDoc|TestDocsOptions' -update-docs
+var updateDocs = flag.Bool("update-docs", false, "rewrite the generated tables of docs/ from the code")
 
 const (
 	repoRoot = "../../.."
 	// settingsPage holds the table of every key of spiders.Settings.
 	settingsPage = repoRoot + "/docs/spiders-yaml.md"
-	// settingsTableAlways checks the settings table even before docs/ has a page;
-	// from docs/'s first page on it is checked anyway.
-	settingsTableAlways = false
 )
-
-// settingsTableOn reports whether the settings table must stand in settingsPage.
-func settingsTableOn() bool { return settingsTableAlways || clitest.DocsPages(repoRoot) > 0 }
 
 // docsPages reads README.md and docs/**/*.md.
 func docsPages(t *testing.T) []*clitest.Page {
@@ -74,9 +69,6 @@ func TestDocsSettingsTable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !settingsTableOn() {
-		t.Skip("docs/ has no page yet; the settings table is checked from its first page on")
-	}
 	clitest.CheckGenerated(t, settingsPage, map[string]string{"settings": table},
 		*updateDocs, "go test ./cmd/internal/cli -run TestDocsSettingsTable -update-docs")
 }
@@ -86,20 +78,17 @@ func TestDocsSettingsTable(t *testing.T) {
 // that a generated table lists.
 func TestDocsDocumentedOnce(t *testing.T) {
 	pages := docsPages(t)
-	tables := []string{"commands", "run-flags", "bench-commands"}
+	tables := []string{"commands", "run-flags", "other-flags", "bench-commands", "bench-flags", "settings"}
 	keys := map[string]string{}
 	for _, f := range runFlags((&App{}).rootCommand()) {
 		keys["--"+f] = "run-flags"
 	}
-	if settingsTableOn() {
-		tables = append(tables, "settings")
-		settings, err := clitest.SettingsKeys(repoRoot + "/spiders")
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, k := range settings {
-			keys[k.Key] = "settings"
-		}
+	settings, err := clitest.SettingsKeys(repoRoot + "/spiders")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range settings {
+		keys[k.Key] = "settings"
 	}
 	reportProblems(t, clitest.CheckMarkers(pages, tables))
 	reportProblems(t, clitest.CheckDuplicateRows(pages, keys))

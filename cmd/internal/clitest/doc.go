@@ -1,7 +1,7 @@
 // Package clitest holds what the tests of both commands (streamcrawl, streamcrawl-bench)
 // use to keep README.md and the pages of docs/ honest, so that they cannot rot:
 //
-//   - readme.go: the generated tables (commands) and CheckGenerated, which keeps a
+//   - generated.go, flags.go: the generated tables (commands, flags) and CheckGenerated, which keeps a
 //     table between its "<!-- generated:NAME -->" and "<!-- end:NAME -->" markers equal
 //     to the code (and rewrites it on request);
 //   - settingsdoc.go: SettingsKeys and SettingsTable, every YAML key of

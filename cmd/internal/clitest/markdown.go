@@ -108,18 +108,6 @@ func LoadPages(root string) ([]*Page, error) {
 	return pages, nil
 }
 
-// DocsPages counts the .md pages under root/docs (0 when there is no docs/).
-func DocsPages(root string) int {
-	n := 0
-	filepath.WalkDir(filepath.Join(root, "docs"), func(path string, d fs.DirEntry, err error) error {
-		if err == nil && !d.IsDir() && strings.HasSuffix(d.Name(), ".md") {
-			n++
-		}
-		return nil
-	})
-	return n
-}
-
 var (
 	fenceRE   = regexp.MustCompile("^( *)(`{3,}|~{3,})(.*)$")
 	headingRE = regexp.MustCompile(`^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$`)

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"flag"
 	"fmt"
 	"sort"
 	"strings"
@@ -13,13 +12,8 @@ import (
 	"github.com/streamcrawl/streamcrawl/cmd/internal/clitest"
 )
 
-// updateDocs rewrites the generated tables of docs/commands.md:
-//
-//	go test ./cmd/internal/cli -run TestCommandsDoc -update-docs
-var updateDocs = flag.Bool("update-docs", false, "rewrite the generated tables of docs/ from the code")
-
 // commandsDoc is the page that documents every command and flag, in generated tables.
-const commandsDoc = "../../../docs/commands.md"
+const commandsDoc = repoRoot + "/docs/commands.md"
 
 // runCommands are the commands that run stages; their flags make one table.
 var runCommands = []string{"crawl", "demo", "fetch", "parse", "store", "process"}

@@ -32,7 +32,7 @@ lost; testprogress prints a line per ended test from go test -json (the test com
 .ci/test). Worker processes are children of this binary, which runs
 streamcrawl's own fetch, parse, store and demo-site commands for them.`)
 	root.AddCommand(a.benchCommand(), a.benchScaleCommand(), a.benchBroadCommand(), a.benchFrontierCommand(), a.benchDedupCommand(), a.chaosCommand(),
-		a.benchRenderCommand(), a.benchPeersCommand(), a.benchMemoryCommand(), a.plotsCommand(), a.testProgressCommand())
+		a.benchRenderCommand(), a.benchPeersCommand(), a.benchMemoryCommand(), a.plotsCommand(), a.figuresCommand(), a.testProgressCommand())
 	root.AddCommand(append(a.WorkerCommands(), a.jsSiteCommand())...)
 	return root
 }

@@ -82,3 +82,10 @@ func TestEachPeerRunStartsANewItemsFile(t *testing.T) {
 		t.Fatalf("items %d, distinct SKUs %d; want 1 and 1 (the last round's file only)", run.Items, run.Distinct)
 	}
 }
+
+func TestPeerRowRecordsRatesAndRound(t *testing.T) {
+	r := peerRun{Name: "colly", Round: 2, Pages: 1000, Wall: 4 * time.Second, CPU: 3 * time.Second, RedisCmds: 12}.row()
+	if r.Crawler != "colly" || r.Round != 2 || r.PagesPerS != 250 || r.CPUSPer1000 != 3 || !r.RedisIdleOnly {
+		t.Errorf("row %+v: want colly round 2, 250 pages/s, 3 CPU-s per 1000 pages, Redis idle only", r)
+	}
+}

@@ -28,6 +28,43 @@ type broadOptions struct {
 	Timeout      time.Duration
 	RedisURL     string
 	Dir          string
+	Record       string // where to write the run's results as JSON ("": nowhere)
+}
+
+// broadRecord is a bench-broad run as --record writes it.
+type broadRecord struct {
+	Hosts              int     `json:"hosts"`
+	PagesPerHost       int     `json:"pages_per_host"`
+	Fetchers           int     `json:"fetchers"`
+	LatencyS           float64 `json:"latency_s"`
+	DelayS             float64 `json:"delay_s"`
+	Pages              int     `json:"pages"` // distinct pages fetched
+	Duplicates         int     `json:"duplicates"`
+	Missing            int     `json:"missing"`
+	WallS              float64 `json:"wall_s"`
+	SpanS              float64 `json:"span_s"`
+	LimitS             float64 `json:"limit_s"`
+	SpanOverLimit      float64 `json:"span_over_limit"`
+	MedianGapS         float64 `json:"median_gap_s"`
+	MedianGapOverDelay float64 `json:"median_gap_over_delay"`
+	MinGapS            float64 `json:"min_gap_s"`
+	Gaps               int     `json:"gaps"`
+	ShortGaps          int     `json:"gaps_under_delay"` // below delay − tolerance
+	ToleranceS         float64 `json:"tolerance_s"`
+	MaxInFlight        int     `json:"max_in_flight"`
+	RedisUSPerPage     float64 `json:"redis_us_per_page"`
+	RedisCmdsPerPage   float64 `json:"redis_commands_per_page"`
+}
+
+// broadRecordOf is r, a run with opt, as recorded.
+func broadRecordOf(opt broadOptions, r *broadResult) *broadRecord {
+	pages := float64(max(r.Pages, 1))
+	return &broadRecord{Hosts: opt.Hosts, PagesPerHost: opt.Pages, Fetchers: opt.Fetchers, LatencyS: opt.Latency.Seconds(),
+		DelayS: opt.Delay.Seconds(), Pages: r.Pages, Duplicates: r.Duplicates, Missing: r.Missing, WallS: r.Took.Seconds(),
+		SpanS: r.Span.Seconds(), LimitS: r.Limit.Seconds(), SpanOverLimit: r.Span.Seconds() / r.Limit.Seconds(),
+		MedianGapS: r.MedianGap.Seconds(), MedianGapOverDelay: r.MedianGap.Seconds() / opt.Delay.Seconds(),
+		MinGapS: r.MinGap.Seconds(), Gaps: r.Gaps, ShortGaps: r.ShortGaps, ToleranceS: opt.Tolerance.Seconds(),
+		MaxInFlight: r.MaxInFlight, RedisUSPerPage: r.RedisCPU / pages * 1e6, RedisCmdsPerPage: r.RedisCmds / pages}
 }
 
 // broadResult is a broad-crawl benchmark's outcome.
@@ -46,7 +83,7 @@ type broadResult struct {
 func (a *app) benchBroadCommand() *cobra.Command {
 	opt := broadOptions{}
 	cmd := &cobra.Command{
-		Use:   "bench-broad [--hosts N] [--pages N] [--delay D]",
+		Use:   "bench-broad [--hosts N] [--pages N] [--delay D] [--record FILE]",
 		Short: "Crawl many polite hosts on loopback with worker processes and report the span against the politeness limit",
 		Long: `bench-broad serves a broad web on loopback (--hosts hosts, each on its own 127.0.X.Y
 address, --pages pages each, every answer after --latency, a robots.txt that is obeyed),
@@ -57,17 +94,25 @@ the busiest host's), gaps between two requests to a host shorter than the delay 
 included), the most requests in flight at one host, pages fetched twice or never, and
 Redis CPU and commands per page.
 
-Without --redis it starts a throw-away redis-server from PATH.`,
+Without --redis it starts a throw-away redis-server from PATH. --record FILE writes the
+figures as JSON with the run's conditions (date, Go version, GOMAXPROCS, load average at
+start, arguments), for the plots command.`,
 		Args: cobra.NoArgs,
-		RunE: a.inBenchEnv("bench-broad", nil, func(ctx context.Context, url, dir string) error {
-			opt.RedisURL, opt.Dir = url, dir
-			res, err := runBroad(ctx, opt, a.Stderr)
-			if err != nil {
-				return err
-			}
-			printBroad(a.Stdout, opt, res)
-			return nil
-		}),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cond := conditionsNow(cmd)
+			return a.inBenchEnv("bench-broad", nil, func(ctx context.Context, url, dir string) error {
+				opt.RedisURL, opt.Dir = url, dir
+				res, err := runBroad(ctx, opt, a.Stderr)
+				if err != nil {
+					return err
+				}
+				printBroad(a.Stdout, opt, res)
+				if opt.Record == "" {
+					return nil
+				}
+				return writeRecord(opt.Record, &record{Kind: recordBroad, Conditions: cond, Broad: broadRecordOf(opt, res)})
+			})(cmd, args)
+		},
 	}
 	a.RedisFlags(cmd, false)
 	cmd.Flags().IntVar(&opt.Hosts, "hosts", 300, "hosts (one loopback address each)")
@@ -78,6 +123,7 @@ Without --redis it starts a throw-away redis-server from PATH.`,
 	cmd.Flags().IntVar(&opt.Fetchers, "fetchers", 2, "fetch processes")
 	cmd.Flags().IntVar(&opt.Partitions, "partitions", 0, "partitions of the crawl's keys (spread over a Redis Cluster's shards; 0: the spider's default)")
 	cmd.Flags().DurationVar(&opt.Timeout, "timeout", 10*time.Minute, "give up after this long")
+	cmd.Flags().StringVar(&opt.Record, "record", "", "write the run's results and conditions to this JSON file")
 	return cmd
 }
 

@@ -33,11 +33,49 @@ type peersOptions struct {
 	Pages, PageSize, PerHost, Rounds int
 	Streamcrawl, Colly, Crawlee      string
 	RetryBackoff                     time.Duration // streamcrawl's --retry-backoff
+	Record                           string        // where to write the run's results as JSON ("": nowhere)
+}
+
+// peersRecord is a bench-peers run as --record writes it.
+type peersRecord struct {
+	Pages        int       `json:"pages"`
+	PageSize     int       `json:"page_size"`
+	PerHost      int       `json:"per_host"`
+	Rounds       int       `json:"rounds"`
+	RetryBackoff string    `json:"retry_backoff"`
+	Runs         []peerRow `json:"runs"`
+}
+
+// peerRow is one crawl of a bench-peers run as recorded.
+type peerRow struct {
+	Crawler       string  `json:"crawler"`
+	Round         int     `json:"round"` // from 1
+	Pages         int64   `json:"pages"`
+	Items         int64   `json:"items"`
+	DistinctSKUs  int     `json:"distinct_skus"`
+	WallS         float64 `json:"wall_s"`
+	CPUS          float64 `json:"cpu_s"`
+	PagesPerS     float64 `json:"pages_per_s"`
+	CPUSPer1000   float64 `json:"cpu_s_per_1000_pages"`
+	PeakRSSBytes  int64   `json:"peak_rss_bytes"`
+	RedisCPUS     float64 `json:"redis_cpu_s"`
+	RedisCmds     float64 `json:"redis_commands"`
+	LoadAtEnd     string  `json:"load_at_end"`
+	RedisIdleOnly bool    `json:"redis_idle_only,omitempty"` // the crawler used no Redis (its figures are the server idling)
+}
+
+// row is r as recorded.
+func (r peerRun) row() peerRow {
+	p := float64(max(r.Pages, 1))
+	return peerRow{Crawler: r.Name, Round: r.Round, Pages: r.Pages, Items: r.Items, DistinctSKUs: r.Distinct,
+		WallS: r.Wall.Seconds(), CPUS: r.CPU.Seconds(), PagesPerS: p / r.Wall.Seconds(), CPUSPer1000: r.CPU.Seconds() / p * 1000,
+		PeakRSSBytes: r.PeakRSS, RedisCPUS: r.RedisCPU, RedisCmds: r.RedisCmds, LoadAtEnd: r.Load, RedisIdleOnly: r.RedisCmds < 100}
 }
 
 // peerRun is one crawler's one crawl: what it fetched and stored, and what it cost.
 type peerRun struct {
 	Name         string
+	Round        int // from 1
 	Pages, Items int64
 	Distinct     int // items with distinct SKUs in its items file
 	Wall, CPU    time.Duration
@@ -50,7 +88,7 @@ type peerRun struct {
 func (a *app) benchPeersCommand() *cobra.Command {
 	var o peersOptions
 	cmd := &cobra.Command{
-		Use:   "bench-peers --colly BIN --crawlee DIR [--pages N] [--page-size BYTES] [--per-host N] [--rounds N] [--retry-backoff D]",
+		Use:   "bench-peers --colly BIN --crawlee DIR [--pages N] [--page-size BYTES] [--per-host N] [--rounds N] [--retry-backoff D] [--record FILE]",
 		Short: "Crawl the demo shop with streamcrawl, Colly and Crawlee's CheerioCrawler in turn and print one table",
 		Long: `bench-peers starts the demo shop (pages padded to --page-size) and a throw-away
 redis-server, then crawls the shop with each crawler in turn, each in its own process,
@@ -70,10 +108,22 @@ directory passed as --crawlee. A crawler whose flag is empty is left out.
 The shop has 3 pages that always answer 500. Colly does not retry them and Crawlee
 retries them at once; streamcrawl waits --retry-backoff before its first retry, doubled
 for the next two (its own default, 1s, would add about 7 s of waiting for them to the
-end of its crawl alone), so the bench passes 100ms unless told otherwise.`,
+end of its crawl alone), so the bench passes 100ms unless told otherwise.
+
+--record FILE writes the run's rows as JSON with its conditions (date, Go version,
+GOMAXPROCS, load average at start, arguments), for the plots command.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return a.benchPeers(cmd.Context(), &o)
+			cond := conditionsNow(cmd)
+			runs, err := a.benchPeers(cmd.Context(), &o)
+			if err != nil || o.Record == "" {
+				return err
+			}
+			rec := &peersRecord{Pages: o.Pages, PageSize: o.PageSize, PerHost: o.PerHost, Rounds: o.Rounds, RetryBackoff: o.RetryBackoff.String()}
+			for _, r := range runs {
+				rec.Runs = append(rec.Runs, r.row())
+			}
+			return writeRecord(o.Record, &record{Kind: recordPeers, Conditions: cond, Peers: rec})
 		},
 	}
 	cmd.Flags().IntVar(&o.Pages, "pages", 20000, "pages of the demo shop")
@@ -84,10 +134,12 @@ end of its crawl alone), so the bench passes 100ms unless told otherwise.`,
 	cmd.Flags().StringVar(&o.Streamcrawl, "streamcrawl", "", "the streamcrawl binary (default: beside this one, else on PATH; \"-\" leaves it out)")
 	cmd.Flags().StringVar(&o.Colly, "colly", "", "the Colly harness binary built from peers/colly")
 	cmd.Flags().StringVar(&o.Crawlee, "crawlee", "", "a directory where crawlee is installed (npm install crawlee@3.18.1)")
+	cmd.Flags().StringVar(&o.Record, "record", "", "write the run's results and conditions to this JSON file")
 	return cmd
 }
 
-func (a *app) benchPeers(ctx context.Context, o *peersOptions) error {
+// benchPeers runs the crawls and returns them in the order they ran.
+func (a *app) benchPeers(ctx context.Context, o *peersOptions) ([]peerRun, error) {
 	if o.Streamcrawl == "" {
 		o.Streamcrawl = "streamcrawl"
 		if exe, err := os.Executable(); err == nil {
@@ -98,23 +150,23 @@ func (a *app) benchPeers(ctx context.Context, o *peersOptions) error {
 	}
 	site, base, err := startSiteChild(ctx, o.Pages, "--page-size", fmt.Sprint(o.PageSize))
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer site.stop()
 	rc, redisURL, err := startRedisChild(ctx)
 	if err != nil {
-		return fmt.Errorf("bench-peers: needs redis-server on PATH: %w", err)
+		return nil, fmt.Errorf("bench-peers: needs redis-server on PATH: %w", err)
 	}
 	defer rc.stop()
 	opt, err := redis.ParseURL(redisURL)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	rdb := redis.NewClient(opt)
 	defer rdb.Close()
 	dir, err := os.MkdirTemp("", "streamcrawl-bench-peers")
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer os.RemoveAll(dir)
 
@@ -129,7 +181,7 @@ func (a *app) benchPeers(ctx context.Context, o *peersOptions) error {
 		yaml := strings.Replace(shopSpider("peers", base, o.Pages, 64, true), "# per_host_concurrency: default",
 			fmt.Sprintf("per_host_concurrency: %d", o.PerHost), 1)
 		if err := os.WriteFile(spider, []byte(yaml), 0o644); err != nil {
-			return err
+			return nil, err
 		}
 		crawlers = append(crawlers, crawler{"streamcrawl", func() ([]string, error) {
 			return []string{o.Streamcrawl, "crawl", "--redis", redisURL, "--fresh", "--spider", spider,
@@ -145,7 +197,7 @@ func (a *app) benchPeers(ctx context.Context, o *peersOptions) error {
 	if o.Crawlee != "" {
 		script := filepath.Join(o.Crawlee, "streamcrawl-bench-cheerio.mjs")
 		if err := os.WriteFile(script, cheerioJS, 0o644); err != nil {
-			return err
+			return nil, err
 		}
 		defer os.Remove(script)
 		crawlers = append(crawlers, crawler{"crawlee-cheerio", func() ([]string, error) {
@@ -160,17 +212,18 @@ func (a *app) benchPeers(ctx context.Context, o *peersOptions) error {
 		for _, c := range crawlers {
 			argv, err := c.argv()
 			if err != nil {
-				return err
+				return nil, err
 			}
 			run, err := runPeer(ctx, rdb, dir, c.name, argv, itemsFile(c.name))
 			if err != nil {
-				return err
+				return nil, err
 			}
+			run.Round = r + 1
 			runs = append(runs, run)
 			printPeerRow(a.Stdout, run, len(runs) == 1)
 		}
 	}
-	return nil
+	return runs, nil
 }
 
 // runPeer flushes Redis, runs argv and returns its figures; pages and items come from the

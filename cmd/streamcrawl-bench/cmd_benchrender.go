@@ -204,24 +204,35 @@ func (a *app) renderStreamcrawl(ctx context.Context, o renderOptions, mode strin
 	return r, nil
 }
 
+// installCrawlee installs crawlee (the package.json of cmd/streamcrawl-bench/crawlee,
+// with puppeteer-core and no browser download) into dir with npm, unless it is there.
+func installCrawlee(ctx context.Context, dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "package.json"), crawleePackage, 0o644); err != nil {
+		return err
+	}
+	if _, err := os.Stat(filepath.Join(dir, "node_modules", "crawlee")); err == nil {
+		return nil
+	}
+	npm := exec.CommandContext(ctx, "npm", "install", "--no-audit", "--no-fund", "--loglevel", "error")
+	npm.Dir, npm.Env = dir, append(os.Environ(), "PUPPETEER_SKIP_DOWNLOAD=1")
+	if out, err := npm.CombinedOutput(); err != nil {
+		return fmt.Errorf("npm install in %s: %w\n%s", dir, err, out)
+	}
+	return nil
+}
+
 // runCrawlee crawls the site with Crawlee's PuppeteerCrawler (installed first).
 func runCrawlee(ctx context.Context, o renderOptions) (*renderRun, error) {
 	ctx, cancel := context.WithTimeout(ctx, o.timeout)
 	defer cancel()
-	if err := os.MkdirAll(o.npmDir, 0o755); err != nil {
+	if err := installCrawlee(ctx, o.npmDir); err != nil {
 		return nil, err
 	}
-	for name, b := range map[string][]byte{"main.js": crawleeMain, "package.json": crawleePackage} {
-		if err := os.WriteFile(filepath.Join(o.npmDir, name), b, 0o644); err != nil {
-			return nil, err
-		}
-	}
-	if _, err := os.Stat(filepath.Join(o.npmDir, "node_modules", "crawlee")); err != nil {
-		npm := exec.CommandContext(ctx, "npm", "install", "--no-audit", "--no-fund", "--loglevel", "error")
-		npm.Dir, npm.Env = o.npmDir, append(os.Environ(), "PUPPETEER_SKIP_DOWNLOAD=1")
-		if out, err := npm.CombinedOutput(); err != nil {
-			return nil, fmt.Errorf("npm install in %s: %w\n%s", o.npmDir, err, out)
-		}
+	if err := os.WriteFile(filepath.Join(o.npmDir, "main.js"), crawleeMain, 0o644); err != nil {
+		return nil, err
 	}
 	items := filepath.Join(o.dir, "crawlee-items.jsonl")
 	node := exec.CommandContext(ctx, "node", "main.js", "--url", o.siteBase, "--chromium", o.chromium, "--browsers", "1",

@@ -9,7 +9,8 @@
 // The benchmark and chaos tooling (cmd/streamcrawl-bench) builds its own command tree on
 // the same App: NewRoot and Execute for the global flags and exit codes, RedisFlags and
 // Connect for Redis, RunFlags and Crawl for a crawl in one process, and WorkerCommands,
-// the stage services and the demo site it starts as children of its own binary.
+// the stage services, the whole crawl and the demo site it starts as children of its own
+// binary.
 //
 // The tests run real worker processes: TestMain makes the test binary act as the
 // streamcrawl binary when STREAMCRAWL_TEST_MAIN=1 (harness_test.go).

@@ -73,12 +73,24 @@ func TestDocsSettingsTable(t *testing.T) {
 		*updateDocs, "go test ./cmd/internal/cli -run TestDocsSettingsTable -update-docs")
 }
 
+// TestDocsOptions checks that docs/spiders-go.md's table of handlers.Options (the one
+// configuration of a run) is what the source says: every exported field, its type and
+// its doc comment.
+func TestDocsOptions(t *testing.T) {
+	table, err := clitest.StructTable(repoRoot+"/handlers", "Options")
+	if err != nil {
+		t.Fatal(err)
+	}
+	clitest.CheckGenerated(t, repoRoot+"/docs/spiders-go.md", map[string]string{"options": table},
+		*updateDocs, "go test ./cmd/internal/cli -run TestDocsOptions -update-docs")
+}
+
 // TestDocsDocumentedOnce checks that each generated table stands once across README.md
 // and docs/, and that no hand-written table row repeats a settings key or a run flag
 // that a generated table lists.
 func TestDocsDocumentedOnce(t *testing.T) {
 	pages := docsPages(t)
-	tables := []string{"commands", "run-flags", "other-flags", "bench-commands", "bench-flags", "settings"}
+	tables := []string{"commands", "run-flags", "other-flags", "bench-commands", "bench-flags", "settings", "options"}
 	keys := map[string]string{}
 	for _, f := range runFlags((&App{}).rootCommand()) {
 		keys["--"+f] = "run-flags"

@@ -67,7 +67,7 @@ func TestABackgroundComponentThatStopsEndsTheRun(t *testing.T) {
 	}
 	r, err := newRun(ctx, Config{Client: srv.Client(), Spider: sp, UntilDone: true, Consumer: "test",
 		Stages: []string{streams.StageFetch, streams.StageParse}, Logger: zaptest.NewLogger(t)})
-	defer r.close()
+	defer r.close(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -39,12 +39,13 @@ func (r *run) browsers(ctx context.Context) (*browser.Pool, error) {
 	if err != nil {
 		return nil, err
 	}
-	r.closers = append(r.closers, func() {
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), browserCloseTimeout)
+	r.closers = append(r.closers, func(ctx context.Context) error {
+		cctx, cancel := context.WithTimeout(ctx, browserCloseTimeout)
 		defer cancel()
 		if err := pool.Close(cctx); err != nil {
 			r.log.Warn("browsers killed: they did not close in time", zap.Error(err))
 		}
+		return nil // logged as what it is
 	})
 	r.cfg.Metrics.WatchBrowsers(func() metrics.BrowserStats {
 		s := pool.Stats()

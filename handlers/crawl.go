@@ -283,6 +283,16 @@ func prepare(ctx context.Context, c *streams.Client, sp *spiders.Spider, opts Op
 // sinkCloseTimeout bounds the flush of a sink when a run stops.
 const sinkCloseTimeout = 10 * time.Second
 
+// closeLogged closes what a run opened that flushes (counters, a publisher, a frontier)
+// once ctx may have ended: under ctx's values without its cancellation, each bounding
+// its last writes with its own timeout (see their Close). Its error is logged: what it
+// could not write is lost (counts) or was failed to the call that queued it.
+func closeLogged(ctx context.Context, log *zap.Logger, close func(context.Context) error) {
+	if err := close(context.WithoutCancel(ctx)); err != nil {
+		log.Warn("closing: a last write failed", zap.Error(err))
+	}
+}
+
 // closeSink closes s under a bounded context that survives ctx, keeping the first error.
 func closeSink(ctx context.Context, s processors.Sink, err *error) {
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), sinkCloseTimeout)

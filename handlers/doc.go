@@ -45,5 +45,7 @@
 // the router then acks the input. An error or a panic nacks it: the subscriber retries it
 // with backoff and, after the stage's delivery limit, moves it to dead letters with the
 // error. Every long-running component has Run(ctx) error and returns nil when ctx ends;
-// what a run opened is closed in the order runStages documents, each Close bounded.
+// what a run opened is closed in the order runStages documents, each with Close(ctx)
+// (Shutdown(ctx) for the publisher) under a context that survives the run's and bounded
+// by the component's own timeout; a last write that fails is logged.
 package handlers

@@ -332,7 +332,7 @@ func TestServerSeesPriorityOrder(t *testing.T) {
 	if _, err := f.Emit(ctx, 0, cands, nil); err != nil {
 		t.Fatal(err)
 	}
-	f.Close()
+	f.Close(context.Background())
 	runCluster(t, srv, sp, 1, newMemSink(), nil)
 	var got []string
 	for _, h := range site.hits() {

@@ -92,7 +92,7 @@ func TestRequestsGoThroughASOCKS5Proxy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer hosts.Close()
+	defer hosts.Close(context.Background())
 	f, err := fetch.New(fetch.Config{Settings: plain.Settings, Frontier: hosts, Client: srv.Client(), Layout: layout})
 	if err != nil {
 		t.Fatal(err)

@@ -63,7 +63,7 @@ func (r *run) fetchStage(ctx context.Context, scfg streams.SubscriberConfig) err
 	}
 	seeds := &seedPoller{spider: cfg.Spider, scope: scope, frontier: fr, counters: r.counters, log: log}
 	r.background = append(r.background, fr, seeds)
-	hostStats := streams.NewHostStats(cfg.Client, layout)
+	hostStats := streams.NewHostStats(ctx, cfg.Client, layout)
 	r.closers = append(r.closers, hostStats.Close)
 	pool, err := r.browsers(ctx)
 	if err != nil {

@@ -43,7 +43,7 @@ func TestRequestsGoThroughAnHTTPProxyWithCredentialsNeverLogged(t *testing.T) {
 	sink := newMemSink()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	err := runCrawl(ctx, t, srv.Client(), sp, sink, func(c *handlers.Config) { c.Logger = zap.New(core) })
+	err := runCrawl(ctx, t, srv.Client(), sp, sink, func(c *handlers.RunConfig) { c.Logger = zap.New(core) })
 	if err != nil {
 		t.Fatal(err)
 	}

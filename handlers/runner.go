@@ -17,7 +17,7 @@ import (
 
 // run is what the stages of one run share, and what they leave to start and to close.
 type run struct {
-	cfg      Config
+	cfg      runConfig
 	log      *zap.Logger
 	layout   streams.Layout
 	keys     streams.Keys
@@ -57,7 +57,7 @@ type run struct {
 //
 // A background component that stops early with an error (the dispatcher, say) ends the
 // run the same way, and runStages returns its error: a crawl never goes on without one.
-func runStages(ctx context.Context, cfg Config) (err error) {
+func runStages(ctx context.Context, cfg runConfig) (err error) {
 	if cfg.Sink != nil {
 		defer closeSink(ctx, cfg.Sink, &err) // last, after everything that feeds it
 	}
@@ -76,7 +76,7 @@ func runStages(ctx context.Context, cfg Config) (err error) {
 
 // newRun checks cfg and builds its run: what the stages share, then each stage. The
 // caller closes the run, also when newRun fails.
-func newRun(ctx context.Context, cfg Config) (*run, error) {
+func newRun(ctx context.Context, cfg runConfig) (*run, error) {
 	if cfg.Client == nil || cfg.Spider == nil {
 		return &run{}, errors.New("handlers: run needs a redis client and a spider")
 	}

@@ -62,6 +62,7 @@ type Options struct {
 	// the function it returns is called when they have stopped. The command line shows
 	// its progress line with it.
 	Started func(ctx context.Context, rdb *streams.Client, l streams.Layout) (stop func())
+
 	// The finer settings of the run: how this process takes part in the crawl.
 
 	// Consumer names this process in the stage groups. Keep it stable for one process

@@ -56,7 +56,7 @@ func (r *run) fetchStage(ctx context.Context, scfg streams.SubscriberConfig) err
 		return err
 	}
 	r.closers = append(r.closers, fr.Close)
-	r.forget = append(r.forget, fr.Forget, func() { forgetResponseDicts(cfg.Client, layout.Global, log) })
+	r.forget = append(r.forget, fr.Forget, func() { forgetResponseDicts(ctx, cfg.Client, layout.Global, log) })
 	scope, err := cfg.Spider.Scope()
 	if err != nil {
 		return err

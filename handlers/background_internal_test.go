@@ -65,9 +65,9 @@ func TestABackgroundComponentThatStopsEndsTheRun(t *testing.T) {
 	if _, err := Seed(ctx, srv.Client(), sp, nil); err != nil {
 		t.Fatal(err)
 	}
-	r, err := newRun(ctx, Config{Client: srv.Client(), Spider: sp, UntilDone: true, Consumer: "test",
+	r, err := newRun(ctx, runConfig{Client: srv.Client(), Spider: sp, UntilDone: true, Consumer: "test",
 		Stages: []string{streams.StageFetch, streams.StageParse}, Logger: zaptest.NewLogger(t)})
-	defer r.close()
+	defer r.close(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}

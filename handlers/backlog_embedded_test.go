@@ -26,7 +26,7 @@ func TestEmbeddedCrawlKeepingResponsesIsNotHeldByTheBacklogGate(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	st, err := handlers.Crawl(ctx, sp, handlers.Options{Sink: sink, Logger: zaptest.NewLogger(t),
-		Tuning: handlers.Config{MaxBacklog: 20, Subscriber: streams.SubscriberConfig{BlockTime: testBlockTime}}})
+		MaxBacklog: 20, Subscriber: streams.SubscriberConfig{BlockTime: testBlockTime}})
 	if err != nil {
 		t.Fatal(err)
 	}

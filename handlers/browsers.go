@@ -18,7 +18,7 @@ const browserCloseTimeout = 10 * time.Second
 
 // browsers returns the fetch process's browser pool for pages that ask to be rendered,
 // closed with the run (after the fetch stage has drained). Without a browser on PATH,
-// Config.Browser or a spider that renders, there is none (nil): a page that asks to be
+// Options.Browser or a spider that renders, there is none (nil): a page that asks to be
 // rendered becomes a dead letter saying so. The pool's events are crawl counters
 // (browser_launches, browser_crashes, browser_retired_*), its figures metrics.
 func (r *run) browsers(ctx context.Context) (*browser.Pool, error) {
@@ -39,12 +39,13 @@ func (r *run) browsers(ctx context.Context) (*browser.Pool, error) {
 	if err != nil {
 		return nil, err
 	}
-	r.closers = append(r.closers, func() {
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), browserCloseTimeout)
+	r.closers = append(r.closers, func(ctx context.Context) error {
+		cctx, cancel := context.WithTimeout(ctx, browserCloseTimeout)
 		defer cancel()
 		if err := pool.Close(cctx); err != nil {
 			r.log.Warn("browsers killed: they did not close in time", zap.Error(err))
 		}
+		return nil // logged as what it is
 	})
 	r.cfg.Metrics.WatchBrowsers(func() metrics.BrowserStats {
 		s := pool.Stats()

@@ -9,7 +9,7 @@ import (
 	"github.com/streamcrawl/streamcrawl/streams/inspect"
 )
 
-// recordContinuous records mode as the crawl's continuous mode (Config.Continuous);
+// recordContinuous records mode as the crawl's continuous mode (Options.Continuous);
 // nil leaves the crawl's as it is. Crawl records it before it looks whether the crawl
 // is already done, and every run when it opens.
 func recordContinuous(ctx context.Context, rdb redis.UniversalClient, l streams.Layout, mode *inspect.Continuous) error {

@@ -34,7 +34,7 @@ func TestAContinuousCrawlIsDoneOnlyWhenNoRevisitIsDueWithinItsWindow(t *testing.
 	sp.Settings.Revisit = []spiders.RevisitRule{{Match: `/p/`, Min: time.Minute, Max: time.Hour, Start: 10 * time.Minute}}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	err := runCrawl(ctx, t, rdb, sp, newMemSink(), func(c *handlers.Config) {
+	err := runCrawl(ctx, t, rdb, sp, newMemSink(), func(c *handlers.RunConfig) {
 		c.Continuous = &inspect.Continuous{On: true, IdleWindow: 5 * time.Minute}
 	})
 	if err != nil {

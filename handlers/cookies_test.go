@@ -97,7 +97,7 @@ func TestLoginThenMembersPagesAcrossTwoFetchProcesses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer hosts.Close()
+	defer hosts.Close(context.Background())
 	f, err := fetch.New(fetch.Config{Settings: sp.Settings, Frontier: hosts, Client: srv.Client(), Layout: layout})
 	if err != nil {
 		t.Fatal(err)

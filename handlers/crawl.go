@@ -8,18 +8,22 @@ import (
 	"slices"
 	"time"
 
+	"github.com/ThreeDotsLabs/watermill/message"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 
+	"github.com/streamcrawl/streamcrawl/handlers/fetch/browser"
+	"github.com/streamcrawl/streamcrawl/handlers/metrics"
 	"github.com/streamcrawl/streamcrawl/processors"
 	"github.com/streamcrawl/streamcrawl/spiders"
 	"github.com/streamcrawl/streamcrawl/streams"
 	"github.com/streamcrawl/streamcrawl/streams/inspect"
 )
 
-// Options says how Crawl runs a spider. The zero value runs every stage in this process
-// on an embedded Redis, seeds the spider's start URLs, writes items to
-// "<spider name>.jsonl" and returns once the crawl is done.
+// Options says how Crawl runs a spider: it is the one configuration of a run (the
+// command line's flags fill it). The zero value runs every stage in this process on an
+// embedded Redis, seeds the spider's start URLs, writes items to "<spider name>.jsonl"
+// and returns once the crawl is done, with the defaults each field states.
 type Options struct {
 	// Redis is the Redis URL (see streams.ClientOptions.URL). Empty: an embedded
 	// in-process Redis, which lives as long as the call (nothing persisted). Crawl
@@ -58,10 +62,69 @@ type Options struct {
 	// the function it returns is called when they have stopped. The command line shows
 	// its progress line with it.
 	Started func(ctx context.Context, rdb *streams.Client, l streams.Layout) (stop func())
-	// Tuning holds the finer settings of the run (consumer name, concurrency, retention,
-	// subscriber, metrics, ...). Its Client, Spider, Stages, Sink, Processors,
-	// UntilDone and Logger are set from the fields above.
-	Tuning Config
+
+	// The finer settings of the run: how this process takes part in the crawl.
+
+	// Consumer names this process in the stage groups. Keep it stable for one process
+	// slot (a restart re-reads its own pending entries). Default host-pid.
+	Consumer string
+	// Continuous, when set, is recorded as the crawl's continuous mode before the run
+	// (inspect.SetContinuous; "done" then waits for its revisits, see
+	// inspect.Progress.Done). Nil leaves the crawl's mode as Redis holds it.
+	Continuous *inspect.Continuous
+	// PollInterval is how often "done" is checked and progress logged. Default 250ms.
+	PollInterval time.Duration
+	// ParseConcurrency is the number of responses in the parse stage at once (parsing, or
+	// waiting for Redis to take the page's output). Default 16×GOMAXPROCS.
+	ParseConcurrency int
+	// StoreConcurrency is the number of items in flight to the sink. Default 256.
+	StoreConcurrency int
+	// HandoffBytes bounds the process's response hand-off, where a process running the
+	// fetch and parse stages together keeps the responses it published for its own
+	// parse stage, which then need not decode them (counted responses_handoff_hits; an
+	// entry that is not there is decoded, counted responses_handoff_misses). Default
+	// DefaultHandoffBytes; negative: none (every entry is decoded).
+	HandoffBytes int64
+	// Retain says what each stream keeps after every group has acked it (for replay),
+	// by stage of its reading group. Missing stages get the spider's
+	// settings.retention, or its defaults (requests and responses nothing, items a day
+	// up to 16 MB).
+	Retain map[string]spiders.StreamRetention
+	// TrimInterval is how often this process trims its stages' input streams.
+	// Default streams.DefaultTrimInterval.
+	TrimInterval time.Duration
+	// CountUnread makes the dispatcher count unread requests with XRANGE instead of
+	// trusting XINFO's lag. Default false; always on with the embedded Redis.
+	CountUnread bool
+	// MaxBacklog pauses the fetch stage while the parse stage has more than this many
+	// responses unread or pending, which bounds the responses stream. Default
+	// DefaultMaxBacklog; negative: no bound.
+	MaxBacklog int64
+	// RetryBase is the delay before a failed fetch's first retry (doubled per retry).
+	// Default fetch.DefaultRetryBase.
+	RetryBase time.Duration
+	// RobotsRetry is how long a robots.txt answering 5xx keeps its host disallowed
+	// before it is fetched again, doubled after each try (the spider's
+	// robots_unreachable_tries in all). Default fetch.DefaultRobotsRetry.
+	RobotsRetry time.Duration
+	// Subscriber tunes every stage's subscriber (Group, Consumer, DeadStream, Client and
+	// MaxInFlight are set by the run). Default: streams.SubscriberDefaults.
+	Subscriber streams.SubscriberConfig
+	// Durability overrides the spider's durability setting ("": the spider's): see
+	// spiders.Settings.Durability. Crawl applies it to its client.
+	Durability string
+	// Browser configures the fetch process's browser pool, for pages that ask to be
+	// rendered (binary or remote URL, browsers, tabs, retirement; Dial is set by the
+	// run). Nil: the defaults, when a Chromium is found on PATH.
+	Browser *browser.Config
+	// Metrics, when set, receives the process's figures (stage messages, fetch outcomes
+	// and latency, items stored, dead letters, reclaims). The run does not serve them.
+	// Default nil: none.
+	Metrics *metrics.Metrics
+	// BeforeAck is a fault hook for tests, not for production use (see
+	// streams.SubscriberConfig.BeforeAck), called with the stage name before each ack.
+	// Default nil.
+	BeforeAck func(stage string, msg *message.Message)
 }
 
 // ErrNoStatus is wrapped in the error Crawl returns when the stages ran and stopped
@@ -136,10 +199,7 @@ func Crawl(ctx context.Context, sp *spiders.Spider, opts Options) (st *inspect.S
 			}
 		}()
 	}
-	cfg := opts.Tuning
-	cfg.Client, cfg.Spider, cfg.Stages, cfg.Processors = c.UniversalClient, sp, stages, opts.Processors
-	cfg.UntilDone, cfg.Logger = !opts.Serve, log
-	cfg.CountUnread = cfg.CountUnread || c.Embedded != nil
+	cfg := opts.run(c, sp, stages, nil, log)
 	if slices.Contains(stages, streams.StageStore) {
 		// Opened (and Out checked) before anything changes in Redis.
 		if cfg.Sink, err = openSink(ctx, sp.Name, opts, log); err != nil {
@@ -282,6 +342,16 @@ func prepare(ctx context.Context, c *streams.Client, sp *spiders.Spider, opts Op
 
 // sinkCloseTimeout bounds the flush of a sink when a run stops.
 const sinkCloseTimeout = 10 * time.Second
+
+// closeLogged closes what a run opened that flushes (counters, a publisher, a frontier)
+// once ctx may have ended: under ctx's values without its cancellation, each bounding
+// its last writes with its own timeout (see their Close). Its error is logged: what it
+// could not write is lost (counts) or was failed to the call that queued it.
+func closeLogged(ctx context.Context, log *zap.Logger, close func(context.Context) error) {
+	if err := close(context.WithoutCancel(ctx)); err != nil {
+		log.Warn("closing: a last write failed", zap.Error(err))
+	}
+}
 
 // closeSink closes s under a bounded context that survives ctx, keeping the first error.
 func closeSink(ctx context.Context, s processors.Sink, err *error) {

@@ -35,8 +35,8 @@ func TestCrawlStagesSplitOverTwoCalls(t *testing.T) {
 	stored := make(chan error, 1)
 	var storeSt *inspect.Status // read by the store side once its counters are flushed
 	go func() {
-		st, err := handlers.Crawl(ctx, sp, handlers.Options{Tuning: quickTuning, Redis: srv.URL(), Stages: []string{streams.StageStore},
-			Sink: sink, NoSeed: true})
+		st, err := handlers.Crawl(ctx, sp, quick(handlers.Options{Redis: srv.URL(), Stages: []string{streams.StageStore},
+			Sink: sink, NoSeed: true}))
 		if err == nil && !st.Done {
 			t.Errorf("store side returned before the crawl was done: %+v", st)
 		}
@@ -45,8 +45,8 @@ func TestCrawlStagesSplitOverTwoCalls(t *testing.T) {
 	}()
 	// Not Fresh: a reset would delete the crawl the store side runs (and is refused
 	// while it runs); the server is new anyway.
-	st, err := handlers.Crawl(ctx, sp, handlers.Options{Tuning: quickTuning, Redis: srv.URL(),
-		Stages: []string{streams.StageFetch, streams.StageParse}})
+	st, err := handlers.Crawl(ctx, sp, quick(handlers.Options{Redis: srv.URL(),
+		Stages: []string{streams.StageFetch, streams.StageParse}}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,17 +86,17 @@ func TestCrawlRefusesBadOptions(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	sp := titleSpider("badopts", "http://127.0.0.1:1")
-	if _, err := handlers.Crawl(ctx, nil, handlers.Options{Tuning: quickTuning}); err == nil {
+	if _, err := handlers.Crawl(ctx, nil, quick(handlers.Options{})); err == nil {
 		t.Error("no spider: no error")
 	}
 	sink := &closeCounter{memSink: *newMemSink()}
-	_, err := handlers.Crawl(ctx, sp, handlers.Options{Tuning: quickTuning, Stages: []string{"fetch", "sotre"}, Sink: sink})
+	_, err := handlers.Crawl(ctx, sp, quick(handlers.Options{Stages: []string{"fetch", "sotre"}, Sink: sink}))
 	if err == nil || !strings.Contains(err.Error(), `"sotre"`) {
 		t.Errorf("unknown stage: %v, want an error naming it", err)
 	}
 	// An output that cannot be opened fails before anything changes in Redis.
 	srv := streamstest.Start(t)
-	_, err = handlers.Crawl(ctx, sp, handlers.Options{Tuning: quickTuning, Redis: srv.URL(), Out: filepath.Join(t.TempDir(), "no", "such", "dir", "x.jsonl")})
+	_, err = handlers.Crawl(ctx, sp, quick(handlers.Options{Redis: srv.URL(), Out: filepath.Join(t.TempDir(), "no", "such", "dir", "x.jsonl")}))
 	if err == nil {
 		t.Fatal("unwritable output: no error")
 	}
@@ -104,14 +104,14 @@ func TestCrawlRefusesBadOptions(t *testing.T) {
 		t.Errorf("a crawl refused at its output left %d keys in Redis", n)
 	}
 	// A sink given to a run without the store stage is still closed.
-	if _, err := handlers.Crawl(ctx, sp, handlers.Options{Tuning: quickTuning, Redis: "redis://127.0.0.1:1/0", Stages: []string{"fetch"}, Sink: sink}); err == nil {
+	if _, err := handlers.Crawl(ctx, sp, quick(handlers.Options{Redis: "redis://127.0.0.1:1/0", Stages: []string{"fetch"}, Sink: sink})); err == nil {
 		t.Error("unreachable redis: no error")
 	}
 	// A parse-only run that is stopped (its ctx ends): not an error.
 	short, stop := context.WithTimeout(ctx, time.Second)
 	defer stop()
-	if _, err := handlers.Crawl(short, sp, handlers.Options{Tuning: quickTuning, Redis: srv.URL(), Stages: []string{"parse"}, Sink: sink,
-		NoSeed: true}); err != nil {
+	if _, err := handlers.Crawl(short, sp, quick(handlers.Options{Redis: srv.URL(), Stages: []string{"parse"}, Sink: sink,
+		NoSeed: true})); err != nil {
 		t.Fatal(err)
 	}
 	if n := sink.closed.Load(); n != 3 {

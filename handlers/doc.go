@@ -6,7 +6,8 @@
 //
 // Crawl runs a spider with all stages or some, on a Redis URL or an embedded Redis,
 // with a sink, until the crawl is done or ctx ends, and returns the crawl's Status;
-// Options (and Config, its Tuning) is the one configuration of a run. The streamcrawl
+// Options is the one configuration of a run (Crawl builds its process's runConfig from
+// it, in Options.run; there is no other exported run configuration). The streamcrawl
 // commands crawl, demo, fetch, parse and store use it. Seed, Replay, ReplayWARC,
 // Process, Archive and RetryDead are the other runs and steps a user starts.
 //
@@ -15,7 +16,8 @@
 //	crawl.go        Crawl and Options: connect, open the sink, seed, run, read the status
 //	dropped.go      a crawl that dropped every request (an error) or most (a warning)
 //	fields.go       per item type and field the pages with a value; empty items not stored
-//	runner.go       Config and one process's run: open, serve, the shutdown order
+//	runner.go       one process's run: open, serve, the shutdown order
+//	config.go       runConfig, built from Options, and its defaults
 //	stages.go       each stage wired to its streams, with its background components
 //	background.go   the components beside a router; one that stops ends the run
 //	fetchstage.go   the fetch stage: a request message, fetch.Fetcher.Do, a response message
@@ -48,5 +50,7 @@
 // the router then acks the input. An error or a panic nacks it: the subscriber retries it
 // with backoff and, after the stage's delivery limit, moves it to dead letters with the
 // error. Every long-running component has Run(ctx) error and returns nil when ctx ends;
-// what a run opened is closed in the order runStages documents, each Close bounded.
+// what a run opened is closed in the order runStages documents, each with Close(ctx)
+// (Shutdown(ctx) for the publisher) under a context that survives the run's and bounded
+// by the component's own timeout; a last write that fails is logged.
 package handlers

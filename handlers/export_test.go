@@ -11,9 +11,13 @@ import (
 	"github.com/streamcrawl/streamcrawl/streams/frontier"
 )
 
+// RunConfig is a process's run of its stages (runConfig), which the external tests
+// build directly to drive a run below Crawl.
+type RunConfig = runConfig
+
 // What the external tests drive below Crawl.
 var (
-	// Run runs the stages of a Config (see runStages).
+	// Run runs the stages of a RunConfig (see runStages).
 	Run = runStages
 	// CandidateFor encodes a request for the frontier (see candidate).
 	CandidateFor = candidate

@@ -153,7 +153,7 @@ func TestGracefulShutdownFinishesInFlightWork(t *testing.T) {
 	// Resume: the crawl completes and no page was fetched twice.
 	ctx2, cancel2 := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel2()
-	cfg := func(c *handlers.Config) { c.Consumer = "test2" }
+	cfg := func(c *handlers.RunConfig) { c.Consumer = "test2" }
 	if err := runCrawl(ctx2, t, rdb, sp, sink, cfg); err != nil {
 		t.Fatal(err)
 	}

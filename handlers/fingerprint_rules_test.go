@@ -101,7 +101,7 @@ func TestFingerprintRulesInACrawl(t *testing.T) {
 				sp.Settings.Fingerprint = spiders.FingerprintRules{DropParams: []string{"utm_*", "sessionid", "ref"},
 					Headers: []string{"Accept-Language"}}
 				core, logs := observer.New(zapcore.WarnLevel)
-				if err := runCrawl(ctx, t, rdb, sp, newMemSink(), func(c *handlers.Config) { c.Logger = zap.New(core) }); err != nil {
+				if err := runCrawl(ctx, t, rdb, sp, newMemSink(), func(c *handlers.RunConfig) { c.Logger = zap.New(core) }); err != nil {
 					t.Fatal(err)
 				}
 				got := logs.FilterMessage("the spider's fingerprint rules (settings.fingerprint) changed on a running crawl: " +

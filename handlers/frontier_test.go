@@ -87,7 +87,7 @@ func (s *recSite) count(prefix string) int {
 
 // runStages runs the given stages with their own consumer name until done.
 func runStages(ctx context.Context, t *testing.T, rdb *streamstest.Server, sp *spiders.Spider, consumer string, sink *memSink, stages ...string) error {
-	cfg := handlers.Config{
+	cfg := handlers.RunConfig{
 		Client: rdb.Client(), Spider: sp, Sink: sink, UntilDone: true, Consumer: consumer, Stages: stages,
 		RetryBase: 20 * time.Millisecond, PollInterval: 50 * time.Millisecond,
 		Subscriber: streams.SubscriberConfig{BlockTime: testBlockTime, RetryBackoff: 20 * time.Millisecond, MaxDeliveries: 3, ShutdownTimeout: 5 * time.Second},
@@ -332,7 +332,7 @@ func TestServerSeesPriorityOrder(t *testing.T) {
 	if _, err := f.Emit(ctx, 0, cands, nil); err != nil {
 		t.Fatal(err)
 	}
-	f.Close()
+	f.Close(context.Background())
 	runCluster(t, srv, sp, 1, newMemSink(), nil)
 	var got []string
 	for _, h := range site.hits() {

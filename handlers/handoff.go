@@ -11,7 +11,7 @@ import (
 )
 
 // DefaultHandoffBytes is the default bound of a process's response hand-off
-// (Config.HandoffBytes): about 150 responses of 25 KB.
+// (Options.HandoffBytes): about 150 responses of 25 KB.
 const DefaultHandoffBytes = 4 << 20
 
 // handoff passes fetched responses from a process's fetch stage to its own parse stage,
@@ -107,7 +107,7 @@ func (h *handoff) usage() (n int, bytes, peak, evicted int64) {
 }
 
 // handoffFor returns the hand-off of a process running stages with the bound b
-// (Config.HandoffBytes), or nil: one only where the fetch and parse stages run
+// (Options.HandoffBytes), or nil: one only where the fetch and parse stages run
 // together and b is not negative.
 func handoffFor(stages []string, b int64) *handoff {
 	if b < 0 || !slices.Contains(stages, streams.StageFetch) || !slices.Contains(stages, streams.StageParse) {

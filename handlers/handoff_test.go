@@ -43,23 +43,21 @@ func TestResponseHandoff(t *testing.T) {
 			}
 			ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 			defer cancel()
-			tuning := quickTuning
-			tuning.HandoffBytes = tc.bytes
 			sink := newMemSink()
 			if tc.split {
 				fetched := make(chan error, 1)
 				go func() {
-					_, err := handlers.Crawl(ctx, sp, handlers.Options{Tuning: tuning, Redis: srv.URL(), Stages: []string{streams.StageFetch}})
+					_, err := handlers.Crawl(ctx, sp, quick(handlers.Options{HandoffBytes: tc.bytes, Redis: srv.URL(), Stages: []string{streams.StageFetch}}))
 					fetched <- err
 				}()
-				if _, err := handlers.Crawl(ctx, sp, handlers.Options{Tuning: tuning, Redis: srv.URL(), NoSeed: true,
-					Stages: []string{streams.StageParse, streams.StageStore}, Sink: sink}); err != nil {
+				if _, err := handlers.Crawl(ctx, sp, quick(handlers.Options{HandoffBytes: tc.bytes, Redis: srv.URL(), NoSeed: true,
+					Stages: []string{streams.StageParse, streams.StageStore}, Sink: sink})); err != nil {
 					t.Fatal(err)
 				}
 				if err := <-fetched; err != nil {
 					t.Fatal(err)
 				}
-			} else if _, err := handlers.Crawl(ctx, sp, handlers.Options{Tuning: tuning, Redis: srv.URL(), Sink: sink}); err != nil {
+			} else if _, err := handlers.Crawl(ctx, sp, quick(handlers.Options{HandoffBytes: tc.bytes, Redis: srv.URL(), Sink: sink})); err != nil {
 				t.Fatal(err)
 			}
 			keys := sink.keys()

@@ -94,18 +94,22 @@ func titleSpider(name, base string) *spiders.Spider {
 // waits for the read in flight, 2 s with the default.
 const testBlockTime = 200 * time.Millisecond
 
-// quickTuning is the Tuning of the tests' Crawl calls: reads block testBlockTime and
-// retries wait 20ms, as in runCrawl (the demo shop's failing pages are retried).
-var quickTuning = handlers.Config{RetryBase: 20 * time.Millisecond,
-	Subscriber: streams.SubscriberConfig{BlockTime: testBlockTime, RetryBackoff: 20 * time.Millisecond}}
+// quick returns o with the settings of the tests' Crawl calls: reads block
+// testBlockTime and retries wait 20ms, as in runCrawl (the demo shop's failing pages
+// are retried).
+func quick(o handlers.Options) handlers.Options {
+	o.RetryBase = 20 * time.Millisecond
+	o.Subscriber = streams.SubscriberConfig{BlockTime: testBlockTime, RetryBackoff: 20 * time.Millisecond}
+	return o
+}
 
 // runCrawl seeds sp and runs every stage until done (or ctx ends).
-func runCrawl(ctx context.Context, t *testing.T, rdb redis.UniversalClient, sp *spiders.Spider, sink processors.Sink, mod func(*handlers.Config)) error {
+func runCrawl(ctx context.Context, t *testing.T, rdb redis.UniversalClient, sp *spiders.Spider, sink processors.Sink, mod func(*handlers.RunConfig)) error {
 	t.Helper()
 	if _, err := handlers.Seed(ctx, rdb, sp, nil); err != nil {
 		t.Fatal(err)
 	}
-	cfg := handlers.Config{
+	cfg := handlers.RunConfig{
 		Client: rdb, Spider: sp, Sink: sink, UntilDone: true, Consumer: "test",
 		Stages:     []string{streams.StageFetch, streams.StageParse, streams.StageStore},
 		RetryBase:  20 * time.Millisecond,

@@ -42,7 +42,7 @@ func TestOneHostWhateverWayItsURLsWriteIt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
+	defer f.Close(context.Background())
 	e, err := f.Emit(ctx, 0, cands, nil)
 	if err != nil || e.Requests != 4 {
 		t.Fatalf("emit: %+v, %v; want 4 requests queued", e, err)

@@ -98,7 +98,7 @@ func TestChangedPricesAreReEmittedAndUpserted(t *testing.T) {
 				t.Fatal(err)
 			}
 			err = f.ReleaseRevisits(ctx)
-			f.Close()
+			f.Close(context.Background())
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -92,7 +92,7 @@ func TestCrawlWhoseEveryRequestIsDroppedFails(t *testing.T) {
 	sp := followSpider("guarded", site.URL+"/", spiders.Settings{})
 	var st *inspect.Status
 	var err error
-	stderr := captureStderr(t, func() { st, err = handlers.Crawl(ctx, sp, handlers.Options{Tuning: quickTuning, Sink: newMemSink()}) })
+	stderr := captureStderr(t, func() { st, err = handlers.Crawl(ctx, sp, quick(handlers.Options{Sink: newMemSink()})) })
 	want := "handlers: crawl guarded fetched no page: every request was dropped: 1 blocked by the network guard " +
 		"(loopback/private address blocked: set AllowPrivateNetworks / allow_networks (Go: Settings.AllowNetworks: " +
 		`[]string{"127.0.0.1/32"} or Settings.AllowPrivateNetworks; YAML: allow_networks: [127.0.0.1/32] or allow_private_networks: true))`
@@ -116,7 +116,7 @@ func TestCrawlWhoseStartIsDisallowedFails(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	sp := followSpider("forbidden", site.URL+"/", spiders.Settings{AllowNetworks: []string{"127.0.0.1/32"}})
-	st, err := handlers.Crawl(ctx, sp, handlers.Options{Tuning: quickTuning, Sink: newMemSink(), Logger: zap.NewNop()})
+	st, err := handlers.Crawl(ctx, sp, quick(handlers.Options{Sink: newMemSink(), Logger: zap.NewNop()}))
 	want := "handlers: crawl forbidden fetched no page: every request was dropped: 1 disallowed by robots.txt " +
 		"(the site's robots.txt forbids them: Settings.ObeyRobots / obey_robots: false ignores it, where the site allows that)"
 	if err == nil || err.Error() != want {
@@ -137,7 +137,7 @@ func TestCrawlThatDropsMostRequestsWarns(t *testing.T) {
 	defer cancel()
 	core, logs := observer.New(zapcore.WarnLevel)
 	sp := followSpider("mostly", site.URL+"/", spiders.Settings{AllowNetworks: []string{"127.0.0.1/32"}})
-	st, err := handlers.Crawl(ctx, sp, handlers.Options{Tuning: quickTuning, Sink: newMemSink(), Logger: zap.New(core)})
+	st, err := handlers.Crawl(ctx, sp, quick(handlers.Options{Sink: newMemSink(), Logger: zap.New(core)}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,13 +165,13 @@ func TestCrawlRunAgainOnceDoneSaysSo(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	sp := followSpider("twice", site.URL+"/", spiders.Settings{AllowNetworks: []string{"127.0.0.1/32"}})
-	first, err := handlers.Crawl(ctx, sp, handlers.Options{Tuning: quickTuning, Redis: srv.URL(), Sink: newMemSink(), Logger: zap.NewNop()})
+	first, err := handlers.Crawl(ctx, sp, quick(handlers.Options{Redis: srv.URL(), Sink: newMemSink(), Logger: zap.NewNop()}))
 	if err != nil || !first.Done || len(first.Warnings) != 0 {
 		t.Fatalf("first run: %v, %+v", err, first)
 	}
 	before := requests.Load()
 	core, logs := observer.New(zapcore.WarnLevel)
-	again, err := handlers.Crawl(ctx, sp, handlers.Options{Tuning: quickTuning, Redis: srv.URL(), Sink: newMemSink(), Logger: zap.New(core)})
+	again, err := handlers.Crawl(ctx, sp, quick(handlers.Options{Redis: srv.URL(), Sink: newMemSink(), Logger: zap.New(core)}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -207,8 +207,8 @@ func TestUntilDoneOnACrawlNeverSeededSaysSo(t *testing.T) {
 	sp := followSpider("unseeded", "http://127.0.0.1:1/", spiders.Settings{})
 	done := make(chan error, 1)
 	go func() {
-		_, err := handlers.Crawl(ctx, sp, handlers.Options{Tuning: quickTuning, Redis: srv.URL(), Stages: []string{streams.StageFetch}, NoSeed: true,
-			Logger: zap.New(core)})
+		_, err := handlers.Crawl(ctx, sp, quick(handlers.Options{Redis: srv.URL(), Stages: []string{streams.StageFetch}, NoSeed: true,
+			Logger: zap.New(core)}))
 		done <- err
 	}()
 	select {
@@ -260,7 +260,7 @@ settings:
 	defer cancel()
 	core, logs := observer.New(zapcore.WarnLevel)
 	sink := newMemSink()
-	st, err := handlers.Crawl(ctx, sp, handlers.Options{Tuning: quickTuning, Sink: sink, Logger: zap.New(core)})
+	st, err := handlers.Crawl(ctx, sp, quick(handlers.Options{Sink: sink, Logger: zap.New(core)}))
 	if err != nil {
 		t.Fatal(err)
 	}

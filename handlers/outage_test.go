@@ -93,7 +93,7 @@ func TestFullRedisStallsThenResumesWithoutLoss(t *testing.T) {
 	sink := newMemSink()
 	done := make(chan error, 1)
 	go func() {
-		done <- handlers.Run(ctx, handlers.Config{
+		done <- handlers.Run(ctx, handlers.RunConfig{
 			Client: rdb, Spider: sp, Sink: sink, UntilDone: true, Consumer: "test",
 			Stages:     []string{streams.StageFetch, streams.StageParse, streams.StageStore},
 			RetryBase:  20 * time.Millisecond,

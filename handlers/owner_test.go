@@ -33,7 +33,7 @@ func TestACrawlKnowsItsSpider(t *testing.T) {
 	done := make(chan error, 1)
 	go func() {
 		_, err := handlers.Crawl(ctx, first, handlers.Options{Redis: srv.URL(), Sink: sink,
-			Tuning: handlers.Config{Consumer: "first-process"}})
+			Consumer: "first-process"})
 		done <- err
 	}()
 	l := streams.NewLayout("owned", 1)

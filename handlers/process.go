@@ -71,8 +71,8 @@ func Process(ctx context.Context, cfg ProcessConfig) (err error) {
 	if err != nil {
 		return err
 	}
-	counters := streams.NewCounters(cfg.Client, keys.Stats, 0, nil)
-	defer counters.Close()
+	counters := streams.NewCounters(ctx, cfg.Client, keys.Stats, 0, nil)
+	defer closeLogged(ctx, cfg.Logger, counters.Close)
 	store, err := newStorer(cfg.Sink, cfg.Processors, nil)
 	if err != nil {
 		return err

@@ -43,7 +43,7 @@ func TestRequestsGoThroughAnHTTPProxyWithCredentialsNeverLogged(t *testing.T) {
 	sink := newMemSink()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	err := runCrawl(ctx, t, srv.Client(), sp, sink, func(c *handlers.Config) { c.Logger = zap.New(core) })
+	err := runCrawl(ctx, t, srv.Client(), sp, sink, func(c *handlers.RunConfig) { c.Logger = zap.New(core) })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +92,7 @@ func TestRequestsGoThroughASOCKS5Proxy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer hosts.Close()
+	defer hosts.Close(context.Background())
 	f, err := fetch.New(fetch.Config{Settings: plain.Settings, Frontier: hosts, Client: srv.Client(), Layout: layout})
 	if err != nil {
 		t.Fatal(err)

@@ -177,7 +177,7 @@ func TestRobotsServerErrorDisallowsTheHostUntilItAnswers(t *testing.T) {
 	sink := newMemSink()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	err := runCrawl(ctx, t, srv.Client(), sp, sink, func(c *handlers.Config) { c.RobotsRetry = 200 * time.Millisecond })
+	err := runCrawl(ctx, t, srv.Client(), sp, sink, func(c *handlers.RunConfig) { c.RobotsRetry = 200 * time.Millisecond })
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -41,7 +41,7 @@ func renderCrawl(t *testing.T, rdb redis.UniversalClient, site *jssite.Site, bas
 	defer cancel()
 	sink := newMemSink()
 	exe := browsertest.Chromium(t)
-	if err := runCrawl(ctx, t, rdb, sp, sink, func(c *handlers.Config) {
+	if err := runCrawl(ctx, t, rdb, sp, sink, func(c *handlers.RunConfig) {
 		c.Browser = &browser.Config{ExecPath: exe, Browsers: 1, Tabs: 4}
 	}); err != nil {
 		t.Fatal(err)
@@ -300,7 +300,7 @@ settings:
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	sink := newMemSink()
-	if err := runCrawl(ctx, t, srv.Client(), sp, sink, func(c *handlers.Config) {
+	if err := runCrawl(ctx, t, srv.Client(), sp, sink, func(c *handlers.RunConfig) {
 		c.Browser = &browser.Config{ExecPath: exe, Tabs: 1}
 	}); err != nil {
 		t.Fatal(err)

@@ -109,7 +109,7 @@ func Replay(ctx context.Context, cfg ReplayConfig) (res ReplayResult, err error)
 		if rp.pub, err = streams.NewPublisher(cfg.Client, nil); err != nil {
 			return res, err
 		}
-		defer rp.pub.Shutdown()
+		defer closeLogged(ctx, rp.cfg.Logger, rp.pub.Shutdown)
 	}
 	if cfg.Spider != nil {
 		rp.parse = &parser{spider: cfg.Spider, log: rp.cfg.Logger}

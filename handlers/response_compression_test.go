@@ -33,7 +33,7 @@ func TestResponseCompressionSetting(t *testing.T) {
 			ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
 			defer cancel()
 			sink := newMemSink()
-			if err := runCrawl(ctx, t, rdb, sp, sink, func(*handlers.Config) {}); err != nil {
+			if err := runCrawl(ctx, t, rdb, sp, sink, func(*handlers.RunConfig) {}); err != nil {
 				t.Fatal(err)
 			}
 			if n := len(sink.items); n != pages {

@@ -213,9 +213,11 @@ func (d *responseDicts) republish(ctx context.Context) {
 }
 
 // forgetResponseDicts is told of a failover: the process's dictionaries go back into
-// Redis, and the dictionaries it found missing are looked for again.
-func forgetResponseDicts(rdb redis.UniversalClient, k streams.Keys, log *zap.Logger) {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+// Redis, and the dictionaries it found missing are looked for again. The write has
+// ctx's values and 10 s, even when ctx (the run's) ends meanwhile: a dictionary the
+// failover lost must be back for the responses compressed with it.
+func forgetResponseDicts(ctx context.Context, rdb redis.UniversalClient, k streams.Keys, log *zap.Logger) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
 	dictsOf(rdb, k, log).republish(ctx)
 	dictMissing.Clear()

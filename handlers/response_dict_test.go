@@ -40,7 +40,7 @@ func TestResponseDictTrainedOncePerCrawl(t *testing.T) {
 			ctx, cancel := context.WithTimeout(t.Context(), 90*time.Second)
 			defer cancel()
 			sink := newMemSink()
-			if err := runCrawl(ctx, t, rdb, sp, sink, func(c *handlers.Config) {}); err != nil {
+			if err := runCrawl(ctx, t, rdb, sp, sink, func(c *handlers.RunConfig) {}); err != nil {
 				t.Fatal(err)
 			}
 			if n := len(sink.items); n != pages {

@@ -72,7 +72,7 @@ func TestFetchedPagesAreScheduledForAdaptiveRevisits(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
+	defer f.Close(context.Background())
 	if err := f.ReleaseRevisits(ctx); err != nil {
 		t.Fatal(err)
 	}

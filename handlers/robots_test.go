@@ -172,7 +172,7 @@ func TestUnreachableRobotsDropsTheHostThenDeadRetryBringsItBack(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	fast := func(c *handlers.Config) { c.RobotsRetry = 50 * time.Millisecond }
+	fast := func(c *handlers.RunConfig) { c.RobotsRetry = 50 * time.Millisecond }
 	if err := runCrawl(ctx, t, rdb, sp, newMemSink(), fast); err != nil {
 		t.Fatal(err)
 	}
@@ -270,7 +270,7 @@ func TestCrawlWithUnreachableRobotsEndsByItself(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	start := time.Now()
-	err = runCrawl(ctx, t, srv.Client(), sp, newMemSink(), func(c *handlers.Config) {
+	err = runCrawl(ctx, t, srv.Client(), sp, newMemSink(), func(c *handlers.RunConfig) {
 		c.RetryBase = 0 // default page retries
 		c.RobotsRetry = 100 * time.Millisecond
 	})

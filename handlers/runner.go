@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 
 	"github.com/ThreeDotsLabs/watermill/message"
@@ -16,7 +17,7 @@ import (
 
 // run is what the stages of one run share, and what they leave to start and to close.
 type run struct {
-	cfg      Config
+	cfg      runConfig
 	log      *zap.Logger
 	layout   streams.Layout
 	keys     streams.Keys
@@ -31,8 +32,8 @@ type run struct {
 	forget   []func()    // what drops the process's knowledge of Redis after a failover
 	guard    *stateGuard // ends the run at a key of the wrong type
 
-	background []component // started beside the router, stopped before closing
-	closers    []func()    // what the stages opened, closed in reverse order
+	background []component                   // started beside the router, stopped before closing
+	closers    []func(context.Context) error // what the stages opened, closed in reverse order
 }
 
 // runStages runs the configured stages until ctx ends (or, with UntilDone, until the
@@ -47,20 +48,22 @@ type run struct {
 //     the shutdown timeout) and are acked;
 //  2. the background components stop (each returns when its context ends);
 //  3. one last trim, so that nothing acked past retention stays;
-//  4. what the stages opened is closed in reverse order (host stats, hosts, frontiers,
-//     delayed set), then the publisher (flushing its batches), the parse stage's
-//     frontier and the counters (flushing their last counts);
+//  4. what the stages opened is closed in reverse order (browsers, host stats, the
+//     fetch stage's frontier), then the publisher (flushing its batches), the parse
+//     stage's frontier and the counters (flushing their last counts), each with
+//     Close(ctx) under a context that survives ctx and bounded by its own timeout (see
+//     their Close); a last write that fails is logged;
 //  5. the sink is closed (flushed) last. The Redis client is the caller's.
 //
 // A background component that stops early with an error (the dispatcher, say) ends the
 // run the same way, and runStages returns its error: a crawl never goes on without one.
-func runStages(ctx context.Context, cfg Config) (err error) {
+func runStages(ctx context.Context, cfg runConfig) (err error) {
 	if cfg.Sink != nil {
 		defer closeSink(ctx, cfg.Sink, &err) // last, after everything that feeds it
 	}
 	r, err := newRun(ctx, cfg)
 	defer func() {
-		r.close()
+		r.close(ctx)
 		if gerr := r.guard.stop(); gerr != nil && err == nil {
 			err = gerr // a key of the wrong type met while closing: the counters' last flush
 		}
@@ -73,7 +76,7 @@ func runStages(ctx context.Context, cfg Config) (err error) {
 
 // newRun checks cfg and builds its run: what the stages share, then each stage. The
 // caller closes the run, also when newRun fails.
-func newRun(ctx context.Context, cfg Config) (*run, error) {
+func newRun(ctx context.Context, cfg runConfig) (*run, error) {
 	if cfg.Client == nil || cfg.Spider == nil {
 		return &run{}, errors.New("handlers: run needs a redis client and a spider")
 	}
@@ -120,7 +123,7 @@ func (r *run) open(ctx context.Context) error {
 		return err
 	}
 	r.waits = &waitLog{log: r.log}
-	r.counters = streams.NewCounters(cfg.Client, r.keys.Stats, 0, func(field string, n int64) {
+	r.counters = streams.NewCounters(ctx, cfg.Client, r.keys.Stats, 0, func(field string, n int64) {
 		r.waits.count(field, n)
 		cfg.Metrics.Count(field, n) // a nil Metrics does nothing
 	})
@@ -200,19 +203,24 @@ func (r *run) trimmed() map[string]spiders.StreamRetention {
 }
 
 // close closes what the run opened (step 4 of runStages' shutdown); safe on a run that
-// failed half-way through opening.
-func (r *run) close() {
-	for i := len(r.closers) - 1; i >= 0; i-- {
-		r.closers[i]()
-	}
+// failed half-way through opening. The closes run after ctx ended (a stop is ctx's end)
+// with its values and without its cancellation; each bounds its last writes with its own
+// timeout. Their errors are logged: what they could not write is lost (counts, figures)
+// or was failed to the call that queued it.
+func (r *run) close(ctx context.Context) {
+	closers := slices.Clone(r.closers)
+	slices.Reverse(closers)
 	if r.pub != nil {
-		r.pub.Shutdown()
+		closers = append(closers, r.pub.Shutdown)
 	}
 	if r.fr != nil {
-		r.fr.Close()
+		closers = append(closers, r.fr.Close)
 	}
 	if r.counters != nil {
-		r.counters.Close()
+		closers = append(closers, r.counters.Close)
+	}
+	for _, c := range closers {
+		closeLogged(ctx, r.log, c)
 	}
 }
 

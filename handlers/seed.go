@@ -14,7 +14,7 @@ import (
 // Seed queues requests for urls (the spider's start URLs when urls is empty) through the
 // frontier, so URLs already seen are not queued again, and marks the crawl seeded. It
 // returns how many were queued.
-func Seed(ctx context.Context, rdb redis.UniversalClient, spider *spiders.Spider, urls []string) (int, error) {
+func Seed(ctx context.Context, rdb redis.UniversalClient, spider *spiders.Spider, urls []string) (_ int, err error) {
 	reqs, err := spider.StartRequests()
 	if err != nil {
 		return 0, err
@@ -48,7 +48,11 @@ func Seed(ctx context.Context, rdb redis.UniversalClient, spider *spiders.Spider
 	if err != nil {
 		return 0, err
 	}
-	defer f.Close()
+	defer func() {
+		if cerr := f.Close(context.WithoutCancel(ctx)); cerr != nil && err == nil {
+			err = cerr // the emit below waited for its writes: nothing should be left to send
+		}
+	}()
 	e, err := f.Emit(ctx, 0, cands, nil)
 	if err != nil {
 		return 0, err

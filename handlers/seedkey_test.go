@@ -76,7 +76,7 @@ func TestSeedKeyOfAnotherTypeStopsTheCrawlWithAMessage(t *testing.T) {
 	}
 	done := make(chan error, 1)
 	go func() {
-		done <- handlers.Run(ctx, handlers.Config{Client: rdb, Spider: sp2, Sink: newMemSink(), UntilDone: true,
+		done <- handlers.Run(ctx, handlers.RunConfig{Client: rdb, Spider: sp2, Sink: newMemSink(), UntilDone: true,
 			Subscriber: streams.SubscriberConfig{BlockTime: testBlockTime},
 			Consumer:   "test", Stages: []string{streams.StageFetch, streams.StageParse, streams.StageStore},
 			PollInterval: 50 * time.Millisecond, Logger: zaptest.NewLogger(t)})

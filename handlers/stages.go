@@ -56,14 +56,14 @@ func (r *run) fetchStage(ctx context.Context, scfg streams.SubscriberConfig) err
 		return err
 	}
 	r.closers = append(r.closers, fr.Close)
-	r.forget = append(r.forget, fr.Forget, func() { forgetResponseDicts(cfg.Client, layout.Global, log) })
+	r.forget = append(r.forget, fr.Forget, func() { forgetResponseDicts(ctx, cfg.Client, layout.Global, log) })
 	scope, err := cfg.Spider.Scope()
 	if err != nil {
 		return err
 	}
 	seeds := &seedPoller{spider: cfg.Spider, scope: scope, frontier: fr, counters: r.counters, log: log}
 	r.background = append(r.background, fr, seeds)
-	hostStats := streams.NewHostStats(cfg.Client, layout)
+	hostStats := streams.NewHostStats(ctx, cfg.Client, layout)
 	r.closers = append(r.closers, hostStats.Close)
 	pool, err := r.browsers(ctx)
 	if err != nil {

@@ -50,7 +50,7 @@ func TestURLsGoOnTheWireAsBrowsersSendThem(t *testing.T) {
 	core, logs := observer.New(zapcore.DebugLevel)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	if err := runCrawl(ctx, t, srv.Client(), sp, sink, func(c *handlers.Config) { c.Logger = zap.New(core) }); err != nil {
+	if err := runCrawl(ctx, t, srv.Client(), sp, sink, func(c *handlers.RunConfig) { c.Logger = zap.New(core) }); err != nil {
 		t.Fatal(err)
 	}
 	mu.Lock()

@@ -27,7 +27,7 @@ const NothingSeededFormat = "nothing seeded yet: run `streamcrawl seed SPIDER.ya
 // watcher logs a run's progress and, with UntilDone, ends the run once the crawl is
 // done.
 type watcher struct {
-	cfg    Config
+	cfg    runConfig
 	layout streams.Layout
 	outage *streams.Outage
 	state  *streams.StateWatch // the crawl's epoch is checked before it is reported done

@@ -12,7 +12,7 @@ import (
 )
 
 // storeCallers is how many goroutines call Store at once in the benchmarks: the store
-// stage's default number of items in flight (handlers.Config.StoreConcurrency).
+// stage's default number of items in flight (handlers.Options.StoreConcurrency).
 const storeCallers = 256
 
 // BenchmarkStore measures Store throughput (items/s) of the file sinks with storeCallers

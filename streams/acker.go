@@ -2,6 +2,8 @@ package streams
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"slices"
 	"sync"
 	"time"
@@ -17,6 +19,7 @@ import (
 // with backoff until it succeeds or the acker closes (then the IDs stay pending and are
 // delivered again: a duplicate, never a loss).
 type acker struct {
+	ctx      context.Context // the values of every XACK (not its cancellation: close stops the acker)
 	rdb      redis.UniversalClient
 	stream   string
 	group    string
@@ -32,10 +35,16 @@ type acker struct {
 	stop chan struct{}
 	wg   sync.WaitGroup
 	once sync.Once
+	err  error // of the IDs flushes gave up on at close; set before wg.Done
 }
 
-func newAcker(rdb redis.UniversalClient, stream, group string, batch int, interval time.Duration, errLog *loop.Errors) *acker {
-	a := &acker{rdb: rdb, stream: stream, group: group, batch: batch, interval: interval, errLog: errLog,
+// ackerCloseTimeout bounds the last flush of the acks, at close, and each XACK.
+const ackerCloseTimeout = 5 * time.Second
+
+// newAcker starts an acker; ctx's values go with every XACK, its end does not stop it
+// (close does).
+func newAcker(ctx context.Context, rdb redis.UniversalClient, stream, group string, batch int, interval time.Duration, errLog *loop.Errors) *acker {
+	a := &acker{ctx: context.WithoutCancel(ctx), rdb: rdb, stream: stream, group: group, batch: batch, interval: interval, errLog: errLog,
 		wake: make(chan struct{}, 1), stop: make(chan struct{})}
 	a.wg.Add(1)
 	go a.run()
@@ -99,7 +108,7 @@ func (a *acker) run() {
 		case <-a.wake:
 		case <-timer.C:
 		case <-a.stop:
-			a.flush(a.take(), true)
+			a.err = errors.Join(a.err, a.flush(a.take(), true))
 			return
 		}
 		a.mu.Lock()
@@ -112,26 +121,27 @@ func (a *acker) run() {
 			timer.Reset(wait)
 			continue
 		}
-		a.flush(a.take(), false)
+		a.err = errors.Join(a.err, a.flush(a.take(), false)) // an error only if close came meanwhile
 	}
 }
 
-// flush XACKs ids, retrying until it works; at close it tries for a few seconds only.
-func (a *acker) flush(ids []string, closing bool) {
+// flush XACKs ids, retrying until it works; at close it tries for ackerCloseTimeout
+// only, and returns the error it gave up with (the IDs stay pending).
+func (a *acker) flush(ids []string, closing bool) error {
 	if len(ids) == 0 {
-		return
+		return nil
 	}
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(ackerCloseTimeout)
 	for attempt := 1; ; attempt++ {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		ctx, cancel := context.WithTimeout(a.ctx, ackerCloseTimeout)
 		err := a.rdb.XAck(ctx, a.stream, a.group, ids...).Err()
 		cancel()
 		if err == nil {
-			return
+			return nil
 		}
 		a.errLog.Warn("xack failed; retrying", err)
 		if closing && time.Now().After(deadline) {
-			return
+			return fmt.Errorf("streams: ack %d entries of %s: %w (they stay pending, to be delivered again)", len(ids), a.stream, err)
 		}
 		backoff := loop.Backoff(50*time.Millisecond, 2*time.Second, attempt)
 		if !closing {
@@ -146,8 +156,9 @@ func (a *acker) flush(ids []string, closing bool) {
 	}
 }
 
-// close flushes what is queued and stops.
-func (a *acker) close() {
+// close flushes what is queued and stops; it returns the error of acks it gave up on.
+func (a *acker) close() error {
 	a.once.Do(func() { close(a.stop) })
 	a.wg.Wait()
+	return a.err
 }

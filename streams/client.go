@@ -61,7 +61,9 @@ func (c *Client) Unwrap() redis.UniversalClient { return c.UniversalClient }
 // cluster); false for one Redis, Sentinel or the embedded one.
 func AsCluster(rdb redis.UniversalClient) (*redis.ClusterClient, bool) { return rkit.Cluster(rdb) }
 
-// Close closes the client and stops the embedded server, if any.
+// Close closes the client and stops the embedded server, if any. It takes no context:
+// it flushes nothing (a connection pool, an io.Closer), unlike the components that
+// buffer writes and have Close(ctx).
 func (c *Client) Close() error {
 	err := c.UniversalClient.Close()
 	if c.Embedded != nil {

@@ -50,7 +50,7 @@ func contractPubSub(srv *streamstest.Server, group func(t *testing.T) string, mo
 		if err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(pub.Shutdown) // Close is a no-op (see Publisher.Close)
+		t.Cleanup(func() { _ = pub.Shutdown(context.Background()) }) // Close is a no-op (see Publisher.Close)
 		cfg := contractConfig(rdb, group(t))
 		if mod != nil {
 			mod(&cfg)

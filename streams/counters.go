@@ -2,12 +2,14 @@ package streams
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/streamcrawl/streamcrawl/streams/internal/rkit"
 	"github.com/streamcrawl/streamcrawl/streams/loop"
 )
 
@@ -29,20 +31,29 @@ type Counters struct {
 	adds   atomic.Int64
 }
 
+// countersWriteTimeout bounds one send of the increments (and the last one, at a Close
+// whose context has no deadline).
+const countersWriteTimeout = 5 * time.Second
+
 // NewCounters returns counters for stats hash key, flushed every interval (0: a second)
-// until Close. observe, when set, is also called with every Add (a hook for process
-// metrics, which see increments at once rather than once per flush); it must not
-// block.
-func NewCounters(rdb redis.UniversalClient, key string, interval time.Duration, observe func(field string, n int64)) *Counters {
+// until Close. ctx's values go with every send; its end does not stop the counters
+// (Close does), so that what a run counts while it shuts down is still sent. observe,
+// when set, is also called with every Add (a hook for process metrics, which see
+// increments at once rather than once per flush); it must not block.
+func NewCounters(ctx context.Context, rdb redis.UniversalClient, key string, interval time.Duration, observe func(field string, n int64)) *Counters {
 	if interval <= 0 {
 		interval = defaultCountersInterval
 	}
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	c := &Counters{rdb: rdb, key: key, m: map[string]int64{}, obs: observe, cancel: cancel, done: make(chan struct{})}
 	go func() {
 		defer close(c.done)
-		_ = loop.Every(ctx, interval, loop.Config{}, func(context.Context) error { c.flush(); return nil })
-		c.flush() // what is left at Close
+		_ = loop.Every(ctx, interval, loop.Config{}, func(ctx context.Context) error {
+			wctx, cancel := context.WithTimeout(ctx, countersWriteTimeout)
+			defer cancel()
+			_ = c.flush(wctx) // kept for the next send, or Close's
+			return nil
+		})
 	}()
 	return c
 }
@@ -63,16 +74,16 @@ func (c *Counters) Add(field string, n int64) {
 // watcher that need not ask Redis whether the crawl is done while it plainly is not.
 func (c *Counters) Activity() int64 { return c.adds.Load() }
 
-func (c *Counters) flush() {
+// flush sends the increments counted since the last send; those it could not send are
+// kept for the next.
+func (c *Counters) flush(ctx context.Context) error {
 	c.mu.Lock()
 	m := c.m
 	c.m = map[string]int64{}
 	c.mu.Unlock()
 	if len(m) == 0 {
-		return
+		return nil
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
 	pipe := c.rdb.Pipeline()
 	for f, n := range m {
 		pipe.HIncrBy(ctx, c.key, f, n)
@@ -84,11 +95,18 @@ func (c *Counters) flush() {
 			c.m[f] += n
 		}
 		c.mu.Unlock()
+		return fmt.Errorf("streams: counters: %w", err)
 	}
+	return nil
 }
 
-// Close sends what is left and stops.
-func (c *Counters) Close() {
+// Close stops the periodic sends and sends what is left, under ctx's values and
+// deadline (5s when it has none; it runs even when ctx was cancelled). It returns the
+// last send's error: those increments are lost.
+func (c *Counters) Close(ctx context.Context) error {
 	c.cancel()
 	<-c.done
+	ctx, cancel := rkit.Cleanup(ctx, countersWriteTimeout)
+	defer cancel()
+	return c.flush(ctx)
 }

@@ -36,6 +36,11 @@
 // The crawl's frontier is package streams/frontier, its request dedup streams/dedup,
 // status, "done" and dead-letter tools streams/inspect, periodic work streams/loop.
 // Components that work in the background have Run(ctx) error and return nil when ctx
-// ends; writers that batch (Publisher.Shutdown, Counters.Close) send what is queued when
-// closed.
+// ends. Components that buffer writes (Counters, HostStats, frontier.Frontier) have
+// Close(ctx) error: it sends what is queued under ctx's values and deadline (a timeout
+// of their own when ctx has none; it still writes when ctx was cancelled, as
+// context.WithoutCancel) and returns the error of what it could not send. Publisher and
+// Subscriber have Watermill's Close() error instead (Publisher.Shutdown(ctx) is the
+// publisher's bounded flush), and Client's Close() error closes connections (io.Closer),
+// flushing nothing.
 package streams

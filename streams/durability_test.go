@@ -55,7 +55,7 @@ func TestDurabilityReplicatedPublishesOnlyWhatTheReplicaHas(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer pub.Shutdown()
+	defer pub.Shutdown(t.Context())
 	onReplica := func() int64 {
 		n, err := replica.Client().XLen(ctx, "s").Result()
 		if err != nil {
@@ -152,7 +152,7 @@ func TestDurabilityReplicatedOnACluster(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer pub.Shutdown()
+	defer pub.Shutdown(t.Context())
 	cc := c.UniversalClient.(*redis.ClusterClient)
 	// One stream per master, and the replica of each master.
 	streamOf := map[string]string{} // master -> a stream it serves

@@ -2,6 +2,7 @@ package streams
 
 import (
 	"context"
+	"fmt"
 	"sort"
 	"strconv"
 	"sync"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/streamcrawl/streamcrawl/streams/internal/rkit"
 	"github.com/streamcrawl/streamcrawl/streams/loop"
 )
 
@@ -55,16 +57,25 @@ type hostFigures struct {
 	wn, wms, werr int64
 }
 
+// hostStatsWriteTimeout bounds one write of the figures (and the last one, at a Close
+// whose context has no deadline).
+const hostStatsWriteTimeout = 5 * time.Second
+
 // NewHostStats returns per-host figures for the crawl of layout, written every few
-// seconds until Close.
-func NewHostStats(rdb redis.UniversalClient, layout Layout) *HostStats {
-	ctx, cancel := context.WithCancel(context.Background())
+// seconds until Close. ctx's values go with every write; its end does not stop the
+// writes (Close does).
+func NewHostStats(ctx context.Context, rdb redis.UniversalClient, layout Layout) *HostStats {
+	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	h := &HostStats{rdb: rdb, layout: layout, now: time.Now, hosts: map[string]*hostFigures{}, cancel: cancel, done: make(chan struct{})}
 	h.window = h.windowOf(h.now())
 	go func() {
 		defer close(h.done)
-		_ = loop.Every(ctx, hostStatsFlush, loop.Config{}, func(context.Context) error { h.flush(false); return nil })
-		h.flush(true)
+		_ = loop.Every(ctx, hostStatsFlush, loop.Config{}, func(ctx context.Context) error {
+			wctx, cancel := context.WithTimeout(ctx, hostStatsWriteTimeout)
+			defer cancel()
+			_ = h.flush(wctx, false) // best effort: figures for people
+			return nil
+		})
 	}()
 	return h
 }
@@ -95,8 +106,8 @@ func (h *HostStats) Add(host string, took time.Duration, failed bool) {
 
 // flush writes what was counted since the last flush of the window's slowest and
 // failing hosts; a window that ended (or last, at Close) is written one last time and
-// forgotten.
-func (h *HostStats) flush(last bool) {
+// forgotten. The figures it could not write are lost (it returns the error).
+func (h *HostStats) flush(ctx context.Context, last bool) error {
 	h.mu.Lock()
 	window := h.window
 	ended := last || h.windowOf(h.now()) != window
@@ -118,12 +129,10 @@ func (h *HostStats) flush(last bool) {
 	}
 	h.mu.Unlock()
 	if len(writes) == 0 {
-		return
+		return nil
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
 	keys := map[string]bool{}
-	_, _ = h.rdb.Pipelined(ctx, func(p redis.Pipeliner) error { // best effort: figures for people
+	_, err := h.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for _, w := range writes {
 			key := h.layout.ForHost(w.host).hostStatsWindow(window)
 			keys[key] = true
@@ -138,6 +147,10 @@ func (h *HostStats) flush(last bool) {
 		}
 		return nil
 	})
+	if err != nil {
+		return fmt.Errorf("streams: host stats: %w", err)
+	}
+	return nil
 }
 
 // topHosts returns the hosts among figs that are slowest (mean time, 3 requests or
@@ -175,10 +188,15 @@ func topHosts(figs map[string]*hostFigures) []string {
 	return out
 }
 
-// Close writes what is left and stops.
-func (h *HostStats) Close() {
+// Close stops the periodic writes and writes what is left, under ctx's values and
+// deadline (5s when it has none; it runs even when ctx was cancelled). It returns the
+// last write's error: those figures are lost.
+func (h *HostStats) Close(ctx context.Context) error {
 	h.cancel()
 	<-h.done
+	ctx, cancel := rkit.Cleanup(ctx, hostStatsWriteTimeout)
+	defer cancel()
+	return h.flush(ctx, true)
 }
 
 // HostFigures are one host's fetch figures over some windows.

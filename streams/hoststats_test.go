@@ -18,13 +18,13 @@ func TestHostStatsWriteOnlyTheSlowestAndFailingHosts(t *testing.T) {
 	rdb := srv.Client()
 	ctx := context.Background()
 	layout := streams.NewLayout("hs", 2)
-	hs := streams.NewHostStats(rdb, layout)
+	hs := streams.NewHostStats(context.Background(), rdb, layout)
 	for i := 0; i < 100; i++ {
 		for r := 0; r < 3; r++ {
 			hs.Add(fmt.Sprintf("h%02d", i), time.Duration(i+1)*time.Millisecond, i < 30 && r == 0)
 		}
 	}
-	hs.Close()
+	_ = hs.Close(context.Background())
 	got, err := streams.ReadHostStats(ctx, rdb, layout, 2)
 	if err != nil {
 		t.Fatal(err)
@@ -61,14 +61,14 @@ func TestHostStatsCountAtMostTenThousandHostsAWindow(t *testing.T) {
 	srv := streamstest.Start(t)
 	rdb := srv.Client()
 	layout := streams.NewLayout("hsmax", 1)
-	hs := streams.NewHostStats(rdb, layout)
+	hs := streams.NewHostStats(context.Background(), rdb, layout)
 	for i := 0; i < 10_000; i++ {
 		hs.Add(fmt.Sprintf("h%05d", i), time.Millisecond, false)
 	}
 	for r := 0; r < 3; r++ {
 		hs.Add("late", time.Second, true)
 	}
-	hs.Close()
+	_ = hs.Close(context.Background())
 	got, err := streams.ReadHostStats(context.Background(), rdb, layout, 2)
 	if err != nil {
 		t.Fatal(err)

@@ -37,7 +37,9 @@ func NewPublisher(rdb redis.UniversalClient, o *Outage) (*Publisher, error) {
 	return &Publisher{b: rkit.NewPipeline(rdb, 256, rkit.WriteTimeout, rkit.WriteLinger), outage: o, stop: make(chan struct{})}, nil
 }
 
-// Publish appends msgs to stream topic and returns once all are in Redis.
+// Publish appends msgs to stream topic and returns once all are in Redis. It has no
+// context (Watermill's message.Publisher): the wait for a place in a batch is unbounded
+// (a batch is bounded by rkit.WriteTimeout); PublishContext takes one.
 func (p *Publisher) Publish(topic string, msgs ...*message.Message) error {
 	return p.PublishContext(context.Background(), topic, msgs...)
 }
@@ -111,12 +113,22 @@ func (p *Publisher) send(ctx context.Context, topic string, all []map[string]any
 	return refused, first
 }
 
-// Close is a no-op: the Watermill router closes publishers while handlers may still be
+// Close is a no-op, there for Watermill's message.Publisher (whose Close takes no
+// context): the Watermill router closes publishers while handlers may still be
 // publishing, so the owner calls Shutdown after the router has stopped.
 func (p *Publisher) Close() error { return nil }
 
-// Shutdown sends what is queued and stops the publisher.
-func (p *Publisher) Shutdown() {
+// Shutdown sends what is queued and stops the publisher: later publishes fail with a
+// closed error, and a publish waiting out an outage gives up. ctx's deadline (or
+// rkit.WriteTimeout, when it has none) bounds the last round trips, which run even when
+// ctx was cancelled; it returns an error when that bound passed first (the publishes
+// those round trips carried fail). It is the publisher's Close(ctx) of the other
+// components, under another name because Watermill's interface takes Close() error;
+// like http.Server's Shutdown(ctx) beside Close().
+func (p *Publisher) Shutdown(ctx context.Context) error {
 	p.once.Do(func() { close(p.stop) })
-	p.b.Close()
+	if err := p.b.Close(ctx); err != nil {
+		return fmt.Errorf("streams: publisher: %w", err)
+	}
+	return nil
 }

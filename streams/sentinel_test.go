@@ -43,7 +43,7 @@ func TestConnectSentinelFollowsAFailover(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer pub.Shutdown()
+	defer pub.Shutdown(context.Background())
 	const before = 20
 	for i := range before {
 		if err := pub.Publish("s", message.NewMessage(fmt.Sprint(i), []byte("x"))); err != nil {

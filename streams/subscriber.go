@@ -215,16 +215,20 @@ func (s *Subscriber) Subscribe(ctx context.Context, topic string) (<-chan *messa
 }
 
 // Close stops reading, waits for in-flight messages (up to the shutdown timeout),
-// flushes acks and returns. It does not close the Redis client.
+// flushes acks (for a few seconds at most) and returns the error of acks it could not
+// send: their entries stay pending and are delivered again. It does not close the Redis
+// client. It takes no context, as Watermill's message.Subscriber has it: the
+// subscriber's own timeouts (SubscriberConfig.ShutdownTimeout, 5s for the acks) bound it.
 func (s *Subscriber) Close() error {
 	s.mu.Lock()
 	s.closed = true
 	subs := s.subs
 	s.mu.Unlock()
+	var errs []error
 	for _, sub := range subs {
-		sub.close()
+		errs = append(errs, sub.close())
 	}
-	return nil
+	return errors.Join(errs...)
 }
 
 // ensureGroup creates group on stream (and the stream) if missing.

@@ -40,7 +40,7 @@ func publishN(t *testing.T, rdb redis.UniversalClient, stream string, n int) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer pub.Shutdown()
+	defer pub.Shutdown(context.Background())
 	var wg sync.WaitGroup
 	errs := make(chan error, n)
 	for i := 0; i < n; i++ {

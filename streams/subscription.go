@@ -49,6 +49,8 @@ type subscription struct {
 	// entries still unread in the stream wait for the next reader.
 	handing sync.RWMutex
 	closed  bool
+
+	closeErr error // acks close gave up on (they stay pending); set in closeOnce
 }
 
 func newSubscription(parent context.Context, cfg SubscriberConfig, stream string, slots chan struct{}, log *zap.Logger) *subscription {
@@ -63,7 +65,7 @@ func newSubscription(parent context.Context, cfg SubscriberConfig, stream string
 	if s.dead == "" {
 		s.dead = deadOf(stream)
 	}
-	s.acks = newAcker(cfg.Client, stream, cfg.Group, cfg.AckBatch, cfg.AckInterval, s.errLog)
+	s.acks = newAcker(parent, cfg.Client, stream, cfg.Group, cfg.AckBatch, cfg.AckInterval, s.errLog)
 	return s
 }
 
@@ -401,8 +403,9 @@ func (s *subscription) waitFree() bool {
 func (s *subscription) release() { <-s.slots }
 
 // close stops reading, hands out what was already read, waits for in-flight messages up
-// to the shutdown timeout, flushes acks and closes the output channel.
-func (s *subscription) close() {
+// to the shutdown timeout, flushes acks and closes the output channel. It returns the
+// error of acks it could not send (those entries stay pending, delivered again).
+func (s *subscription) close() error {
 	s.closeOnce.Do(func() {
 		s.cancel()
 		done := make(chan struct{})
@@ -426,10 +429,11 @@ func (s *subscription) close() {
 			<-done
 		}
 		s.hardStop()
-		s.acks.close()
+		s.closeErr = s.acks.close()
 		s.leave()
 		close(s.out)
 	})
+	return s.closeErr
 }
 
 // leave deletes this consumer from its group when it holds nothing pending (a clean

@@ -90,7 +90,7 @@ func TestDashboardInChromium(t *testing.T) {
 	crawlDone := make(chan error, 1)
 	go func() {
 		_, err := handlers.Crawl(ctx, sp, handlers.Options{Client: &streams.Client{UniversalClient: rdb}, Sink: sink,
-			NoSeed: true, Serve: true, Tuning: handlers.Config{RetryBase: 20 * time.Millisecond}})
+			NoSeed: true, Serve: true, RetryBase: 20 * time.Millisecond})
 		crawlDone <- err
 	}()
 	defer func() {

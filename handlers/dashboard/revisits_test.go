@@ -38,7 +38,7 @@ func TestPageShowsRevisitsOfAContinuousCrawl(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
+	defer f.Close(context.Background())
 	for i, after := range []time.Duration{0, 20 * time.Minute, 40 * time.Minute, 3 * time.Hour} {
 		url := fmt.Sprintf("http://news.test/%d", i)
 		fp := sha256.Sum256([]byte(url)) // a chain is keyed by the URL's fingerprint

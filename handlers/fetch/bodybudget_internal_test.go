@@ -40,7 +40,7 @@ func TestBodyBudgetBoundsBytesInFlight(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer hosts.Close()
+	defer hosts.Close(context.Background())
 	allow, robots := true, false
 	const maxBody = 1100 << 10
 	f, err := New(Config{Settings: spiders.Settings{AllowPrivateNetworks: allow, ObeyRobots: &robots,

@@ -43,7 +43,7 @@ func BenchmarkFetch32Pages10MB(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer hosts.Close()
+	defer hosts.Close(context.Background())
 	allow, robots := true, false
 	budget := spiders.ByteSize(0)
 	if v := os.Getenv("BODY_BUDGET"); v != "" {

@@ -33,8 +33,8 @@ func TestHostStatsAreByHostKey(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer hosts.Close()
-	stats := streams.NewHostStats(rdb, layout)
+	defer hosts.Close(context.Background())
+	stats := streams.NewHostStats(context.Background(), rdb, layout)
 	off := false
 	f, err := fetch.New(fetch.Config{Settings: spiders.Settings{ObeyRobots: &off, AllowNetworks: []string{"127.0.0.1/32", "::1/128"}},
 		Frontier: hosts, Client: rdb, Layout: layout, HostStats: stats})
@@ -52,7 +52,7 @@ func TestHostStatsAreByHostKey(t *testing.T) {
 			t.Fatalf("fetch %s: outcome %d, %v", u, res.Outcome, err)
 		}
 	}
-	stats.Close() // flushes
+	stats.Close(context.Background()) // flushes
 	got, err := streams.ReadHostStats(ctx, rdb, layout, 2)
 	if err != nil {
 		t.Fatal(err)

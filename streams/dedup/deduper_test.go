@@ -376,7 +376,7 @@ func TestFrontierAndDeduperAgreeOnExactBuckets(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
+	defer f.Close(context.Background())
 	viaFrontier := append(fingerprints("frontier", 500), []byte("short-fp"), []byte("a-fingerprint-of-20b"))
 	viaDeduper := fingerprints("deduper", 500)
 	var cands []frontier.Candidate

@@ -54,7 +54,7 @@ func TestExpireAfter(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				t.Cleanup(f.Close)
+				t.Cleanup(func() { _ = f.Close(context.Background()) })
 				return dd, f
 			}
 			a, b := fingerprints(crawl+"/a", 100), fingerprints(crawl+"/b", 100)

@@ -22,7 +22,7 @@ func TestDelayedRetriesAreDueOnTheRedisClock(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(d.Close)
+		t.Cleanup(func() { _ = d.Close(context.Background()) })
 		d.SetClock(func() time.Time { return time.Now().Add(skew) })
 		return d
 	}

@@ -31,7 +31,7 @@ func TestPacedDispatchLeavesAnIdlePartitionAloneUntilWoken(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
+	defer f.Close(context.Background())
 	calls := func() int {
 		t.Helper()
 		raw, err := rdb.Info(ctx, "commandstats").Result()
@@ -99,7 +99,7 @@ func TestPacedDispatchHandsOutAHostWhenItsDelayEnds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
+	defer f.Close(context.Background())
 	if _, err := enqueue(ctx, f, []frontier.Candidate{hostCand(1, "a.test"), hostCand(2, "a.test")}); err != nil {
 		t.Fatal(err)
 	}

@@ -26,7 +26,7 @@ func TestRetryRoundsLookOnlyWhenSomethingMayBeDue(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(f.Close)
+		t.Cleanup(func() { _ = f.Close(context.Background()) })
 		at := time.Now()
 		f.SetClock(func() time.Time { return at })
 		return f, &at

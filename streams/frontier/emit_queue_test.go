@@ -37,7 +37,7 @@ func TestConcurrentPagesShareOneEmitCallAndEachGetsItsOwnCounts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
+	defer f.Close(context.Background())
 	// Warm the script cache so the count below is of emit calls only.
 	if _, err := enqueue(ctx, f, []frontier.Candidate{cand(1000, 0, 0)}); err != nil {
 		t.Fatal(err)
@@ -109,7 +109,7 @@ func TestEmitAfterCloseFailsAndCloseRunsWhatWasQueued(t *testing.T) {
 		done <- err
 	}()
 	time.Sleep(50 * time.Millisecond) // queued, lingering
-	f.Close()
+	f.Close(context.Background())
 	if err := <-done; err != nil {
 		t.Fatalf("emit queued before Close: %v", err)
 	}
@@ -127,7 +127,7 @@ func TestAPageWithHugelyManyLinksIsQueuedInBoundedChunks(t *testing.T) {
 	ctx := context.Background()
 	k := streams.NewKeys("huge")
 	f, _ := frontier.New(frontier.Config{Client: rdb, Layout: streams.NewLayout(k.Crawl, 1), Linger: time.Second})
-	defer f.Close()
+	defer f.Close(context.Background())
 	if _, err := enqueue(ctx, f, []frontier.Candidate{cand(-1, 0, 0)}); err != nil { // load the script
 		t.Fatal(err)
 	}

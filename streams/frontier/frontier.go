@@ -293,14 +293,19 @@ func (f *Frontier) Forget() {
 }
 
 // Close sends what is queued (emits, finished turns, retries) and stops. Run must have
-// returned.
-func (f *Frontier) Close() {
-	f.queue.Close()
-	f.fin.Close()
-	f.pipe.Close()
+// returned. ctx's deadline bounds those last writes (rkit.WriteTimeout each when it has
+// none); they run even when ctx was cancelled. Each write's outcome goes to the call that
+// queued it (an Emit, a Finish); Close returns an error when the deadline passed before
+// everything queued was sent.
+func (f *Frontier) Close(ctx context.Context) error {
+	err := errors.Join(f.queue.Close(ctx), f.fin.Close(ctx), f.pipe.Close(ctx))
 	if f.seen != nil {
 		lookups, hits := f.seen.stats()
 		f.cfg.Logger.Info("frontier: seen cache", zap.Int64("lookups", lookups), zap.Int64("hits", hits),
 			zap.Float64("hit_rate", float64(hits)/float64(max(lookups, 1))))
 	}
+	if err != nil {
+		return fmt.Errorf("frontier: close: %w", err)
+	}
+	return nil
 }

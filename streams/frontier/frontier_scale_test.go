@@ -35,7 +35,7 @@ func BenchmarkFrontierScale(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			defer f.Close()
+			defer f.Close(context.Background())
 			cands := make([]frontier.Candidate, n)
 			for i := range cands {
 				h := host(i)

@@ -88,7 +88,7 @@ func TestFrontierOrders(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			defer f.Close()
+			defer f.Close(context.Background())
 			// (index, priority, depth)
 			if _, err := enqueue(ctx, f, []frontier.Candidate{cand(0, 0, 1), cand(1, 5, 2), cand(2, 0, 1), cand(3, 10, 2), cand(4, 1, 0)}); err != nil {
 				t.Fatal(err)
@@ -113,7 +113,7 @@ func TestEmitIntoAnEmptyFrontierFillsTheWindowInOrderAndQueuesTheRest(t *testing
 		t.Fatal(err)
 	}
 	f, _ := frontier.New(frontier.Config{Client: rdb, Layout: streams.NewLayout(k.Crawl, 1), Window: 3, EmitHandsOut: true})
-	defer f.Close()
+	defer f.Close(context.Background())
 	// (index, priority, depth): the window takes the three best, the frontier the rest.
 	n, err := enqueue(ctx, f, []frontier.Candidate{cand(0, 0, 1), cand(1, 5, 2), cand(2, 0, 1), cand(3, 10, 2), cand(4, 1, 0)})
 	if err != nil || n != 5 {
@@ -153,7 +153,7 @@ func TestDispatchKeepsTheWindowAndAHighPrioritySeedJumpsTheBacklog(t *testing.T)
 	ctx := context.Background()
 	k := streams.NewKeys("window")
 	f, _ := frontier.New(frontier.Config{Client: rdb, Layout: streams.NewLayout(k.Crawl, 1)})
-	defer f.Close()
+	defer f.Close(context.Background())
 	var backlog []frontier.Candidate
 	for i := 0; i < 50; i++ {
 		backlog = append(backlog, cand(i, 0, 1))
@@ -195,7 +195,7 @@ func TestDispatcherCrashBetweenPopAndPushLosesAndDuplicatesNothing(t *testing.T)
 	ctx := context.Background()
 	k := streams.NewKeys("fault")
 	f, _ := frontier.New(frontier.Config{Client: rdb, Layout: streams.NewLayout(k.Crawl, 1)})
-	defer f.Close()
+	defer f.Close(context.Background())
 	var cs []frontier.Candidate
 	for i := 0; i < 30; i++ {
 		cs = append(cs, cand(i, 0, 0))
@@ -237,7 +237,7 @@ func TestMaxPagesStopsQueueing(t *testing.T) {
 	ctx := context.Background()
 	k := streams.NewKeys("maxpages")
 	f, _ := frontier.New(frontier.Config{Client: rdb, Layout: streams.NewLayout(k.Crawl, 1), MaxRequests: 7})
-	defer f.Close()
+	defer f.Close(context.Background())
 	var cs []frontier.Candidate
 	for i := 0; i < 10; i++ {
 		cs = append(cs, cand(i, 0, 0))
@@ -257,7 +257,7 @@ func TestRevisitQueuesAURLAgainAfterTheInterval(t *testing.T) {
 	ctx := context.Background()
 	k := streams.NewKeys("revisit")
 	f, _ := frontier.New(frontier.Config{Client: rdb, Layout: streams.NewLayout(k.Crawl, 1), Revisit: 400 * time.Millisecond, SeenCache: -1})
-	defer f.Close()
+	defer f.Close(context.Background())
 	steps := []struct {
 		wait time.Duration
 		want int

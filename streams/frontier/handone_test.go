@@ -48,7 +48,7 @@ func TestAHostOfConcurrencyOneTakesTurnsWithoutReadingItsState(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
+	defer f.Close(context.Background())
 	var cands []frontier.Candidate
 	for i := range 6 {
 		cands = append(cands, hostCand(i, "h.test"))

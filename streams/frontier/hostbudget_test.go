@@ -73,7 +73,7 @@ func TestPagesPerHostQueuesExactlyTheBudget(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			defer f.Close()
+			defer f.Close(context.Background())
 			var cands []frontier.Candidate
 			for i := range 25 {
 				cands = append(cands, budgetCand("trap.test", i))
@@ -122,7 +122,7 @@ func TestDomainBudgetSpansSubdomains(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			defer f.Close()
+			defer f.Close(context.Background())
 			subs := []string{"a.trap.test", "b.trap.test", "c.trap.test"}
 			if parts > 1 && l.PartitionOf(subs[0]) == l.PartitionOf(subs[1]) && l.PartitionOf(subs[1]) == l.PartitionOf(subs[2]) {
 				t.Fatal("the subdomains share a partition: pick others")
@@ -171,7 +171,7 @@ func TestBytesPerHostDropsTheWaitingAndRefusesNew(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
+	defer f.Close(context.Background())
 	var cands []frontier.Candidate
 	for i := range 10 {
 		cands = append(cands, budgetCand("big.test", i), budgetCand("small.test", i))
@@ -219,7 +219,7 @@ func TestNoBudgetKeepsNoBudgetKeys(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
+	defer f.Close(context.Background())
 	var cands []frontier.Candidate
 	for i := range 30 {
 		cands = append(cands, budgetCand(fmt.Sprintf("h%d.test", i%3), i))
@@ -254,7 +254,7 @@ func TestBudgetStateBytesPerHost(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
+	defer f.Close(context.Background())
 	const hosts = 1000
 	cands := make([]frontier.Candidate, hosts)
 	for i := range cands {

@@ -21,7 +21,7 @@ func TestAFinishHandsTheHostsNextRequestOutWithinTheWindow(t *testing.T) {
 	}
 	hosts := frontier.HostRule{Concurrency: 1}
 	f, _ := frontier.New(frontier.Config{Client: rdb, Layout: streams.NewLayout(k.Crawl, 1), SeenCache: -1, Hosts: hosts, Window: 10, EmitHandsOut: true})
-	defer f.Close()
+	defer f.Close(context.Background())
 	if _, err := enqueue(ctx, f, []frontier.Candidate{hostCand(1, "a.test"), hostCand(2, "a.test"), hostCand(3, "a.test"),
 		hostCand(4, "b.test"), hostCand(5, "b.test")}); err != nil {
 		t.Fatal(err)
@@ -31,7 +31,7 @@ func TestAFinishHandsTheHostsNextRequestOutWithinTheWindow(t *testing.T) {
 		t.Fatalf("%d requests handed out at concurrency 1 over two hosts, want 2", len(first))
 	}
 	h, _ := frontier.New(frontier.Config{Client: rdb, Layout: streams.NewLayout("handout", 1), Hosts: hosts, Window: 1, FinishHandsOut: true})
-	defer h.Close()
+	defer h.Close(context.Background())
 	// a.test's finish frees its slot: its next request goes out in the same call, no
 	// dispatcher round needed.
 	if _, err := h.Finish(ctx, frontier.Finish{Host: "a.test", Lease: first[0].ID, Started: time.Now()}); err != nil {
@@ -66,7 +66,7 @@ func TestConcurrentFinishesShareScriptCallsAndKeepEveryHostsCount(t *testing.T) 
 	}
 	hosts := frontier.HostRule{Concurrency: 4}
 	f, _ := frontier.New(frontier.Config{Client: rdb, Layout: streams.NewLayout(k.Crawl, 1), SeenCache: -1, Hosts: hosts, Window: 1000, EmitHandsOut: true})
-	defer f.Close()
+	defer f.Close(context.Background())
 	const nHosts, perHost = 10, 20
 	var cs []frontier.Candidate
 	for i := range nHosts * perHost {
@@ -76,7 +76,7 @@ func TestConcurrentFinishesShareScriptCallsAndKeepEveryHostsCount(t *testing.T) 
 		t.Fatal(err)
 	}
 	h, _ := frontier.New(frontier.Config{Client: rdb, Layout: streams.NewLayout("many", 1), Hosts: hosts, Window: 1000, FinishHandsOut: true})
-	defer h.Close()
+	defer h.Close(context.Background())
 	before := evalshaCalls(t, srv)
 	// Fetchers finish every request they read, in parallel; each finish hands the
 	// next out. Every request must come out exactly once, never more than 4 of a host

@@ -39,7 +39,7 @@ func TestAHostWithAHugeBacklogDoesNotStarveSmallHosts(t *testing.T) {
 		t.Fatal(err)
 	}
 	f, _ := frontier.New(frontier.Config{Client: rdb, Layout: streams.NewLayout(k.Crawl, 1), SeenCache: -1})
-	defer f.Close()
+	defer f.Close(context.Background())
 	// The big host's 2,000 requests are found first, then 100 hosts with 10 each (the
 	// 100,000-vs-10 case, scaled down). No host has a limit.
 	var big []frontier.Candidate
@@ -95,7 +95,7 @@ func TestOneHostKeyForEveryWayOfWritingIt(t *testing.T) {
 	k := streams.NewKeys("norm")
 	f, _ := frontier.New(frontier.Config{Client: rdb, Layout: streams.NewLayout(k.Crawl, 1), SeenCache: -1,
 		Hosts: frontier.HostRule{Concurrency: 1}})
-	defer f.Close()
+	defer f.Close(context.Background())
 	var cs []frontier.Candidate
 	// Hosts arrive as keys (spiders.HostKey of the URL): the ways of writing one host
 	// make one key.
@@ -128,7 +128,7 @@ func TestALeaseOfADeadFetcherExpiresAndTheHostGetsItsSlotBack(t *testing.T) {
 	}
 	hosts, ttl := frontier.HostRule{Concurrency: 1}, 300*time.Millisecond
 	f, _ := frontier.New(frontier.Config{Client: rdb, Layout: streams.NewLayout(k.Crawl, 1), SeenCache: -1, Hosts: hosts, LeaseTTL: ttl, Window: 10, EmitHandsOut: true})
-	defer f.Close()
+	defer f.Close(context.Background())
 	if _, err := enqueue(ctx, f, []frontier.Candidate{hostCand(1, "h.test"), hostCand(2, "h.test"), hostCand(3, "h.test")}); err != nil {
 		t.Fatal(err)
 	}
@@ -157,7 +157,7 @@ func TestALeaseOfADeadFetcherExpiresAndTheHostGetsItsSlotBack(t *testing.T) {
 	}
 	// Finishing the second gives its slot back at once: the third goes out.
 	h, _ := frontier.New(frontier.Config{Client: rdb, Layout: streams.NewLayout("lease", 1), Hosts: hosts, LeaseTTL: ttl})
-	defer h.Close()
+	defer h.Close(context.Background())
 	if _, err := h.Finish(ctx, frontier.Finish{Host: "h.test", Lease: second[0].ID, Started: time.Now().Add(-10 * time.Millisecond)}); err != nil {
 		t.Fatal(err)
 	}
@@ -201,7 +201,7 @@ func TestASlowDownPushesTheHostBackForEveryFetcherAndRecovers(t *testing.T) {
 	}
 	hosts := frontier.HostRule{Concurrency: 4}
 	f, _ := frontier.New(frontier.Config{Client: rdb, Layout: streams.NewLayout(k.Crawl, 1), SeenCache: -1, Hosts: hosts})
-	defer f.Close()
+	defer f.Close(context.Background())
 	var cs []frontier.Candidate
 	for i := range 10 {
 		cs = append(cs, hostCand(i, "slow.test"), hostCand(100+i, "other.test"))
@@ -215,7 +215,7 @@ func TestASlowDownPushesTheHostBackForEveryFetcherAndRecovers(t *testing.T) {
 	}
 	got := readAll(t, rdb, k, 100)
 	h, _ := frontier.New(frontier.Config{Client: rdb, Layout: streams.NewLayout("slow", 1), Hosts: hosts})
-	defer h.Close()
+	defer h.Close(context.Background())
 	// slow.test's payloads are req-0 ... req-9, other.test's req-100 ... req-109.
 	isSlow := func(m redis.XMessage) bool { return len(m.Values["payload"].(string)) == len("req-0") }
 	var slowIDs []string
@@ -280,7 +280,7 @@ func TestAHostWithADelayStartsItsNextRequestItsDelayAfterThePreviousEnded(t *tes
 	}
 	hosts, ttl, delay := frontier.HostRule{Concurrency: 4, Delay: 250 * time.Millisecond}, 800*time.Millisecond, 250*time.Millisecond
 	f, _ := frontier.New(frontier.Config{Client: rdb, Layout: streams.NewLayout(k.Crawl, 1), SeenCache: -1, Hosts: hosts, LeaseTTL: ttl, Window: 10, EmitHandsOut: true})
-	defer f.Close()
+	defer f.Close(context.Background())
 	var cands []frontier.Candidate
 	for i := range 4 {
 		cands = append(cands, hostCand(i, "h.test"))
@@ -289,7 +289,7 @@ func TestAHostWithADelayStartsItsNextRequestItsDelayAfterThePreviousEnded(t *tes
 		t.Fatal(err)
 	}
 	d, _ := frontier.New(frontier.Config{Client: rdb, Layout: streams.NewLayout(k.Crawl, 1), Window: 10, Hosts: hosts, LeaseTTL: ttl})
-	defer d.Close()
+	defer d.Close(context.Background())
 	first := readAll(t, rdb, k, 10)
 	if len(first) != 1 {
 		t.Fatalf("%d requests handed out at once to a host with a delay, want 1", len(first))
@@ -334,7 +334,7 @@ func TestCrawlDelayIsRecordedAndTakesTheHostOneAtATime(t *testing.T) {
 	}
 	hosts := frontier.HostRule{Concurrency: 4}
 	f, _ := frontier.New(frontier.Config{Client: rdb, Layout: streams.NewLayout(k.Crawl, 1), SeenCache: -1, Hosts: hosts, LeaseTTL: time.Minute, Window: 10, EmitHandsOut: true})
-	defer f.Close()
+	defer f.Close(context.Background())
 	if err := f.SetCrawlDelay(ctx, "h.test", 300*time.Millisecond); err != nil {
 		t.Fatalf("set crawl-delay: %v", err)
 	}

@@ -102,7 +102,7 @@ func benchEmitPage(b *testing.B, budget frontier.HostBudget) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer f.Close()
+	defer f.Close(context.Background())
 	payload := func(i int) []byte {
 		return []byte(fmt.Sprintf(`{"v":1,"url":"http://shop.test/p/%d","depth":1}`, i))
 	}
@@ -174,7 +174,7 @@ func benchHostTurns(b *testing.B, conc int, handsOut bool) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer f.Close()
+	defer f.Close(context.Background())
 	n := b.N + 8
 	for i := 0; i < n; i += 1000 {
 		var cs []frontier.Candidate
@@ -198,7 +198,7 @@ func benchHostTurns(b *testing.B, conc int, handsOut bool) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer h.Close()
+	defer h.Close(context.Background())
 	read := func() []redis.XMessage {
 		res, err := rdb.XReadGroup(ctx, &redis.XReadGroupArgs{Group: streams.StageFetch, Consumer: "f",
 			Streams: []string{k.Requests, ">"}, Count: int64(max(64, 4*conc)), Block: -1}).Result()

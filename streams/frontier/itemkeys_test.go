@@ -51,7 +51,7 @@ func exactFrontier(t *testing.T, rdb redis.UniversalClient, l streams.Layout, ca
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { f.Close() })
+	t.Cleanup(func() { _ = f.Close(context.Background()) })
 	return f
 }
 

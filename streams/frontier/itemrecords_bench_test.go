@@ -53,7 +53,7 @@ func BenchmarkItemKeyBytes(b *testing.B) {
 						b.Fatal(err)
 					}
 				}
-				f.Close()
+				f.Close(context.Background())
 				var total int64
 				keys := []string{k.ItemKeys}
 				if c.buckets > 0 {

@@ -38,7 +38,7 @@ func TestVersionedItemsRacingOnAKeyAddOneVersion(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
+	defer f.Close(context.Background())
 
 	const keys = 20
 	results := make([]frontier.Emitted, 2*keys)

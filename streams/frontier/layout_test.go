@@ -34,7 +34,7 @@ func TestPartitionedFrontierQueuesEachRequestInItsHostsPartition(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
+	defer f.Close(context.Background())
 	var cands []frontier.Candidate
 	hostOf := map[string]string{}
 	for i := range 60 {
@@ -92,7 +92,7 @@ func TestPartitionedMaxPagesIsCrawlWide(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
+	defer f.Close(context.Background())
 	queued, over := 0, 0
 	for round := range 5 {
 		var cs []frontier.Candidate
@@ -126,7 +126,7 @@ func TestPartitionedProgressSeesWorkInAnyPartition(t *testing.T) {
 		t.Fatalf("empty crawl: done %v, %+v, %v", p.Done(), p, err)
 	}
 	f, _ := frontier.New(frontier.Config{Client: rdb, Layout: l, SeenCache: -1})
-	defer f.Close()
+	defer f.Close(context.Background())
 	c := hostCand(1, "only.test")
 	if _, err := enqueue(ctx, f, []frontier.Candidate{c}); err != nil {
 		t.Fatal(err)

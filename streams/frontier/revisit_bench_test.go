@@ -30,7 +30,7 @@ func BenchmarkReleaseRevisits(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer f.Close()
+	defer f.Close(context.Background())
 	payloadBytes := 0
 	for i := range b.N {
 		host := fmt.Sprintf("h%d.example", i%200)

@@ -48,7 +48,7 @@ func simulateDay(t *testing.T, site *newssite.Site, next func(p newssite.Page, c
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
+	defer f.Close(context.Background())
 	now, err := rdb.Time(ctx).Result()
 	if err != nil {
 		t.Fatal(err)

@@ -26,7 +26,7 @@ func TestRevisitsWaitForTheirMinuteThenEnterHostQueues(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
+	defer f.Close(context.Background())
 	for i, after := range []time.Duration{0, 30 * time.Minute, 2 * time.Hour} {
 		out, err := f.ScheduleRevisit(ctx, "a.example", 0, 0, []byte(fmt.Sprintf(`{"url":"http://a.example/%d"}`, i)), after, chainOf(i, 7, 0))
 		if err != nil || out != frontier.RevisitScheduled {
@@ -79,7 +79,7 @@ func TestConcurrentReleasesLoseAndDoubleNone(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(f.Close)
+		t.Cleanup(func() { _ = f.Close(context.Background()) })
 		return f
 	}
 	s := open()
@@ -149,7 +149,7 @@ func TestRevisitScheduleBytesPerURL(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
+	defer f.Close(context.Background())
 	payloadBytes := 0
 	for i := range n {
 		host := fmt.Sprintf("h%d.example", i%200)
@@ -204,7 +204,7 @@ func TestARevisitedURLKeepsOneChain(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
+	defer f.Close(context.Background())
 	schedule := func(c frontier.RevisitChain) frontier.RevisitOutcome {
 		t.Helper()
 		out, err := f.ScheduleRevisit(ctx, "a.example", 0, 0, []byte(`{"url":"http://a.example/0"}`), 10*time.Minute, c)

@@ -27,7 +27,7 @@ func TestSortedSetSeedsAreTakenHighestScoreFirst(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
+	defer f.Close(context.Background())
 	var got []string
 	for range 3 {
 		_, _, err := f.TakeSeeds(ctx, 1, func(raw string) (*frontier.Candidate, error) {
@@ -53,7 +53,7 @@ func TestSeedKeyOfAnotherTypeIsAnError(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
+	defer f.Close(context.Background())
 	_, _, err = f.TakeSeeds(ctx, 10, nil)
 	var ke *rkit.SeedKeyError
 	if !errors.As(err, &ke) || ke.Type != "hash" || !errors.Is(err, frontier.ErrSeedKeyType) {

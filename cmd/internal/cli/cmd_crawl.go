@@ -76,7 +76,7 @@ func (a *App) crawlHere(ctx context.Context, sp *spiders.Spider, f *RunFlags, fr
 // Crawl seeds and runs every stage of sp in this process on c until done
 // (handlers.Crawl), then prints a summary to w.
 func (a *App) Crawl(ctx context.Context, c *streams.Client, sp *spiders.Spider, f *RunFlags, fresh bool, w io.Writer) (*inspect.Status, error) {
-	cfg, err := f.config(a, handlers.AllStages)
+	opts, err := f.options()
 	if err != nil {
 		return nil, err
 	}
@@ -89,10 +89,10 @@ func (a *App) Crawl(ctx context.Context, c *streams.Client, sp *spiders.Spider, 
 	// too (streams, frontier, dedup, dead letters), as the exporter does, so that one
 	// scrape target is enough.
 	crawlWide := metrics.NewCrawlCollector(ctx, metrics.NewSampler(c, 0), metrics.Crawls(sp.Name), a.Log)
-	if cfg.Metrics, err = a.serveMetrics(ctx, f.metricsAddr, c, sinkKind(path), groupsReady(c, sp.Name, handlers.AllStages...), crawlWide); err != nil {
+	if opts.Metrics, err = a.serveMetrics(ctx, f.metricsAddr, c, sinkKind(path), groupsReady(c, sp.Name, handlers.AllStages...), crawlWide); err != nil {
 		return nil, err
 	}
-	opts := handlers.Options{Client: c, Out: out, Fresh: fresh, Logger: a.Log, Tuning: cfg}
+	opts.Client, opts.Out, opts.Fresh, opts.Logger = c, out, fresh, a.Log
 	if a.progress {
 		opts.Started = func(ctx context.Context, c *streams.Client, l streams.Layout) func() {
 			return a.startProgress(ctx, c, l)

@@ -61,12 +61,11 @@ func (a *App) runStage(ctx context.Context, stage string, f *RunFlags, spiderPat
 		return err
 	}
 	defer rdb.Close()
-	cfg, err := f.config(a, []string{stage})
+	opts, err := f.options()
 	if err != nil {
 		return err
 	}
-	opts := handlers.Options{Client: rdb, Stages: []string{stage}, NoSeed: true, Serve: !f.UntilDone,
-		Logger: a.Log, Tuning: cfg}
+	opts.Client, opts.Stages, opts.NoSeed, opts.Serve, opts.Logger = rdb, []string{stage}, true, !f.UntilDone, a.Log
 	sink := "none"
 	if stage == streams.StageStore {
 		if opts.Out = f.Out; opts.Out == "" {
@@ -74,7 +73,7 @@ func (a *App) runStage(ctx context.Context, stage string, f *RunFlags, spiderPat
 		}
 		sink = sinkKind(redactOut(opts.Out))
 	}
-	if opts.Tuning.Metrics, err = a.serveMetrics(ctx, f.metricsAddr, rdb, sink, groupsReady(rdb, sp.Name, stage)); err != nil {
+	if opts.Metrics, err = a.serveMetrics(ctx, f.metricsAddr, rdb, sink, groupsReady(rdb, sp.Name, stage)); err != nil {
 		return err
 	}
 	if stage == streams.StageStore {

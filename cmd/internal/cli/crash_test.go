@@ -23,8 +23,8 @@ const crashAt = 50
 func maxHeld(stage string) int64 {
 	window := map[string]int64{
 		streams.StageFetch: 32,  // the spider's concurrency
-		streams.StageParse: 32,  // handlers.Config.ParseConcurrency at GOMAXPROCS=2
-		streams.StageStore: 256, // handlers.Config.StoreConcurrency
+		streams.StageParse: 32,  // handlers.Options.ParseConcurrency at GOMAXPROCS=2
+		streams.StageStore: 256, // handlers.Options.StoreConcurrency
 	}[stage]
 	return window + 1 + crashAt - 1
 }

@@ -23,7 +23,7 @@ const faultEnv = "STREAMCRAWL_FAULT_CRASH_BEFORE_ACK"
 func init() { installFault = installFaultFromEnv }
 
 // installFaultFromEnv sets the fault hook on cfg when faultEnv asks for it.
-func installFaultFromEnv(cfg *handlers.Config) error {
+func installFaultFromEnv(cfg *handlers.Options) error {
 	spec := os.Getenv(faultEnv)
 	if spec == "" {
 		return nil

@@ -100,9 +100,12 @@ func redactOut(out string) string {
 	return out
 }
 
-func (f *RunFlags) config(a *App, stages []string) (handlers.Config, error) {
-	cfg := handlers.Config{Stages: stages, Consumer: f.consumer, UntilDone: f.UntilDone,
-		RetryBase: f.retryBackoff, MaxBacklog: f.maxBacklog, Subscriber: f.subscriber(), Logger: a.Log, TrimInterval: f.trimInterval,
+// options returns the run's settings the flags give (consumer, retries, backlog,
+// subscriber, retention, durability, continuous mode, browsers); the caller sets the
+// rest of the Options (client, stages, sink, logger, serve).
+func (f *RunFlags) options() (handlers.Options, error) {
+	cfg := handlers.Options{Consumer: f.consumer,
+		RetryBase: f.retryBackoff, MaxBacklog: f.maxBacklog, Subscriber: f.subscriber(), TrimInterval: f.trimInterval,
 		Retain: map[string]spiders.StreamRetention{}, Durability: f.durability}
 	if f.durability != "" && f.durability != spiders.DurabilityAsync && f.durability != spiders.DurabilityReplicated {
 		return cfg, fmt.Errorf("--durability %q: want async or replicated", f.durability)
@@ -122,14 +125,14 @@ func (f *RunFlags) config(a *App, stages []string) (handlers.Config, error) {
 	return cfg, installFault(&cfg)
 }
 
-// installFault sets a test fault hook on cfg; it does nothing outside test builds
-// (fault_test.go sets it there).
-var installFault = func(*handlers.Config) error { return nil }
+// installFault sets a test fault hook on o (Options.BeforeAck); it does nothing outside
+// test builds (fault_test.go sets it there).
+var installFault = func(*handlers.Options) error { return nil }
 
 // beforeAckOf returns the test fault hook (installFault) of a component that is not a
 // stage (the archiver, a post-processor), called name there; nil outside tests.
 func beforeAckOf(name string) (func(*message.Message), error) {
-	var hc handlers.Config
+	var hc handlers.Options
 	if err := installFault(&hc); err != nil || hc.BeforeAck == nil {
 		return nil, err
 	}

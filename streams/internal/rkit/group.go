@@ -3,6 +3,7 @@ package rkit
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"time"
 )
@@ -28,6 +29,9 @@ type Group[T any] struct {
 	done chan struct{}
 	once sync.Once
 	gate gate // no submit is under way once run drains the queue
+	// drain is the context of the batches run after Close began (set before stop
+	// closes): Close's ctx through Cleanup, so that Close's deadline bounds them.
+	drain context.Context
 }
 
 type entry[T any] struct {
@@ -156,8 +160,16 @@ func (g *Group[T]) gather(first entry[T], linger bool) (batch []entry[T], next [
 }
 
 func (g *Group[T]) exec(batch []entry[T]) {
-	// Every group commits writes that a stage acks its input after: durable.
-	ctx, cancel := context.WithTimeout(Durable(context.Background()), g.timeout)
+	// Every group commits writes that a stage acks its input after: durable. A batch
+	// serves many callers, none of whose contexts may end it, so it has its own (the
+	// group's life has no caller context before Close: see Close for the last ones).
+	base := context.Background()
+	select {
+	case <-g.stop:
+		base = g.drain
+	default:
+	}
+	ctx, cancel := context.WithTimeout(Durable(base), g.timeout)
 	defer cancel()
 	vs := make([]T, len(batch))
 	for i, e := range batch {
@@ -169,13 +181,28 @@ func (g *Group[T]) exec(batch []entry[T]) {
 	}
 }
 
-// Close runs what is queued and stops; later submits fail with ErrClosed.
-func (g *Group[T]) Close() {
+// Close runs what is queued and stops; later submits fail with ErrClosed. The batches
+// it runs have ctx's values and end at its deadline (or after the group's Timeout, see
+// Cleanup), so a deadline that passes fails them (each item records its failure for its
+// caller) instead of leaving Close waiting. It returns the drain's context error when
+// that ended before the queue was drained (a batch may have failed for it).
+func (g *Group[T]) Close(ctx context.Context) error {
+	cancel := context.CancelFunc(nil)
 	g.once.Do(func() {
 		g.gate.shut()
+		g.drain, cancel = Cleanup(ctx, g.timeout)
 		close(g.stop)
 	})
 	<-g.done
+	if cancel == nil {
+		return nil // closed before
+	}
+	err := g.drain.Err()
+	cancel()
+	if err != nil {
+		return fmt.Errorf("rkit: close: %w", err)
+	}
+	return nil
 }
 
 // gate admits senders to a queue until it is shut. Once shut returns, no admitted

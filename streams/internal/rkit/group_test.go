@@ -63,7 +63,7 @@ func TestGroupBatchesBySizeAndRunsEverythingQueued(t *testing.T) {
 		}
 		waits = append(waits, w)
 	}
-	g.Close()
+	_ = g.Close(context.Background())
 	for _, w := range waits {
 		<-w // each ran: Close drained the queue
 	}

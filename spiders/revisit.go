@@ -15,7 +15,7 @@ import (
 //	revisit:
 //	  - match: '/(news|feed)'
 //	    min: 10m
-//	    max: 14d   # written 336h: YAML durations stop at hours
+//	    max: 14d   # durations take d (24 hours) besides Go's units
 //	    start: 1h
 type RevisitRule struct {
 	// Match is a regular expression a URL must match (unanchored); empty matches every

@@ -51,7 +51,8 @@ const (
 )
 
 // Settings tune how a spider's pages are fetched and which are followed. Zero values
-// mean the documented defaults (see SetDefaults).
+// mean the documented defaults (see SetDefaults). In YAML a duration is written with Go's
+// units or in days, d being 24 hours ("30s", "200ms", "1h30m", "14d", "1d12h", "1.5d").
 type Settings struct {
 	// Concurrency is the number of requests in flight per fetch process. Default 32.
 	Concurrency int `yaml:"concurrency"`

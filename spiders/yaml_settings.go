@@ -61,7 +61,7 @@ func fieldByTag(t reflect.Type, name string) int {
 }
 
 // decodeValue decodes a node into v, strictly by v's type: durations are strings like
-// "30s", integers and booleans must be written as such.
+// "30s" or "14d" (parseDuration), integers and booleans must be written as such.
 func (p *yamlParser) decodeValue(n *yaml.Node, key string, v reflect.Value) error {
 	n = resolve(n)
 	t := v.Type()
@@ -69,11 +69,11 @@ func (p *yamlParser) decodeValue(n *yaml.Node, key string, v reflect.Value) erro
 	case t == durationType:
 		s, err := p.str(n, key)
 		if err != nil || n.ShortTag() != "!!str" {
-			return p.errorf(n, key, "want a duration like \"30s\", got %s", describe(n))
+			return p.errorf(n, key, "want a duration like \"30s\" or \"14d\", got %s", describe(n))
 		}
-		d, err := time.ParseDuration(strings.TrimSpace(s))
+		d, err := parseDuration(strings.TrimSpace(s))
 		if err != nil {
-			return p.errorf(n, key, "invalid duration %q: want a duration like \"200ms\" or \"30s\"", s)
+			return p.errorf(n, key, "invalid duration %q: want a duration like \"30s\", \"200ms\" or \"14d\"", s)
 		}
 		v.SetInt(int64(d))
 	case t == byteSizeType:

@@ -52,7 +52,9 @@ settings:
   download_timeout: 1d
   proxy_ban_for: 1d12h
   revisit:
-    - {match: '/news/', min: 10m, max: 14d, start: 1.5d}
+    rules:
+      - {match: '/news/', min: 10m, max: 14d, start: 1.5d}
+    forget_after: 30d
   limits:
     - {domain: "*.example.com", delay: 0.5d}
   retention:
@@ -63,8 +65,8 @@ settings:
 		t.Fatal(err)
 	}
 	s := sp.Settings
-	got := fmt.Sprint(s.DownloadTimeout, s.ProxyBanFor, s.Revisit[0].Max, s.Revisit[0].Start, s.Limits[0].Delay, s.Retention["items"].MaxAge)
-	want := fmt.Sprint(24*time.Hour, 36*time.Hour, 336*time.Hour, 36*time.Hour, 12*time.Hour, 168*time.Hour)
+	got := fmt.Sprint(s.DownloadTimeout, s.ProxyBanFor, s.Revisit.Rules[0].Max, s.Revisit.Rules[0].Start, s.Revisit.ForgetAfter, s.Limits[0].Delay, s.Retention["items"].MaxAge)
+	want := fmt.Sprint(24*time.Hour, 36*time.Hour, 336*time.Hour, 36*time.Hour, 720*time.Hour, 12*time.Hour, 168*time.Hour)
 	if got != want {
 		t.Errorf("durations (-want +got):\n-%s\n+%s", want, got)
 	}
@@ -80,7 +82,10 @@ func TestYAMLBadDurations(t *testing.T) {
 	}{
 		{"  download_timeout: 3x\n", "settings.download_timeout", "3x", 4},
 		{"  user_agent: x\n  proxy_ban_for: 14days\n", "settings.proxy_ban_for", "14days", 5},
+		{"  revisit:\n    rules:\n      - match: /\n        min: 1m\n        max: 1.d.5\n", "settings.revisit.rules[0].max", "1.d.5", 8},
 		{"  revisit:\n    - match: /\n      min: 1m\n      max: 1.d.5\n", "settings.revisit[0].max", "1.d.5", 7},
+		{"  revisit:\n    after: 1d\n    forget_after: 30 days\n", "settings.revisit.forget_after", "30 days", 6},
+		{"  revisit_after: 1dd\n", "settings.revisit_after", "1dd", 4},
 		{"  limits:\n    - delay: 1d12\n", "settings.limits[0].delay", "1d12", 5},
 		{"  retention:\n    items:\n      max_age: d\n", "settings.retention.items.max_age", "d", 6},
 	}

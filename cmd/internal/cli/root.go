@@ -226,7 +226,9 @@ func (a *App) connectOpts(ctx context.Context, required, check bool) (*streams.C
 	return c, nil
 }
 
-// loadSpider loads a YAML spider and logs its warnings.
+// loadSpider loads a YAML spider and logs its warnings (deprecated keys) at WARN. It
+// clears Spider.Warnings once logged, so that handlers.Crawl, which logs them when it
+// starts, does not log them again.
 func (a *App) loadSpider(path string) (*spiders.Spider, error) {
 	if path == "" {
 		return nil, errNoSpider
@@ -238,6 +240,7 @@ func (a *App) loadSpider(path string) (*spiders.Spider, error) {
 	for _, w := range warnings {
 		a.Log.Warn(w)
 	}
+	sp.Warnings = nil
 	a.partitions = sp.Settings.Partitions // sizes the connection pool
 	return sp, nil
 }

@@ -79,7 +79,7 @@ func TestRevisitOfAnUnchangedSiteIsAllNotModified(t *testing.T) {
 	}
 	sp := titleSpider("revisit", base)
 	sp.StartURLs = urls
-	sp.Settings.RevisitAfter = time.Millisecond
+	sp.Settings.Revisit.After = time.Millisecond
 	sp.Settings.Capacity = n // sizes the validators' buckets
 	sp.Settings.PerHostConcurrency = -1
 	sp.Settings.ObeyRobots = new(bool)
@@ -112,7 +112,7 @@ func TestRevisitOfAnUnchangedSiteIsAllNotModified(t *testing.T) {
 		site.version[i] = 2
 	}
 	site.mu.Unlock()
-	time.Sleep(5 * time.Millisecond) // past revisit_after
+	time.Sleep(5 * time.Millisecond) // past revisit.after
 	if err := runCrawl(ctx, t, rdb, sp, sink, nil); err != nil {
 		t.Fatal(err)
 	}

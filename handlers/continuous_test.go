@@ -31,7 +31,7 @@ func TestAContinuousCrawlIsDoneOnlyWhenNoRevisitIsDueWithinItsWindow(t *testing.
 	}
 	sp.Settings.PerHostConcurrency = -1
 	sp.Settings.ObeyRobots = new(bool)
-	sp.Settings.Revisit = []spiders.RevisitRule{{Match: `/p/`, Min: time.Minute, Max: time.Hour, Start: 10 * time.Minute}}
+	sp.Settings.Revisit.Rules = []spiders.RevisitRule{{Match: `/p/`, Min: time.Minute, Max: time.Hour, Start: 10 * time.Minute}}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	err := runCrawl(ctx, t, rdb, sp, newMemSink(), func(c *handlers.RunConfig) {

@@ -158,7 +158,8 @@ var AllStages = []string{streams.StageFetch, streams.StageParse, streams.StageSt
 // error wrapping ErrEveryRequestDropped that names the reasons and the settings to
 // change; one that dropped more requests than it fetched returns a warning in
 // Status.Warnings. A crawl run with every stage that was already done runs nothing and
-// says so in Status.Warnings. Warnings are logged too.
+// says so in Status.Warnings. Warnings are logged too, and so are the spider's
+// (Spider.Warnings: deprecated keys of its file) when the crawl starts.
 func Crawl(ctx context.Context, sp *spiders.Spider, opts Options) (st *inspect.Status, err error) {
 	stages := opts.Stages
 	if len(stages) == 0 {
@@ -187,6 +188,9 @@ func Crawl(ctx context.Context, sp *spiders.Spider, opts Options) (st *inspect.S
 	log := opts.Logger
 	if log == nil {
 		log = stderrLogger()
+	}
+	for _, w := range sp.Warnings { // what the spider's loader noticed: deprecated keys
+		log.Warn(w)
 	}
 	c := opts.Client
 	if c == nil {

@@ -21,6 +21,9 @@
 //	stages.go       each stage wired to its streams, with its background components
 //	background.go   the components beside a router; one that stops ends the run
 //	fetchstage.go   the fetch stage: a request message, fetch.Fetcher.Do, a response message
+//	revisit.go      the next fetch of a URL a revisit rule matches, in the frontier's schedule
+//	continuous.go   a continuous crawl's mode recorded in Redis (package spiders, "Revisits",
+//	                maps every piece of revisits)
 //	browsers.go     the fetch process's browser pool for rendered pages; the spider's extractor
 //	parse.go        the parse stage: spider callbacks, links and items through the frontier
 //	sitemap.go      the built-in sitemap callbacks

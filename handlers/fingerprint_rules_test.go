@@ -126,13 +126,13 @@ func TestFingerprintRulesInACrawl(t *testing.T) {
 	}
 }
 
-// TestDedupExpireAfterReachesTheCrawl: the spider's dedup_expire_after is stored in the
+// TestDedupExpireAfterReachesTheCrawl: the spider's revisit.forget_after is stored in the
 // crawl's dedup record, which every process then uses.
 func TestDedupExpireAfterReachesTheCrawl(t *testing.T) {
 	t.Parallel()
 	rdb := streamstest.Start(t).Client()
 	sp := fingerprintSpider("expiring", "http://127.0.0.1:1", spiders.FingerprintRules{})
-	sp.Settings.DedupExpireAfter = 2 * time.Hour
+	sp.Settings.Revisit.ForgetAfter = 2 * time.Hour
 	if _, err := handlers.Seed(context.Background(), rdb, sp, nil); err != nil {
 		t.Fatal(err)
 	}

@@ -27,8 +27,8 @@ type frontierUse struct {
 }
 
 // newFrontier returns the crawl's frontier as the spider's settings configure it
-// (order, max_pages, frontier_window, revisit_after, and the dedup: exact, bloom or set,
-// with capacity and error_rate; a crawl keeps the dedup it started with), for use.
+// (order, max_pages, frontier_window, revisit.after, and the dedup: exact, bloom or set,
+// with capacity, error_rate and revisit.forget_after; a crawl keeps the dedup it started with), for use.
 func newFrontier(ctx context.Context, rdb redis.UniversalClient, sp *spiders.Spider, use frontierUse, log *zap.Logger) (*frontier.Frontier, error) {
 	s := sp.Settings
 	s.SetDefaults()
@@ -37,7 +37,7 @@ func newFrontier(ctx context.Context, rdb redis.UniversalClient, sp *spiders.Spi
 		return nil, err
 	}
 	d, err := dedup.Open(ctx, rdb, layout, dedup.Config{Mode: dedup.Mode(s.Dedup), Capacity: s.Capacity, ErrorRate: s.ErrorRate,
-		ExpireAfter: s.DedupExpireAfter}, log)
+		ExpireAfter: s.Revisit.ForgetAfter}, log)
 	if err != nil {
 		return nil, err
 	}
@@ -50,10 +50,10 @@ func newFrontier(ctx context.Context, rdb redis.UniversalClient, sp *spiders.Spi
 }
 
 // frontierConfig is the crawl's frontier as the spider's settings s configure it: its
-// order, max_pages, revisit_after, budget and per-host politeness, and the frontier window,
+// order, max_pages, revisit.after, budget and per-host politeness, and the frontier window,
 // which emits and finished fetches hand requests out within as the dispatcher does.
 func frontierConfig(rdb redis.UniversalClient, layout streams.Layout, s spiders.Settings) frontier.Config {
-	cfg := frontier.Config{Client: rdb, Layout: layout, Order: s.Order, MaxRequests: s.MaxPages, Revisit: s.RevisitAfter, RevisitURLs: s.Capacity,
+	cfg := frontier.Config{Client: rdb, Layout: layout, Order: s.Order, MaxRequests: s.MaxPages, Revisit: s.Revisit.After, RevisitURLs: s.Capacity,
 		Window: s.FrontierWindow, EmitHandsOut: true, FinishHandsOut: true, Budget: hostBudget(s.Budget)}
 	fetch.Politeness(s, &cfg)
 	return cfg

@@ -68,7 +68,7 @@ func TestChangedPricesAreReEmittedAndUpserted(t *testing.T) {
 
 	sp := &spiders.Spider{Name: "prices", AllowedDomains: []string{"127.0.0.1"},
 		Settings: spiders.Settings{AllowNetworks: append([]string(nil), loopback...), PerHostConcurrency: -1, ObeyRobots: new(bool),
-			Revisit: []spiders.RevisitRule{{Match: `/`, Min: time.Hour, Max: 4 * time.Hour, Start: time.Hour}}}}
+			Revisit: spiders.RevisitSettings{Rules: []spiders.RevisitRule{{Match: `/`, Min: time.Hour, Max: 4 * time.Hour, Start: time.Hour}}}}}
 	for _, p := range shop.site.Pages {
 		sp.StartURLs = append(sp.StartURLs, base+p.Path)
 	}

@@ -21,7 +21,7 @@ import (
 const revisitMeta = "_revisit"
 
 // revisitor schedules the next fetch of every fetched URL that matches one of the
-// spider's revisit rules (settings.revisit), in the frontier's revisit schedule, with
+// spider's revisit rules (settings.revisit.rules), in the frontier's revisit schedule, with
 // the interval the rule gives: the first fetch gets its start interval, later ones half
 // the last interval when the page changed (a 200 whose body digest differs from the
 // last) and twice it when not (a 304, or the same digest). The state travels in the

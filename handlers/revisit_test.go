@@ -50,7 +50,7 @@ func TestFetchedPagesAreScheduledForAdaptiveRevisits(t *testing.T) {
 	}
 	sp.Settings.PerHostConcurrency = -1
 	sp.Settings.ObeyRobots = new(bool)
-	sp.Settings.Revisit = []spiders.RevisitRule{{Match: `/p/`, Min: time.Minute, Max: time.Hour, Start: 10 * time.Minute}}
+	sp.Settings.Revisit.Rules = []spiders.RevisitRule{{Match: `/p/`, Min: time.Minute, Max: time.Hour, Start: 10 * time.Minute}}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	if err := runCrawl(ctx, t, rdb, sp, newMemSink(), nil); err != nil {
@@ -97,7 +97,7 @@ func TestFetchedPagesAreScheduledForAdaptiveRevisits(t *testing.T) {
 	}
 }
 
-// A URL with a revisit rule that is let through dedup again (revisit_after) and seeded
+// A URL with a revisit rule that is let through dedup again (revisit.after) and seeded
 // again while its revisit is scheduled is fetched, but starts no second chain of
 // revisits beside the first: one scheduled revisit per URL, the others counted.
 func TestAURLSeededAgainKeepsOneRevisitChain(t *testing.T) {
@@ -113,8 +113,8 @@ func TestAURLSeededAgainKeepsOneRevisitChain(t *testing.T) {
 	}
 	sp.Settings.PerHostConcurrency = -1
 	sp.Settings.ObeyRobots = new(bool)
-	sp.Settings.RevisitAfter = time.Millisecond
-	sp.Settings.Revisit = []spiders.RevisitRule{{Match: `/p/`, Min: time.Minute, Max: time.Hour, Start: 10 * time.Minute}}
+	sp.Settings.Revisit.After = time.Millisecond
+	sp.Settings.Revisit.Rules = []spiders.RevisitRule{{Match: `/p/`, Min: time.Minute, Max: time.Hour, Start: 10 * time.Minute}}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	for range 2 {

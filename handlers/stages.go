@@ -83,8 +83,8 @@ func (r *run) fetchStage(ctx context.Context, scfg streams.SubscriberConfig) err
 	}
 	h := &fetchHandler{f: f, frontier: fr, counters: r.counters, retryLog: sampled(log, 3), spider: cfg.Spider, handoff: r.handoff,
 		encode: responseEncoder(cfg.Spider.Settings, cfg.Retain[streams.StageParse].Keeps(), cfg.Client, layout, r.counters, log)}
-	if len(cfg.Spider.Settings.Revisit) > 0 {
-		rules := slices.Clone(cfg.Spider.Settings.Revisit)
+	if len(cfg.Spider.Settings.Revisit.Rules) > 0 {
+		rules := slices.Clone(cfg.Spider.Settings.Revisit.Rules)
 		for i := range rules {
 			if err := rules[i].Compile(); err != nil { // a Go spider's rules may not be compiled yet
 				return err

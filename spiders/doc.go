@@ -40,6 +40,37 @@
 // handlers/internal/wire. Settings.ResponseCompression and Settings.ResponseDict choose
 // it per spider.
 //
+// # Revisits
+//
+// Three knobs fetch URLs again, in one settings block (Settings.Revisit,
+// RevisitSettings; the YAML keys of before, settings.revisit as a list,
+// settings.revisit_after and settings.dedup_expire_after, still load with a warning in
+// Spider.Warnings). Every piece, by knob:
+//
+//   - all three: spiders/revisit.go (RevisitSettings, its checks), settings.go
+//     (Settings.Revisit; ItemVersioned: item versions on by default with rules or
+//     after), yaml_revisit.go (the YAML block and its old keys), duration.go (days in
+//     YAML durations: max: 14d);
+//   - rules, the adaptive schedule: spiders/revisit.go (RevisitRule: the interval halves
+//     on a change, doubles otherwise; RevisitFor); handlers/stages.go gives the fetch
+//     stage a revisitor, handlers/revisit.go (it schedules each fetched URL's next fetch,
+//     the interval state in the request's meta); streams/frontier/revisit.go (the
+//     schedule in Redis: minute buckets, one chain per URL, due revisits released into
+//     their hosts' queues); streams/inspect/revisits.go (ReadRevisits: the schedule by
+//     when it is due, for status); continuous crawls, which are not done while a
+//     revisit is due within their idle window: cmd/internal/cli/continuous_flags.go
+//     (--continuous, --idle-window), handlers/continuous.go (Crawl records the mode),
+//     streams/inspect/continuous.go (the mode in Redis; Progress.Done waits for it);
+//   - after, every URL again once queued that long ago: handlers/frontier.go
+//     (frontierConfig: frontier.Config.Revisit), streams/frontier/frontier.go and
+//     emit_lua.go (the URL's fingerprint and time in the seenat hash instead of the seen
+//     set); handlers/fetch/http.go turns on, and handlers/fetch/conditional.go keeps,
+//     the validators (ETag, Last-Modified) a revisit sends, so that an unchanged page
+//     answers 304;
+//   - forget_after, the seen set forgetting: handlers/frontier.go (newFrontier:
+//     dedup.Config.ExpireAfter), streams/dedup/expire.go (the seen set in generations,
+//     the oldest dropped whole; the frontier runs DropExpired).
+//
 // Sub-packages serve tests and demos: demosite (a deterministic shop), broadsite (many
 // hosts), sitetest (a deterministic news site with its truth), jssite (a shop built by
 // JavaScript, with its truth, for rendering) and webtest (legacy encodings and other

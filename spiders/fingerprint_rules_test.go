@@ -212,11 +212,11 @@ func TestDedupExpireAfterSetting(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sp.Settings.DedupExpireAfter != 720*time.Hour {
-		t.Errorf("dedup_expire_after %v, want 720h", sp.Settings.DedupExpireAfter)
+	if sp.Settings.Revisit.ForgetAfter != 720*time.Hour {
+		t.Errorf("dedup_expire_after %v, want 720h", sp.Settings.Revisit.ForgetAfter)
 	}
-	for _, s := range []Settings{{DedupExpireAfter: time.Second}, {DedupExpireAfter: -time.Hour},
-		{DedupExpireAfter: time.Hour, Dedup: "set"}, {DedupExpireAfter: time.Hour, RevisitAfter: time.Hour}} {
+	for _, s := range []Settings{{Revisit: RevisitSettings{ForgetAfter: time.Second}}, {Revisit: RevisitSettings{ForgetAfter: -time.Hour}},
+		{Revisit: RevisitSettings{ForgetAfter: time.Hour}, Dedup: "set"}, {Revisit: RevisitSettings{ForgetAfter: time.Hour, After: time.Hour}}} {
 		if err := s.Validate(); err == nil || !strings.Contains(err.Error(), "dedup_expire_after") {
 			t.Errorf("%+v: error %v, want one naming dedup_expire_after", s, err)
 		}

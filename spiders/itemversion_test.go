@@ -67,11 +67,11 @@ func TestItemVersionedDefault(t *testing.T) {
 		want bool
 	}{
 		{spiders.Settings{}, false},
-		{spiders.Settings{RevisitAfter: 3600e9}, true},
-		{spiders.Settings{Revisit: []spiders.RevisitRule{{Min: 60e9, Max: 120e9}}}, true},
+		{spiders.Settings{Revisit: spiders.RevisitSettings{After: 3600e9}}, true},
+		{spiders.Settings{Revisit: spiders.RevisitSettings{Rules: []spiders.RevisitRule{{Min: 60e9, Max: 120e9}}}}, true},
 		{spiders.Settings{ItemVersions: &yes}, true},
-		{spiders.Settings{RevisitAfter: 3600e9, ItemVersions: &no}, false},
-		{spiders.Settings{RevisitAfter: 3600e9, DedupItems: &no}, false},
+		{spiders.Settings{Revisit: spiders.RevisitSettings{After: 3600e9}, ItemVersions: &no}, false},
+		{spiders.Settings{Revisit: spiders.RevisitSettings{After: 3600e9}, DedupItems: &no}, false},
 	}
 	for i, c := range cases {
 		if got := c.s.ItemVersioned(); got != c.want {

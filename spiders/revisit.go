@@ -6,6 +6,58 @@ import (
 	"time"
 )
 
+// RevisitSettings are the knobs that fetch URLs again (Settings.Revisit; see "Revisits"
+// in the package doc for where each is carried out). In YAML, under settings:
+//
+//	revisit:
+//	  rules:                      # the adaptive schedule
+//	    - {match: '/news/', min: 10m, max: 1d, start: 1h}
+//	  after: 24h                  # a URL queued this long ago may be queued again
+//	  forget_after: 30d           # the seen set forgets a URL first seen this long ago
+//
+// The keys of before, settings.revisit as a list (rules), settings.revisit_after
+// (after) and settings.dedup_expire_after (forget_after), still load, each with a
+// warning (Spider.Warnings); a knob written both ways is an error.
+type RevisitSettings struct {
+	// Rules schedules the URLs its rules match for revisits on an adaptive interval
+	// (see RevisitRule; the first matching rule applies). Empty: no revisits.
+	Rules []RevisitRule `yaml:"rules"`
+	// After lets a URL be fetched again once it was queued this long ago (for crawls
+	// that run every day: seed again and changed pages come back). 0: never.
+	After time.Duration `yaml:"after"`
+	// ForgetAfter lets a URL without a revisit rule be queued again once the crawl
+	// first saw it this long ago: between ForgetAfter and 1.25 times it later (the seen
+	// set is kept in 4 generations, the oldest dropped whole), in exact and bloom mode
+	// (Settings.Dedup). At least a minute; 0 (the default): a URL is seen for the
+	// crawl's life. Not with After, which keeps a time per URL instead. A crawl keeps
+	// the dedup it started with.
+	ForgetAfter time.Duration `yaml:"forget_after"`
+}
+
+// Fetches reports whether the crawl fetches pages again by their URL's schedule or age
+// (Rules or After): where an item's values can change.
+func (r *RevisitSettings) Fetches() bool { return len(r.Rules) > 0 || r.After > 0 }
+
+// validate compiles the rules and checks the knobs on their own and against dedup (the
+// settings' Dedup).
+func (r *RevisitSettings) validate(dedup string) error {
+	for i := range r.Rules {
+		if err := r.Rules[i].Compile(); err != nil {
+			return err
+		}
+	}
+	switch {
+	case r.ForgetAfter < 0 || r.ForgetAfter > 0 && r.ForgetAfter < time.Minute:
+		return fmt.Errorf("spiders: settings.revisit.forget_after (formerly dedup_expire_after) %s: want 0 (never) or at least 1m", r.ForgetAfter)
+	case r.ForgetAfter > 0 && dedup == "set":
+		return fmt.Errorf("spiders: settings.revisit.forget_after (formerly dedup_expire_after) needs dedup exact or bloom, not set")
+	case r.ForgetAfter > 0 && r.After > 0:
+		return fmt.Errorf("spiders: settings.revisit.forget_after (formerly dedup_expire_after) and settings.revisit.after both let URLs through again: set one " +
+			"(after keeps a time per URL and sends the stored validators; forget_after keeps the dedup's bytes per URL)")
+	}
+	return nil
+}
+
 // RevisitRule schedules the URLs matching a pattern for revisits on an adaptive
 // interval (StormCrawler's adaptive scheduler): the first revisit comes Start after the
 // first fetch, the interval halves each time the page changed (a 200 with another
@@ -13,10 +65,11 @@ import (
 // below Min nor above Max. In YAML, under settings:
 //
 //	revisit:
-//	  - match: '/(news|feed)'
-//	    min: 10m
-//	    max: 14d   # written 336h: YAML durations stop at hours
-//	    start: 1h
+//	  rules:
+//	    - match: '/(news|feed)'
+//	      min: 10m
+//	      max: 14d   # durations take d (24 hours) besides Go's units
+//	      start: 1h
 type RevisitRule struct {
 	// Match is a regular expression a URL must match (unanchored); empty matches every
 	// URL.

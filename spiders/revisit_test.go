@@ -67,7 +67,7 @@ settings:
 	if err != nil {
 		t.Fatal(err)
 	}
-	rules := sp.Settings.Revisit
+	rules := sp.Settings.Revisit.Rules
 	if len(rules) != 2 || rules[0].Max != 336*time.Hour || rules[1].Start != time.Hour {
 		t.Fatalf("rules %+v, want 2 with max 336h and a default start of 1h", rules)
 	}

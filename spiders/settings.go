@@ -52,7 +52,8 @@ const (
 )
 
 // Settings tune how a spider's pages are fetched and which are followed. Zero values
-// mean the documented defaults (see SetDefaults).
+// mean the documented defaults (see SetDefaults). In YAML a duration is written with Go's
+// units or in days, d being 24 hours ("30s", "200ms", "1h30m", "14d", "1d12h", "1.5d").
 type Settings struct {
 	// Concurrency is the number of requests in flight per fetch process. Default 32.
 	Concurrency int `yaml:"concurrency"`
@@ -107,8 +108,8 @@ type Settings struct {
 	DedupItems *bool `yaml:"dedup_items"`
 	// ItemVersions keeps, instead of dropping, an item whose key was emitted before when
 	// its field values changed: it goes out again with _version and _changed (see
-	// ItemVersioned). Default: on when the spider revisits (revisit rules or
-	// revisit_after), off otherwise. Needs dedup_items.
+	// ItemVersioned). Default: on when the spider revisits (revisit.rules or
+	// revisit.after), off otherwise. Needs dedup_items.
 	ItemVersions *bool `yaml:"item_versions"`
 	// Order is the order the frontier hands out requests in: "priority" (the default:
 	// higher priority first, then first found first), "breadth-first" or "depth-first".
@@ -119,12 +120,10 @@ type Settings struct {
 	// MaxPages stops the crawl from queueing more than this many requests in all
 	// (start URLs included); 0 means no limit.
 	MaxPages int64 `yaml:"max_pages"`
-	// RevisitAfter lets a URL be fetched again once it was queued this long ago (for
-	// crawls that run every day: seed again and changed pages come back). 0: never.
-	RevisitAfter time.Duration `yaml:"revisit_after"`
-	// Revisit schedules the URLs its rules match for revisits on an adaptive interval
-	// (see RevisitRule; the first matching rule applies). Empty: no revisits.
-	Revisit []RevisitRule `yaml:"revisit"`
+	// Revisit is when URLs are fetched again: an adaptive schedule by rules, every URL
+	// after a time, or the seen set forgetting URLs (see RevisitSettings). Zero: a URL
+	// is fetched once.
+	Revisit RevisitSettings `yaml:"revisit"`
 	// Budget bounds the pages and bytes one host or registered domain may take of the
 	// crawl (see Budget). Zero: none.
 	Budget Budget `yaml:"budget"`
@@ -185,13 +184,6 @@ type Settings struct {
 	Capacity int64 `yaml:"capacity"`
 	// ErrorRate is the Bloom filter's false-positive rate. Default 0.01.
 	ErrorRate float64 `yaml:"error_rate"`
-	// DedupExpireAfter lets a URL without a revisit rule be queued again once the
-	// crawl first saw it this long ago: between DedupExpireAfter and 1.25 times it
-	// later (the seen set is kept in 4 generations, the oldest dropped whole), in exact
-	// and bloom mode. At least a minute; 0 (the default): a URL is seen for the crawl's
-	// life. Not with RevisitAfter, which keeps a time per URL instead. A crawl keeps the
-	// dedup it started with.
-	DedupExpireAfter time.Duration `yaml:"dedup_expire_after"`
 	// Fingerprint shapes the request fingerprints the duplicate filter compares: query
 	// parameters dropped or kept, the path lower-cased, headers or the body in the key
 	// (see FingerprintRules). Default: method, canonical URL and body. A running crawl
@@ -316,7 +308,7 @@ func (s *Settings) ItemDedup() bool { return s.DedupItems == nil || *s.DedupItem
 
 // ItemVersioned reports whether items are versioned (ItemVersions): only with item
 // dedup (the key is what a version belongs to); by default when pages are fetched
-// again (revisit rules or revisit_after), where a value can change, and not in a
+// again (revisit.rules or revisit.after), where a value can change, and not in a
 // one-pass crawl, which keeps the plain set of keys (16 bytes of key per item, no
 // record).
 func (s *Settings) ItemVersioned() bool {
@@ -326,7 +318,7 @@ func (s *Settings) ItemVersioned() bool {
 	if s.ItemVersions != nil {
 		return *s.ItemVersions
 	}
-	return len(s.Revisit) > 0 || s.RevisitAfter > 0
+	return s.Revisit.Fetches()
 }
 
 // Retries returns the effective MaxRetries: the default for 0, none for a negative value.
@@ -345,10 +337,8 @@ func (s *Settings) Validate() error {
 	if s.ItemVersions != nil && *s.ItemVersions && !s.ItemDedup() {
 		return fmt.Errorf("spiders: settings.item_versions needs dedup_items (a version belongs to an item key)")
 	}
-	for i := range s.Revisit {
-		if err := s.Revisit[i].Compile(); err != nil {
-			return err
-		}
+	if err := s.Revisit.validate(s.Dedup); err != nil {
+		return err
 	}
 	switch {
 	case s.Concurrency < 0 || s.Concurrency > 10000:
@@ -381,13 +371,6 @@ func (s *Settings) Validate() error {
 		return negative("capacity", s.Capacity)
 	case s.ErrorRate < 0 || s.ErrorRate >= 0.5:
 		return fmt.Errorf("spiders: settings.error_rate %g: want a rate between 0 and 0.5", s.ErrorRate)
-	case s.DedupExpireAfter < 0 || s.DedupExpireAfter > 0 && s.DedupExpireAfter < time.Minute:
-		return fmt.Errorf("spiders: settings.dedup_expire_after %s: want 0 (never) or at least 1m", s.DedupExpireAfter)
-	case s.DedupExpireAfter > 0 && s.Dedup == "set":
-		return fmt.Errorf("spiders: settings.dedup_expire_after needs dedup exact or bloom, not set")
-	case s.DedupExpireAfter > 0 && s.RevisitAfter > 0:
-		return fmt.Errorf("spiders: settings.dedup_expire_after and revisit_after both let URLs through again: set one " +
-			"(revisit_after keeps a time per URL and sends the stored validators; dedup_expire_after keeps the dedup's bytes per URL)")
 	case s.FrontierWindow < 0:
 		return negative("frontier_window", s.FrontierWindow)
 	case s.MaxPages < 0:

@@ -76,6 +76,10 @@ type Spider struct {
 	// its own. Default nil: wait for the network to go idle, block images, fonts and
 	// media.
 	Page *Page
+	// Warnings are what the loader noticed in the file that is not an error: deprecated
+	// keys, one "FILE:LINE: ..." each (see Parse). A command logs them when it loads
+	// the file, handlers.Crawl when it starts; nil for a Go spider.
+	Warnings []string
 
 	definition []byte // a YAML spider's document, for Fingerprint; nil for a Go spider
 }

@@ -92,15 +92,19 @@ func LoadFile(path string) (*Spider, []string, error) {
 // a request, through Response.Follow, for each link that passes a follow rule. Scope
 // (allowed_domains, max_depth) is left to the pipeline.
 //
-// Every error is a *SpecError naming the file, line and key. Keys that belong to the
-// format but whose features are not built yet are accepted and reported in warnings,
-// one "FILE:LINE: KEY is accepted but not implemented yet; it has no effect" each.
+// Every error is a *SpecError naming the file, line and key. What is not an error but
+// the writer should know is reported in warnings, returned and kept in Spider.Warnings,
+// one "FILE:LINE: ..." each: a deprecated key ("shop.yaml:12: settings.revisit_after is
+// deprecated: write settings.revisit.after"; the old key still works), or a key that
+// belongs to the format but whose feature is not built yet ("KEY is accepted but not
+// implemented yet; it has no effect").
 func Parse(name string, data []byte) (*Spider, []string, error) {
 	p := &yamlParser{file: name}
 	sp, err := p.spider(data)
 	if err != nil {
 		return nil, p.warnings, err
 	}
+	sp.Warnings = p.warnings
 	return sp, p.warnings, nil
 }
 

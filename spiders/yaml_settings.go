@@ -14,29 +14,54 @@ var (
 )
 
 // settings decodes the settings block into s by the yaml tags of Settings, validating
-// after each key so that a value out of range is reported at its own line.
+// after each key so that a value out of range is reported at its own line. The revisit
+// knobs' keys of before are read too (revisitKeys).
 func (p *yamlParser) settings(n *yaml.Node, key string, s *Settings) error {
-	return p.decodeStruct(n, key, reflect.ValueOf(s).Elem(), func(kv pair, path string) error {
+	rk := &revisitKeys{p: p, s: s}
+	validate := func(kv pair, path string) error {
 		if err := s.Validate(); err != nil {
 			return p.wrap(kv.value, path, err)
 		}
 		return nil
-	})
+	}
+	return p.decodeStructWith(n, key, reflect.ValueOf(s).Elem(), func(kv pair, path string) (bool, error) {
+		done, err := rk.decode(kv, path, validate)
+		if done && err == nil {
+			err = validate(kv, path)
+		}
+		return done, err
+	}, validate)
 }
 
 // decodeStruct decodes a mapping into the struct v by its fields' yaml tags; other keys are
 // errors. after, when not nil, runs after each key is decoded.
 func (p *yamlParser) decodeStruct(n *yaml.Node, key string, v reflect.Value, after func(kv pair, path string) error) error {
+	return p.decodeStructWith(n, key, v, nil, after)
+}
+
+// decodeStructWith is decodeStruct with a first say on each key: decode, when not nil,
+// gets every key first and reports whether it took the key (then neither the field
+// nor after is looked at).
+func (p *yamlParser) decodeStructWith(n *yaml.Node, key string, v reflect.Value,
+	decode func(kv pair, path string) (bool, error), after func(kv pair, path string) error) error {
 	pairs, err := p.mapping(n, key)
 	if err != nil {
 		return err
 	}
 	for _, kv := range pairs {
+		path := key + "." + kv.key
+		if decode != nil {
+			if done, err := decode(kv, path); err != nil || done {
+				if err != nil {
+					return err
+				}
+				continue
+			}
+		}
 		i := fieldByTag(v.Type(), kv.key)
 		if i < 0 {
 			return p.unknownKey(kv, key, yamlTags(v.Type()))
 		}
-		path := key + "." + kv.key
 		if err := p.decodeValue(kv.value, path, v.Field(i)); err != nil {
 			return err
 		}
@@ -61,7 +86,7 @@ func fieldByTag(t reflect.Type, name string) int {
 }
 
 // decodeValue decodes a node into v, strictly by v's type: durations are strings like
-// "30s", integers and booleans must be written as such.
+// "30s" or "14d" (parseDuration), integers and booleans must be written as such.
 func (p *yamlParser) decodeValue(n *yaml.Node, key string, v reflect.Value) error {
 	n = resolve(n)
 	t := v.Type()
@@ -69,11 +94,11 @@ func (p *yamlParser) decodeValue(n *yaml.Node, key string, v reflect.Value) erro
 	case t == durationType:
 		s, err := p.str(n, key)
 		if err != nil || n.ShortTag() != "!!str" {
-			return p.errorf(n, key, "want a duration like \"30s\", got %s", describe(n))
+			return p.errorf(n, key, "want a duration like \"30s\" or \"14d\", got %s", describe(n))
 		}
-		d, err := time.ParseDuration(strings.TrimSpace(s))
+		d, err := parseDuration(strings.TrimSpace(s))
 		if err != nil {
-			return p.errorf(n, key, "invalid duration %q: want a duration like \"200ms\" or \"30s\"", s)
+			return p.errorf(n, key, "invalid duration %q: want a duration like \"30s\", \"200ms\" or \"14d\"", s)
 		}
 		v.SetInt(int64(d))
 	case t == byteSizeType:

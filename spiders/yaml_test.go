@@ -177,7 +177,7 @@ settings:
   capacity: 1000000
   error_rate: 0.001
   order: breadth-first
-  revisit_after: 24h
+  revisit: {after: 24h}
   max_retries: -1
 `
 	sp, warnings, err := Parse("shop.yaml", []byte(src))

@@ -37,7 +37,7 @@ func newHTTPFetch(sh *shared, cfg Config) *httpFetch {
 		h.client.Transport = hostStatsTransport{next: h.client.Transport, stats: cfg.HostStats}
 	}
 	h.following = followingClient(h.client, sh.settings.Redirects(), sh.scope)
-	if sh.settings.RevisitAfter > 0 && cfg.Client != nil {
+	if sh.settings.Revisit.After > 0 && cfg.Client != nil {
 		h.cond = newValidators(cfg.Client, cfg.Layout, sh.settings.Capacity)
 	}
 	return h

@@ -14,5 +14,7 @@
 // (Lua, ScriptArg) for scripts that also enqueue: the frontier's emit script
 // marks a URL seen and queues it in one step. Usage (usage.go) measures what the
 // dedup holds. With Config.ExpireAfter (expire.go) exact and bloom modes keep the
-// fingerprints in generations, so that a URL seen long enough ago is new again.
+// fingerprints in generations, so that a URL seen long enough ago is new again: the
+// spider's settings.revisit.forget_after (package spiders, "Revisits", maps every
+// piece of revisits).
 package dedup

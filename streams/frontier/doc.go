@@ -20,7 +20,10 @@
 //   - seeds.go: seeds pushed at runtime (TakeSeeds) and the start-URL key's type;
 //   - migrate.go: a frontier from before host queues, into host queues;
 //   - order.go: the order requests are handed out in; seencache.go: fingerprints known
-//     in process to be seen.
+//     in process to be seen;
+//   - revisit.go: the revisit schedule (settings.revisit.rules; Config.Revisit, the
+//     seenat hash of settings.revisit.after, is in frontier.go and emit_lua.go): package
+//     spiders, "Revisits", maps every piece of revisits.
 //
 // Hosts are keys (spiders.HostKey): the frontier compares them as they come. Keys and
 // partitions are package streams' (keys.go, layout.go); the request dedup is package

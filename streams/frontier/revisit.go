@@ -32,13 +32,13 @@ import (
 
 // RevisitChain names the chain of revisits a ScheduleRevisit call belongs to, so that a
 // URL has one chain however often it is fetched: a URL let through dedup again
-// (revisit_after) or seeded again while its chain is scheduled does not start a second
-// chain that would keep rescheduling beside the first. Per URL, the schedule keeps the
-// mark of the fetch that scheduled its next revisit and that revisit's minute, in small
-// hashes (streams.Keys.RevisitChains, about revisitChainsPerHash URLs each at
-// Config.RevisitURLs, so Redis keeps them as listpacks): field 6 bytes of the URL's
-// fingerprint, value the integer mark<<16 | (minute mod 65536), which Redis keeps in
-// 4 bytes (about 17 B a URL in all). A mark collision costs at most one extra fetch:
+// (settings.revisit.after) or seeded again while its chain is scheduled does not start
+// a second chain that would keep rescheduling beside the first. Per URL, the schedule
+// keeps the mark of the fetch that scheduled its next revisit and that revisit's
+// minute, in small hashes (streams.Keys.RevisitChains, about revisitChainsPerHash URLs
+// each at Config.RevisitURLs, so Redis keeps them as listpacks): field 6 bytes of the
+// URL's fingerprint, value the integer mark<<16 | (minute mod 65536), which Redis keeps
+// in 4 bytes (about 17 B a URL in all). A mark collision costs at most one extra fetch:
 // of two revisits of one chain, the second to be fetched ends there.
 type RevisitChain struct {
 	// URL is the URL's fingerprint (at least 10 bytes); nil schedules with no chain

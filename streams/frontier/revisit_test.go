@@ -190,7 +190,7 @@ func chainOf(url int, gen, prev uint32) frontier.RevisitChain {
 }
 
 // A URL has one revisit chain: a fetch outside the chain (the URL seeded again, or let
-// through dedup again by revisit_after) while its revisit is scheduled schedules
+// through dedup again by settings.revisit.after) while its revisit is scheduled schedules
 // nothing; the chain goes on from its own revisit; a chain whose revisit was released a
 // day ago and never fetched is taken over by the next fetch, and a late revisit of the
 // old chain then ends it.

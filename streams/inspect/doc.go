@@ -25,7 +25,8 @@
 //   - info.go: InfoNumbers, the numeric fields of INFO;
 //   - continuous.go: a crawl's continuous mode (SetContinuous; ReadProgress reads it), which
 //     makes Progress.Done wait for revisits due within its idle window;
-//   - revisits.go: ReadRevisits, the revisit schedule by when it is due (status);
+//   - revisits.go: ReadRevisits, the revisit schedule by when it is due (status) (both:
+//     package spiders, "Revisits", maps every piece of revisits);
 //   - render.go: what render: auto decided per page type (Status.Render);
 //   - budget.go: the hosts (or domains) that used the most of the crawl's budget
 //     (Status.Budget).

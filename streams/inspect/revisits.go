@@ -10,7 +10,7 @@ import (
 	"github.com/streamcrawl/streamcrawl/streams/internal/rkit"
 )
 
-// RevisitCounts is the state of a crawl's revisit schedule (settings.revisit).
+// RevisitCounts is the state of a crawl's revisit schedule (settings.revisit.rules).
 type RevisitCounts struct {
 	// Scheduled is the number of revisits waiting in the schedule.
 	Scheduled int64 `json:"scheduled"`

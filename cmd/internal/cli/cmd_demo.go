@@ -96,6 +96,7 @@ JSONL file in the current directory. Nothing needs to be installed.`,
 			for _, w := range warnings {
 				a.Log.Debug(w)
 			}
+			sp.Warnings = nil // logged: not again by handlers.Crawl
 			if f.Out == "" {
 				f.Out = "demo-items.jsonl"
 			}

@@ -27,7 +27,7 @@ func TestRevisitsComeDueAndRealProcessesFetchThemAgain(t *testing.T) {
 	ctx := context.Background()
 	site := demosite.New(120)
 	c := newCluster(t, "rvdue", site)
-	c.addSetting("revisit:\n    - {min: 1m, max: 6h, start: 30m}")
+	c.addSetting("revisit:\n    rules:\n      - {min: 1m, max: 6h, start: 30m}")
 	c.seed()
 	mode := []string{"--continuous", "--idle-window", "10m"}
 	run := func() {

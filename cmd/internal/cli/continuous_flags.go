@@ -9,7 +9,8 @@ import (
 )
 
 // continuousFlags are --continuous and --idle-window, of the commands that run the
-// crawl's stages (crawl, fetch, parse, store).
+// crawl's stages (crawl, fetch, parse, store). Package spiders, "Revisits", maps every
+// piece of revisits.
 type continuousFlags struct {
 	on      bool
 	window  inspect.Continuous

@@ -50,7 +50,7 @@ func TestKilledFetcherOfAContinuousCrawlLosesAndDoublesNoRevisit(t *testing.T) {
 	t.Parallel()
 	site := demosite.New(200)
 	c := newCluster(t, "rvkill", site)
-	c.addSetting("revisit:\n    - {min: 1m, max: 1h, start: 30m}")
+	c.addSetting("revisit:\n    rules:\n      - {min: 1m, max: 1h, start: 30m}")
 	c.seed()
 	mode := []string{"--continuous", "--idle-window", "10m"}
 	procs := []*proc{c.stage(streams.StageParse, "parse-1", nil, mode...), c.stage(streams.StageStore, "store-1", nil, mode...)}

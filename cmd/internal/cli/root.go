@@ -106,7 +106,11 @@ stages in consumer groups, and nothing is acked before its output is in Redis.
 Start with 'streamcrawl demo'.`)
 	root.AddCommand(a.crawlCommand(), a.stageCommand("fetch"), a.stageCommand("parse"), a.stageCommand("store"),
 		a.seedCommand(), a.statusCommand(), a.resetCommand(), a.deadCommand(), a.replayCommand(), a.processCommand(),
-		a.archiveCommand(), a.groupsCommand(), a.demoSiteCommand(), a.demoCommand(), a.exporterCommand(), a.dashboardCommand())
+		a.archiveCommand(), a.groupsCommand(), a.demoSiteCommand(), a.demoCommand(), a.exporterCommand(), a.dashboardCommand(),
+		a.versionCommand(root.Name()))
+	root.Version = buildVersion(root.Name()) // --version prints it, as version does
+	root.SetVersionTemplate("{{.Version}}\n")
+	root.Flags().BoolP("version", "v", false, "print the module version and the VCS revision (the version command)")
 	return root
 }
 
@@ -226,7 +230,9 @@ func (a *App) connectOpts(ctx context.Context, required, check bool) (*streams.C
 	return c, nil
 }
 
-// loadSpider loads a YAML spider and logs its warnings.
+// loadSpider loads a YAML spider and logs its warnings (deprecated keys) at WARN. It
+// clears Spider.Warnings once logged, so that handlers.Crawl, which logs them when it
+// starts, does not log them again.
 func (a *App) loadSpider(path string) (*spiders.Spider, error) {
 	if path == "" {
 		return nil, errNoSpider
@@ -238,6 +244,7 @@ func (a *App) loadSpider(path string) (*spiders.Spider, error) {
 	for _, w := range warnings {
 		a.Log.Warn(w)
 	}
+	sp.Warnings = nil
 	a.partitions = sp.Settings.Partitions // sizes the connection pool
 	return sp, nil
 }

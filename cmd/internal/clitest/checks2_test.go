@@ -186,7 +186,8 @@ func TestSettingsTable(t *testing.T) {
 		"retention":                  {"map of mapping", ""},
 		"retention.<stream>.max_age": {"duration", ""},
 		"headers":                    {"map of string", ""},
-		"revisit":                    {"list of mapping", ""},
+		"revisit":                    {"mapping", ""},
+		"revisit.rules":              {"list of mapping", ""},
 	} {
 		if got := byKey[key]; got.Type != want[0] || got.Default != want[1] {
 			t.Errorf("%s: type %q default %q, want %q %q", key, got.Type, got.Default, want[0], want[1])
@@ -199,7 +200,7 @@ func TestSettingsTable(t *testing.T) {
 	if rows := strings.Count(table, "\n"); rows != len(keys)+2 {
 		t.Errorf("table has %d lines, want %d", rows, len(keys)+2)
 	}
-	if !strings.Contains(table, "| `partitions` | int | `1` | Partitions splits the crawl's Redis keys into this many hash-tagged partitions (sc:{&lt;name>:&lt;p>}:...)") {
+	if !strings.Contains(table, "| `partitions` | int | `1` | Splits the crawl's Redis keys into this many hash-tagged partitions (sc:{&lt;name>:&lt;p>}:...)") {
 		t.Errorf("partitions row not escaped as expected:\n%s", table)
 	}
 }

@@ -83,7 +83,7 @@ func settingsKeys(v reflect.Value, prefix string, docs map[string]map[string]str
 		key := prefix + tag
 		doc := strings.Join(strings.Fields(docs[t.Name()][f.Name]), " ")
 		fv := v.Field(i)
-		k := SettingsKey{Key: key, Type: yamlType(f.Type), Meaning: doc, Default: defaultValue(fv)}
+		k := SettingsKey{Key: key, Type: yamlType(f.Type), Meaning: yamlMeaning(f.Name, doc), Default: defaultValue(fv)}
 		if k.Default == "" {
 			k.Default = textCell(docDefault(doc))
 		}
@@ -108,6 +108,23 @@ func settingsKeys(v reflect.Value, prefix string, docs map[string]map[string]str
 			settingsKeys(reflect.Zero(ft.Elem()), key+".<"+name+">.", docs, out)
 		}
 	}
+}
+
+// yamlMeaning is a field's doc comment as a YAML reader takes it: without the Go
+// field's name it opens with ("MaxDepth drops ..." is "Drops ...", "Min is the shortest
+// interval" is "The shortest interval").
+func yamlMeaning(field, doc string) string {
+	rest, ok := strings.CutPrefix(doc, field+" ")
+	if !ok || rest == "" {
+		return doc
+	}
+	for _, verb := range []string{"is ", "are "} {
+		if r, ok := strings.CutPrefix(rest, verb); ok && r != "" {
+			rest = r
+			break
+		}
+	}
+	return strings.ToUpper(rest[:1]) + rest[1:]
 }
 
 // yamlType names the YAML type of a settings field of type t.

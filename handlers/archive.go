@@ -73,7 +73,7 @@ func Archive(ctx context.Context, cfg ArchiveConfig) error {
 	if cfg.UserAgent == "" {
 		cfg.UserAgent = spiders.DefaultUserAgent
 	}
-	base := runConfig{Consumer: cfg.Consumer, Logger: cfg.Logger}
+	base := runConfig{Options: Options{Consumer: cfg.Consumer, Logger: cfg.Logger}}
 	base.setBasicDefaults()
 	log := base.Logger
 	layout, err := streams.ReadLayout(ctx, cfg.Client, cfg.Crawl)

@@ -65,8 +65,8 @@ func TestABackgroundComponentThatStopsEndsTheRun(t *testing.T) {
 	if _, err := Seed(ctx, srv.Client(), sp, nil); err != nil {
 		t.Fatal(err)
 	}
-	r, err := newRun(ctx, runConfig{Client: srv.Client(), Spider: sp, UntilDone: true, Consumer: "test",
-		Stages: []string{streams.StageFetch, streams.StageParse}, Logger: zaptest.NewLogger(t)})
+	r, err := newRun(ctx, runConfig{Client: srv.Client(), Spider: sp, UntilDone: true, Options: Options{Consumer: "test",
+		Stages: []string{streams.StageFetch, streams.StageParse}, Logger: zaptest.NewLogger(t)}})
 	defer r.close(ctx)
 	if err != nil {
 		t.Fatal(err)

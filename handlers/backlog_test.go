@@ -34,9 +34,9 @@ func TestFetchersPauseWhileTheParseStageIsBehind(t *testing.T) {
 	if err := rdb.XGroupCreateMkStream(ctx, streams.NewKeys("backlog").Responses, streams.StageParse, "0").Err(); err != nil {
 		t.Fatal(err)
 	}
-	err := handlers.Run(ctx, handlers.RunConfig{Client: rdb, Spider: sp, Stages: []string{streams.StageFetch},
+	err := handlers.Run(ctx, handlers.RunConfig{Client: rdb, Spider: sp, Options: handlers.Options{Stages: []string{streams.StageFetch},
 		Subscriber: streams.SubscriberConfig{BlockTime: testBlockTime},
-		MaxBacklog: 30, Consumer: "f", Logger: zaptest.NewLogger(t)})
+		MaxBacklog: 30, Consumer: "f", Logger: zaptest.NewLogger(t)}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -88,11 +88,11 @@ func (s *recSite) count(prefix string) int {
 // runStages runs the given stages with their own consumer name until done.
 func runStages(ctx context.Context, t *testing.T, rdb *streamstest.Server, sp *spiders.Spider, consumer string, sink *memSink, stages ...string) error {
 	cfg := handlers.RunConfig{
-		Client: rdb.Client(), Spider: sp, Sink: sink, UntilDone: true, Consumer: consumer, Stages: stages,
-		RetryBase: 20 * time.Millisecond, PollInterval: 50 * time.Millisecond,
-		Subscriber: streams.SubscriberConfig{BlockTime: testBlockTime, RetryBackoff: 20 * time.Millisecond, MaxDeliveries: 3, ShutdownTimeout: 5 * time.Second},
-		Logger:     zaptest.NewLogger(t),
-	}
+		Client: rdb.Client(), Spider: sp, UntilDone: true, Options: handlers.Options{Sink: sink, Consumer: consumer, Stages: stages,
+			RetryBase: 20 * time.Millisecond, PollInterval: 50 * time.Millisecond,
+			Subscriber: streams.SubscriberConfig{BlockTime: testBlockTime, RetryBackoff: 20 * time.Millisecond, MaxDeliveries: 3, ShutdownTimeout: 5 * time.Second},
+			Logger:     zaptest.NewLogger(t),
+		}}
 	if sink == nil {
 		cfg.Sink = newMemSink()
 	}

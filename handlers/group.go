@@ -53,7 +53,7 @@ func runGroup(ctx context.Context, cfg groupConfig) error {
 	if cfg.Client == nil || cfg.Handle == nil || len(cfg.Streams) == 0 || cfg.Group == "" {
 		return errors.New("handlers: a group run needs a client, a stream, a group and a handler")
 	}
-	base := runConfig{Consumer: cfg.Consumer, PollInterval: cfg.PollInterval, Logger: cfg.Logger}
+	base := runConfig{Options: Options{Consumer: cfg.Consumer, PollInterval: cfg.PollInterval, Logger: cfg.Logger}}
 	base.setBasicDefaults()
 	if cfg.Concurrency == 0 {
 		cfg.Concurrency = 64

@@ -110,12 +110,12 @@ func runCrawl(ctx context.Context, t *testing.T, rdb redis.UniversalClient, sp *
 		t.Fatal(err)
 	}
 	cfg := handlers.RunConfig{
-		Client: rdb, Spider: sp, Sink: sink, UntilDone: true, Consumer: "test",
-		Stages:     []string{streams.StageFetch, streams.StageParse, streams.StageStore},
-		RetryBase:  20 * time.Millisecond,
-		Subscriber: streams.SubscriberConfig{BlockTime: testBlockTime, RetryBackoff: 20 * time.Millisecond, MaxDeliveries: 3, ShutdownTimeout: 5 * time.Second},
-		Logger:     zaptest.NewLogger(t),
-	}
+		Client: rdb, Spider: sp, UntilDone: true, Options: handlers.Options{Sink: sink, Consumer: "test",
+			Stages:     []string{streams.StageFetch, streams.StageParse, streams.StageStore},
+			RetryBase:  20 * time.Millisecond,
+			Subscriber: streams.SubscriberConfig{BlockTime: testBlockTime, RetryBackoff: 20 * time.Millisecond, MaxDeliveries: 3, ShutdownTimeout: 5 * time.Second},
+			Logger:     zaptest.NewLogger(t),
+		}}
 	if mod != nil {
 		mod(&cfg)
 	}

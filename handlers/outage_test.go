@@ -94,12 +94,12 @@ func TestFullRedisStallsThenResumesWithoutLoss(t *testing.T) {
 	done := make(chan error, 1)
 	go func() {
 		done <- handlers.Run(ctx, handlers.RunConfig{
-			Client: rdb, Spider: sp, Sink: sink, UntilDone: true, Consumer: "test",
-			Stages:     []string{streams.StageFetch, streams.StageParse, streams.StageStore},
-			RetryBase:  20 * time.Millisecond,
-			Subscriber: streams.SubscriberConfig{BlockTime: testBlockTime, RetryBackoff: 20 * time.Millisecond, MaxDeliveries: 3, ShutdownTimeout: 5 * time.Second},
-			Logger:     log,
-		})
+			Client: rdb, Spider: sp, UntilDone: true, Options: handlers.Options{Sink: sink, Consumer: "test",
+				Stages:     []string{streams.StageFetch, streams.StageParse, streams.StageStore},
+				RetryBase:  20 * time.Millisecond,
+				Subscriber: streams.SubscriberConfig{BlockTime: testBlockTime, RetryBackoff: 20 * time.Millisecond, MaxDeliveries: 3, ShutdownTimeout: 5 * time.Second},
+				Logger:     log,
+			}})
 	}()
 
 	// The crawl runs into the limit and says so.

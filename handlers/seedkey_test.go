@@ -76,10 +76,10 @@ func TestSeedKeyOfAnotherTypeStopsTheCrawlWithAMessage(t *testing.T) {
 	}
 	done := make(chan error, 1)
 	go func() {
-		done <- handlers.Run(ctx, handlers.RunConfig{Client: rdb, Spider: sp2, Sink: newMemSink(), UntilDone: true,
+		done <- handlers.Run(ctx, handlers.RunConfig{Client: rdb, Spider: sp2, UntilDone: true, Options: handlers.Options{Sink: newMemSink(),
 			Subscriber: streams.SubscriberConfig{BlockTime: testBlockTime},
 			Consumer:   "test", Stages: []string{streams.StageFetch, streams.StageParse, streams.StageStore},
-			PollInterval: 50 * time.Millisecond, Logger: zaptest.NewLogger(t)})
+			PollInterval: 50 * time.Millisecond, Logger: zaptest.NewLogger(t)}})
 	}()
 	for len(chain.counts()) == 0 && ctx.Err() == nil {
 		time.Sleep(10 * time.Millisecond) // until the run is past its start

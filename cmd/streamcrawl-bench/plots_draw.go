@@ -163,7 +163,7 @@ func drawMemory(path string, r *record) error {
 	pl.Title.Text = fmt.Sprintf("Memory over a crawl of the demo shop (%d pages fetched, %.0f s)", m.PagesFetched, m.WallS)
 	pl.X.Label.Text, pl.Y.Label.Text = "pages crawled (thousands)", "MiB"
 	pl.Add(plotter.NewGrid())
-	pl.Legend.Top, pl.Legend.Left, pl.Legend.XOffs = true, true, vg.Centimeter
+	pl.Legend.Top, pl.Legend.Left, pl.Legend.XOffs, pl.Legend.YOffs = true, true, vg.Centimeter, -vg.Centimeter/2
 	const mib = 1 << 20
 	top := 1.0
 	for i, s := range []struct {
@@ -201,7 +201,7 @@ func drawPoliteness(path string, runs []*broadRecord) error {
 	pl.X.Label.Text, pl.Y.Label.Text = "hosts crawled at once", "ratio (1 = exactly the delay)"
 	pl.X.Scale, pl.X.Tick.Marker = plot.LogScale{}, plot.LogTicks{Prec: -1}
 	pl.Add(plotter.NewGrid())
-	pl.Legend.Top, pl.Legend.Left, pl.Legend.XOffs = true, true, vg.Centimeter
+	pl.Legend.Top, pl.Legend.Left, pl.Legend.XOffs, pl.Legend.YOffs = true, true, vg.Centimeter, -vg.Centimeter/2
 	hosts := map[int]bool{}
 	for _, r := range runs {
 		hosts[r.Hosts] = true

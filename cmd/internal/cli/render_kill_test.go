@@ -6,6 +6,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -57,6 +58,15 @@ func TestRenderedCrawlSurvivesKills(t *testing.T) {
 	parse := c.stage(streams.StageParse, "parse-1", nil)
 	store := c.stage(streams.StageStore, "store-1", nil)
 	site.gate.waitHeld(t, crawlTimeout)
+	// The kill is of a browser that runs, not of one still starting: on a loaded machine
+	// fetch-2 can serve the pages before the gate while fetch-1's launch takes seconds,
+	// and a browser killed during its launch is a failed launch (retried), not a death.
+	for deadline := time.Now().Add(crawlTimeout); !strings.Contains(f1.Stderr(), "browser started"); {
+		if f1.Exited() || time.Now().After(deadline) {
+			t.Fatalf("fetch-1 started no browser (exited: %v):\n%s", f1.Exited(), tail(f1.Stderr(), 2000))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 	browsers := browsertest.Browsers(f1.cmd.Process.Pid)
 	if len(browsers) == 0 {
 		t.Fatal("fetch-1 runs no browser")

@@ -2,7 +2,8 @@ package cli
 
 import (
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 	"testing"
 
@@ -40,28 +41,18 @@ func runFlagsTable(root *cobra.Command) string {
 		defs map[string]string // command -> default, where it differs from f's
 	}
 	rows := map[string]*row{}
-	for _, name := range runCommands {
-		c, _, err := root.Find([]string{name})
-		if err != nil || c.Name() != name {
-			panic("no command " + name)
+	visitRunFlags(root, func(name string, f *pflag.Flag) {
+		r := rows[f.Name]
+		if r == nil {
+			r = &row{f: f, defs: map[string]string{}}
+			rows[f.Name] = r
 		}
-		c.Flags().VisitAll(func(f *pflag.Flag) {
-			r := rows[f.Name]
-			if r == nil {
-				r = &row{f: f, defs: map[string]string{}}
-				rows[f.Name] = r
-			}
-			r.cmds = append(r.cmds, name)
-			if f.DefValue != r.f.DefValue {
-				r.defs[name] = f.DefValue
-			}
-		})
-	}
-	names := make([]string, 0, len(rows))
-	for n := range rows {
-		names = append(names, n)
-	}
-	sort.Strings(names)
+		r.cmds = append(r.cmds, name)
+		if f.DefValue != r.f.DefValue {
+			r.defs[name] = f.DefValue
+		}
+	})
+	names := slices.Sorted(maps.Keys(rows))
 	var b strings.Builder
 	b.WriteString("| flag | default | commands | meaning |\n|---|---|---|---|\n")
 	for _, n := range names {
@@ -84,4 +75,16 @@ func runFlagsTable(root *cobra.Command) string {
 		fmt.Fprintf(&b, "| `%s` | %s | %s | %s |\n", clitest.Cell(flagText), def, cmds, clitest.Cell(usage))
 	}
 	return b.String()
+}
+
+// visitRunFlags calls fn with every flag of each command that runs stages, command by
+// command in the order of runCommands.
+func visitRunFlags(root *cobra.Command, fn func(cmd string, f *pflag.Flag)) {
+	for _, name := range runCommands {
+		c, _, err := root.Find([]string{name})
+		if err != nil || c.Name() != name {
+			panic("no command " + name)
+		}
+		c.Flags().VisitAll(func(f *pflag.Flag) { fn(name, f) })
+	}
 }

@@ -2,6 +2,8 @@ package cli
 
 import (
 	"flag"
+	"maps"
+	"slices"
 	"testing"
 
 	"github.com/spf13/cobra"
@@ -109,18 +111,6 @@ func TestDocsDocumentedOnce(t *testing.T) {
 // runFlags are the names of the flags runFlagsTable lists.
 func runFlags(root *cobra.Command) []string {
 	seen := map[string]bool{}
-	var names []string
-	for _, name := range runCommands {
-		c, _, err := root.Find([]string{name})
-		if err != nil {
-			panic(err)
-		}
-		c.Flags().VisitAll(func(f *pflag.Flag) {
-			if !seen[f.Name] {
-				seen[f.Name] = true
-				names = append(names, f.Name)
-			}
-		})
-	}
-	return names
+	visitRunFlags(root, func(_ string, f *pflag.Flag) { seen[f.Name] = true })
+	return slices.Sorted(maps.Keys(seen))
 }

@@ -2,9 +2,10 @@ package clitest
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 	"testing"
 
@@ -38,37 +39,28 @@ func CheckGenerated(t testing.TB, path string, want map[string]string, update bo
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatalf("%v: create %s with, for each table, a line <!-- generated:NAME --> and a line <!-- end:NAME --> where it goes (tables: %s), then run %s",
-			err, name, strings.Join(sortedKeys(want), ", "), hint)
+			err, name, strings.Join(slices.Sorted(maps.Keys(want)), ", "), hint)
 	}
-	readme := string(b)
-	for _, table := range sortedKeys(want) {
+	page := string(b)
+	for _, table := range slices.Sorted(maps.Keys(want)) {
 		begin, end := "<!-- generated:"+table+" -->\n", "<!-- end:"+table+" -->"
-		i, j := strings.Index(readme, begin), strings.Index(readme, end)
+		i, j := strings.Index(page, begin), strings.Index(page, end)
 		if i < 0 || j < i {
 			t.Fatalf("%s lacks the %q ... %q markers: add those two lines where the table %s goes, then run %s", name, begin, end, table, hint)
 		}
-		got := readme[i+len(begin) : j]
+		got := page[i+len(begin) : j]
 		if got == want[table] {
 			continue
 		}
 		if update {
-			readme = readme[:i+len(begin)] + want[table] + readme[j:]
+			page = page[:i+len(begin)] + want[table] + page[j:]
 			continue
 		}
 		t.Errorf("%s table %s differs from the code; run %s\nwant:\n%s\ngot:\n%s", name, table, hint, want[table], got)
 	}
 	if update {
-		if err := os.WriteFile(path, []byte(readme), 0o644); err != nil {
+		if err := os.WriteFile(path, []byte(page), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
-}
-
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

@@ -195,12 +195,21 @@ func UsedMemory(t testing.TB, rdb redis.UniversalClient) int64 {
 // FreeAddr returns a free 127.0.0.1:port (free when it returns: a server that starts on
 // it later can still lose it to another process, and should try again).
 func FreeAddr(t testing.TB) string {
+	addr, err := freeAddr()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return addr
+}
+
+// freeAddr returns a loopback address whose port was free a moment ago.
+func freeAddr() (string, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		t.Fatalf("streamstest: no free port: %v", err)
+		return "", fmt.Errorf("streamstest: no free port: %w", err)
 	}
 	defer l.Close()
-	return l.Addr().String()
+	return l.Addr().String(), nil
 }
 
 func lastLines(s string, n int) string {

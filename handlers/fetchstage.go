@@ -41,8 +41,14 @@ func (h *fetchHandler) handle(msg *message.Message) ([]*message.Message, error) 
 	}
 	ctx := msg.Context()
 	n := msg.Metadata.Get(streams.MetaDeliveries)
-	res, err := h.f.Do(ctx, req, fetch.Delivery{ID: msg.Metadata.Get(streams.MetaStreamID), Redelivered: n != "" && n != "1"})
+	res, err := h.f.Do(ctx, req, fetch.Delivery{ID: msg.Metadata.Get(streams.MetaStreamID), Redelivered: n != "" && n != "1",
+		Owner: streams.Holder(ctx)})
 	defer res.Release() // the body stays in the budget until it is encoded
+	if err == nil {
+		// A fetcher that slept through the fetch (see streams.Held) leaves what it got to
+		// the fetcher that took the request over: no second response, retry or dead letter.
+		err = streams.Held(ctx)
+	}
 	switch {
 	case err != nil:
 		return nil, err

@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
@@ -42,8 +43,8 @@ func recordFailures(log *zap.Logger, outage *streams.Outage) message.HandlerMidd
 				if r := recover(); r != nil {
 					out, err = nil, fmt.Errorf("handlers: panic: %v", r)
 				}
-				if err == nil {
-					return
+				if err == nil || errors.Is(err, streams.ErrNotHeld) {
+					return // not ours any more: the subscription drops it (one log line per takeover)
 				}
 				if !streams.Fail(msg, err, outage) {
 					return // held for the outage (logged there), or poison (the subscriber logs it)

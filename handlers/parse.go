@@ -99,6 +99,12 @@ func (p *parser) handle(msg *message.Message, part int) error {
 	if err != nil {
 		return err
 	}
+	// A parser that slept while another took the page over leaves the output to it
+	// (streams.Held); one that slept between this check and the script only writes it
+	// twice, which is harmless: its requests are known already, its items' keys too.
+	if err := streams.Held(ctx); err != nil {
+		return err
+	}
 	// Requests and items go out in one script; the page is acked after it ran.
 	e, err := p.frontier.Emit(ctx, part, cands, items)
 	if err != nil {

@@ -47,6 +47,11 @@ func (s *storer) handle(msg *message.Message) error {
 		}
 		return nil
 	}
+	// A store that slept while another took the item over leaves it to that one; one
+	// that slept past this check stores it twice, which sinks keyed by item skip.
+	if err := streams.Held(msg.Context()); err != nil {
+		return err
+	}
 	stored, err := s.sink.Store(msg.Context(), it)
 	if err != nil {
 		return fmt.Errorf("handlers: store item %s: %w", it.Key(), err)

@@ -12,7 +12,9 @@
 //   - subscriber.go, subscription.go: reading in a consumer group, in batches, with a
 //     bound on messages in flight; acker.go: acks in batches; retry.go: a nacked entry
 //     redelivered after a backoff; reclaim.go: entries of dead consumers taken over;
-//     hold.go: a message held while Redis refuses writes;
+//     hold.go: a message held while Redis refuses writes; fence.go: what a consumer
+//     holds, by time and confirmed in Redis, so a paused one acts on nothing it lost
+//     (Held, Holder, ErrNotHeld);
 //   - deadletter.go: poison and over-delivered entries to the dead letters (the entry
 //     format is streams/internal/rkit's dead.go);
 //   - codec.go: the wire format, and Fail, what a handler's error does to its message;

@@ -71,6 +71,7 @@ func (s *subscription) reclaim() {
 		free := max(s.free(), 1)
 		// Not cancelled mid-call: claimed entries must reach us (see readOwnPending).
 		ctx, cancel := context.WithTimeout(s.hard, 10*time.Second)
+		sent := time.Now()
 		res, err := claimScript.Run(ctx, s.rdb, []string{s.stream, s.dead},
 			s.cfg.Group, s.cfg.Consumer, s.cfg.MinIdle.Milliseconds(), cursor,
 			min(free, s.cfg.ClaimBatch), s.cfg.MaxDeliveries).Slice()
@@ -96,13 +97,17 @@ func (s *subscription) reclaim() {
 			if s.holds(id) {
 				// Ours and still being handled or acked: a stall (GC, a loaded machine)
 				// kept the heartbeat from refreshing it. The claim refreshed its idle
-				// time; handing it out again would do its work twice.
+				// time (so renewed our hold); handing it out again would do its work
+				// twice.
+				if h := s.holdOf(id); h != nil && !h.isLost() {
+					h.confirm(sent)
+				}
 				s.log.Debug("idle entry is still ours in flight", zap.String("id", id))
 				continue
 			}
 			s.log.Info("reclaimed idle entry", zap.String("id", id), zap.Int64("deliveries", n))
 			s.cfg.event("reclaimed", 1)
-			if !s.dispatchFields(id, e[2], int(n)) {
+			if !s.dispatchFields(id, e[2], int(n), sent) {
 				return
 			}
 		}
@@ -122,29 +127,30 @@ func (s *subscription) holds(id string) bool {
 	return ok || s.acks.queued(id)
 }
 
-// heartbeat resets the idle time of our entries in flight longer than MinIdle/3 so that a
-// slow but live handler is not robbed by another consumer's reclaim.
+// heartbeat renews our holds on the entries in flight that were last confirmed
+// MinIdle/3 ago or more, so that a slow but live handler is not robbed by another
+// consumer's reclaim, and learns which were taken over while we could not renew them
+// (we were paused or cut off): those are marked lost, and their handlers' contexts end.
 func (s *subscription) heartbeat() {
 	limit := s.cfg.MinIdle / 3
-	var ids []string
+	var due []*hold
 	s.mu.Lock()
-	for id, since := range s.inflight {
-		if time.Since(since) >= limit {
-			ids = append(ids, id)
-			s.inflight[id] = time.Now()
+	for _, h := range s.inflight {
+		if !h.isLost() && h.age() >= limit {
+			due = append(due, h)
 		}
 	}
 	s.mu.Unlock()
-	if len(ids) == 0 {
-		return
-	}
-	ctx, cancel := context.WithTimeout(s.ctx, 5*time.Second)
-	defer cancel()
-	err := s.rdb.XClaimJustID(ctx, &redis.XClaimArgs{
-		Stream: s.stream, Group: s.cfg.Group, Consumer: s.cfg.Consumer, MinIdle: 0, Messages: ids,
-	}).Err()
-	if err != nil && s.ctx.Err() == nil {
-		s.errLog.Warn("heartbeat failed", err)
+	for i := 0; i < len(due); i += 500 {
+		ctx, cancel := context.WithTimeout(s.ctx, 5*time.Second)
+		_, err := s.renew(ctx, due[i:min(i+500, len(due))])
+		cancel()
+		if err != nil {
+			if s.ctx.Err() == nil {
+				s.errLog.Warn("heartbeat failed", err)
+			}
+			return
+		}
 	}
 }
 

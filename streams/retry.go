@@ -51,11 +51,12 @@ func (s *subscription) retry(id string, deliveries int, lastErr string) {
 	}
 	for attempt := 1; ; attempt++ {
 		ctx, cancel := context.WithTimeout(s.ctx, 5*time.Second)
+		sent := time.Now()
 		res, err := redeliverScript.Run(ctx, s.rdb, []string{s.stream, s.dead},
 			s.cfg.Group, s.cfg.Consumer, id, s.cfg.MaxDeliveries, lastErr).Slice()
 		cancel()
 		if err == nil {
-			s.redelivered(id, res, lastErr)
+			s.redelivered(id, res, lastErr, sent)
 			return
 		}
 		s.errLog.Warn("redeliver failed; retrying", err, zap.String("id", id))
@@ -65,8 +66,8 @@ func (s *subscription) retry(id string, deliveries int, lastErr string) {
 	}
 }
 
-// redelivered dispatches what redeliverScript returned.
-func (s *subscription) redelivered(id string, res []any, lastErr string) {
+// redelivered dispatches what redeliverScript, which left at sent, returned.
+func (s *subscription) redelivered(id string, res []any, lastErr string, sent time.Time) {
 	n, _ := res[0].(int64)
 	switch {
 	case n < 0:
@@ -75,13 +76,14 @@ func (s *subscription) redelivered(id string, res []any, lastErr string) {
 	case n == 0 || len(res) < 2:
 		return
 	}
-	s.dispatchFields(id, res[1], int(n))
+	s.dispatchFields(id, res[1], int(n), sent)
 }
 
 // dispatchFields hands out entry id, whose fields a script returned as a flat list
-// (deliveries: its delivery count), once a slot is free, or dead-letters it when they
-// cannot be read. It returns false when the subscription shuts down first.
-func (s *subscription) dispatchFields(id string, flat any, deliveries int) bool {
+// (deliveries: its delivery count; sent: when the script that claimed it left), once a
+// slot is free, or dead-letters it when they cannot be read. It returns false when the
+// subscription shuts down first.
+func (s *subscription) dispatchFields(id string, flat any, deliveries int, sent time.Time) bool {
 	fields, err := pairsToMap(flat)
 	if err != nil {
 		s.deadLetter(id, deliveries, err.Error())
@@ -90,7 +92,7 @@ func (s *subscription) dispatchFields(id string, flat any, deliveries int) bool 
 	if !s.acquire() {
 		return false
 	}
-	s.dispatch(redis.XMessage{ID: id, Values: fields}, deliveries)
+	s.dispatch(redis.XMessage{ID: id, Values: fields}, deliveries, sent)
 	return true
 }
 

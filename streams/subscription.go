@@ -35,7 +35,7 @@ type subscription struct {
 	hardStop context.CancelFunc
 
 	mu       sync.Mutex
-	inflight map[string]time.Time // entry ID -> when handed out (for the heartbeat)
+	inflight map[string]*hold // entry ID -> what we know of our hold on it (fence.go)
 
 	claimer   sync.WaitGroup // the claimer (close waits for it; not for the read loop)
 	waiters   sync.WaitGroup // one per message in flight or waiting for a retry
@@ -60,7 +60,7 @@ func newSubscription(parent context.Context, cfg SubscriberConfig, stream string
 		cfg: cfg, rdb: cfg.Client, stream: stream, dead: cfg.DeadStream, log: log, errLog: loop.NewErrors(log, 5*time.Second),
 		out: make(chan *message.Message), slots: slots,
 		ctx: ctx, cancel: cancel, hard: hard, hardStop: hardStop,
-		inflight: map[string]time.Time{},
+		inflight: map[string]*hold{},
 	}
 	if s.dead == "" {
 		s.dead = deadOf(stream)
@@ -102,9 +102,10 @@ func (s *subscription) readable() (open, held bool) {
 }
 
 // handOutRead hands out entries the read loop read (with their delivery counts; nil:
-// first deliveries), unless close began; it reports whether reading may go on.
+// first deliveries) with a read that left at sent (zero: a read that did not restart
+// their idle time), unless close began; it reports whether reading may go on.
 // Entries not handed out stay pending for our restart or a reclaim.
-func (s *subscription) handOutRead(msgs []redis.XMessage, deliveries map[string]int64) bool {
+func (s *subscription) handOutRead(msgs []redis.XMessage, deliveries map[string]int64, sent time.Time) bool {
 	s.handing.RLock()
 	defer s.handing.RUnlock()
 	if s.closed {
@@ -123,7 +124,7 @@ func (s *subscription) handOutRead(msgs []redis.XMessage, deliveries map[string]
 		if !s.acquire() {
 			return false // shutting down: the rest stays pending for our restart
 		}
-		s.dispatch(m, int(n))
+		s.dispatch(m, int(n), sent)
 	}
 	return true
 }
@@ -152,7 +153,9 @@ func (s *subscription) readOwnPending() {
 		}
 		msgs := res[0].Messages
 		id = msgs[len(msgs)-1].ID
-		if !s.handOutRead(msgs, s.deliveryCounts(msgs)) {
+		// Whether re-reading our own pending entries restarts their idle time is not
+		// relied on: their holds are confirmed in Redis at their first check.
+		if !s.handOutRead(msgs, s.deliveryCounts(msgs), time.Time{}) {
 			return
 		}
 	}
@@ -201,10 +204,11 @@ func (s *subscription) readNew() {
 		s.release()
 		// The read blocks at most BlockTime and is never cancelled (see readOwnPending);
 		// what it returns is handed out unless close began meanwhile (see handing).
+		sent := time.Now()
 		res, err := s.readWithAcks(n)
 		got := 0
 		if err == nil && len(res) > 0 {
-			if !s.handOutRead(res[0].Messages, nil) {
+			if !s.handOutRead(res[0].Messages, nil, sent) {
 				return
 			}
 			got = len(res[0].Messages)
@@ -294,8 +298,10 @@ func (s *subscription) readFailed(err error, failures int) {
 }
 
 // dispatch hands one entry (holding a slot) to the handler, or dead-letters it when it
-// cannot be decoded. deliveries is the delivery count when known (0: unknown).
-func (s *subscription) dispatch(m redis.XMessage, deliveries int) {
+// cannot be decoded. deliveries is the delivery count when known (0: unknown); sent is
+// when the command that delivered it to us left (zero: unknown), from which its hold
+// counts (see holdWindow).
+func (s *subscription) dispatch(m redis.XMessage, deliveries int, sent time.Time) {
 	msg, err := decode(m.Values)
 	if err != nil {
 		s.log.Warn("malformed entry; moving it to dead letters", zap.String("entry_id", m.ID), zap.Error(err))
@@ -307,8 +313,9 @@ func (s *subscription) dispatch(m redis.XMessage, deliveries int) {
 	if deliveries > 0 {
 		msg.Metadata.Set(MetaDeliveries, strconv.Itoa(deliveries))
 	}
+	h := &hold{s: s, id: m.ID, renewed: sent}
 	s.mu.Lock()
-	s.inflight[m.ID] = time.Now()
+	s.inflight[m.ID] = h
 	s.mu.Unlock()
 	s.waiters.Add(1)
 	s.handOut(msg, m.ID, deliveries)
@@ -319,6 +326,12 @@ func (s *subscription) dispatch(m redis.XMessage, deliveries int) {
 // subscribers do, or at the shutdown deadline.
 func (s *subscription) handOut(msg *message.Message, id string, deliveries int) {
 	ctx, done := context.WithCancel(s.hard)
+	if h := s.holdOf(id); h != nil {
+		h.mu.Lock()
+		h.cancel = done
+		h.mu.Unlock()
+		ctx = context.WithValue(ctx, holdKey{}, h)
+	}
 	msg.SetContext(ctx)
 	select {
 	case s.out <- msg:
@@ -336,8 +349,16 @@ func (s *subscription) handOut(msg *message.Message, id string, deliveries int) 
 func (s *subscription) await(msg *message.Message, id string, deliveries int, done context.CancelFunc) {
 	defer s.waiters.Done()
 	defer done()
+	h := s.holdOf(id)
 	select {
 	case <-msg.Acked():
+		if h != nil && h.isLost() {
+			// Its output went out (harmless: see the stages' docs); the entry is someone
+			// else's or not confirmed ours: no ack of ours.
+			s.forget(id)
+			s.release()
+			return
+		}
 		if msg.Metadata.Get(metaHeld) != "" {
 			s.cfg.Outage.accepted() // its writes went through
 		}
@@ -348,6 +369,13 @@ func (s *subscription) await(msg *message.Message, id string, deliveries int, do
 		s.forget(id)
 		s.release()
 	case <-msg.Nacked():
+		if h != nil && h.isLost() {
+			// Not ours (or not confirmed ours): no retry, no dead letter; whoever holds it
+			// does the work, or a reclaim gives it back to us.
+			s.forget(id)
+			s.release()
+			return
+		}
 		if msg.Metadata.Get(metaOutage) != "" {
 			s.waiters.Add(1)
 			go s.hold(msg, id, deliveries)
@@ -369,6 +397,13 @@ func (s *subscription) await(msg *message.Message, id string, deliveries int, do
 		s.forget(id)
 		s.release()
 	}
+}
+
+// holdOf returns our hold on entry id (nil when it is not in flight).
+func (s *subscription) holdOf(id string) *hold {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.inflight[id]
 }
 
 func (s *subscription) forget(id string) {

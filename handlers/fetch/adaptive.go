@@ -247,6 +247,9 @@ func (s autoSample) roundTrip(ctx context.Context, req *spiders.Request) (*spide
 	}
 	hres, hbody, _, herr := a.f.trip.roundTrip(ctx, req)
 	defer hbody.release()
+	if unsent(herr) {
+		return nil, nil, "", herr
+	}
 	res, body, reason, err := a.f.browser.roundTrip(ctx, req)
 	if err != nil || res == nil {
 		return res, body, reason, err // the page is retried or dropped as the browser says; nothing learned

@@ -104,7 +104,7 @@ func (b *browserFetch) roundTrip(ctx context.Context, req *spiders.Request) (*sp
 		return nil, nil, "", &retryableError{err: err}
 	}
 	job := browser.Job{URL: req.URL, UserAgent: b.settings.UserAgent, Headers: b.headers(req), Cookies: given,
-		Page: req.Page, Dial: dial, Navigate: b.navigate(req)}
+		Page: req.Page, Dial: dial, Navigate: b.navigate(ctx, req)}
 	if job.Page == nil {
 		job.Page = b.page
 	}
@@ -115,6 +115,9 @@ func (b *browserFetch) roundTrip(ctx context.Context, req *spiders.Request) (*sp
 	// The proxy failed the page when its tunnel could not be opened.
 	release(err != nil && strings.Contains(err.Error(), "ERR_TUNNEL_CONNECTION_FAILED"))
 	b.stats(u, start, res, err)
+	if unsent(err) {
+		return nil, nil, "", err // the page never loaded: see fence.go
+	}
 	if err != nil {
 		return b.failed(req, err)
 	}

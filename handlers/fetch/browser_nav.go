@@ -11,14 +11,20 @@ import (
 
 // navigate returns the check a rendered page's main frame passes before it loads a
 // document. The first document (the request's URL) was checked by Do (robots.txt)
-// and by the frontier (scope): only the guard is asked here, so that a page on a
+// and by the frontier (scope): only the fence (beforeSend: the fetcher still holds the
+// request and its slot) and the guard are asked here, the guard so that a page on a
 // private address is dropped as such rather than rendered as the proxy's refusal.
 // Every later one (a redirect hop, a script's navigation) is checked like a
 // redirect of the HTTP fetcher: scheme, scope, the spider's follow rules for found
 // links, the target's robots.txt and the guard.
-func (b *browserFetch) navigate(req *spiders.Request) func(ctx context.Context, u *url.URL, first bool) error {
+func (b *browserFetch) navigate(fetchCtx context.Context, req *spiders.Request) func(ctx context.Context, u *url.URL, first bool) error {
 	return func(ctx context.Context, u *url.URL, first bool) error {
-		if !first {
+		if first {
+			// The last moment before the page's request leaves: the tab was waited for.
+			if err := beforeSend(fetchCtx); err != nil {
+				return err
+			}
+		} else {
 			if err := b.checkNavigation(ctx, u, req.Depth); err != nil {
 				return err
 			}

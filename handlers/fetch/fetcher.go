@@ -195,6 +195,10 @@ type Delivery struct {
 	// Redelivered is set when the entry was delivered before (its fetcher died, or its
 	// fetch failed).
 	Redelivered bool
+	// Owner is the consumer holding the entry (streams.Holder): the frontier gives the
+	// request's slot back, or requeues it, only while the entry is still its own. ""
+	// skips that check.
+	Owner string
 }
 
 // Outcome is what became of a request: what the stage that fetched it must do.
@@ -279,10 +283,14 @@ func (f *Fetcher) Do(ctx context.Context, req *spiders.Request, d Delivery) (Res
 	if err != nil {
 		return dead(fmt.Errorf("%w: fetch: %w", streams.ErrPoison, err)), nil
 	}
+	if err := streams.Held(ctx); err != nil {
+		return Result{}, err // another fetcher has it now (see fence.go)
+	}
 	t := f.newTurn(req, d)
 	if lost, err := t.slotLost(ctx, d); lost || err != nil {
 		return drop(DropRequeued), err
 	}
+	ctx = withSendCheck(ctx, t.beforeSend)
 	if f.robots != nil {
 		v, err := f.robots.check(ctx, u)
 		if err != nil {
@@ -305,6 +313,9 @@ func (f *Fetcher) Do(ctx context.Context, req *spiders.Request, d Delivery) (Res
 	}
 	ctx, started := traceStart(ctx)
 	res, body, reason, err := trip.roundTrip(ctx, req)
+	if unsent(err) {
+		return t.unsent(ctx, err) // nothing left for the host
+	}
 	if err == nil {
 		f.spendBytes(ctx, t.host, res) // before the slot goes back: the host's next page waits for it
 	}

@@ -76,6 +76,10 @@ func (f *httpFetch) roundTrip(ctx context.Context, req *spiders.Request) (*spide
 	if err != nil {
 		return nil, nil, "", err
 	}
+	if err := beforeSend(ctx); err != nil {
+		release(nil, nil)
+		return nil, nil, "", err // unsent: see fence.go
+	}
 	resp, err := f.do(ctx, f.client, hreq, sessionOf(req))
 	defer release(resp, err) // the proxy's slot is held until the body is read
 	if err != nil && strings.Contains(err.Error(), "failed to parse Location header") {

@@ -2,6 +2,7 @@ package fetch
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http/httptrace"
 	"sync/atomic"
@@ -28,15 +29,18 @@ type turn struct {
 	host  string // spiders.HostKey of the request's URL
 	rule  frontier.HostRule
 	lease string // the requests stream ID the slot was leased for; "" when no slot
+	owner string // the consumer holding the request's entry (Delivery.Owner)
+	// leaseSeen is when the lease was last known held: its start, then each check.
+	leaseSeen time.Time
 	// crawlDelay is the host's robots.txt Crawl-delay, once robots.txt was checked.
 	crawlDelay time.Duration
 }
 
 func (f *Fetcher) newTurn(req *spiders.Request, d Delivery) *turn {
 	host := spiders.HostKey(req.URL)
-	t := &turn{f: f, req: req, host: host, rule: ruleOf(f.settings, host)}
+	t := &turn{f: f, req: req, host: host, rule: ruleOf(f.settings, host), owner: d.Owner}
 	if t.rule.Concurrency > 0 {
-		t.lease = d.ID
+		t.lease, t.leaseSeen = d.ID, leaseStart(d.ID)
 	}
 	return t
 }
@@ -49,12 +53,26 @@ func (t *turn) slotLost(ctx context.Context, d Delivery) (bool, error) {
 	if t.lease == "" || !d.Redelivered {
 		return false, nil
 	}
+	seen := time.Now()
 	held, err := t.f.hosts.Leased(ctx, t.host, t.lease)
 	if err != nil || held {
+		t.leaseSeen = seen
 		return false, err
 	}
 	t.f.count("requests_requeued_slot_lost", 1)
 	return true, t.requeue(ctx, time.Time{}, 0)
+}
+
+// unsent ends a turn whose request beforeSend refused to send: a request whose slot was
+// handed on goes back to its host's queue (and its entry is acked); one whose entry is
+// no longer this fetcher's is left to whoever holds it, its slot untouched.
+func (t *turn) unsent(ctx context.Context, err error) (Result, error) {
+	if errors.Is(err, errSlotLost) {
+		t.f.count("requests_requeued_slot_lost", 1)
+		return drop(DropRequeued), t.requeue(ctx, time.Time{}, 0)
+	}
+	t.f.count("requests_unsent_not_held", 1)
+	return Result{}, err
 }
 
 // robots applies the robots.txt verdict to the turn. It returns why the turn ended
@@ -129,7 +147,7 @@ func (t *turn) requeue(ctx context.Context, started time.Time, wait time.Duratio
 	if err != nil {
 		return err
 	}
-	_, err = t.f.hosts.Finish(ctx, frontier.Finish{Host: t.host, Lease: t.lease, Started: started, CrawlDelay: t.crawlDelay,
+	_, err = t.f.hosts.Finish(ctx, frontier.Finish{Host: t.host, Lease: t.lease, Owner: t.owner, Started: started, CrawlDelay: t.crawlDelay,
 		Requeue: payload, Priority: t.req.Priority, Depth: t.req.Depth, Wait: wait})
 	return err
 }
@@ -165,7 +183,7 @@ func (t *turn) finish(ctx context.Context, fin frontier.Finish) {
 	if t.lease == "" && !fin.SlowDown && !fin.Autothrottle && t.rule.Delay <= 0 && t.crawlDelay <= 0 {
 		return
 	}
-	fin.Host, fin.Lease, fin.CrawlDelay = t.host, t.lease, t.crawlDelay
+	fin.Host, fin.Lease, fin.Owner, fin.CrawlDelay = t.host, t.lease, t.owner, t.crawlDelay
 	began := time.Now()
 	for attempt := 1; ; attempt++ {
 		_, err := t.f.hosts.Finish(context.WithoutCancel(ctx), fin)

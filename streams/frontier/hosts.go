@@ -45,6 +45,12 @@ type Finish struct {
 	// Lease is the requests stream ID of the request the slot was leased for; empty
 	// when the host has no concurrency limit.
 	Lease string
+	// Owner, with Lease, is the fetch group's consumer that holds the request's entry:
+	// the turn counts only while the entry is pending with it. A fetcher that was
+	// paused or cut off while another took the entry over (and its slot with it) must
+	// not give back a slot the other is using, nor requeue a request the other is
+	// fetching: its finish is then a no-op. Empty: not checked.
+	Owner string
 	// Started is when the request to the host started (this machine's clock). Zero: no
 	// request was made (robots.txt disallowed the URL, a check failed). A host that
 	// answered lets a back-off decay.

@@ -192,7 +192,7 @@ end
 var errShortReply = errors.New("frontier: a script gave a short reply")
 
 // finishFields is how many ARGV entries one turn takes in finishScript.
-const finishFields = 13
+const finishFields = 14
 
 // finishScript ends many fetchers' turns at hosts of one partition (see finishLua), in
 // the order given, then, when the window is above 0, makes hosts whose time has come
@@ -202,31 +202,41 @@ const finishFields = 13
 // costs one script call per batch instead of its own.
 //
 // KEYS[1..9], ARGV[1..10] -> schedKeys, schedArgs (see hostSchedLua)
-// ARGV[11] -> most requests to move, then per turn 13 fields: host, lease, ago (ms
+// ARGV[11] -> most requests to move, then per turn 14 fields: host, lease, ago (ms
 // since the request ended; -1: no request was made), took (ms the request took; -1),
 // outcome ('done', 'slow', 'none'), Retry-After ms, autothrottle ('1'), requeue (its
 // payload; empty: none), band, wait ms, delay ms (the host's delay as the caller knows
-// it: its rule's or its Crawl-delay), the host's concurrency and its rule (for a
-// requeue)
+// it: its rule's or its Crawl-delay), the host's concurrency, its rule (for a requeue)
+// and the owner (Finish.Owner: a turn whose entry is not pending with it is skipped)
 // Output: each turn's next start (ms, Redis clock; 0 when it may start now), then the
 // number of requests handed out
 var finishScript = schedScript("", finishLua+`
 local now = now_ms()
 local out = {}
-local nt = (#ARGV - 11) / 13
+local nt = (#ARGV - 11) / 14
+-- A turn whose request's entry is no longer its fetcher's (taken over while that one
+-- slept) counts for nothing: the slot and the request are the new holder's.
+for t = 1, nt do
+  local i = 12 + (t - 1) * 14
+  local lease, owner = ARGV[i + 1], ARGV[i + 13]
+  if lease ~= '' and owner ~= '' then
+    local p = redis.call('XPENDING', S.stream, S.group, lease, lease, 1)
+    if #p == 0 or p[1][2] ~= owner then out[t] = 0; count('finishes_not_held', 1) end
+  end
+end
 -- Plain turns (done, no AutoThrottle, no requeue) first, together; then the others one
 -- by one, in order.
 local plain = {}
 for t = 1, nt do
-  local i = 12 + (t - 1) * 13
-  if ARGV[i + 4] == 'done' and ARGV[i + 6] ~= '1' and ARGV[i + 7] == '' then
+  local i = 12 + (t - 1) * 14
+  if not out[t] and ARGV[i + 4] == 'done' and ARGV[i + 6] ~= '1' and ARGV[i + 7] == '' then
     plain[#plain + 1] = {t = t, host = ARGV[i], lease = ARGV[i + 1], ago = tonumber(ARGV[i + 2]),
       delay = tonumber(ARGV[i + 10]), conc = tonumber(ARGV[i + 11])}
   end
 end
 if #plain > 0 then finish_plain(plain, now, out) end
 for t = 1, nt do
-  local i = 12 + (t - 1) * 13
+  local i = 12 + (t - 1) * 14
   if not out[t] then
     out[t] = finish_one(ARGV[i], ARGV[i + 1], tonumber(ARGV[i + 2]), tonumber(ARGV[i + 3]), ARGV[i + 4],
       tonumber(ARGV[i + 5]), ARGV[i + 6], ARGV[i + 7], tonumber(ARGV[i + 8]), tonumber(ARGV[i + 9]),
@@ -325,7 +335,7 @@ func (f *Frontier) finishCall(part int, jobs []*finishJob) ([]string, []any) {
 		}
 		args = append(args, j.host, fin.Lease, ago, took, outcome, max(fin.RetryAfter.Milliseconds(), 0), auto,
 			requeue, f.order.band(fin.Priority, fin.Depth), max(fin.Wait.Milliseconds(), 0),
-			max(rule.Delay, fin.CrawlDelay).Milliseconds(), max(rule.Concurrency, 0), ruleArg)
+			max(rule.Delay, fin.CrawlDelay).Milliseconds(), max(rule.Concurrency, 0), ruleArg, fin.Owner)
 	}
 	return keys, args
 }

@@ -1,0 +1,159 @@
+package streams_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ThreeDotsLabs/watermill/message"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/streamcrawl/streamcrawl/streams"
+	"github.com/streamcrawl/streamcrawl/streams/streamstest"
+)
+
+// TestZombieConsumerLosesItsEntries cuts consumer a off from Redis (a partition through
+// a fault proxy) while its handlers hold 5 entries, lets consumer b take them over, then
+// heals the network: a's heartbeat must not take them back from b (an XCLAIM with
+// min-idle 0 would), and every one of a's handlers, woken, must learn that its entry is
+// no longer its own (streams.Held), so that it neither acts nor acks.
+func TestZombieConsumerLosesItsEntries(t *testing.T) {
+	t.Parallel()
+	srv := streamstest.Start(t)
+	direct := srv.Client()
+	fp := streamstest.StartFaultProxy(t, srv.Addr)
+	viaProxy := redis.NewClient(&redis.Options{Addr: fp.Addr, MaxRetries: -1, ReadTimeout: time.Second, WriteTimeout: time.Second})
+	t.Cleanup(func() { viaProxy.Close() })
+	ctx := context.Background()
+	const n = 5
+	publishN(t, direct, "s", n)
+	fast := func(c *streams.SubscriberConfig) {
+		c.MinIdle, c.ClaimInterval, c.ShutdownTimeout = time.Second, 100*time.Millisecond, 2*time.Second
+	}
+
+	a := newSub(t, viaProxy, "a", fast)
+	fromA, err := a.Subscribe(ctx, "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wake := make(chan struct{})
+	verdicts := make(chan error, n)
+	var handlers sync.WaitGroup
+	for i := 0; i < n; i++ {
+		msg := <-fromA
+		handlers.Add(1)
+		go func(msg *message.Message) {
+			defer handlers.Done()
+			<-wake
+			err := streams.Held(msg.Context())
+			verdicts <- err
+			if err == nil {
+				msg.Ack()
+			} else {
+				msg.Nack()
+			}
+		}(msg)
+	}
+	if got := consumerPending(t, direct, "a"); got != n {
+		t.Fatalf("a holds %d entries, want %d", got, n)
+	}
+
+	if err := fp.Partition(); err != nil {
+		t.Fatal(err)
+	}
+	b := newSub(t, direct, "b", fast)
+	fromB, err := b.Subscribe(ctx, "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var taken []*message.Message
+	for len(taken) < n {
+		select {
+		case msg := <-fromB:
+			taken = append(taken, msg)
+		case <-time.After(30 * time.Second):
+			t.Fatalf("b took over %d of a's %d entries in 30s", len(taken), n)
+		}
+	}
+
+	if err := fp.Heal(); err != nil {
+		t.Fatal(err)
+	}
+	// a's claimer runs every 100ms: give its heartbeat several rounds to (wrongly) claim
+	// the entries back.
+	time.Sleep(time.Second)
+	if got := consumerPending(t, direct, "b"); got != n {
+		t.Errorf("after the partition healed b holds %d entries, want %d (a's heartbeat took them back?)", got, n)
+	}
+
+	close(wake)
+	handlers.Wait()
+	close(verdicts)
+	for err := range verdicts {
+		if !errors.Is(err, streams.ErrNotHeld) {
+			t.Errorf("a's handler woke and got %v from Held, want ErrNotHeld", err)
+		}
+	}
+	for _, msg := range taken {
+		if err := streams.Held(msg.Context()); err != nil {
+			t.Errorf("b's hold: %v", err)
+		}
+		msg.Ack()
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for pending(t, direct, "s") != 0 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if p := pending(t, direct, "s"); p != 0 {
+		t.Errorf("%d entries pending after b acked them all", p)
+	}
+	select {
+	case msg := <-fromA:
+		t.Errorf("a was handed entry %s again", msg.Metadata.Get(streams.MetaStreamID))
+	default:
+	}
+}
+
+// TestHeldWithinItsWindowAsksNothing checks that a handler's Held is answered from the
+// clock while its entry was delivered less than three quarters of min-idle ago: it
+// holds with Redis unreachable.
+func TestHeldWithinItsWindowAsksNothing(t *testing.T) {
+	t.Parallel()
+	srv := streamstest.Start(t)
+	fp := streamstest.StartFaultProxy(t, srv.Addr)
+	viaProxy := redis.NewClient(&redis.Options{Addr: fp.Addr, MaxRetries: -1, ReadTimeout: time.Second})
+	t.Cleanup(func() { viaProxy.Close() })
+	publishN(t, srv.Client(), "s", 1)
+	sub := newSub(t, viaProxy, "a", func(c *streams.SubscriberConfig) { c.MinIdle, c.ShutdownTimeout = time.Minute, time.Second })
+	ch, err := sub.Subscribe(context.Background(), "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg := <-ch
+	if err := fp.Partition(); err != nil {
+		t.Fatal(err)
+	}
+	if err := streams.Held(msg.Context()); err != nil {
+		t.Errorf("Held of an entry delivered just now, Redis unreachable: %v", err)
+	}
+	if got := streams.Holder(msg.Context()); got != "a" {
+		t.Errorf("Holder = %q, want a", got)
+	}
+	if err := streams.Held(context.Background()); err != nil {
+		t.Errorf("Held of a context from no subscriber: %v", err)
+	}
+	_ = fp.Heal()
+	msg.Ack()
+}
+
+// consumerPending returns how many entries of stream s consumer holds in group g.
+func consumerPending(t *testing.T, rdb redis.UniversalClient, consumer string) int64 {
+	t.Helper()
+	p, err := rdb.XPending(context.Background(), "s", "g").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p.Consumers[consumer]
+}

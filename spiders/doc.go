@@ -50,7 +50,10 @@
 //   - all three: spiders/revisit.go (RevisitSettings, its checks), settings.go
 //     (Settings.Revisit; ItemVersioned: item versions on by default with rules or
 //     after), yaml_revisit.go (the YAML block and its old keys), duration.go (days in
-//     YAML durations: max: 14d);
+//     YAML durations: max: 14d); handlers/fetch/conditional.go keeps the validators
+//     (ETag, Last-Modified) of the URLs rules or after fetch again (and of dont_filter
+//     requests), which their next fetch sends so that an unchanged page answers 304,
+//     forgotten on forget_after's clock when it is set;
 //   - rules, the adaptive schedule: spiders/revisit.go (RevisitRule: the interval halves
 //     on a change, doubles otherwise; RevisitFor); handlers/stages.go gives the fetch
 //     stage a revisitor, handlers/revisit.go (it schedules each fetched URL's next fetch,
@@ -64,9 +67,7 @@
 //   - after, every URL again once queued that long ago: handlers/frontier.go
 //     (frontierConfig: frontier.Config.Revisit), streams/frontier/frontier.go and
 //     emit_lua.go (the URL's fingerprint and time in the seenat hash instead of the seen
-//     set); handlers/fetch/http.go turns on, and handlers/fetch/conditional.go keeps,
-//     the validators (ETag, Last-Modified) a revisit sends, so that an unchanged page
-//     answers 304;
+//     set);
 //   - forget_after, the seen set forgetting: handlers/frontier.go (newFrontier:
 //     dedup.Config.ExpireAfter), streams/dedup/expire.go (the seen set in generations,
 //     the oldest dropped whole; the frontier runs DropExpired).

@@ -216,6 +216,13 @@ func (k Keys) Validators(bucket uint32) string {
 	return k.key("validators:" + strconv.FormatUint(uint64(bucket), 10))
 }
 
+// ValidatorsOf is one bucket of the validators of generation gen, used instead of
+// Validators when the crawl forgets (settings.revisit.forget_after): the key expires
+// once no fetch reads its generation.
+func (k Keys) ValidatorsOf(gen int64, bucket uint32) string {
+	return k.key("validators:g" + strconv.FormatInt(gen, 10) + ":" + strconv.FormatUint(uint64(bucket), 10))
+}
+
 // ItemRecords is one bucket of the item records of a partition whose items are
 // versioned (spiders.ItemRecord): small hashes, field the 16-byte item key, value its
 // record; used instead of ItemKeys.

@@ -28,8 +28,8 @@
 //	cookies.go     cookie sessions: shared in Redis, per process, or off
 //	login.go       the spider's login step, once per crawl
 //	proxies.go     proxy rotation, per-proxy limits, benching; the guard for proxied targets
-//	conditional.go conditional revisits (ETag, Last-Modified, 304) with settings.revisit.after
-//	               (http.go turns them on; package spiders, "Revisits", maps every piece)
+//	conditional.go conditional revisits (ETag, Last-Modified, 304) of the URLs fetched
+//	               again, whatever schedules them (package spiders, "Revisits", maps every piece)
 //	bodybudget.go  the process's budget of body bytes in flight
 //	retry.go       which failures are retried, and how long each retry waits
 //	hoststats.go   per-host request counts, times and failures for the dashboard (into

@@ -24,7 +24,7 @@ type httpFetch struct {
 	*shared
 	client    *http.Client
 	following *http.Client // the login's: follows redirects within one fetch
-	cond      *validators  // nil unless the spider revisits URLs
+	cond      *validators  // nil without a Redis client
 }
 
 // newHTTPFetch returns the HTTP fetcher of cfg, sharing sh's rules.
@@ -37,8 +37,8 @@ func newHTTPFetch(sh *shared, cfg Config) *httpFetch {
 		h.client.Transport = hostStatsTransport{next: h.client.Transport, stats: cfg.HostStats}
 	}
 	h.following = followingClient(h.client, sh.settings.Redirects(), sh.scope)
-	if sh.settings.Revisit.After > 0 && cfg.Client != nil {
-		h.cond = newValidators(cfg.Client, cfg.Layout, sh.settings.Capacity)
+	if cfg.Client != nil {
+		h.cond = newValidators(cfg.Client, cfg.Layout, sh.settings)
 	}
 	return h
 }
@@ -102,6 +102,9 @@ func (f *httpFetch) roundTrip(ctx context.Context, req *spiders.Request) (*spide
 	switch code := resp.StatusCode; {
 	case code == http.StatusNotModified && cond != nil:
 		f.count("not_modified", 1) // unchanged since the last fetch: nothing to parse or store
+		if err := f.cond.notModified(ctx, cond); err != nil {
+			f.log.Warn("validators not kept; a later visit may fetch the page whole", zap.String("url", spiders.RedactedURL(req.URL)), zap.Error(err))
+		}
 		return nil, nil, "not_modified", nil
 	case isRedirect(code, resp.Header):
 		// Its target is a new request (Fetcher.redirect); the body is not read.

@@ -279,7 +279,8 @@ items:
 </head><body>
 <div itemscope itemtype="https://schema.org/Person"><span itemprop="name">Ann</span><a itemprop="url" href="/ann">x</a>
   <div itemprop="knows" itemscope itemtype="https://schema.org/Person"><span itemprop="name">Bob</span></div></div>
-<div itemscope itemtype="https://schema.org/Event https://schema.org/Thing"><time itemprop="startDate" datetime="2025-05-01">May 1</time></div>
+<div itemscope itemtype="https://schema.org/Event https://schema.org/Thing"><time itemprop="startDate" datetime="2025-05-01">May 1</time>
+  <div itemscope itemtype="https://schema.org/Person"><span itemprop="name">Cy</span></div></div>
 </body></html>`)
 	out := runParse(t, sp, res)
 	want := map[string]any{
@@ -290,7 +291,7 @@ items:
 		"single_as_list": "Acme",
 		"whole":          map[string]any{"@type": "Brand", "name": "Acme"},
 		"null_value":     "none",
-		"md_names":       []any{"Ann", "Bob"},
+		"md_names":       []any{"Ann", "Bob", "Cy"}, // Cy: an item within another, not its property
 		"md_url":         "http://example.com/ann",
 		"md_time":        "2025-05-01",
 		"md_types":       "https://schema.org/Event",

@@ -19,13 +19,10 @@ func readMicrodata(root *html.Node, res *Response) []any {
 	var out []any
 	var walk func(*html.Node)
 	walk = func(n *html.Node) {
-		if n.Type == html.ElementNode && hasAttr(n, "itemscope") {
-			if !hasAttr(n, "itemprop") {
-				out = append(out, microdataItem(n, res))
-			}
-			// Items inside belong to this one (as property values) or to nothing.
-			return
+		if n.Type == html.ElementNode && hasAttr(n, "itemscope") && !hasAttr(n, "itemprop") {
+			out = append(out, microdataItem(n, res))
 		}
+		// On inside: an item without itemprop within another is a top-level item too.
 		for c := n.FirstChild; c != nil; c = c.NextSibling {
 			walk(c)
 		}

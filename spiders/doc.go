@@ -31,7 +31,10 @@
 //     spider, fingerprint_rules.go), Response (Doc, Text, Attr, Links, Follow, charset decoding), Item
 //     and its key;
 //   - YAML spiders: Parse and LoadFile build a Spider from a file of start URLs, follow
-//     rules and CSS selectors, with no Go code;
+//     rules and fields, with no Go code (yaml*.go); a field is a CSS selector, or a
+//     mapping that shapes and types its values or reads them from the page's JSON-LD or
+//     microdata (fields.go, yaml_fields.go; numbers and prices in fieldnumber.go,
+//     structured data in jsonld.go, microdata.go and datapath.go);
 //   - rendering: Render (true, false, auto) and Page (wait, block, actions as data) in
 //     requests, rules and spiders.
 //
@@ -74,6 +77,7 @@
 //
 // Sub-packages serve tests and demos: demosite (a deterministic shop), broadsite (many
 // hosts), sitetest (a deterministic news site with its truth), jssite (a shop built by
-// JavaScript, with its truth, for rendering) and webtest (legacy encodings and other
-// ways of the real web).
+// JavaScript, with its truth, for rendering), webtest (legacy encodings and other
+// ways of the real web) and datasite (JSON-LD, microdata and tables, with their truth,
+// for typed fields).
 package spiders

@@ -73,9 +73,12 @@ func LoadFile(path string) (*Spider, []string, error) {
 //	    when: "div.product"       # yield only on pages where this matches; "" or absent: always
 //	    key: [url]                # fields identifying the item; absent: url
 //	    key_missing: dead         # an item lacking a key field: a dead letter (dead), or keyed by its page's URL (url)
-//	    fields:                   # "CSS::text" (default), "CSS::attr(NAME)"
+//	    fields:                   # "CSS::text" (default), "CSS::attr(NAME)", or a mapping
 //	      url: "link[rel=canonical]::attr(href)"
 //	      name: ".product-name::text"
+//	      price: {css: ".price", type: price}          # the long form: see below
+//	      tags: {css: ".tags li", all: true}
+//	      brand: {jsonld: Product, path: brand.name}
 //	settings: {concurrency: 32, user_agent: "...", download_timeout: 30s}  # see Settings
 //	render: true                  # load pages in a browser: true, false or auto (Spider.Render)
 //	page:                         # what the browser does on a page (Spider.Page)
@@ -86,11 +89,17 @@ func LoadFile(path string) (*Spider, []string, error) {
 // A follow rule may carry render and page too: they apply to the requests it makes.
 //
 // The callback yields nothing for a page that is not HTML. Otherwise it yields one item
-// per items rule whose when matches, its fields taken from the first element each
-// selector matches (text trimmed with runs of whitespace collapsed; href and src
-// attributes resolved to absolute URLs; a field that matches nothing is left out), and
-// a request, through Response.Follow, for each link that passes a follow rule. Scope
-// (allowed_domains, max_depth) is left to the pipeline.
+// per items rule whose when matches, and a request, through Response.Follow, for each
+// link that passes a follow rule. Scope (allowed_domains, max_depth) is left to the
+// pipeline. A field written as a string is taken from the first element its selector
+// matches (text trimmed with runs of whitespace collapsed; href and src attributes
+// resolved to absolute URLs; a field that matches nothing is left out). A field written
+// as a mapping (the long form) has a source: css (a selector as above), jsonld or
+// microdata (the page's structured data of a schema.org type, with a path into it); and
+// optionally all (every match, as a list), re, replace, strip, split, join, type (text,
+// int, number, price, currency, url), default, and fields (a list of objects, one per
+// element css matches, their fields read from the element). fieldRule has the order
+// they apply in; docs/spiders-yaml.md has each.
 //
 // Every error is a *SpecError naming the file, line and key. What is not an error but
 // the writer should know is reported in warnings, returned and kept in Spider.Warnings,
@@ -364,27 +373,8 @@ func (p *yamlParser) itemRule(n *yaml.Node, key string) (itemRule, error) {
 				return r, p.errorf(v, k, "want dead (an item missing a key field is a dead letter) or url (it is keyed by its page's URL), got %q", s)
 			}
 		case "fields":
-			fields, err := p.mapping(v, k)
-			if err != nil {
+			if r.fields, err = p.fieldRules(v, k, false); err != nil {
 				return r, err
-			}
-			if len(fields) == 0 {
-				return r, p.errorf(v, k, "an item needs at least one field")
-			}
-			for _, f := range fields {
-				fk := k + "." + f.key
-				if strings.TrimSpace(f.key) == "" || strings.HasPrefix(f.key, "_") {
-					return r, p.errorf(f.keyNode, fk, "invalid field name %q: names are non-empty and do not start with '_'", f.key)
-				}
-				expr, err := p.str(f.value, fk)
-				if err != nil {
-					return r, err
-				}
-				sel, attrName, err := compileFieldSelector(expr)
-				if err != nil {
-					return r, p.wrap(f.value, fk, err)
-				}
-				r.fields = append(r.fields, fieldRule{name: f.key, sel: sel, attr: attrName})
 			}
 			haveFields = true
 		default:

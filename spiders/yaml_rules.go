@@ -43,14 +43,6 @@ type itemRule struct {
 	fields   []fieldRule
 }
 
-// fieldRule extracts one field: the text of the first element matching sel, or its
-// attribute attr when attr is set.
-type fieldRule struct {
-	name string
-	sel  cascadia.Selector
-	attr string
-}
-
 // parse yields the items and follow-up requests of an HTML page; other pages yield nothing.
 func (y *yamlRules) parse(_ context.Context, res *Response, out *Output) error {
 	if !res.IsHTML() {
@@ -64,8 +56,9 @@ func (y *yamlRules) parse(_ context.Context, res *Response, out *Output) error {
 		return nil
 	}
 	root := doc.Nodes[0]
+	pg := &fieldPage{res: res, root: root}
 	for i := range y.items {
-		if it, ok := y.items[i].extract(res, root); ok {
+		if it, ok := y.items[i].extract(pg); ok {
 			out.Yield(it)
 		}
 	}
@@ -127,47 +120,24 @@ func (f *followRule) wants(pathQuery string) bool {
 	return false
 }
 
-// extract returns the rule's item for the document under root, or false when when does
-// not match.
-func (r *itemRule) extract(res *Response, root *html.Node) (Item, bool) {
-	if r.when != nil && r.when.MatchFirst(root) == nil {
+// extract returns the rule's item for the page, or false when when does not match.
+func (r *itemRule) extract(pg *fieldPage) (Item, bool) {
+	if r.when != nil && r.when.MatchFirst(pg.root) == nil {
 		return Item{}, false
 	}
 	fields := make(map[string]any, len(r.fields))
-	for _, f := range r.fields {
-		if v, ok := f.extract(res, root); ok {
-			fields[f.name] = v
+	for i := range r.fields {
+		if v, ok := r.fields[i].extract(pg, pg.root); ok {
+			fields[r.fields[i].name] = v
 		}
 	}
 	it := NewItem(r.typ, fields)
-	it.URL = res.URL
+	it.URL = pg.res.URL
 	if len(r.key) > 0 {
 		it.KeyFields = append([]string(nil), r.key...)
 		it.KeyByURL = r.keyByURL
 	}
 	return it, true
-}
-
-// extract returns the field's value in the document under root, false when nothing matches.
-func (f *fieldRule) extract(res *Response, root *html.Node) (string, bool) {
-	n := f.sel.MatchFirst(root)
-	if n == nil {
-		return "", false
-	}
-	if f.attr == "" {
-		return nodeText(n), true
-	}
-	v, ok := attr(n, f.attr)
-	if !ok {
-		return "", false
-	}
-	v = strings.TrimSpace(v)
-	if f.attr == "href" || f.attr == "src" {
-		if abs, err := res.Resolve(cleanHref(v)); err == nil {
-			v = abs
-		}
-	}
-	return v, true
 }
 
 // nodeText returns the text under n (script and style content left out), trimmed, with
@@ -209,8 +179,9 @@ func nodeText(n *html.Node) string {
 }
 
 // compileFieldSelector splits a field expression ("CSS", "CSS::text", "CSS::attr(NAME)")
-// into its compiled CSS selector and attribute name ("" for text).
-func compileFieldSelector(expr string) (cascadia.Selector, string, error) {
+// into its compiled CSS selector and attribute name ("" for text). inRow, the CSS may
+// be empty ("::text", "::attr(data-id)"): the row itself, and the selector is nil.
+func compileFieldSelector(expr string, inRow bool) (cascadia.Selector, string, error) {
 	css, attrName := strings.TrimSpace(expr), ""
 	switch {
 	case strings.HasSuffix(css, "::text"):
@@ -222,6 +193,9 @@ func compileFieldSelector(expr string) (cascadia.Selector, string, error) {
 		if attrName == "" {
 			return nil, "", fmt.Errorf("empty attribute name in %q", expr)
 		}
+	}
+	if inRow && strings.TrimSpace(css) == "" {
+		return nil, attrName, nil
 	}
 	sel, err := compileSelector(css)
 	if err != nil {

@@ -155,9 +155,12 @@ func (c *catalog) nthInCategory(k, i int) int { return k + 1 + i*len(c.cats) }
 
 // price returns the price of product id, e.g. "$12.34".
 func price(id int) string {
-	cents := 199 + sitekit.Pick(id, 4, 49800)
-	return fmt.Sprintf("$%d.%02d", cents/100, cents%100)
+	c := cents(id)
+	return fmt.Sprintf("$%d.%02d", c/100, c%100)
 }
+
+// cents returns the price of product id in cents: 1234 for "$12.34".
+func cents(id int) int { return 199 + sitekit.Pick(id, 4, 49800) }
 
 // sku returns the SKU of product id, e.g. "SKU-00017".
 func sku(id int) string { return fmt.Sprintf("SKU-%05d", id) }

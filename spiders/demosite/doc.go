@@ -18,7 +18,9 @@
 // The site counts every request it serves (Requests, TotalRequests, Reset), and knows
 // its own ground truth (Reachable, Kind, Products, ExpectedItems), computed by crawling
 // its own rendered pages in process, so it can never disagree with what it serves.
-// SpiderYAML returns a YAML spider that scrapes its products.
+// SpiderYAML returns a YAML spider that scrapes its products. Details and
+// ExpectedTypedItems are the truth of a spider with typed fields (TypedItemRules): the
+// price as a number, lists, the spec table as rows.
 //
 // SetPeers makes the home page link to other sites' home pages (other ports of
 // 127.0.0.1, say), so that a crawl seeded with one site finds a whole group of them;

@@ -11,3 +11,22 @@ const ItemRules = `  - type: product
       price: ".price::text"
       sku: ".sku::text"
 `
+
+// TypedItemRules are like ItemRules with typed fields: the price as a number and its
+// currency, the product number taken from the SKU by a regular expression, the
+// breadcrumbs and reviewers as lists, and the spec table as a list of rows. The items
+// they store are ExpectedTypedItems.
+const TypedItemRules = `  - type: product
+    when: "div.product"
+    fields:
+      url: "link[rel=canonical]::attr(href)"
+      name: ".product-name::text"
+      price: {css: ".price::text", type: price}
+      currency: {css: ".price", type: currency}
+      id: {css: ".sku", re: 'SKU-(\d+)', type: int}
+      breadcrumbs: {css: ".breadcrumbs li", all: true}
+      reviewers: {css: ".review .by", all: true}
+      specs:
+        css: "table.specs tr"
+        fields: {name: th, value: td}
+`

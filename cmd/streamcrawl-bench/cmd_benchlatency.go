@@ -43,6 +43,7 @@ type latencyRun struct {
 	Wall   time.Duration // from the start of the process(es) to their exit
 	Steady float64       // the shops' answers a second between 10% and 90% of them (steadyRate)
 	Load   string        // load averages when it ended
+	Calls  tapCounts     // the measured process's Redis commands and round trips
 }
 
 func (a *app) benchLatencyCommand() *cobra.Command {
@@ -63,11 +64,16 @@ crawls the shops with the spider's per-host limit set to --per-host:
 
 It prints a row per crawl (pages fetched, wall time, steady pages/s: the pace of the
 shops' answers between 10% and 90% of them, without start-up and tail; the PING round
-trip measured through the proxy before it), then per process and added round trip the median, least and most
+trip measured through the proxy before it; the measured process's round trips to Redis
+and commands a page, counted by a relay in front of the proxy: a round trip is a write
+of one command or of a pipeline), then per process and added round trip the median, least and most
 steady pages/s over --rounds, and the median's share of the same process's with none
 added. Rounds run the round trips up then down (0, 1ms, 2ms, 2ms, 1ms, 0, ...) so that a
-drift in the machine's load shows. The proxy runs in this process; with nothing added it
-still costs a hop, so every row, the first included, goes through it.
+drift in the machine's load shows. Last, for the first round, the round trips and
+commands a page by kind: what the writes held ("XACK+XREADGROUP": a pipeline of both),
+and an EVALSHA by its script's SHA. The relay and the proxy run in this process; with
+nothing added they still cost a hop each, so every row, the first included, goes
+through them.
 
 Without --redis it starts a throw-away redis-server from PATH.`,
 		Args: cobra.NoArgs,
@@ -111,7 +117,14 @@ func (a *app) benchLatency(ctx context.Context, o latencyOptions) ([]latencyRun,
 		return nil, err
 	}
 	defer proxy.Close()
-	proxyURL, err := viaProxy(o.RedisURL, proxy.Addr)
+	// The measured process → the tap (counting its commands and round trips) → the
+	// proxy (adding the round trip) → Redis.
+	tap, err := newRespTap(proxy.Addr)
+	if err != nil {
+		return nil, err
+	}
+	defer tap.close()
+	proxyURL, err := viaProxy(o.RedisURL, tap.Addr)
 	if err != nil {
 		return nil, err
 	}
@@ -161,7 +174,7 @@ func (a *app) benchLatency(ctx context.Context, o latencyOptions) ([]latencyRun,
 				return nil, err
 			}
 			for _, mode := range o.Modes {
-				run, err := a.latencyCrawl(ctx, o, c, web, mode, name, yaml, spiderPath, proxyURL)
+				run, err := a.latencyCrawl(ctx, o, c, web, tap, mode, name, yaml, spiderPath, proxyURL)
 				if err != nil {
 					return nil, err
 				}
@@ -173,11 +186,17 @@ func (a *app) benchLatency(ctx context.Context, o latencyOptions) ([]latencyRun,
 	}
 	fmt.Fprintf(a.Stdout, "load at the end %s\n\n", loadAverage())
 	printLatencySummary(a.Stdout, o, runs)
+	fmt.Fprintln(a.Stdout)
+	for _, r := range runs {
+		if r.Round == 1 {
+			printTapCounts(a.Stdout, fmt.Sprintf("%s process, %s added", r.Mode, r.Added), r.Calls, r.Pages)
+		}
+	}
 	return runs, nil
 }
 
 // latencyCrawl crawls the shops once with mode's process behind the proxy at proxyURL.
-func (a *app) latencyCrawl(ctx context.Context, o latencyOptions, c *streams.Client, web *shops, mode, name, yaml, spiderPath, proxyURL string) (latencyRun, error) {
+func (a *app) latencyCrawl(ctx context.Context, o latencyOptions, c *streams.Client, web *shops, tap *respTap, mode, name, yaml, spiderPath, proxyURL string) (latencyRun, error) {
 	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
 	defer cancel()
 	run := latencyRun{Mode: mode}
@@ -192,6 +211,7 @@ func (a *app) latencyCrawl(ctx context.Context, o latencyOptions, c *streams.Cli
 	var start time.Time
 	var wait func() []string
 	served := web.site.TotalRequests()
+	tap.take() // the PINGs before
 	switch mode {
 	case latencyFetch:
 		w, err := startWorkersWith(ctx, o.RedisURL, o.Dir, name, yaml, 1, "", "error",
@@ -242,6 +262,7 @@ poll:
 		}
 	}
 	run.Wall = time.Since(start)
+	run.Calls = tap.take()
 	if len(failed) > 0 {
 		return run, fmt.Errorf("bench-latency: %s crawl failed (logs in %s): %v", mode, o.Dir, failed)
 	}
@@ -281,11 +302,16 @@ func medianPing(ctx context.Context, rdb *redis.Client, n int) (time.Duration, e
 
 func printLatencyRun(w io.Writer, r latencyRun, header bool) {
 	if header {
-		fmt.Fprintf(w, "| %-7s | %5s | %9s | %5s | %7s | %7s | %10s | %-14s |\n| ------- | ----: | --------: | ----: | ------: | ------: | ---------: | -------------- |\n",
-			"process", "round", "added RTT", "PING", "pages", "wall s", "pages/s", "load 1/5/15")
+		fmt.Fprintf(w, "| %-7s | %5s | %9s | %5s | %7s | %7s | %10s | %9s | %10s | %-14s |\n| ------- | ----: | --------: | ----: | ------: | ------: | ---------: | --------: | ---------: | -------------- |\n",
+			"process", "round", "added RTT", "PING", "pages", "wall s", "pages/s", "RT/page", "cmds/page", "load 1/5/15")
 	}
-	fmt.Fprintf(w, "| %-7s | %5d | %9s | %5.2f | %7d | %7.1f | %10.0f | %-14s |\n",
-		r.Mode, r.Round, r.Added, msOf(r.RTT), r.Pages, r.Wall.Seconds(), r.Steady, r.Load)
+	var cmds int64
+	for _, n := range r.Calls.Cmds {
+		cmds += n
+	}
+	pages := float64(max(r.Pages, 1))
+	fmt.Fprintf(w, "| %-7s | %5d | %9s | %5.2f | %7d | %7.1f | %10.0f | %9.2f | %10.2f | %-14s |\n",
+		r.Mode, r.Round, r.Added, msOf(r.RTT), r.Pages, r.Wall.Seconds(), r.Steady, float64(r.Calls.Writes)/pages, float64(cmds)/pages, r.Load)
 }
 
 // printLatencySummary prints, per process and added round trip, the steady pages/s over

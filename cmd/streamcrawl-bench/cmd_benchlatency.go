@@ -75,7 +75,8 @@ and an EVALSHA by its script's SHA. The relay and the proxy run in this process;
 nothing added they still cost a hop each, so every row, the first included, goes
 through them.
 
-Without --redis it starts a throw-away redis-server from PATH.`,
+Without --redis it starts a throw-away redis-server from PATH; --redis must name one
+server (not a cluster: the proxy stands for one connection to one server).`,
 		Args: cobra.NoArgs,
 		RunE: a.inBenchEnv("bench-latency", nil, func(ctx context.Context, url, dir string) error {
 			o.RedisURL, o.Dir = url, dir
@@ -124,7 +125,7 @@ func (a *app) benchLatency(ctx context.Context, o latencyOptions) ([]latencyRun,
 		return nil, err
 	}
 	defer tap.close()
-	proxyURL, err := viaProxy(o.RedisURL, tap.Addr)
+	throughURL, err := viaProxy(o.RedisURL, tap.Addr)
 	if err != nil {
 		return nil, err
 	}
@@ -138,7 +139,7 @@ func (a *app) benchLatency(ctx context.Context, o latencyOptions) ([]latencyRun,
 		return nil, err
 	}
 	defer c.Close()
-	popt, err := redis.ParseURL(proxyURL)
+	popt, err := redis.ParseURL(throughURL)
 	if err != nil {
 		return nil, err
 	}
@@ -152,7 +153,7 @@ func (a *app) benchLatency(ctx context.Context, o latencyOptions) ([]latencyRun,
 	if err := os.WriteFile(spiderPath, []byte(yaml), 0o644); err != nil {
 		return nil, err
 	}
-	fmt.Fprintf(a.Stdout, "bench-latency: %d demo shops of %d pages of about %d bytes, per-host limit %d, %d in flight a process, robots.txt obeyed; load %s\n",
+	fmt.Fprintf(a.Stdout, "bench-latency: demo shops (hosts) %d, each of %d pages of about %d bytes; per-host limit %d, %d in flight a process, robots.txt obeyed; load %s\n",
 		o.Hosts, o.Pages, o.PageSize, o.PerHost, o.Concurrency, loadAverage())
 	var runs []latencyRun
 	for r := range o.Rounds {
@@ -174,7 +175,7 @@ func (a *app) benchLatency(ctx context.Context, o latencyOptions) ([]latencyRun,
 				return nil, err
 			}
 			for _, mode := range o.Modes {
-				run, err := a.latencyCrawl(ctx, o, c, web, tap, mode, name, yaml, spiderPath, proxyURL)
+				run, err := a.latencyCrawl(ctx, o, c, web, tap, mode, name, yaml, spiderPath, throughURL)
 				if err != nil {
 					return nil, err
 				}
@@ -195,8 +196,8 @@ func (a *app) benchLatency(ctx context.Context, o latencyOptions) ([]latencyRun,
 	return runs, nil
 }
 
-// latencyCrawl crawls the shops once with mode's process behind the proxy at proxyURL.
-func (a *app) latencyCrawl(ctx context.Context, o latencyOptions, c *streams.Client, web *shops, tap *respTap, mode, name, yaml, spiderPath, proxyURL string) (latencyRun, error) {
+// latencyCrawl crawls the shops once with mode's process behind the proxy at throughURL.
+func (a *app) latencyCrawl(ctx context.Context, o latencyOptions, c *streams.Client, web *shops, tap *respTap, mode, name, yaml, spiderPath, throughURL string) (latencyRun, error) {
 	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
 	defer cancel()
 	run := latencyRun{Mode: mode}
@@ -215,14 +216,14 @@ func (a *app) latencyCrawl(ctx context.Context, o latencyOptions, c *streams.Cli
 	switch mode {
 	case latencyFetch:
 		w, err := startWorkersWith(ctx, o.RedisURL, o.Dir, name, yaml, 1, "", "error",
-			workerOptions{fetchURL: proxyURL, args: []string{"--retry-backoff", "100ms"}})
+			workerOptions{fetchURL: throughURL, args: []string{"--retry-backoff", "100ms"}})
 		if err != nil {
 			return run, err
 		}
 		defer w.c.Close()
 		start, wait = w.start, w.wait
 	case latencyCrawl:
-		cmd, err := selfCommand(ctx, "crawl", "--redis", proxyURL, "--fresh", "--spider", spiderPath, "--out", items,
+		cmd, err := selfCommand(ctx, "crawl", "--redis", throughURL, "--fresh", "--spider", spiderPath, "--out", items,
 			"--log-level", "error", "--retry-backoff", "100ms")
 		if err != nil {
 			return run, err

@@ -29,7 +29,7 @@ func TestHelpListsTheToolingOnly(t *testing.T) {
 			names = append(names, f[0])
 		}
 	}
-	if got, want := strings.Join(names, " "), "bench bench-broad bench-dedup bench-frontier bench-memory bench-peers bench-render bench-scale chaos figures plots testprogress"; got != want {
+	if got, want := strings.Join(names, " "), "bench bench-broad bench-dedup bench-frontier bench-latency bench-memory bench-peers bench-render bench-scale chaos figures plots testprogress"; got != want {
 		t.Errorf("streamcrawl-bench --help lists %q, want %q\n%s", got, want, stdout)
 	}
 	for _, worker := range []string{"fetch", "parse", "store", "demo-site", "js-site"} {

@@ -28,13 +28,15 @@ bench-dedup pushes URLs through dedup alone; bench-frontier seeds a big frontier
 weighs it; bench-render crawls a JavaScript site in a
 browser beside Crawlee; bench-peers crawls the demo shop with streamcrawl, Colly and
 Crawlee's CheerioCrawler in turn; bench-memory samples one crawl process's RSS and Redis's
-memory as it goes; plots draws the docs' SVG plots from the runs recorded with --record, and
+memory as it goes; bench-latency puts a proxy that adds round-trip time between a
+fetch or crawl process and Redis and prints its pages/s against none; plots draws the
+docs' SVG plots from the runs recorded with --record, and
 figures runs those benchmarks and plots in one go; chaos kills worker processes mid-crawl and
 checks that nothing was lost; testprogress prints a line per ended test from go test -json (the test command
 .ci/test). Worker processes are children of this binary, which runs
 streamcrawl's own fetch, parse, store and demo-site commands for them.`)
 	root.AddCommand(a.benchCommand(), a.benchScaleCommand(), a.benchBroadCommand(), a.benchFrontierCommand(), a.benchDedupCommand(), a.chaosCommand(),
-		a.benchRenderCommand(), a.benchPeersCommand(), a.benchMemoryCommand(), a.plotsCommand(), a.figuresCommand(), a.testProgressCommand())
+		a.benchRenderCommand(), a.benchPeersCommand(), a.benchMemoryCommand(), a.benchLatencyCommand(), a.plotsCommand(), a.figuresCommand(), a.testProgressCommand())
 	root.AddCommand(append(a.WorkerCommands(), a.jsSiteCommand())...)
 	return root
 }

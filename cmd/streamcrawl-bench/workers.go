@@ -36,6 +36,17 @@ type workerCrawl struct {
 // seeds it and starts fetchers fetch processes, one parse and one store, logging to
 // dir/<process><logSuffix>.log at logLevel. Close the result's client when done.
 func startWorkers(ctx context.Context, redisURL, dir, name, spiderYAML string, fetchers int, logSuffix, logLevel string) (*workerCrawl, error) {
+	return startWorkersWith(ctx, redisURL, dir, name, spiderYAML, fetchers, logSuffix, logLevel, workerOptions{})
+}
+
+// workerOptions are what startWorkersWith does beyond startWorkers.
+type workerOptions struct {
+	fetchURL string   // the fetch processes' Redis URL, a proxy's say ("": the others')
+	args     []string // more flags for every process
+}
+
+// startWorkersWith is startWorkers with o.
+func startWorkersWith(ctx context.Context, redisURL, dir, name, spiderYAML string, fetchers int, logSuffix, logLevel string, o workerOptions) (*workerCrawl, error) {
 	spiderPath := filepath.Join(dir, name+".yaml")
 	if err := os.WriteFile(spiderPath, []byte(spiderYAML), 0o644); err != nil {
 		return nil, err
@@ -49,7 +60,7 @@ func startWorkers(ctx context.Context, redisURL, dir, name, spiderYAML string, f
 		return nil, err
 	}
 	w := &workerCrawl{c: c, sp: sp}
-	if err := w.start0(ctx, redisURL, dir, spiderPath, fetchers, logSuffix, logLevel); err != nil {
+	if err := w.start0(ctx, redisURL, dir, spiderPath, fetchers, logSuffix, logLevel, o); err != nil {
 		w.stop()
 		c.Close()
 		return nil, err
@@ -57,7 +68,7 @@ func startWorkers(ctx context.Context, redisURL, dir, name, spiderYAML string, f
 	return w, nil
 }
 
-func (w *workerCrawl) start0(ctx context.Context, redisURL, dir, spiderPath string, fetchers int, logSuffix, logLevel string) error {
+func (w *workerCrawl) start0(ctx context.Context, redisURL, dir, spiderPath string, fetchers int, logSuffix, logLevel string, o workerOptions) error {
 	if err := resetCrawl(ctx, w.c, w.sp.Name); err != nil {
 		return err
 	}
@@ -67,8 +78,13 @@ func (w *workerCrawl) start0(ctx context.Context, redisURL, dir, spiderPath stri
 		return err
 	}
 	run := func(name string, args ...string) error {
-		args = append(args, "--redis", redisURL, "--spider", spiderPath, "--until-done", "--consumer", name,
+		url := redisURL
+		if args[0] == "fetch" && o.fetchURL != "" {
+			url = o.fetchURL
+		}
+		args = append(args, "--redis", url, "--spider", spiderPath, "--until-done", "--consumer", name,
 			"--log-level", logLevel)
+		args = append(args, o.args...)
 		cmd, err := selfCommand(ctx, args...)
 		if err != nil {
 			return err

@@ -63,18 +63,18 @@ func StartFaultProxy(t testing.TB, upstream string) *FaultProxy {
 func (p *FaultProxy) Close() { p.proxy.Stop() }
 
 // Latency delays every reply by d (downstream, so a request's round trip grows by d),
-// with up to jitter more or less.
+// with up to jitter more or less, to the microsecond (on Linux; elsewhere a wait under
+// a millisecond may take one).
 func (p *FaultProxy) Latency(d, jitter time.Duration) error {
-	return p.add("latency", "downstream", map[string]any{"latency": d.Milliseconds(), "jitter": jitter.Milliseconds()})
+	return p.add(latencyToxic, "downstream", map[string]any{"latency_us": d.Microseconds(), "jitter_us": jitter.Microseconds()})
 }
 
-// LatencyEachWay delays the data of both directions by d each: d*2 a round trip. Its
-// granularity is a millisecond; Latency adds a round trip of any whole number of them.
+// LatencyEachWay delays the data of both directions by d each: d*2 a round trip.
 func (p *FaultProxy) LatencyEachWay(d time.Duration) error {
-	if err := p.add("latency", "upstream", map[string]any{"latency": d.Milliseconds()}); err != nil {
+	if err := p.add(latencyToxic, "upstream", map[string]any{"latency_us": d.Microseconds()}); err != nil {
 		return err
 	}
-	return p.add("latency", "downstream", map[string]any{"latency": d.Milliseconds()})
+	return p.add(latencyToxic, "downstream", map[string]any{"latency_us": d.Microseconds()})
 }
 
 // Bandwidth limits the replies to kbps kilobytes a second.

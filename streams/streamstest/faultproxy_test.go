@@ -58,3 +58,44 @@ func TestFaultProxy(t *testing.T) {
 		t.Fatal("a 64 KB reply came whole through a proxy that resets after 1 KB")
 	}
 }
+
+// TestFaultProxyLatencyMicroseconds adds round trips of less than a millisecond, which a
+// latency counted in whole milliseconds would round to none: every PING takes at least
+// what was added, each way or on the replies.
+func TestFaultProxyLatencyMicroseconds(t *testing.T) {
+	t.Parallel()
+	srv := streamstest.Start(t)
+	fp := streamstest.StartFaultProxy(t, srv.Addr)
+	rdb := redis.NewClient(&redis.Options{Addr: fp.Addr, MaxRetries: -1})
+	t.Cleanup(func() { rdb.Close() })
+	ctx := context.Background()
+	fastest := func() time.Duration {
+		t.Helper()
+		least := time.Hour
+		for range 20 {
+			began := time.Now()
+			if err := rdb.Ping(ctx).Err(); err != nil {
+				t.Fatalf("PING through the proxy: %v", err)
+			}
+			least = min(least, time.Since(began))
+		}
+		return least
+	}
+	fastest() // connects
+
+	if err := fp.Latency(500*time.Microsecond, 0); err != nil {
+		t.Fatal(err)
+	}
+	if got := fastest(); got < 500*time.Microsecond {
+		t.Errorf("fastest of 20 PINGs took %s with 500µs added to the replies", got)
+	}
+	if err := fp.Heal(); err != nil {
+		t.Fatal(err)
+	}
+	if err := fp.LatencyEachWay(300 * time.Microsecond); err != nil {
+		t.Fatal(err)
+	}
+	if got := fastest(); got < 600*time.Microsecond {
+		t.Errorf("fastest of 20 PINGs took %s with 300µs added each way", got)
+	}
+}

@@ -1,7 +1,9 @@
 // Package streamstest starts real redis-server processes for tests, on free loopback
 // ports, and stops them when the test ends: one server (Start), a Redis Cluster with or
 // without replicas (StartCluster, StartClusterReplicas) and a primary with replicas
-// behind 3 sentinels (StartSentinel). It never mocks Redis.
+// behind 3 sentinels (StartSentinel). It never mocks Redis. A FaultProxy sits between
+// the parts of a crawl and adds latency (to the microsecond), limits bandwidth,
+// partitions or resets connections.
 package streamstest
 
 import (

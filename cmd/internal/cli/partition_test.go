@@ -95,13 +95,8 @@ func TestFetcherPartitionedFromRedis(t *testing.T) {
 		t.Errorf("fetch-1 does not say Redis is back after the partition")
 	}
 
-	extra := c.checkEveryPageRequested()
-	ic := c.checkPoliteItems()
-	t.Logf("partition: most requests in flight at the site %d (limit %d); %d requests beyond a clean crawl's; "+
-		"%d items stored twice from the same page, %d twins", c.flight.Max(), politeSlots, extra, ic.redone, ic.twins)
+	c.checkComplete("partition")
 	c.checkInFlight()
-	checkFinished(t, c.rdb, c.name)
-	c.checkServerErrorsDead()
 }
 
 // warnLines returns the lines of a console log at level WARN or ERROR.

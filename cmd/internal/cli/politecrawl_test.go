@@ -86,13 +86,29 @@ type politeCrawl struct {
 // spider (per_host_concurrency politeSlots) and starts a redis-server.
 func newPoliteCrawl(t *testing.T, pages int, latency time.Duration) *politeCrawl {
 	t.Helper()
+	return newSiteCrawl(t, pages, latency, nil, nil)
+}
+
+// newSiteCrawl is newPoliteCrawl with the site's answers through wrap (nil: as they are;
+// inside the count of requests in flight) and the site crawled at the address front
+// returns for the one it is served at (nil: that one), a fault proxy's.
+func newSiteCrawl(t *testing.T, pages int, latency time.Duration, wrap func(http.Handler) http.Handler,
+	front func(addr string) string) *politeCrawl {
+	t.Helper()
 	site := demosite.New(pages)
 	c := &politeCrawl{site: site, slow: &delayed{h: site}}
 	c.slow.set(latency)
 	c.cluster = &cluster{t: t, name: "shop", starts: map[string]int{}}
 	c.srv = streamstest.Start(t)
 	c.rdb = c.srv.Client()
-	c.base = serveSite(t, c.flight.wrap(c.slow))
+	var h http.Handler = c.slow
+	if wrap != nil {
+		h = wrap(h)
+	}
+	c.base = serveSite(t, c.flight.wrap(h))
+	if front != nil {
+		c.base = "http://" + front(strings.TrimSuffix(strings.TrimPrefix(c.base, "http://"), "/")) + "/"
+	}
 	c.spider = writeFile(t, c.name+".yaml", politeSpider(t, site, c.name, c.base))
 	return c
 }
@@ -124,17 +140,29 @@ func (c *politeCrawl) stageVia(stage, consumer, redisURL string, extra ...string
 	return startProc(c.t, consumer, nil, append(args, extra...)...)
 }
 
-// startAll starts n processes of each stage on the test's redis-server, with extra
-// flags.
-func (c *politeCrawl) startAll(n int, extra ...string) map[string]*proc {
+// startStages starts fetchers, parsers and storers processes of each stage on the
+// test's redis-server, with extra flags, by consumer name.
+func (c *politeCrawl) startStages(fetchers, parsers, storers int, extra ...string) map[string]*proc {
 	procs := map[string]*proc{}
-	for _, stage := range []string{streams.StageFetch, streams.StageParse, streams.StageStore} {
-		for i := 1; i <= n; i++ {
-			name := fmt.Sprintf("%s-%d", stage, i)
-			procs[name] = c.stageVia(stage, name, c.srv.URL(), extra...)
+	for _, st := range []struct {
+		stage string
+		n     int
+	}{{streams.StageFetch, fetchers}, {streams.StageParse, parsers}, {streams.StageStore, storers}} {
+		for i := 1; i <= st.n; i++ {
+			name := fmt.Sprintf("%s-%d", st.stage, i)
+			procs[name] = c.stageVia(st.stage, name, c.srv.URL(), extra...)
 		}
 	}
 	return procs
+}
+
+// procList returns the processes of procs.
+func procList(procs map[string]*proc) []*proc {
+	out := make([]*proc, 0, len(procs))
+	for _, p := range procs {
+		out = append(out, p)
+	}
+	return out
 }
 
 // waitRequests waits until the site has answered n requests (the crawl is under way),
@@ -217,19 +245,19 @@ func (c *politeCrawl) readItemCopies() itemCopies {
 	return ic
 }
 
-// checkPoliteItems checks that every product is stored (counting each item key once),
-// that at most 1% of the products were stored again by work done twice, and twins at
+// checkPoliteItems checks that the items stored are want (counting each item key
+// once), that at most 1% of them were stored again by work done twice, and twins at
 // most 5% as in a clean crawl.
-func (c *politeCrawl) checkPoliteItems() itemCopies {
+func (c *politeCrawl) checkPoliteItems(want []map[string]string) itemCopies {
 	c.t.Helper()
 	ic := c.readItemCopies()
-	checkItems(c.t, ic.first, c.site.ExpectedItems(c.base), "product", "url")
-	n := len(c.site.Products())
+	checkItems(c.t, ic.first, want, "product", "url")
+	n := len(want)
 	if ic.redone*100 > n {
-		c.t.Errorf("%d items stored again from the same page (work done twice), want at most 1%% of %d products", ic.redone, n)
+		c.t.Errorf("%d items stored again from the same page (work done twice), want at most 1%% of %d items", ic.redone, n)
 	}
 	if ic.twins*20 > n {
-		c.t.Errorf("%d twin items stored (a product page and its variant), want at most 5%% of %d products", ic.twins, n)
+		c.t.Errorf("%d twin items stored (a product page and its variant), want at most 5%% of %d items", ic.twins, n)
 	}
 	return ic
 }
@@ -268,6 +296,20 @@ func (c *politeCrawl) checkEveryPageRequested() int {
 		}
 	}
 	return extra
+}
+
+// checkComplete checks that the crawl lost nothing: every reachable page requested,
+// every item stored (at most 1% twice), every group drained, the crawl done, only the
+// 500 pages dead. It logs what it saw, with the most requests in flight at the site.
+func (c *politeCrawl) checkComplete(what string) {
+	c.t.Helper()
+	extra := c.checkEveryPageRequested()
+	ic := c.checkPoliteItems(c.site.ExpectedItems(c.base))
+	c.t.Logf("%s: most requests in flight at the site %d (limit %d); %d requests beyond a clean crawl's; "+
+		"%d products, %d items stored twice from the same page, %d twins", what, c.flight.Max(), politeSlots, extra,
+		len(c.site.Products()), ic.redone, ic.twins)
+	checkFinished(c.t, c.rdb, c.name)
+	c.checkServerErrorsDead()
 }
 
 // checkInFlight checks that the site never answered more than politeSlots requests at

@@ -37,7 +37,7 @@ func TestZombieStageKeepsLimitsAndItems(t *testing.T) {
 func testZombieStage(t *testing.T, stage string) {
 	c := newPoliteCrawl(t, 300, 30*time.Millisecond)
 	c.seed()
-	procs := c.startAll(2, fastReclaim...)
+	procs := c.startStages(2, 2, 2, fastReclaim...)
 	zombie, taker := procs[stage+"-1"], procs[stage+"-2"]
 	reachable := int64(len(c.site.Reachable(false)))
 	c.waitRequests(reachable/4, crawlTimeout, zombie)
@@ -54,10 +54,7 @@ func testZombieStage(t *testing.T, stage string) {
 		t.Errorf("the zombie was stopped after the site was served (%d of %d pages)", servedAtFreeze, reachable)
 	}
 
-	all := make([]*proc, 0, len(procs))
-	for _, p := range procs {
-		all = append(all, p)
-	}
+	all := procList(procs)
 	waitAll(t, crawlTimeout, c.rdb, c.name, all...)
 	checkExit0(t, all...)
 	// The test shows nothing unless the other process took the zombie's entries over.
@@ -66,7 +63,7 @@ func testZombieStage(t *testing.T, stage string) {
 	}
 
 	extra := c.checkEveryPageRequested()
-	ic := c.checkPoliteItems()
+	ic := c.checkPoliteItems(c.site.ExpectedItems(c.base))
 	items := readItemStats(t, c.rdb, c.name)
 	t.Logf("zombie %s: most requests in flight at the site %d (limit %d); %d requests beyond a clean crawl's; "+
 		"items: %d products, %d stored twice from the same page, %d twins; items stream %d entries",

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -28,25 +29,47 @@ const politeSlots = 2
 // quickly: a frozen or cut-off process is a zombie after 2 s.
 var fastReclaim = []string{"--min-idle", "2s", "--claim-interval", "200ms"}
 
-// inflight counts the requests a site answers at once, whichever process sent them:
-// a host's concurrency as the host sees it.
-type inflight struct {
-	now, max atomic.Int64
+// siteWatch counts the requests a site answers at once, whichever process sent them (a
+// host's concurrency as the host sees it), and how often each page was asked for.
+type siteWatch struct {
+	mu       sync.Mutex
+	now, max int
+	asked    map[string]int // path?query -> requests
 }
 
-// wrap returns h counted.
-func (f *inflight) wrap(h http.Handler) http.Handler {
+// wrap returns h watched.
+func (f *siteWatch) wrap(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		n := f.now.Add(1)
-		defer f.now.Add(-1)
-		for m := f.max.Load(); n > m && !f.max.CompareAndSwap(m, n); m = f.max.Load() {
+		f.mu.Lock()
+		f.now++
+		f.max = max(f.max, f.now)
+		if f.asked == nil {
+			f.asked = map[string]int{}
 		}
+		f.asked[r.URL.RequestURI()]++
+		f.mu.Unlock()
+		defer func() {
+			f.mu.Lock()
+			f.now--
+			f.mu.Unlock()
+		}()
 		h.ServeHTTP(w, r)
 	})
 }
 
 // Max returns the most requests answered at once so far.
-func (f *inflight) Max() int64 { return f.max.Load() }
+func (f *siteWatch) Max() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.max
+}
+
+// requests returns how often pathQuery was asked for so far.
+func (f *siteWatch) requests(pathQuery string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.asked[pathQuery]
+}
 
 // delayed answers through h after a latency the test may change while the crawl runs.
 // A request whose client gives up meanwhile gets no answer.
@@ -78,7 +101,7 @@ type politeCrawl struct {
 	*cluster
 	site   *demosite.Site
 	slow   *delayed
-	flight inflight
+	flight siteWatch
 	outs   []string // the items files of the store processes
 }
 
@@ -197,6 +220,7 @@ func (c *politeCrawl) freezeHolding(p *proc, stage string, timeout time.Duration
 			}
 			time.Sleep(100 * time.Millisecond) // what it sent before the stop reaches Redis
 			if held := consumerPending(c.t, c.rdb, c.name, stage)[p.name]; held > 0 {
+				c.t.Logf("%s stopped holding %d entries", p.name, held)
 				return held
 			}
 			if err := p.Signal(syscall.SIGCONT); err != nil {

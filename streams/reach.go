@@ -247,6 +247,8 @@ func (r *Reach) clock() time.Time {
 func (r *Reach) logger() *zap.Logger { return cmp.Or(r.Logger, zap.NewNop()) }
 
 // quietCore is a zapcore.Core that writes the warnings Reach quiets at debug level.
+// It asks its core again which of its parts take each entry (Check), so that the level
+// of each part of a tee, or a sampler, still decides.
 type quietCore struct {
 	zapcore.Core
 	r *Reach
@@ -265,12 +267,12 @@ func (q quietCore) Check(ent zapcore.Entry, ce *zapcore.CheckedEntry) *zapcore.C
 
 func (q quietCore) Write(ent zapcore.Entry, fields []zapcore.Field) error {
 	if q.r.quiets(ent.Level, fields) {
-		if !q.Core.Enabled(zapcore.DebugLevel) {
-			return nil
-		}
 		ent.Level = zapcore.DebugLevel
 	}
-	return q.Core.Write(ent, fields)
+	if ce := q.Core.Check(ent, nil); ce != nil {
+		ce.Write(fields...)
+	}
+	return nil
 }
 
 // reachHook tells a Reach of the process's calls: one that went through spares the

@@ -109,3 +109,22 @@ func dump(logs *observer.ObservedLogs) string {
 	}
 	return b.String()
 }
+
+// TestReachQuietKeepsEachCoreLevel: a log wrapped by Quiet still writes each entry only
+// to the parts of a tee whose level takes it.
+func TestReachQuietKeepsEachCoreLevel(t *testing.T) {
+	t.Parallel()
+	info, infoLogs := observer.New(zapcore.InfoLevel)
+	warn, warnLogs := observer.New(zapcore.WarnLevel)
+	reach := &streams.Reach{}
+	log := zap.New(zapcore.NewTee(info, warn)).WithOptions(zap.WrapCore(reach.Quiet))
+	log.Debug("debug")
+	log.Info("info")
+	log.Warn("warn", zap.Error(context.DeadlineExceeded))
+	if got := dump(infoLogs); got != "INFO info map[]\nWARN warn map[error:context deadline exceeded]\n" {
+		t.Errorf("info core got:\n%s", got)
+	}
+	if got := dump(warnLogs); got != "WARN warn map[error:context deadline exceeded]\n" {
+		t.Errorf("warn core got:\n%s", got)
+	}
+}

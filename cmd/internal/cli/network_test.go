@@ -18,7 +18,8 @@ import (
 
 // TestRedisPausedMidCrawl pauses Redis for every client (CLIENT PAUSE 10000 ALL, sent
 // straight to it) mid-crawl: every call of every process waits 10 s. The crawl must
-// complete with nothing lost, every process exiting 0.
+// complete with nothing lost, every process exiting 0, each having said once that it
+// lost Redis and once that it is back.
 func TestRedisPausedMidCrawl(t *testing.T) {
 	t.Parallel()
 	c := newPoliteCrawl(t, 300, 20*time.Millisecond)
@@ -38,6 +39,12 @@ func TestRedisPausedMidCrawl(t *testing.T) {
 	waitAll(t, crawlTimeout, c.rdb, c.name, procs...)
 	checkExit0(t, procs...)
 	c.checkComplete("CLIENT PAUSE")
+	for _, p := range procs {
+		lost, back := strings.Count(p.Stderr(), "lost Redis"), strings.Count(p.Stderr(), "Redis back")
+		if lost != 1 || back != 1 {
+			t.Errorf("%s said %d times that it lost Redis and %d times that it is back, want once each", p.name, lost, back)
+		}
+	}
 }
 
 // TestFetcherRedisRepliesCut cuts the replies from Redis to one of two fetch processes

@@ -48,10 +48,11 @@ func TestRedisPausedMidCrawl(t *testing.T) {
 }
 
 // TestFetcherRedisRepliesCut cuts the replies from Redis to one of two fetch processes
-// mid-crawl: for 3 s every connection of it (through a fault proxy) is reset after 512 bytes
-// of replies, new ones too, then the link heals. The site slows down meanwhile (200 ms
-// a page) so that the crawl is not over before. The crawl must complete with nothing
-// lost, every process exiting 0.
+// mid-crawl: for 3 s every connection of it (through a fault proxy) is reset after 512
+// bytes of replies, new ones too, then the link heals. The site slows down meanwhile
+// (200 ms a page) so that the crawl is not over before. The crawl must complete with
+// nothing lost, every process exiting 0, and no entry may wait the default --min-idle
+// (30 s) with a live consumer that never got it.
 func TestFetcherRedisRepliesCut(t *testing.T) {
 	t.Parallel()
 	c := newPoliteCrawl(t, 300, 20*time.Millisecond)

@@ -29,6 +29,7 @@ type run struct {
 	fr       *frontier.Frontier // the parse stage's, made once
 	handoff  *handoff           // fetched responses for this process's parse stage; nil unless it runs both
 	state    *streams.StateWatch
+	reach    *streams.Reach
 	forget   []func()    // what drops the process's knowledge of Redis after a failover
 	guard    *stateGuard // ends the run at a key of the wrong type
 
@@ -84,7 +85,11 @@ func newRun(ctx context.Context, cfg runConfig) (*run, error) {
 		return &run{}, errors.New("handlers: no stage to run")
 	}
 	cfg.setDefaults()
-	r := &run{cfg: cfg, log: cfg.Logger.With(zap.String("crawl", cfg.Spider.Name), zap.String("consumer", cfg.Consumer))}
+	log := cfg.Logger.With(zap.String("crawl", cfg.Spider.Name), zap.String("consumer", cfg.Consumer))
+	// Losing Redis is told by the reach watch in a line when it starts and one when it
+	// ends; the warnings of every call that fails meanwhile go to debug.
+	reach := &streams.Reach{Client: cfg.Client, Logger: log}
+	r := &run{cfg: cfg, log: log.WithOptions(zap.WrapCore(reach.Quiet)), reach: reach}
 	if err := r.open(ctx); err != nil {
 		return r, err
 	}
@@ -171,7 +176,7 @@ func (r *run) serve(ctx context.Context) error {
 	defer cancel()
 	w := &watcher{cfg: cfg, layout: r.layout, outage: r.outage, state: r.state, log: r.log, stop: cancel,
 		busy: busyGate{activity: r.counters.Activity}}
-	r.background = append(r.background, r.waits, &streams.Trimmer{Client: cfg.Client, Streams: trim, Interval: cfg.TrimInterval, Logger: r.log, Meta: r.keys.Meta}, w, r.state)
+	r.background = append(r.background, r.reach, r.waits, &streams.Trimmer{Client: cfg.Client, Streams: trim, Interval: cfg.TrimInterval, Logger: r.log, Meta: r.keys.Meta}, w, r.state)
 	bg := &background{stop: cancel, log: r.log} // a component that stops early ends the run
 	bg.start(runCtx, r.background...)
 	r.log.Info("stages running", zap.Strings("stages", cfg.Stages))

@@ -20,7 +20,9 @@
 //   - codec.go: the wire format, and Fail, what a handler's error does to its message;
 //   - publisher.go: writes of many goroutines in shared pipelines;
 //   - outage.go: Redis refusing writes (out of memory, read-only) waited out, never a
-//     reason to drop work;
+//     reason to drop work; reach.go: Redis lost (a partition, a Redis down or paused)
+//     told in a line when it starts and one when it ends, the warnings of the calls
+//     that fail meanwhile quieted (Reach);
 //   - trim.go: retention (spiders.StreamRetention): what every group acked goes, past
 //     the retention, never an entry a group still needs;
 //   - backlog.go: the bound on a group's backlog that pauses the fetchers;

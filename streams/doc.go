@@ -14,7 +14,8 @@
 //     redelivered after a backoff; reclaim.go: entries of dead consumers taken over;
 //     hold.go: a message held while Redis refuses writes; fence.go: what a consumer
 //     holds, by time and confirmed in Redis, so a paused one acts on nothing it lost
-//     (Held, Holder, ErrNotHeld);
+//     (Held, Holder, ErrNotHeld); orphans.go: entries a lost read reply delivered to us,
+//     handed out without waiting for MinIdle;
 //   - deadletter.go: poison and over-delivered entries to the dead letters (the entry
 //     format is streams/internal/rkit's dead.go);
 //   - codec.go: the wire format, and Fail, what a handler's error does to its message;

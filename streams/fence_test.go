@@ -157,3 +157,52 @@ func consumerPending(t *testing.T, rdb redis.UniversalClient, consumer string) i
 	}
 	return p.Consumers[consumer]
 }
+
+// TestEntriesOfALostReadReplyAreHandledWithoutWaitingForMinIdle cuts the replies of a
+// consumer's Redis connection (a reset after a few bytes) while entries arrive: reads
+// whose replies were lost delivered entries in Redis that the consumer never saw. They
+// must be handled well before min-idle (a minute here: no reclaim can explain it), each
+// once.
+func TestEntriesOfALostReadReplyAreHandledWithoutWaitingForMinIdle(t *testing.T) {
+	t.Parallel()
+	srv := streamstest.Start(t)
+	direct := srv.Client()
+	fp := streamstest.StartFaultProxy(t, srv.Addr)
+	viaProxy := redis.NewClient(&redis.Options{Addr: fp.Addr, MaxRetries: -1, ReadTimeout: time.Second})
+	t.Cleanup(func() { viaProxy.Close() })
+	sub := newSub(t, viaProxy, "a", func(c *streams.SubscriberConfig) {
+		c.MinIdle, c.ClaimInterval, c.ShutdownTimeout = time.Minute, 200*time.Millisecond, time.Second
+	})
+	ch, err := sub.Subscribe(context.Background(), "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := fp.ResetAfter(64); err != nil {
+		t.Fatal(err)
+	}
+	const n = 20
+	publishN(t, direct, "s", n)
+	time.Sleep(500 * time.Millisecond) // reads fail meanwhile, some after Redis delivered
+	lostReplies := consumerPending(t, direct, "a")
+	if err := fp.Heal(); err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]int{}
+	deadline := time.After(20 * time.Second)
+	for len(seen) < n {
+		select {
+		case msg := <-ch:
+			seen[string(msg.Payload)]++
+			msg.Ack()
+		case <-deadline:
+			t.Fatalf("%d of %d entries handled 20s after the replies were cut (%d were delivered to a's lost replies), min-idle 1m",
+				len(seen), n, lostReplies)
+		}
+	}
+	for p, c := range seen {
+		if c != 1 {
+			t.Errorf("entry %s handled %d times", p, c)
+		}
+	}
+	t.Logf("%d entries were delivered to replies a never read", lostReplies)
+}

@@ -52,6 +52,7 @@ func (s *subscription) claimLoop() {
 		case <-tick.C:
 		}
 		s.heartbeat()
+		s.adoptOrphans()
 		if time.Since(lastClaim) >= s.cfg.ClaimInterval {
 			lastClaim = time.Now()
 			s.reclaim()

@@ -36,6 +36,7 @@ type subscription struct {
 
 	mu       sync.Mutex
 	inflight map[string]*hold // entry ID -> what we know of our hold on it (fence.go)
+	lost     orphans          // reads whose reply failed (orphans.go)
 
 	claimer   sync.WaitGroup // the claimer (close waits for it; not for the read loop)
 	waiters   sync.WaitGroup // one per message in flight or waiting for a retry
@@ -222,6 +223,7 @@ func (s *subscription) readNew() {
 			if s.ctx.Err() != nil {
 				return
 			}
+			s.lost.readFailed(time.Now())
 			failures++
 			s.readFailed(err, failures)
 		} else {

@@ -1,0 +1,117 @@
+package streams
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"go.uber.org/zap"
+)
+
+// A read whose reply was lost (the connection reset or timed out mid-reply) may have
+// delivered entries to us in Redis that this process never saw. Nobody handles them:
+// the read loop reads only new entries ('>'), and other consumers reclaim them only
+// after MinIdle, while each may hold a slot of its host. So after such a read the
+// claimer adopts them: our pending entries that this process does not hold and that
+// have been idle for orphanAge (a read's entries are handed out within milliseconds of
+// its reply), claimed to us again and handed out.
+
+// orphanAge is how long one of our entries must have been idle, unheld by this process,
+// to be taken for one a lost reply delivered.
+const orphanAge = time.Second
+
+// orphans records the reads whose reply failed, for the claimer.
+type orphans struct {
+	mu       sync.Mutex
+	failedAt time.Time // the last failed read; zero: none since the last adoption
+}
+
+// readFailed records a read that failed at now.
+func (o *orphans) readFailed(now time.Time) {
+	o.mu.Lock()
+	o.failedAt = now
+	o.mu.Unlock()
+}
+
+// due reports whether an adoption is due at now: a read failed, and orphanAge has
+// passed since, so that what it delivered is old enough to be told from entries in
+// hand. It returns the failure it answers.
+func (o *orphans) due(now time.Time) (time.Time, bool) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.failedAt, !o.failedAt.IsZero() && now.Sub(o.failedAt) >= orphanAge
+}
+
+// done clears the failure at, unless a read failed again since.
+func (o *orphans) done(at time.Time) {
+	o.mu.Lock()
+	if o.failedAt.Equal(at) {
+		o.failedAt = time.Time{}
+	}
+	o.mu.Unlock()
+}
+
+// adoptScript claims back entries that are still the consumer's and idle at least
+// min-idle, returning them as claimScript does.
+//
+// KEYS[1] -> stream
+// ARGV[1] -> group, ARGV[2] -> consumer, ARGV[3] -> min idle (ms), ARGV[4..] -> IDs
+// Output: {{id, deliveries, fields}...}
+var adoptScript = redis.NewScript(`
+local out = {}
+for i = 4, #ARGV do
+  local p = redis.call('XPENDING', KEYS[1], ARGV[1], ARGV[i], ARGV[i], 1)
+  if #p > 0 and p[1][2] == ARGV[2] and tonumber(p[1][3]) >= tonumber(ARGV[3]) then
+    local c = redis.call('XCLAIM', KEYS[1], ARGV[1], ARGV[2], 0, ARGV[i])
+    if #c > 0 and c[1] then out[#out + 1] = {ARGV[i], tonumber(p[1][4]) + 1, c[1][2]} end
+  end
+end
+return out
+`)
+
+// adoptOrphans hands out the entries a lost reply delivered to us (see above), when a
+// read failed at least orphanAge ago.
+func (s *subscription) adoptOrphans() {
+	at, due := s.lost.due(time.Now())
+	if !due {
+		return
+	}
+	ctx, cancel := context.WithTimeout(s.hard, 10*time.Second)
+	defer cancel()
+	pend, err := s.rdb.XPendingExt(ctx, &redis.XPendingExtArgs{Stream: s.stream, Group: s.cfg.Group,
+		Consumer: s.cfg.Consumer, Idle: orphanAge, Start: "-", End: "+", Count: 1000}).Result()
+	if err != nil {
+		return // tried again at the next tick
+	}
+	args := []any{s.cfg.Group, s.cfg.Consumer, orphanAge.Milliseconds()}
+	for _, p := range pend {
+		if !s.holds(p.ID) {
+			args = append(args, p.ID)
+		}
+	}
+	if len(args) == 3 {
+		s.lost.done(at)
+		return
+	}
+	sent := time.Now()
+	res, err := adoptScript.Run(ctx, s.rdb, []string{s.stream}, args...).Slice()
+	if err != nil {
+		return
+	}
+	s.lost.done(at)
+	if len(res) > 0 {
+		s.log.Info("entries a lost read reply delivered to us handed out", zap.Int("entries", len(res)))
+	}
+	for _, raw := range res {
+		e, ok := raw.([]any)
+		if !ok || len(e) != 3 {
+			continue
+		}
+		id, _ := e[0].(string)
+		n, _ := e[1].(int64)
+		if !s.dispatchFields(id, e[2], int(n), sent) {
+			return
+		}
+	}
+}

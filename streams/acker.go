@@ -29,6 +29,7 @@ type acker struct {
 
 	mu      sync.Mutex
 	pending []string
+	sending map[string]bool // IDs taken for an XACK not known to have landed yet
 	since   time.Time // when the oldest pending ID was added
 
 	wake chan struct{} // a first pending ID, or a full batch
@@ -45,7 +46,7 @@ const ackerCloseTimeout = 5 * time.Second
 // (close does).
 func newAcker(ctx context.Context, rdb redis.UniversalClient, stream, group string, batch int, interval time.Duration, errLog *loop.Errors) *acker {
 	a := &acker{ctx: context.WithoutCancel(ctx), rdb: rdb, stream: stream, group: group, batch: batch, interval: interval, errLog: errLog,
-		wake: make(chan struct{}, 1), stop: make(chan struct{})}
+		wake: make(chan struct{}, 1), stop: make(chan struct{}), sending: map[string]bool{}}
 	a.wg.Add(1)
 	go a.run()
 	return a
@@ -65,27 +66,42 @@ func (a *acker) add(id string) {
 	}
 }
 
-// queued reports whether id waits to be acked.
+// queued reports whether id waits to be acked, or its XACK is on its way.
 func (a *acker) queued(id string) bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	return slices.Contains(a.pending, id)
+	return a.sending[id] || slices.Contains(a.pending, id)
 }
 
-// take returns the pending IDs for the caller to ack; giveBack returns them if that
-// failed.
+// take returns the pending IDs for the caller to ack; acked says it did, giveBack
+// returns them if that failed.
 func (a *acker) take() []string {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	ids := a.pending
 	a.pending = nil
+	for _, id := range ids {
+		a.sending[id] = true
+	}
 	return ids
+}
+
+// acked forgets ids taken for an XACK that landed (or was given up on).
+func (a *acker) acked(ids []string) {
+	a.mu.Lock()
+	for _, id := range ids {
+		delete(a.sending, id)
+	}
+	a.mu.Unlock()
 }
 
 func (a *acker) giveBack(ids []string) {
 	a.mu.Lock()
 	if len(a.pending) == 0 {
 		a.since = time.Now()
+	}
+	for _, id := range ids {
+		delete(a.sending, id)
 	}
 	a.pending = append(ids, a.pending...)
 	a.mu.Unlock()
@@ -131,6 +147,7 @@ func (a *acker) flush(ids []string, closing bool) error {
 	if len(ids) == 0 {
 		return nil
 	}
+	defer a.acked(ids)
 	deadline := time.Now().Add(ackerCloseTimeout)
 	for attempt := 1; ; attempt++ {
 		ctx, cancel := context.WithTimeout(a.ctx, ackerCloseTimeout)

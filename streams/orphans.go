@@ -2,7 +2,6 @@ package streams
 
 import (
 	"context"
-	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -10,47 +9,18 @@ import (
 )
 
 // A read whose reply was lost (the connection reset or timed out mid-reply) may have
-// delivered entries to us in Redis that this process never saw. Nobody handles them:
-// the read loop reads only new entries ('>'), and other consumers reclaim them only
-// after MinIdle, while each may hold a slot of its host. So after such a read the
-// claimer adopts them: our pending entries that this process does not hold and that
-// have been idle for orphanAge (a read's entries are handed out within milliseconds of
-// its reply), claimed to us again and handed out.
+// delivered entries to us in Redis that this process never saw; the client then sends
+// the read again and it returns what came since, so the read loop sees no failure.
+// Nobody would handle those entries: the read loop reads only new entries ('>'), and
+// other consumers reclaim them only after MinIdle, while each may hold a slot of its
+// host. So at each tick the claimer adopts them: our pending entries that this process
+// does not hold (in hand, waiting for a slot or a redelivery, or acked with the ack not
+// sent yet) and that have been idle for orphanAge, claimed to us again and handed out.
+// It costs one XPENDING of our own entries a tick.
 
 // orphanAge is how long one of our entries must have been idle, unheld by this process,
-// to be taken for one a lost reply delivered.
+// to be taken for one a lost reply delivered (a read registers what it returns at once).
 const orphanAge = time.Second
-
-// orphans records the reads whose reply failed, for the claimer.
-type orphans struct {
-	mu       sync.Mutex
-	failedAt time.Time // the last failed read; zero: none since the last adoption
-}
-
-// readFailed records a read that failed at now.
-func (o *orphans) readFailed(now time.Time) {
-	o.mu.Lock()
-	o.failedAt = now
-	o.mu.Unlock()
-}
-
-// due reports whether an adoption is due at now: a read failed, and orphanAge has
-// passed since, so that what it delivered is old enough to be told from entries in
-// hand. It returns the failure it answers.
-func (o *orphans) due(now time.Time) (time.Time, bool) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return o.failedAt, !o.failedAt.IsZero() && now.Sub(o.failedAt) >= orphanAge
-}
-
-// done clears the failure at, unless a read failed again since.
-func (o *orphans) done(at time.Time) {
-	o.mu.Lock()
-	if o.failedAt.Equal(at) {
-		o.failedAt = time.Time{}
-	}
-	o.mu.Unlock()
-}
 
 // adoptScript claims back entries that are still the consumer's and idle at least
 // min-idle, returning them as claimScript does.
@@ -70,12 +40,10 @@ end
 return out
 `)
 
-// adoptOrphans hands out the entries a lost reply delivered to us (see above), when a
-// read failed at least orphanAge ago.
+// adoptOrphans hands out the entries a lost reply delivered to us (see above).
 func (s *subscription) adoptOrphans() {
-	at, due := s.lost.due(time.Now())
-	if !due {
-		return
+	if !s.adopting.Load() {
+		return // readOwnPending hands out what a previous life left
 	}
 	ctx, cancel := context.WithTimeout(s.hard, 10*time.Second)
 	defer cancel()
@@ -91,7 +59,6 @@ func (s *subscription) adoptOrphans() {
 		}
 	}
 	if len(args) == 3 {
-		s.lost.done(at)
 		return
 	}
 	sent := time.Now()
@@ -99,7 +66,6 @@ func (s *subscription) adoptOrphans() {
 	if err != nil {
 		return
 	}
-	s.lost.done(at)
 	if len(res) > 0 {
 		s.log.Info("entries a lost read reply delivered to us handed out", zap.Int("entries", len(res)))
 	}

@@ -124,6 +124,7 @@ func (s *subscription) reclaim() {
 func (s *subscription) holds(id string) bool {
 	s.mu.Lock()
 	_, ok := s.inflight[id]
+	ok = ok || s.retrying[id]
 	s.mu.Unlock()
 	return ok || s.acks.queued(id)
 }

@@ -42,6 +42,11 @@ return {n + 1, c[1][2]}
 // runs in its own goroutine, counted in waiters.
 func (s *subscription) retry(id string, deliveries int, lastErr string) {
 	defer s.waiters.Done()
+	defer func() {
+		s.mu.Lock()
+		delete(s.retrying, id)
+		s.mu.Unlock()
+	}()
 	if lastErr == "" {
 		lastErr = "handler failed (no error recorded)"
 	}

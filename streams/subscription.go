@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/streamcrawl/streamcrawl/streams/internal/rkit"
@@ -36,7 +37,8 @@ type subscription struct {
 
 	mu       sync.Mutex
 	inflight map[string]*hold // entry ID -> what we know of our hold on it (fence.go)
-	lost     orphans          // reads whose reply failed (orphans.go)
+	retrying map[string]bool  // entry IDs nacked and waiting for their redelivery (retry.go)
+	adopting atomic.Bool      // our pending entries from a previous life were read: orphans may be adopted
 
 	claimer   sync.WaitGroup // the claimer (close waits for it; not for the read loop)
 	waiters   sync.WaitGroup // one per message in flight or waiting for a retry
@@ -61,7 +63,7 @@ func newSubscription(parent context.Context, cfg SubscriberConfig, stream string
 		cfg: cfg, rdb: cfg.Client, stream: stream, dead: cfg.DeadStream, log: log, errLog: loop.NewErrors(log, 5*time.Second),
 		out: make(chan *message.Message), slots: slots,
 		ctx: ctx, cancel: cancel, hard: hard, hardStop: hardStop,
-		inflight: map[string]*hold{},
+		inflight: map[string]*hold{}, retrying: map[string]bool{},
 	}
 	if s.dead == "" {
 		s.dead = deadOf(stream)
@@ -86,6 +88,7 @@ func (s *subscription) run() {
 		s.close()
 	}()
 	s.readOwnPending()
+	s.adopting.Store(true)
 	s.readNew()
 }
 
@@ -112,22 +115,44 @@ func (s *subscription) handOutRead(msgs []redis.XMessage, deliveries map[string]
 	if s.closed {
 		return false
 	}
+	// Every entry read is ours in hand from now on, also while it waits for a slot, so
+	// that the claimer does not take it for one a lost reply delivered (orphans.go).
 	for _, m := range msgs {
+		s.register(m.ID, sent)
+	}
+	for i, m := range msgs {
 		n := int64(1)
 		if deliveries != nil {
 			n = deliveries[m.ID]
 			if n > int64(s.cfg.MaxDeliveries) {
 				// It was ours and never acked, again and again: it may be what kills us.
+				s.forget(m.ID)
 				s.deadLetter(m.ID, int(n-1), fmt.Sprintf("delivered %d times without an ack (consumer died or timed out)", n-1))
 				continue
 			}
 		}
 		if !s.acquire() {
+			for _, rest := range msgs[i:] {
+				s.forget(rest.ID)
+			}
 			return false // shutting down: the rest stays pending for our restart
 		}
 		s.dispatch(m, int(n), sent)
 	}
 	return true
+}
+
+// register records entry id as in hand, delivered by a command that left at sent,
+// unless it is already.
+func (s *subscription) register(id string, sent time.Time) *hold {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	h := s.inflight[id]
+	if h == nil {
+		h = &hold{s: s, id: id, renewed: sent}
+		s.inflight[id] = h
+	}
+	return h
 }
 
 // readOwnPending re-delivers entries this consumer holds from a previous life.
@@ -223,7 +248,6 @@ func (s *subscription) readNew() {
 			if s.ctx.Err() != nil {
 				return
 			}
-			s.lost.readFailed(time.Now())
 			failures++
 			s.readFailed(err, failures)
 		} else {
@@ -247,6 +271,8 @@ func (s *subscription) readWithAcks(n int) ([]redis.XStream, error) {
 	_, _ = pipe.Exec(s.hard) // each command's error is read below
 	if ack.Err() != nil {
 		s.acks.giveBack(ids) // the acker retries them
+	} else {
+		s.acks.acked(ids)
 	}
 	return read.Result()
 }
@@ -307,6 +333,7 @@ func (s *subscription) dispatch(m redis.XMessage, deliveries int, sent time.Time
 	msg, err := decode(m.Values)
 	if err != nil {
 		s.log.Warn("malformed entry; moving it to dead letters", zap.String("entry_id", m.ID), zap.Error(err))
+		s.forget(m.ID)
 		s.deadLetter(m.ID, deliveries, err.Error())
 		s.release()
 		return
@@ -315,10 +342,7 @@ func (s *subscription) dispatch(m redis.XMessage, deliveries int, sent time.Time
 	if deliveries > 0 {
 		msg.Metadata.Set(MetaDeliveries, strconv.Itoa(deliveries))
 	}
-	h := &hold{s: s, id: m.ID, renewed: sent}
-	s.mu.Lock()
-	s.inflight[m.ID] = h
-	s.mu.Unlock()
+	s.register(m.ID, sent)
 	s.waiters.Add(1)
 	s.handOut(msg, m.ID, deliveries)
 }
@@ -393,6 +417,9 @@ func (s *subscription) await(msg *message.Message, id string, deliveries int, do
 		}
 		s.release()
 		s.waiters.Add(1)
+		s.mu.Lock()
+		s.retrying[id] = true // ours, waiting for its redelivery: not an orphan
+		s.mu.Unlock()
 		go s.retry(id, deliveries, msg.Metadata.Get(metaError))
 	case <-s.hard.Done():
 		// Shutdown deadline: left pending for our restart or a reclaim.

@@ -153,11 +153,13 @@ var AllStages = []string{streams.StageFetch, streams.StageParse, streams.StageSt
 // A ctx that ends is not an error: the in-flight work is finished and acked, and the
 // returned status says whether the crawl was done.
 //
-// A crawl that ends done without having fetched a page because every request was
-// dropped (the network guard, robots.txt, refused redirects) returns its status and an
-// error wrapping ErrEveryRequestDropped that names the reasons and the settings to
-// change; one that dropped more requests than it fetched returns a warning in
-// Status.Warnings. A crawl run with every stage that was already done runs nothing and
+// A crawl that ends done without having fetched a page although its start URLs were
+// tried returns its status and an error wrapping ErrNoPageFetched that names each start
+// URL and what became of it (a final 4xx, retries run out, robots.txt unreachable, a
+// drop); when every request was dropped before it was sent (the network guard,
+// robots.txt, refused redirects) it wraps ErrEveryRequestDropped too and names the
+// reasons and the settings to change. One that dropped more requests than it fetched
+// returns a warning in Status.Warnings. A crawl run with every stage that was already done runs nothing and
 // says so in Status.Warnings. Warnings are logged too, and so are the spider's
 // (Spider.Warnings: deprecated keys of its file) when the crawl starts.
 func Crawl(ctx context.Context, sp *spiders.Spider, opts Options) (st *inspect.Status, err error) {
@@ -256,10 +258,10 @@ func Crawl(ctx context.Context, sp *spiders.Spider, opts Options) (st *inspect.S
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrNoStatus, err)
 	}
-	warning, err := checkDropped(st)
-	if warning != "" {
-		warnings = append(warnings, warning)
+	if w := droppedWarning(st); w != "" {
+		warnings = append(warnings, w)
 	}
+	err = noPageFetched(rctx, c, layout, sp, st)
 	for _, w := range warnings {
 		log.Warn(w)
 	}

@@ -141,6 +141,11 @@ var ErrFailoverLoss = errors.New("handlers: the crawl is done, but Redis failed 
 // statusTimeout bounds the read of the final status.
 const statusTimeout = 10 * time.Second
 
+// countersSettle is how long a crawl that seems to have fetched no page waits before
+// it reads the counters again: every process sends its counts to Redis once a second
+// (streams.Counters), so pages another process fetched last may not be counted yet.
+const countersSettle = 1500 * time.Millisecond
+
 // AllStages are the three stages of a crawl, in the order data flows through them.
 var AllStages = []string{streams.StageFetch, streams.StageParse, streams.StageStore}
 
@@ -262,6 +267,18 @@ func Crawl(ctx context.Context, sp *spiders.Spider, opts Options) (st *inspect.S
 		warnings = append(warnings, w)
 	}
 	err = noPageFetched(rctx, c, layout, sp, st)
+	if err != nil && c.Embedded == nil {
+		// Counters reach Redis once a second from each process: another fetch
+		// process's pages may not be counted yet. Read them again once they are.
+		select {
+		case <-time.After(countersSettle):
+			if again, rerr := inspect.ReadStatus(rctx, c, layout); rerr == nil {
+				st = again
+				err = noPageFetched(rctx, c, layout, sp, st)
+			}
+		case <-rctx.Done():
+		}
+	}
 	for _, w := range warnings {
 		log.Warn(w)
 	}

@@ -64,9 +64,12 @@ func noPageFetched(ctx context.Context, rdb redis.UniversalClient, l streams.Lay
 	if dropped == 0 && len(ends) == 0 && st.DeadLetters == 0 {
 		return nil // nothing was tried: nothing to name
 	}
-	fates, seeds, err := deadFates(ctx, rdb, l)
+	fates, seeds, linked, err := deadFates(ctx, rdb, l)
 	if err != nil {
 		return fmt.Errorf("handlers: crawl %s %w (its dead letters could not be read: %w)", st.Crawl, ErrNoPageFetched, err)
+	}
+	if linked {
+		return nil // a dead letter of a link: a page was fetched to find it
 	}
 	// Every request dropped before it was sent: no answer, and no dead letter but
 	// those of hosts whose robots.txt was unreachable (a drop too).
@@ -151,15 +154,14 @@ func finalAnswers(st *inspect.Status) (int64, string) {
 
 // deadFates reads the crawl's dead letters (up to maxDeadRead) and returns the error of
 // each start request's, by its URL (the first URL of a redirect chain: the error then
-// says where the chain led), and those URLs in the order found. Dead letters of a
-// page's links are left out.
-func deadFates(ctx context.Context, rdb redis.UniversalClient, l streams.Layout) (map[string]string, []string, error) {
+// says where the chain led), and those URLs in the order found. linked reports a dead
+// letter of a page's link, which proves a page was fetched.
+func deadFates(ctx context.Context, rdb redis.UniversalClient, l streams.Layout) (fates map[string]string, order []string, linked bool, err error) {
 	dead, err := inspect.ListDead(ctx, rdb, l, maxDeadRead)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, false, err
 	}
-	fates := map[string]string{}
-	var order []string
+	fates = map[string]string{}
 	for _, d := range dead {
 		why := d.Error
 		for _, p := range []string{streams.ErrPoison.Error() + ": ", "robots_unreachable: ", "fetch: "} {
@@ -167,8 +169,8 @@ func deadFates(ctx context.Context, rdb redis.UniversalClient, l streams.Layout)
 		}
 		var start string
 		if r, err := spiders.UnmarshalRequest([]byte(d.Fields["payload"])); err == nil {
-			if r.Depth > 0 {
-				continue // a hop keeps its request's depth: start requests and theirs are 0
+			if r.Depth > 0 { // a hop keeps its request's depth: start requests' are 0
+				return nil, nil, true, nil
 			}
 			start = spiders.RedactedURL(r.URL)
 			// The URL is named once, before the error: not again inside it.
@@ -186,5 +188,5 @@ func deadFates(ctx context.Context, rdb redis.UniversalClient, l streams.Layout)
 			order = append(order, start)
 		}
 	}
-	return fates, order, nil
+	return fates, order, false, nil
 }

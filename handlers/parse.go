@@ -276,8 +276,8 @@ func (p *parser) requests(res *spiders.Response, reqs []*spiders.Request) []fron
 				continue
 			}
 		}
-		if len(r.Meta) == 0 && res.Request != nil && len(res.Request.Meta) > 0 {
-			r.Meta = res.Request.Meta
+		if len(r.Meta) == 0 && res.Request != nil {
+			r.Meta = spiders.UserMeta(res.Request.Meta) // not the page's revisit state
 		}
 		c, err := candidateWith(r, fp)
 		if err != nil {

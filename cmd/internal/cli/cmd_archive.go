@@ -103,6 +103,7 @@ bucket holds already.`,
 		},
 	}
 	a.crawlFlags(cmd, &crawl)
+	a.redisWaitFlag(cmd)
 	f.AddConsumer(cmd, false)
 	fl := cmd.Flags()
 	fl.StringVar(&dir, "out", "", "directory of the WARC files, or s3://BUCKET/PREFIX (required)")

@@ -226,6 +226,7 @@ package and handlers.Process.`,
 		},
 	}
 	a.crawlFlags(cmd, &crawl)
+	a.redisWaitFlag(cmd)
 	f.AddConsumer(cmd, true)
 	fl := cmd.Flags()
 	fl.StringVar(&group, "group", "", "consumer group of this post-processor (required)")

@@ -37,6 +37,7 @@ reading, let in-flight work finish (up to --shutdown-timeout), ack it and exit 0
 		},
 	}
 	a.RedisFlags(cmd, false)
+	a.redisWaitFlag(cmd)
 	f.Add(cmd, stage == streams.StageStore, stage)
 	f.AddMetrics(cmd)
 	f.AddContinuous(cmd)

@@ -102,6 +102,36 @@ func TestDocsPostgresTable(t *testing.T) {
 		*updateDocs, "go test ./cmd/internal/cli -run TestDocsPostgresTable -update-docs")
 }
 
+// TestDocsBuildBeforeUse checks that the pages a new user reads first (README.md,
+// docs/getting-started.md) run a streamcrawl binary (streamcrawl, ./streamcrawl) only
+// after a command that makes one (go build -o ...streamcrawl, go install); go run
+// needs none.
+func TestDocsBuildBeforeUse(t *testing.T) {
+	for _, p := range docsPages(t) {
+		if p.Path != "README.md" && p.Path != "docs/getting-started.md" {
+			continue
+		}
+		built := false
+		for _, b := range p.Blocks {
+			if b.Lang() != "sh" && b.Lang() != "bash" && b.Lang() != "shell" {
+				continue
+			}
+			for _, c := range clitest.ShellCommands(strings.Join(b.Lines, "\n")) {
+				w := c.Words
+				switch {
+				case len(w) >= 2 && w[0] == "go" && (w[1] == "install" || w[1] == "build" && slices.ContainsFunc(w, func(x string) bool {
+					return x == "streamcrawl" || strings.HasSuffix(x, "/streamcrawl")
+				})):
+					built = true
+				case len(w) > 0 && (w[0] == "streamcrawl" || strings.HasSuffix(w[0], "/streamcrawl")) && !built:
+					t.Errorf("%s:%d: %s runs before any command of the page builds or installs it (go build -o streamcrawl ./cmd/streamcrawl, or go run ./cmd/streamcrawl)",
+						p.Path, b.Line+c.Line-1, strings.Join(w, " "))
+				}
+			}
+		}
+	}
+}
+
 // TestDocsDocumentedOnce checks that each generated table stands once across README.md
 // and docs/, and that no hand-written table row repeats a settings key or a run flag
 // that a generated table lists.

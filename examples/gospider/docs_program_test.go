@@ -147,7 +147,9 @@ func TestDocsWorkspaceRoute(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(mod, "main.go"), []byte(readmeProgram(t)), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	env := append(os.Environ(), "GOPROXY=off", "STREAMCRAWL="+root)
+	// The workspace the route makes, whatever the test's environment says (GOWORK=off,
+	// a -mod flag that workspace mode refuses).
+	env := append(os.Environ(), "GOPROXY=off", "STREAMCRAWL="+root, "GOWORK="+filepath.Join(mod, "go.work"), "GOFLAGS=-buildvcs=false")
 	runIn(t, mod, env, "go", "mod", "init", "example.com/goshop")
 	runIn(t, mod, env, "sh", "-e", "-c", string(line[1]))
 	runIn(t, mod, env, "go", "build", "-o", filepath.Join(mod, "goshop"), ".")

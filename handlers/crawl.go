@@ -141,6 +141,11 @@ var ErrFailoverLoss = errors.New("handlers: the crawl is done, but Redis failed 
 // statusTimeout bounds the read of the final status.
 const statusTimeout = 10 * time.Second
 
+// countersSettle is how long a crawl that seems to have fetched no page waits before
+// it reads the counters again: every process sends its counts to Redis once a second
+// (streams.Counters), so pages another process fetched last may not be counted yet.
+const countersSettle = 1500 * time.Millisecond
+
 // AllStages are the three stages of a crawl, in the order data flows through them.
 var AllStages = []string{streams.StageFetch, streams.StageParse, streams.StageStore}
 
@@ -153,11 +158,13 @@ var AllStages = []string{streams.StageFetch, streams.StageParse, streams.StageSt
 // A ctx that ends is not an error: the in-flight work is finished and acked, and the
 // returned status says whether the crawl was done.
 //
-// A crawl that ends done without having fetched a page because every request was
-// dropped (the network guard, robots.txt, refused redirects) returns its status and an
-// error wrapping ErrEveryRequestDropped that names the reasons and the settings to
-// change; one that dropped more requests than it fetched returns a warning in
-// Status.Warnings. A crawl run with every stage that was already done runs nothing and
+// A crawl that ends done without having fetched a page although its start URLs were
+// tried returns its status and an error wrapping ErrNoPageFetched that names each start
+// URL and what became of it (a final 4xx, retries run out, robots.txt unreachable, a
+// drop); when every request was dropped before it was sent (the network guard,
+// robots.txt, refused redirects) it wraps ErrEveryRequestDropped too and names the
+// reasons and the settings to change. One that dropped more requests than it fetched
+// returns a warning in Status.Warnings. A crawl run with every stage that was already done runs nothing and
 // says so in Status.Warnings. Warnings are logged too, and so are the spider's
 // (Spider.Warnings: deprecated keys of its file) when the crawl starts.
 func Crawl(ctx context.Context, sp *spiders.Spider, opts Options) (st *inspect.Status, err error) {
@@ -256,9 +263,21 @@ func Crawl(ctx context.Context, sp *spiders.Spider, opts Options) (st *inspect.S
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrNoStatus, err)
 	}
-	warning, err := checkDropped(st)
-	if warning != "" {
-		warnings = append(warnings, warning)
+	if w := droppedWarning(st); w != "" {
+		warnings = append(warnings, w)
+	}
+	err = noPageFetched(rctx, c, layout, sp, st)
+	if err != nil && c.Embedded == nil {
+		// Counters reach Redis once a second from each process: another fetch
+		// process's pages may not be counted yet. Read them again once they are.
+		select {
+		case <-time.After(countersSettle):
+			if again, rerr := inspect.ReadStatus(rctx, c, layout); rerr == nil {
+				st = again
+				err = noPageFetched(rctx, c, layout, sp, st)
+			}
+		case <-rctx.Done():
+		}
 	}
 	for _, w := range warnings {
 		log.Warn(w)

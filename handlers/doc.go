@@ -15,6 +15,7 @@
 //
 //	crawl.go        Crawl and Options: connect, open the sink, seed, run, read the status
 //	dropped.go      a crawl that dropped every request (an error) or most (a warning)
+//	nopage.go       a crawl that fetched no page: each start URL and what became of it (an error)
 //	fields.go       per item type and field the pages with a value; empty items not stored
 //	runner.go       one process's run: open, serve, the shutdown order
 //	config.go       runConfig, built from Options, and its defaults

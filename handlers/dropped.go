@@ -8,10 +8,11 @@ import (
 	"github.com/streamcrawl/streamcrawl/streams/inspect"
 )
 
-// ErrEveryRequestDropped is wrapped in the error Crawl returns when a crawl ended done
-// without fetching a page because every request was dropped before it was sent: by
-// the network guard, robots.txt or a refused redirect. The message names the reasons
-// and the setting that changes each.
+// ErrEveryRequestDropped is wrapped, with ErrNoPageFetched, in the error Crawl returns
+// when a crawl ended done without fetching a page because every request was dropped
+// before it was sent: by the network guard, robots.txt (disallowed, or unreachable for
+// every try) or a refused redirect. The message names the reasons and the setting that
+// changes each, then each start URL and what became of it.
 var ErrEveryRequestDropped = errors.New("every request was dropped")
 
 // dropReason is a counter of requests dropped instead of fetched, what it means and
@@ -32,6 +33,9 @@ var dropReasons = []dropReason{
 			"YAML: allow_networks: [127.0.0.1/32] or allow_private_networks: true)"},
 	{"robots_disallowed", "disallowed by robots.txt",
 		"the site's robots.txt forbids them: Settings.ObeyRobots / obey_robots: false ignores it, where the site allows that"},
+	{"robots_unreachable", "with a host whose robots.txt stayed unreachable",
+		"it answered 5xx or nothing for each of robots_unreachable_tries: check that the site is up, " +
+			"then `streamcrawl dead retry` asks it again"},
 	{"redirect_refused_robots", "redirected to URLs robots.txt disallows",
 		"the target's robots.txt forbids them: Settings.ObeyRobots / obey_robots: false ignores it, where the site allows that"},
 	{"redirect_refused_offsite", "redirected outside the spider's domains",
@@ -42,14 +46,9 @@ var dropReasons = []dropReason{
 		"nothing to set: only http and https are fetched"},
 }
 
-// checkDropped looks at the counters of a crawl that is done: when no page was fetched
-// and requests were dropped, it returns an error wrapping ErrEveryRequestDropped; when
-// more requests were dropped than fetched, a warning. Both name each reason with its
-// count and the setting to change.
-func checkDropped(st *inspect.Status) (warning string, err error) {
-	if st == nil || !st.Done {
-		return "", nil
-	}
+// droppedBy returns how many requests of the crawl were dropped before they were sent,
+// and names each reason with its count and the setting to change ("" when none).
+func droppedBy(st *inspect.Status) (int64, string) {
 	var dropped int64
 	var reasons []string
 	for _, r := range dropReasons {
@@ -58,15 +57,19 @@ func checkDropped(st *inspect.Status) (warning string, err error) {
 			reasons = append(reasons, fmt.Sprintf("%d %s (%s)", n, r.what, r.fix))
 		}
 	}
-	fetched := st.Stats["pages_fetched"]
-	switch {
-	case dropped == 0:
-		return "", nil
-	case fetched == 0:
-		return "", fmt.Errorf("handlers: crawl %s fetched no page: %w: %s", st.Crawl, ErrEveryRequestDropped, strings.Join(reasons, "; "))
-	case dropped > fetched:
-		return fmt.Sprintf("crawl %s: most requests were dropped, %d against %d pages fetched: %s",
-			st.Crawl, dropped, fetched, strings.Join(reasons, "; ")), nil
+	return dropped, strings.Join(reasons, "; ")
+}
+
+// droppedWarning is the warning of a crawl that is done and dropped more requests than
+// it fetched pages, naming each reason as droppedBy does; "" for any other. A crawl
+// that fetched no page gets an error instead (noPageFetched).
+func droppedWarning(st *inspect.Status) string {
+	if st == nil || !st.Done {
+		return ""
 	}
-	return "", nil
+	dropped, reasons := droppedBy(st)
+	if fetched := st.Stats["pages_fetched"]; fetched > 0 && dropped > fetched {
+		return fmt.Sprintf("crawl %s: most requests were dropped, %d against %d pages fetched: %s", st.Crawl, dropped, fetched, reasons)
+	}
+	return ""
 }

@@ -135,6 +135,21 @@ func TestChangedPricesAreReEmittedAndUpserted(t *testing.T) {
 		if n := queryCount(t, db, "SELECT count(*) FROM items WHERE url LIKE '%/still/%' AND version = 1 AND (fields->>'price')::int = 10"); n != still {
 			t.Fatalf("round %d: %d unchanged products at version 1, want %d", round, n, still)
 		}
+		// The user's data only: every revisit carries the crawler's _revisit state in its
+		// request's meta, and no row's meta holds it (nor any key of the crawler's own).
+		if n := queryCount(t, db, `SELECT count(*) FROM items WHERE meta IS NOT NULL AND (meta ? '_revisit' OR EXISTS
+			(SELECT 1 FROM jsonb_object_keys(meta) AS k WHERE left(k, 1) = '_'))`); n != 0 {
+			t.Fatalf("round %d: %d rows whose meta holds the crawler's own keys, want none", round, n)
+		}
+		// _changed is stored where versions are: [price] on each re-emit, [] on version 1.
+		if v > 1 {
+			if n := queryCount(t, db, "SELECT count(*) FROM items WHERE url LIKE '%/hourly/%' AND changed = '{price}'"); n != hourly {
+				t.Fatalf("round %d: %d re-emitted products with changed {price}, want %d", round, n, hourly)
+			}
+		}
+		if n := queryCount(t, db, "SELECT count(*) FROM items WHERE version = 1 AND changed = '{}'"); n != products-hourly*min(int(v)-1, 1) {
+			t.Fatalf("round %d: %d products at version 1 with changed {}, want %d", round, n, products-hourly*min(int(v)-1, 1))
+		}
 	}
 
 	round(0, 0)
@@ -154,6 +169,9 @@ func TestChangedPricesAreReEmittedAndUpserted(t *testing.T) {
 		}
 		if it.Version != 3 || strings.Join(it.Changed, ",") != "price" {
 			t.Fatalf("last version %s: _version %d, _changed %v; want 3, [price]", it.Key(), it.Version, it.Changed)
+		}
+		if it.Meta != nil {
+			t.Fatalf("last version %s: meta %v on the items stream, want none (the request's _revisit is the crawler's)", it.Key(), it.Meta)
 		}
 	}
 }

@@ -2,10 +2,17 @@ package handlers_test
 
 import (
 	"context"
+	"fmt"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
 
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	"go.uber.org/zap/zaptest/observer"
+
+	"github.com/streamcrawl/streamcrawl/handlers"
 	"github.com/streamcrawl/streamcrawl/spiders"
 	"github.com/streamcrawl/streamcrawl/streams"
 	"github.com/streamcrawl/streamcrawl/streams/streamstest"
@@ -56,5 +63,41 @@ func TestOversizedLinksAndItemsAreDropped(t *testing.T) {
 	if stats["items_dropped_too_large"] != "20" || stats["dropped_url_too_long"] == "" || stats["seeds_too_large"] != "1" {
 		t.Fatalf("stats: items_dropped_too_large=%q dropped_url_too_long=%q seeds_too_large=%q; want 20, some, 1",
 			stats["items_dropped_too_large"], stats["dropped_url_too_long"], stats["seeds_too_large"])
+	}
+}
+
+// TestLongOffsiteLinksAreNotWarnedAbout: a page's links over max_url_length to other
+// hosts are dropped by scope, counted dropped_offsite with no warning; only a long link
+// the spider would follow is warned about (and counted dropped_url_too_long). The
+// offsite ones come first on the page, so a length check before the scope's would warn
+// about them.
+func TestLongOffsiteLinksAreNotWarnedAbout(t *testing.T) {
+	t.Parallel()
+	long := strings.Repeat("q", 3000)
+	base := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/" {
+			http.NotFound(w, r)
+			return
+		}
+		for i := range 5 {
+			fmt.Fprintf(w, `<a href="http://elsewhere%d.example/?%s">x</a> `, i, long)
+		}
+		fmt.Fprintf(w, `<a href="/long?%s">x</a>`, long)
+	}))
+	sp := followSpider("longlinks", base+"/", spiders.Settings{AllowNetworks: []string{"127.0.0.1/32"}})
+	sp.AllowedDomains = []string{"127.0.0.1"}
+	core, logs := observer.New(zapcore.WarnLevel)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	st, err := handlers.Crawl(ctx, sp, quick(handlers.Options{Sink: newMemSink(), Logger: zap.New(core)}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	warned := logs.FilterMessage("link dropped: URL too long").All()
+	if len(warned) != 1 || !strings.HasPrefix(warned[0].ContextMap()["url"].(string), base+"/long?") {
+		t.Errorf("URL too long warnings %v, want one, for the in-scope link", warned)
+	}
+	if st.Stats["dropped_offsite"] != 5 || st.Stats["dropped_url_too_long"] != 1 {
+		t.Errorf("dropped_offsite %d, dropped_url_too_long %d; want 5, 1", st.Stats["dropped_offsite"], st.Stats["dropped_url_too_long"])
 	}
 }

@@ -95,8 +95,9 @@ func TestCrawlWhoseEveryRequestIsDroppedFails(t *testing.T) {
 	stderr := captureStderr(t, func() { st, err = handlers.Crawl(ctx, sp, quick(handlers.Options{Sink: newMemSink()})) })
 	want := "handlers: crawl guarded fetched no page: every request was dropped: 1 blocked by the network guard " +
 		"(loopback/private address blocked: set AllowPrivateNetworks / allow_networks (Go: Settings.AllowNetworks: " +
-		`[]string{"127.0.0.1/32"} or Settings.AllowPrivateNetworks; YAML: allow_networks: [127.0.0.1/32] or allow_private_networks: true))`
-	if err == nil || err.Error() != want || !errors.Is(err, handlers.ErrEveryRequestDropped) {
+		`[]string{"127.0.0.1/32"} or Settings.AllowPrivateNetworks; YAML: allow_networks: [127.0.0.1/32] or allow_private_networks: true)); ` +
+		"start URL " + site.URL + "/: blocked by the network guard"
+	if err == nil || err.Error() != want || !errors.Is(err, handlers.ErrEveryRequestDropped) || !errors.Is(err, handlers.ErrNoPageFetched) {
 		t.Fatalf("error (-want +got):\n-%s\n+%v", want, err)
 	}
 	if st == nil || !st.Done || st.Stats["dropped_private_address"] != 1 || st.Stats["pages_fetched"] != 0 {
@@ -118,7 +119,8 @@ func TestCrawlWhoseStartIsDisallowedFails(t *testing.T) {
 	sp := followSpider("forbidden", site.URL+"/", spiders.Settings{AllowNetworks: []string{"127.0.0.1/32"}})
 	st, err := handlers.Crawl(ctx, sp, quick(handlers.Options{Sink: newMemSink(), Logger: zap.NewNop()}))
 	want := "handlers: crawl forbidden fetched no page: every request was dropped: 1 disallowed by robots.txt " +
-		"(the site's robots.txt forbids them: Settings.ObeyRobots / obey_robots: false ignores it, where the site allows that)"
+		"(the site's robots.txt forbids them: Settings.ObeyRobots / obey_robots: false ignores it, where the site allows that); " +
+		"start URL " + site.URL + "/: disallowed by robots.txt"
 	if err == nil || err.Error() != want {
 		t.Fatalf("error (-want +got):\n-%s\n+%v", want, err)
 	}

@@ -250,14 +250,16 @@ func (p *parser) requests(res *spiders.Response, reqs []*spiders.Request) []fron
 		maxURL = spiders.DefaultMaxURLLength
 	}
 	for _, r := range reqs {
+		// Scope first: a link the spider would not follow anyway is counted by its
+		// scope's reason, without a warning about its length.
+		if ok, reason := p.scope.Allows(r); !ok {
+			p.count("dropped_"+reason, 1)
+			continue
+		}
 		if len(r.URL) > maxURL {
 			p.count("dropped_url_too_long", 1)
 			p.limits.Warn("link dropped: URL too long", nil, zap.String("url", short(r.URL)),
 				zap.Int("length", len(r.URL)), zap.Int("max_url_length", maxURL), zap.String("page", short(spiders.RedactedURL(res.URL))))
-			continue
-		}
-		if ok, reason := p.scope.Allows(r); !ok {
-			p.count("dropped_"+reason, 1)
 			continue
 		}
 		fp, err := p.spider.RequestFingerprint(r)
@@ -276,8 +278,8 @@ func (p *parser) requests(res *spiders.Response, reqs []*spiders.Request) []fron
 				continue
 			}
 		}
-		if len(r.Meta) == 0 && res.Request != nil && len(res.Request.Meta) > 0 {
-			r.Meta = res.Request.Meta
+		if len(r.Meta) == 0 && res.Request != nil {
+			r.Meta = spiders.UserMeta(res.Request.Meta) // not the page's revisit state
 		}
 		c, err := candidateWith(r, fp)
 		if err != nil {

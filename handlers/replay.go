@@ -255,11 +255,13 @@ func (rp *replayer) reached(ctx context.Context) (bool, error) {
 	return groupCaughtUp(ctx, rp.cfg.Client, rp.cfg.Group, rp.replayed, rp.toOf)
 }
 
-// stamp sets the page's URL, fetch time and request meta on an item.
+// stamp sets the page's URL, fetch time and request meta on an item: the user's meta,
+// not the crawler's own (spiders.UserMeta), which is no item's data.
 func stamp(it *spiders.Item, res *spiders.Response) {
 	it.URL = spiders.RedactedURL(res.URL) // credentials in a URL's user info stay out of items
 	it.CrawledAt = res.FetchedAt
 	if it.Meta == nil && res.Request != nil {
 		it.Meta = res.Request.Meta
 	}
+	it.Meta = spiders.UserMeta(it.Meta)
 }

@@ -19,12 +19,18 @@
 //     not strings are JSON-encoded. Idempotent and crash-safe like JSONL, through the
 //     _key column.
 //   - PostgreSQL (OpenPostgres, or a postgres:// URL with ?table=name): one row per key
-//     in a table created when missing (key primary key, type, url, crawled_at, fields
-//     and meta as jsonb, stored_at). Store calls are batched into one INSERT ... ON
-//     CONFLICT (key) DO NOTHING, so several store processes can share a table and a
-//     redelivered item is reported as not stored. A failed batch fails every call in it
-//     (the pipeline retries them), except that a batch rejected for one row's data is
-//     retried row by row so only that item fails.
+//     in a table created when missing, with a comment on each column (PostgresColumns:
+//     key primary key, type, url, crawled_at, fields and meta as jsonb, stored_at,
+//     version, changed). Store calls are batched into one INSERT ... ON CONFLICT (key)
+//     DO UPDATE ... WHERE the stored version is lower, so several store processes can
+//     share a table, a redelivered item is reported as not stored, and a newer version
+//     replaces its row. A failed batch fails every call in it (the pipeline retries
+//     them), except that a batch rejected for one row's data is retried row by row so
+//     only that item fails.
+//
+// No sink writes the crawler's own request meta (keys starting with "_", such as a
+// revisit's "_revisit" state: spiders.UserMeta): an item's _meta, or its meta column,
+// holds the user's keys only.
 //
 // The JSONL and CSV sinks share one core (appendfile.go): the file, its key index, the
 // group-commit writer and the cut of a torn tail; each sink only encodes its records.

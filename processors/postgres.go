@@ -81,8 +81,10 @@ func (c *PostgresConfig) Validate() error {
 
 // Postgres is a sink that inserts items into a PostgreSQL table, one row per item key:
 // key (primary key), type, url, crawled_at, fields (jsonb: the item's fields), meta
-// (jsonb, null when empty), version (the item's _version; 0 when not versioned) and
-// stored_at. Concurrent Store calls are batched into one INSERT ... ON CONFLICT (key)
+// (jsonb: the request's meta without the crawler's own keys, spiders.UserMeta; null when
+// empty), version (the item's _version; 0 when not versioned), changed (text[]: its
+// _changed; null when not versioned) and stored_at. The table is created with a
+// comment on each column (postgresColumns). Concurrent Store calls are batched into one INSERT ... ON CONFLICT (key)
 // DO UPDATE ... WHERE the stored version is lower statement (group commit): an item
 // delivered again is not inserted twice, by this process or any other writing to the
 // same table, and Store reports it as not stored; a newer version of a versioned item
@@ -117,6 +119,7 @@ type pgReq struct {
 	crawledAt     time.Time
 	fields, meta  string // JSON; meta "" is NULL
 	version       int32
+	changed       string // JSON array; "" is NULL
 	done          chan error
 	row           int // its index in the rows sent, while first of its key
 	// Set by the writer before done is sent:
@@ -184,13 +187,20 @@ func newPgReq(it *spiders.Item) (*pgReq, error) {
 		return nil, fmt.Errorf("processors: encode item %q: %w", key, err)
 	}
 	var meta string
-	if len(it.Meta) > 0 {
-		if meta, err = jsonForPostgres(it.Meta); err != nil {
+	if m := spiders.UserMeta(it.Meta); len(m) > 0 { // never the crawler's own keys
+		if meta, err = jsonForPostgres(m); err != nil {
 			return nil, fmt.Errorf("processors: encode meta of item %q: %w", key, err)
 		}
 	}
+	var changed string // NULL: not versioned
+	if it.Version > 0 {
+		if changed, err = jsonForPostgres(append([]string{}, it.Changed...)); err != nil { // [] for none
+			return nil, fmt.Errorf("processors: encode _changed of item %q: %w", key, err)
+		}
+	}
 	return &pgReq{key: key, typ: textForPostgres(it.Type), url: textForPostgres(it.URL),
-		crawledAt: it.CrawledAt, fields: fields, meta: meta, version: int32(min(it.Version, math.MaxInt32)), done: make(chan error, 1)}, nil
+		crawledAt: it.CrawledAt, fields: fields, meta: meta, version: int32(min(it.Version, math.MaxInt32)), changed: changed,
+		done: make(chan error, 1)}, nil
 }
 
 // Close writes what is queued and closes the connections. When ctx ends first, the

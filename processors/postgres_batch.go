@@ -21,17 +21,19 @@ import (
 //
 // $1 -> keys, $2 -> types, $3 -> urls (text[]), $4 -> crawl times (timestamptz[]),
 // $5 -> fields as JSON, $6 -> meta as JSON, "" for none (text[]), $7 -> versions
-// (int[]).
+// (int[]), $8 -> changed fields as a JSON array, "" for none (text[]; an array of
+// arrays would not unnest row by row).
 // Output: one row per inserted or updated key.
 //
 // The rows go in the order given; the writers sort each batch by key, so two batches
 // (of this process or another) that share keys wait for each other in the same order
 // and cannot deadlock.
-const insertSQL = `INSERT INTO %[1]s AS old (key, type, url, crawled_at, fields, meta, version)
-SELECT k, t, u, c, f::jsonb, NULLIF(m, '')::jsonb, v
-FROM unnest($1::text[], $2::text[], $3::text[], $4::timestamptz[], $5::text[], $6::text[], $7::int[]) AS b(k, t, u, c, f, m, v)
+const insertSQL = `INSERT INTO %[1]s AS old (key, type, url, crawled_at, fields, meta, version, changed)
+SELECT k, t, u, c, f::jsonb, NULLIF(m, '')::jsonb, v,
+  CASE WHEN ch = '' THEN NULL ELSE ARRAY(SELECT e FROM jsonb_array_elements_text(ch::jsonb) WITH ORDINALITY AS x(e, n) ORDER BY n) END
+FROM unnest($1::text[], $2::text[], $3::text[], $4::timestamptz[], $5::text[], $6::text[], $7::int[], $8::text[]) AS b(k, t, u, c, f, m, v, ch)
 ON CONFLICT (key) DO UPDATE SET type = EXCLUDED.type, url = EXCLUDED.url, crawled_at = EXCLUDED.crawled_at,
-  fields = EXCLUDED.fields, meta = EXCLUDED.meta, version = EXCLUDED.version, stored_at = now()
+  fields = EXCLUDED.fields, meta = EXCLUDED.meta, version = EXCLUDED.version, changed = EXCLUDED.changed, stored_at = now()
 WHERE old.version < EXCLUDED.version
 RETURNING key`
 
@@ -158,16 +160,17 @@ func (s *Postgres) insertTimed(rows []*pgReq) error {
 func (s *Postgres) insert(ctx context.Context, rows []*pgReq) error {
 	n := len(rows)
 	keys, types, urls := make([]string, n), make([]string, n), make([]string, n)
-	fields, metas := make([]string, n), make([]string, n)
+	fields, metas, changed := make([]string, n), make([]string, n), make([]string, n)
 	times, versions := make([]time.Time, n), make([]int32, n)
 	for i, r := range rows {
 		keys[i], types[i], urls[i], times[i], fields[i], metas[i], versions[i] = r.key, r.typ, r.url, r.crawledAt, r.fields, r.meta, r.version
+		changed[i] = r.changed
 	}
 	if n > 0 {
 		s.stats.batches.Add(1)
 		s.stats.rows.Add(int64(n))
 	}
-	res, err := s.pool.Query(ctx, s.ins, keys, types, urls, times, fields, metas, versions)
+	res, err := s.pool.Query(ctx, s.ins, keys, types, urls, times, fields, metas, versions, changed)
 	if err == nil {
 		inserted := make(map[string]struct{}, n)
 		var key string

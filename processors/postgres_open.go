@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -71,47 +72,96 @@ func OpenPostgres(ctx context.Context, cfg PostgresConfig) (*Postgres, error) {
 	return s, nil
 }
 
-// createSQL creates the items table; %s is the quoted table name.
-const createSQL = `CREATE TABLE IF NOT EXISTS %s (
-	key        text PRIMARY KEY,
-	type       text NOT NULL,
-	url        text NOT NULL,
-	crawled_at timestamptz NOT NULL,
-	fields     jsonb NOT NULL,
-	meta       jsonb,
-	stored_at  timestamptz NOT NULL DEFAULT now(),
-	version    integer NOT NULL DEFAULT 0
-)`
+// PostgresColumn is a column of the items table a Postgres sink writes.
+type PostgresColumn struct {
+	// Name and Type are the column's name and its SQL type with its constraints.
+	Name, Type string
+	// Comment says what the column holds: the table is created with it (COMMENT ON
+	// COLUMN), and docs/sinks.md shows it.
+	Comment string
+	// Added is true for a column later builds added: an items table without it gets it
+	// when the sink opens.
+	Added bool
+}
 
-// addVersionSQL gives a table created before item versions its version column (every
-// row version 0, as unversioned items are).
-const addVersionSQL = `ALTER TABLE %s ADD COLUMN IF NOT EXISTS version integer NOT NULL DEFAULT 0`
+// PostgresTableComment is the comment the items table is created with.
+const PostgresTableComment = "Items scraped by streamcrawl: one row per item key, holding its last version"
 
-// hasVersionSQL tells whether table $1 (quoted) is an items table (it has the fields
-// column; a table of another shape is left as it is) and whether it has its version
-// column.
-const hasVersionSQL = `SELECT coalesce(bool_or(attname = 'fields'), false), coalesce(bool_or(attname = 'version'), false)
-FROM pg_attribute WHERE attrelid = $1::regclass AND attnum > 0 AND NOT attisdropped`
+// PostgresColumns are the items table's columns, in order. The key is the primary key;
+// a row is written once per key, and then updated only by a greater version of its item
+// (see Postgres).
+var PostgresColumns = []PostgresColumn{
+	{Name: "key", Type: "text PRIMARY KEY",
+		Comment: `The item key (_key): a JSON array of the item type and its key fields, ["product","http://shop/p/1"]`},
+	{Name: "type", Type: "text NOT NULL", Comment: "The item type (_type)"},
+	{Name: "url", Type: "text NOT NULL", Comment: "The page the item came from (_url)"},
+	{Name: "crawled_at", Type: "timestamptz NOT NULL", Comment: "When that page was fetched (_crawled_at)"},
+	{Name: "fields", Type: "jsonb NOT NULL", Comment: "The item's fields, as the spider extracted them"},
+	{Name: "meta", Type: "jsonb",
+		Comment: "The meta of the request the item came from (_meta), without the crawler's own keys; NULL when empty"},
+	{Name: "stored_at", Type: "timestamptz NOT NULL DEFAULT now()", Comment: "When the row was inserted or last updated"},
+	{Name: "version", Type: "integer NOT NULL DEFAULT 0", Added: true,
+		Comment: "The item's version (_version): 1, then one more each time its fields change; 0 when items are not versioned. Only a greater version updates the row"},
+	{Name: "changed", Type: "text[]", Added: true,
+		Comment: "The fields that differ from the previous version (_changed), sorted; empty for version 1, NULL when items are not versioned"},
+}
 
-// prepareTable creates the table if it is missing (under an advisory lock, since two
-// store processes may start at once and CREATE TABLE IF NOT EXISTS races with itself),
-// then sends an empty batch, so a table of another shape fails here rather than on the
-// first item.
+// createSQL is the CREATE TABLE statement of the items table; %s is the quoted table
+// name.
+func createSQL() string {
+	cols := make([]string, len(PostgresColumns))
+	for i, c := range PostgresColumns {
+		cols[i] = fmt.Sprintf("\t%-10s %s", c.Name, c.Type)
+	}
+	return "CREATE TABLE %s (\n" + strings.Join(cols, ",\n") + "\n)"
+}
+
+// columnsSQL lists the columns of table $1 (quoted).
+const columnsSQL = `SELECT attname FROM pg_attribute WHERE attrelid = $1::regclass AND attnum > 0 AND NOT attisdropped`
+
+// prepareTable creates the table with its comments if it is missing (under an advisory
+// lock, since two store processes may start at once), or gives an items table of an
+// earlier build the columns added since (PostgresColumn.Added; a table of another
+// shape is left as it is), then sends an empty batch, so a table of another shape fails
+// here rather than on the first item.
 func (s *Postgres) prepareTable(ctx context.Context) error {
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock(hashtext($1))", "streamcrawl:"+s.table); err != nil {
 			return err
 		}
-		if _, err := tx.Exec(ctx, fmt.Sprintf(createSQL, s.table)); err != nil {
+		var exists bool
+		if err := tx.QueryRow(ctx, "SELECT to_regclass($1) IS NOT NULL", s.table).Scan(&exists); err != nil {
 			return err
 		}
-		// ALTER TABLE locks the table even when the column exists: only when it is missing.
-		var ours, has bool
-		err := tx.QueryRow(ctx, hasVersionSQL, s.table).Scan(&ours, &has)
-		if err == nil && ours && !has {
-			_, err = tx.Exec(ctx, fmt.Sprintf(addVersionSQL, s.table))
+		stmts := []string{}
+		if !exists {
+			stmts = append(stmts, fmt.Sprintf(createSQL(), s.table),
+				fmt.Sprintf("COMMENT ON TABLE %s IS %s", s.table, sqlLiteral(PostgresTableComment)))
+			for _, c := range PostgresColumns {
+				stmts = append(stmts, s.commentSQL(c))
+			}
+		} else {
+			// ALTER TABLE locks the table even when the column exists: only when it is missing.
+			rows, err := tx.Query(ctx, columnsSQL, s.table)
+			if err != nil {
+				return err
+			}
+			has, err := pgx.CollectRows(rows, pgx.RowTo[string])
+			if err != nil {
+				return err
+			}
+			for _, c := range PostgresColumns {
+				if c.Added && slices.Contains(has, "fields") && !slices.Contains(has, c.Name) {
+					stmts = append(stmts, fmt.Sprintf("ALTER TABLE %s ADD COLUMN IF NOT EXISTS %s %s", s.table, c.Name, c.Type), s.commentSQL(c))
+				}
+			}
 		}
-		return err
+		for _, q := range stmts {
+			if _, err := tx.Exec(ctx, q); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 	if err != nil {
 		return fmt.Errorf("processors: create postgres table %s: %w", s.table, err)
@@ -120,6 +170,17 @@ func (s *Postgres) prepareTable(ctx context.Context) error {
 		return fmt.Errorf("processors: postgres table %s cannot take items (a table of another shape?): %w", s.table, err)
 	}
 	return nil
+}
+
+// commentSQL is the COMMENT ON COLUMN statement of column c.
+func (s *Postgres) commentSQL(c PostgresColumn) string {
+	return fmt.Sprintf("COMMENT ON COLUMN %s.%s IS %s", s.table, pgx.Identifier{c.Name}.Sanitize(), sqlLiteral(c.Comment))
+}
+
+// sqlLiteral quotes s as an SQL string literal (standard_conforming_strings, on since
+// PostgreSQL 9.1): COMMENT takes no parameters.
+func sqlLiteral(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", "''") + "'"
 }
 
 var identRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,62}$`)

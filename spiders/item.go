@@ -31,7 +31,8 @@ type Item struct {
 	URL string `json:"url"`
 	// CrawledAt is when that page was fetched (_crawled_at).
 	CrawledAt time.Time `json:"crawled_at"`
-	// Meta is the meta of the request that produced the item.
+	// Meta is the meta of the request that produced the item, without the crawler's own
+	// keys (UserMeta).
 	Meta map[string]any `json:"meta,omitempty"`
 	// Version is the item's version when items are versioned (Settings.ItemVersioned):
 	// 1 the first time its key is emitted, one more each time its field values change
@@ -110,8 +111,9 @@ func missing(v any) bool {
 }
 
 // Record returns the item as it is written by sinks: the fields plus _type, _url,
-// _crawled_at (RFC 3339, UTC), when the request carried any, _meta, and when the item
-// is versioned, _version and _changed.
+// _crawled_at (RFC 3339, UTC), when the request carried any of the user's, _meta (never
+// the crawler's own keys: UserMeta), and when the item is versioned, _version and
+// _changed.
 func (it *Item) Record() map[string]any {
 	rec := make(map[string]any, len(it.Fields)+3)
 	for k, v := range it.Fields {
@@ -120,8 +122,8 @@ func (it *Item) Record() map[string]any {
 	rec["_type"] = it.Type
 	rec["_url"] = it.URL
 	rec["_crawled_at"] = it.CrawledAt.UTC().Format(time.RFC3339Nano)
-	if len(it.Meta) > 0 {
-		rec["_meta"] = it.Meta
+	if meta := UserMeta(it.Meta); len(meta) > 0 {
+		rec["_meta"] = meta
 	}
 	if it.Version > 0 {
 		rec["_version"] = it.Version

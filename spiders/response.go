@@ -148,7 +148,8 @@ func (r *Response) Resolve(href string) (string, error) {
 }
 
 // Follow returns a request for href (resolved against the page) parsed by callback, one
-// level deeper than this response, carrying the request's meta. It returns an error for
+// level deeper than this response, carrying the request's meta (the user's keys:
+// UserMeta; the crawler's own stay with their page). It returns an error for
 // a malformed href, and for a callback the response's Spider has not registered.
 func (r *Response) Follow(href, callback string) (*Request, error) {
 	if r.Spider != nil && !r.Spider.HasCallback(callback) {
@@ -169,10 +170,13 @@ func (r *Response) Follow(href, callback string) (*Request, error) {
 // and no fragment (as eachLink gives them): it neither resolves nor validates again.
 func (r *Response) follow(abs, callback string) *Request {
 	req := &Request{URL: abs, Callback: callback, Depth: r.depth() + 1}
-	if r.Request != nil && len(r.Request.Meta) > 0 {
-		req.Meta = make(map[string]any, len(r.Request.Meta))
-		for k, v := range r.Request.Meta {
-			req.Meta[k] = v
+	if r.Request != nil {
+		// The user's meta only: the crawler's own (a revisit's state) is the page's.
+		if meta := UserMeta(r.Request.Meta); len(meta) > 0 {
+			req.Meta = make(map[string]any, len(meta))
+			for k, v := range meta {
+				req.Meta[k] = v
+			}
 		}
 	}
 	return req

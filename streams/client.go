@@ -96,8 +96,7 @@ func Connect(ctx context.Context, o ClientOptions) (*Client, error) {
 		opt = &redis.Options{Addr: m.Addr()}
 	} else {
 		if !strings.Contains(o.URL, "://") {
-			return nil, fmt.Errorf("streams: redis url %q has no scheme: use redis://%s (rediss:// for TLS, redis+cluster:// for a cluster)",
-				redactURL(o.URL), redactURL(o.URL))
+			return nil, noSchemeError(o.URL)
 		}
 		var err error
 		opt, err = redis.ParseURL(o.URL)
@@ -211,6 +210,28 @@ func warnRiskySettings(ctx context.Context, rdb redis.UniversalClient, log *zap.
 	if cfg["appendonly"] != "yes" && strings.TrimSpace(cfg["save"]) == "" {
 		log.Warn("redis persistence is off (appendonly no, no save points): a redis restart loses the crawl")
 	}
+}
+
+// noSchemeError is the error of a Redis URL without "://", with the URL it suggests:
+// a scheme whose colon or slashes went missing is mended ("redis//127.0.0.1:7101" and
+// "redis:/127.0.0.1:7101" mean redis://127.0.0.1:7101), anything else gets redis://
+// in front. A password in the URL is shown as *** in both.
+func noSchemeError(raw string) error {
+	scheme, rest := "redis", raw
+	for _, s := range []string{"rediss+cluster", "redis+cluster", "rediss", "redis"} {
+		after, ok := strings.CutPrefix(raw, s)
+		if ok && (strings.HasPrefix(after, "//") || strings.HasPrefix(after, ":/")) {
+			scheme, rest = s, strings.TrimLeft(strings.TrimPrefix(after, ":"), "/")
+			break
+		}
+	}
+	given := raw
+	if at := strings.LastIndex(rest, "@"); at >= 0 {
+		given = raw[:len(raw)-len(rest)] + "***" + rest[at:]
+		rest = "***" + rest[at:]
+	}
+	return fmt.Errorf("streams: redis url %q has no scheme: use %s://%s (rediss:// for TLS, redis+cluster:// for a cluster)",
+		given, scheme, rest)
 }
 
 // redactURL hides the password of a Redis URL for messages.

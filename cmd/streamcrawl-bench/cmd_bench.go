@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/streamcrawl/streamcrawl/cmd/internal/cli"
+	"github.com/streamcrawl/streamcrawl/handlers"
 	"github.com/streamcrawl/streamcrawl/spiders"
 	"github.com/streamcrawl/streamcrawl/spiders/demosite"
 	"github.com/streamcrawl/streamcrawl/streams"
@@ -109,7 +110,7 @@ profiles of the crawl (the memory profile counts every allocation: MemProfileRat
 		},
 	}
 	a.RedisFlags(cmd, true)
-	f.Add(cmd, false)
+	f.Add(cmd, false, handlers.AllStages...)
 	f.AddMetrics(cmd) // to measure what serving metrics costs
 	cmd.Flags().IntVar(&pages, "pages", 5000, "pages of the demo shop")
 	cmd.Flags().IntVar(&replicas, "replicas", 0, "replicas of the redis-server bench starts, synced before the crawl (for --durability replicated)")

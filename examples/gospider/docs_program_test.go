@@ -35,24 +35,67 @@ func readmeProgram(t *testing.T) string {
 	return string(m[1])
 }
 
-// buildModule writes a module of its own that requires this one (a replace directive
-// points at the repository, as `go mod edit -replace` does for a clone) with one main
-// package per entry of mains (directory in the module: source of its main.go), runs go
-// mod tidy and one go build of them all, offline (the module cache has what this
-// repository needs), and returns the binaries by directory.
+// docsBlock returns the lines of the sh block docs/spiders-go.md holds between its
+// name:begin and name:end markers.
+func docsBlock(t *testing.T, name string) []string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(repoRoot, "docs", "spiders-go.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile("(?s)<!-- " + name + ":begin -->\n```sh\n(.*?)```\n<!-- " + name + ":end -->").FindSubmatch(b)
+	if m == nil {
+		t.Fatalf("docs/spiders-go.md has no sh block between <!-- %s:begin --> and <!-- %[1]s:end -->", name)
+	}
+	return strings.Split(strings.TrimSpace(string(m[1])), "\n")
+}
+
+// goEnv is the environment of the go commands the docs' routes run here: offline (the
+// module cache has what this repository needs), and outside any workspace unless the
+// route makes one.
+func goEnv(extra ...string) []string {
+	return append(os.Environ(), append([]string{"GOPROXY=off", "GOWORK=off"}, extra...)...)
+}
+
+// runIn runs name with args in dir under env, failing t with its output when it fails.
+func runIn(t *testing.T, dir string, env []string, name string, args ...string) {
+	t.Helper()
+	cmd := exec.Command(name, args...)
+	cmd.Dir, cmd.Env = dir, env
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%s %s in %s: %v\n%s", name, strings.Join(args, " "), dir, err, out)
+	}
+}
+
+// buildModule makes a module of its own that requires this one the way
+// docs/spiders-go.md says, from dir, a directory outside the repository: the page's
+// mkdir and go mod edit lines run by sh with STREAMCRAWL the repository's absolute path,
+// as for a clone anywhere. It puts one main package in it per entry of mains (directory
+// in the module: source of its main.go), runs go mod tidy and one go build of them all,
+// and returns the binaries by directory.
 func buildModule(t *testing.T, dir string, mains map[string]string) map[string]string {
 	t.Helper()
 	root, err := filepath.Abs(repoRoot)
 	if err != nil {
 		t.Fatal(err)
 	}
+	var route []string
+	for _, line := range docsBlock(t, "clone-route") {
+		if strings.HasPrefix(line, "mkdir ") || strings.HasPrefix(line, "go mod edit ") {
+			route = append(route, line)
+		}
+	}
+	if len(route) != 2 {
+		t.Fatalf("the clone route of docs/spiders-go.md has %d mkdir and go mod edit lines, want one of each: %q", len(route), route)
+	}
+	runIn(t, dir, goEnv("STREAMCRAWL="+root, "GOFLAGS=-mod=mod"), "sh", "-e", "-c", strings.Join(route, "\n"))
+	mod := filepath.Join(dir, "goshop")
+	// Offline, go mod tidy takes the sums from here; a user's comes from the proxy.
 	sum, err := os.ReadFile(filepath.Join(root, "go.sum"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	gomod := "module example.com/goshop\n\ngo 1.26\n\nrequire github.com/streamcrawl/streamcrawl v0.0.0\n\n" +
-		"replace github.com/streamcrawl/streamcrawl => " + root + "\n"
-	files := map[string][]byte{"go.mod": []byte(gomod), "go.sum": sum}
+	files := map[string][]byte{"go.sum": sum}
 	bins := map[string]string{}
 	pkgs := []string{}
 	for sub, src := range mains {
@@ -61,14 +104,14 @@ func buildModule(t *testing.T, dir string, mains map[string]string) map[string]s
 		if sub != "" {
 			name = filepath.Base(sub)
 		}
-		bins[sub] = filepath.Join(dir, "bin", name)
+		bins[sub] = filepath.Join(mod, "bin", name)
 		pkgs = append(pkgs, "./"+sub)
 	}
 	for name, data := range files {
-		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755); err != nil {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(mod, name)), 0o755); err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(mod, name), data, 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -77,15 +120,39 @@ func buildModule(t *testing.T, dir string, mains map[string]string) map[string]s
 		t.Fatalf("no go command to build the docs' program: %v", err)
 	}
 	// Both programs in one go build: the packages are loaded once and linked side by side.
-	for _, args := range [][]string{{"mod", "tidy"}, append([]string{"build", "-o", filepath.Join(dir, "bin") + "/"}, pkgs...)} {
-		cmd := exec.Command(goBin, args...)
-		cmd.Dir = dir
-		cmd.Env = append(os.Environ(), "GOPROXY=off", "GOFLAGS=-mod=mod", "GOWORK=off")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("go %s of the docs' program: %v\n%s", strings.Join(args, " "), err, out)
-		}
-	}
+	runIn(t, mod, goEnv("GOFLAGS=-mod=mod"), goBin, "mod", "tidy")
+	runIn(t, mod, goEnv("GOFLAGS=-mod=mod"), goBin, append([]string{"build", "-o", filepath.Join(mod, "bin") + "/"}, pkgs...)...)
 	return bins
+}
+
+// TestDocsWorkspaceRoute builds the docs' program the other way docs/spiders-go.md
+// gives, from a directory outside the repository: go mod init, then the page's go work
+// init line with STREAMCRAWL the clone's absolute path, and go build without go mod
+// tidy.
+func TestDocsWorkspaceRoute(t *testing.T) {
+	t.Parallel()
+	b, err := os.ReadFile(filepath.Join(repoRoot, "docs", "spiders-go.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	line := regexp.MustCompile("`(go work init [^`]*)`").FindSubmatch(b)
+	if line == nil {
+		t.Fatal("docs/spiders-go.md gives no `go work init ...` line")
+	}
+	root, err := filepath.Abs(repoRoot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mod := t.TempDir()
+	if err := os.WriteFile(filepath.Join(mod, "main.go"), []byte(readmeProgram(t)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// The workspace the route makes, whatever the test's environment says (GOWORK=off,
+	// a -mod flag that workspace mode refuses).
+	env := append(os.Environ(), "GOPROXY=off", "STREAMCRAWL="+root, "GOWORK="+filepath.Join(mod, "go.work"), "GOFLAGS=-buildvcs=false")
+	runIn(t, mod, env, "go", "mod", "init", "example.com/goshop")
+	runIn(t, mod, env, "sh", "-e", "-c", string(line[1]))
+	runIn(t, mod, env, "go", "build", "-o", filepath.Join(mod, "goshop"), ".")
 }
 
 // TestDocsProgram builds the Go program of docs/spiders-go.md as a user would, in a module of its
@@ -108,7 +175,7 @@ func TestDocsProgram(t *testing.T) {
 	dir := t.TempDir()
 	bins := buildModule(t, dir, map[string]string{"": src, "guarded": guarded})
 	bin := bins[""]
-	run := func(bin, dir string) (stdout, stderr string, err error) {
+	runProgram := func(bin, dir string) (stdout, stderr string, err error) {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		defer cancel()
 		cmd := exec.CommandContext(ctx, bin)
@@ -119,7 +186,7 @@ func TestDocsProgram(t *testing.T) {
 		err = cmd.Run()
 		return out.String(), errb.String(), err
 	}
-	stdout, stderr, err := run(bin, dir)
+	stdout, stderr, err := runProgram(bin, dir)
 	if err != nil {
 		t.Fatalf("the docs' program: %v\nstdout:\n%s\nstderr:\n%s", err, stdout, stderr)
 	}
@@ -151,7 +218,7 @@ func TestDocsProgram(t *testing.T) {
 
 	// Without AllowNetworks: the guard drops the start URL and the program says so.
 	dir2 := t.TempDir()
-	stdout, stderr, err = run(bins["guarded"], dir2)
+	stdout, stderr, err = runProgram(bins["guarded"], dir2)
 	want := "goshop: handlers: crawl goshop fetched no page: every request was dropped: 1 blocked by the network guard " +
 		"(loopback/private address blocked: set AllowPrivateNetworks / allow_networks"
 	if err == nil || !strings.Contains(stderr, want) {

@@ -103,7 +103,8 @@ bucket holds already.`,
 		},
 	}
 	a.crawlFlags(cmd, &crawl)
-	f.Add(cmd, false)
+	a.redisWaitFlag(cmd)
+	f.AddConsumer(cmd, false)
 	fl := cmd.Flags()
 	fl.StringVar(&dir, "out", "", "directory of the WARC files, or s3://BUCKET/PREFIX (required)")
 	fl.StringVar(&spool, "spool", "", "with an s3:// --out: local directory of the files not yet uploaded (default in the user's cache dir, per crawl and group)")

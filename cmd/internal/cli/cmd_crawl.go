@@ -50,7 +50,7 @@ or pass --fresh to start over.`,
 	}
 	cmd.SetFlagErrorFunc(spiderFlagError)
 	a.RedisFlags(cmd, true)
-	f.Add(cmd, true)
+	f.Add(cmd, true, handlers.AllStages...)
 	f.AddMetrics(cmd)
 	f.AddContinuous(cmd)
 	cmd.Flags().DurationVar(&a.progressEvery, "progress-interval", 0, "refresh of the progress line on stderr (default 500ms on a terminal, redrawn in place; 5s otherwise, one plain line each)")

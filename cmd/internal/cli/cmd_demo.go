@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/streamcrawl/streamcrawl/handlers"
 	"github.com/streamcrawl/streamcrawl/spiders"
 	"github.com/streamcrawl/streamcrawl/spiders/demosite"
 )
@@ -112,7 +113,7 @@ JSONL file in the current directory. Nothing needs to be installed.`,
 		},
 	}
 	a.RedisFlags(cmd, true)
-	f.Add(cmd, true)
+	f.Add(cmd, true, handlers.AllStages...)
 	f.AddMetrics(cmd)
 	cmd.Flags().DurationVar(&a.progressEvery, "progress-interval", 0, "refresh of the progress line on stderr (default 500ms on a terminal, redrawn in place; 5s otherwise, one plain line each)")
 	cmd.Flags().IntVar(&pages, "pages", 2000, "approximate number of pages of the demo shop")

@@ -226,7 +226,8 @@ package and handlers.Process.`,
 		},
 	}
 	a.crawlFlags(cmd, &crawl)
-	f.Add(cmd, true)
+	a.redisWaitFlag(cmd)
+	f.AddConsumer(cmd, true)
 	fl := cmd.Flags()
 	fl.StringVar(&group, "group", "", "consumer group of this post-processor (required)")
 	fl.StringVar(&from, "from", "0", "where a new group starts: ID, RFC 3339 time, duration ago, 0, or $ for new items only")

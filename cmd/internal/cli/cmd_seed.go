@@ -39,6 +39,7 @@ crawl has seen before is not queued again. Running services pick them up at once
 		},
 	}
 	a.RedisFlags(cmd, false)
+	a.redisWaitFlag(cmd)
 	spiderFlag(cmd, &spiderPath)
 	cmd.SetFlagErrorFunc(spiderFlagError)
 	return cmd

@@ -14,7 +14,7 @@ import (
 var stageHelp = map[string]string{
 	streams.StageFetch: "Run the fetch stage: requests stream -> HTTP -> responses stream",
 	streams.StageParse: "Run the parse stage: responses stream -> spider callbacks -> items and new requests",
-	streams.StageStore: "Run the store stage: items stream -> sink (JSONL file)",
+	streams.StageStore: "Run the store stage: items stream -> sink (--out: a JSONL or CSV file, or a PostgreSQL table)",
 }
 
 // stageCommand runs one stage as its own service.
@@ -37,7 +37,8 @@ reading, let in-flight work finish (up to --shutdown-timeout), ack it and exit 0
 		},
 	}
 	a.RedisFlags(cmd, false)
-	f.Add(cmd, stage == streams.StageStore)
+	a.redisWaitFlag(cmd)
+	f.Add(cmd, stage == streams.StageStore, stage)
 	f.AddMetrics(cmd)
 	f.AddContinuous(cmd)
 	spiderFlag(cmd, &spiderPath)

@@ -74,6 +74,10 @@ func TestComposeFile(t *testing.T) {
 		if url := s.Environment["REDIS_URL"]; url == nil || !strings.Contains(*url, ":s3cret@redis:6379") {
 			t.Errorf("service %s: REDIS_URL %v lacks the password", name, url)
 		}
+		// A service started with Redis waits for it to answer (depends_on does not).
+		if wait := s.Environment[redisWaitEnv]; c.Flags().Lookup("redis-wait") != nil && (wait == nil || *wait != "60s") {
+			t.Errorf("service %s: %s %v, want 60s: it would exit if Redis is not answering yet", name, redisWaitEnv, wait)
+		}
 		for _, arg := range s.Command {
 			if !strings.HasPrefix(arg, "/spiders/") {
 				continue

@@ -2,14 +2,17 @@ package cli
 
 import (
 	"flag"
+	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/streamcrawl/streamcrawl/cmd/internal/clitest"
+	"github.com/streamcrawl/streamcrawl/processors"
 )
 
 // updateDocs rewrites the generated tables of docs/ from the code (the settings,
@@ -87,12 +90,54 @@ func TestDocsOptions(t *testing.T) {
 		*updateDocs, "go test ./cmd/internal/cli -run TestDocsOptions -update-docs")
 }
 
+// TestDocsPostgresTable checks that docs/sinks.md's table of the PostgreSQL sink's
+// columns is processors.PostgresColumns: each column's name, type and comment.
+func TestDocsPostgresTable(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("| column | type | what it holds |\n|---|---|---|\n")
+	for _, c := range processors.PostgresColumns {
+		fmt.Fprintf(&b, "| `%s` | `%s` | %s |\n", c.Name, c.Type, clitest.Cell(c.Comment))
+	}
+	clitest.CheckGenerated(t, repoRoot+"/docs/sinks.md", map[string]string{"postgres-table": b.String()},
+		*updateDocs, "go test ./cmd/internal/cli -run TestDocsPostgresTable -update-docs")
+}
+
+// TestDocsBuildBeforeUse checks that the pages a new user reads first (README.md,
+// docs/getting-started.md) run a streamcrawl binary (streamcrawl, ./streamcrawl) only
+// after a command that makes one (go build -o ...streamcrawl, go install); go run
+// needs none.
+func TestDocsBuildBeforeUse(t *testing.T) {
+	for _, p := range docsPages(t) {
+		if p.Path != "README.md" && p.Path != "docs/getting-started.md" {
+			continue
+		}
+		built := false
+		for _, b := range p.Blocks {
+			if b.Lang() != "sh" && b.Lang() != "bash" && b.Lang() != "shell" {
+				continue
+			}
+			for _, c := range clitest.ShellCommands(strings.Join(b.Lines, "\n")) {
+				w := c.Words
+				switch {
+				case len(w) >= 2 && w[0] == "go" && (w[1] == "install" || w[1] == "build" && slices.ContainsFunc(w, func(x string) bool {
+					return x == "streamcrawl" || strings.HasSuffix(x, "/streamcrawl")
+				})):
+					built = true
+				case len(w) > 0 && (w[0] == "streamcrawl" || strings.HasSuffix(w[0], "/streamcrawl")) && !built:
+					t.Errorf("%s:%d: %s runs before any command of the page builds or installs it (go build -o streamcrawl ./cmd/streamcrawl, or go run ./cmd/streamcrawl)",
+						p.Path, b.Line+c.Line-1, strings.Join(w, " "))
+				}
+			}
+		}
+	}
+}
+
 // TestDocsDocumentedOnce checks that each generated table stands once across README.md
 // and docs/, and that no hand-written table row repeats a settings key or a run flag
 // that a generated table lists.
 func TestDocsDocumentedOnce(t *testing.T) {
 	pages := docsPages(t)
-	tables := []string{"commands", "run-flags", "other-flags", "bench-commands", "bench-flags", "settings", "options"}
+	tables := []string{"commands", "run-flags", "other-flags", "bench-commands", "bench-flags", "settings", "options", "postgres-table"}
 	keys := map[string]string{}
 	for _, f := range runFlags((&App{}).rootCommand()) {
 		keys["--"+f] = "run-flags"

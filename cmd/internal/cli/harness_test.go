@@ -47,7 +47,7 @@ func TestMain(m *testing.M) {
 
 // Env variables a worker never inherits from the test's environment: each test says
 // what it wants.
-var scrubbedEnv = []string{mainEnv, "REDIS_URL", faultEnv}
+var scrubbedEnv = []string{mainEnv, "REDIS_URL", redisWaitEnv, faultEnv}
 
 // proc is a streamcrawl process started by a test: a re-exec of the test binary.
 type proc struct {

@@ -39,6 +39,8 @@ type App struct {
 	progressEvery time.Duration // its refresh interval; 0: by terminal or not
 	term          *termWriter   // stderr when it is a terminal, else nil
 	embedded      bool          // the command runs on an embedded Redis (gone when it ends)
+	redisWait     time.Duration // --redis-wait
+	waitFlag      bool          // the command run has --redis-wait
 }
 
 // New returns an App that writes to stdout and stderr.
@@ -124,6 +126,7 @@ func (a *App) NewRoot(use, short, long string) *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			a.waitFlag = cmd.Flags().Lookup("redis-wait") != nil // $REDIS_WAIT applies to it
 			return a.setupLogger()
 		},
 	}
@@ -219,8 +222,12 @@ func (a *App) connectOpts(ctx context.Context, required, check bool) (*streams.C
 	if url == "" && required {
 		return nil, errors.New("no Redis: pass --redis redis://host:port or set REDIS_URL")
 	}
-	c, err := streams.Connect(ctx, streams.ClientOptions{URL: url, PoolSize: a.poolSize, Partitions: a.partitions,
-		CheckSettings: check, Logger: a.Log})
+	wait, err := a.redisWaitFor()
+	if err != nil {
+		return nil, err
+	}
+	c, err := a.connectWaiting(ctx, streams.ClientOptions{URL: url, PoolSize: a.poolSize, Partitions: a.partitions,
+		CheckSettings: check, Logger: a.Log}, wait)
 	if err != nil {
 		return nil, err
 	}

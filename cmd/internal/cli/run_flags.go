@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/url"
+	"slices"
 	"time"
 
 	"github.com/ThreeDotsLabs/watermill/message"
@@ -45,10 +46,41 @@ func (f *RunFlags) AddMetrics(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.metricsAddr, "metrics-addr", "", metricsAddrHelp)
 }
 
-// Add adds the flags of a command that runs stages to cmd; withOut adds --out.
-func (f *RunFlags) Add(cmd *cobra.Command, withOut bool) {
+// Add adds to cmd the flags of a command that runs stages (all three for crawl and
+// demo), each flag only where one of them uses it: those of every consumer
+// (AddConsumer; withOut adds --out), --trim-interval and --durability, the retention of
+// the streams its stages read (and of responses with the fetch stage, whose encoding
+// follows it), and with the fetch stage --max-backlog and the browser flags.
+func (f *RunFlags) Add(cmd *cobra.Command, withOut bool, stages ...string) {
+	runs := func(stage string) bool { return slices.Contains(stages, stage) }
+	f.AddConsumer(cmd, withOut)
 	fl := cmd.Flags()
-	d, retain := streams.SubscriberDefaults(), spiders.DefaultRetention()
+	retain := spiders.DefaultRetention()
+	if runs(streams.StageFetch) {
+		fl.DurationVar(&f.retain[0], "retain-requests", retain["requests"].MaxAge, "how long the requests stream keeps entries every group has acked (overrides the spider's settings.retention.requests)")
+	}
+	if runs(streams.StageFetch) || runs(streams.StageParse) {
+		fl.DurationVar(&f.retain[1], "retain-responses", retain["responses"].MaxAge, "how long the responses stream keeps acked entries, for re-parsing (overrides settings.retention.responses; default: until parsed)")
+	}
+	if runs(streams.StageStore) {
+		fl.DurationVar(&f.retain[2], "retain-items", retain["items"].MaxAge, "how long the items stream keeps acked entries, for new sinks and post-processors (overrides settings.retention.items; default 24h up to 16MB)")
+	}
+	f.retainSet = func(name string) bool { return fl.Lookup(name) != nil && fl.Changed(name) }
+	fl.DurationVar(&f.trimInterval, "trim-interval", streams.DefaultTrimInterval, "how often acked entries past retention are trimmed")
+	fl.StringVar(&f.durability, "durability", "", "when a stage's output counts as written: async (on the Redis primary) or replicated (also on the spider's durability_replicas replicas, default 1; a failover loses none of it) (overrides settings.durability; default async)")
+	if runs(streams.StageFetch) {
+		fl.Int64Var(&f.maxBacklog, "max-backlog", handlers.DefaultMaxBacklog, "fetchers pause while this many responses wait for the parse stage (-1: no bound)")
+		f.browser.add(fl)
+	}
+}
+
+// AddConsumer adds to cmd the flags of a command that reads a crawl's streams in a
+// consumer group (a stage, the archiver, a post-processor): its consumer name and how
+// its entries are delivered, taken over and shut down; withOut adds --out, the sink of
+// the items it stores.
+func (f *RunFlags) AddConsumer(cmd *cobra.Command, withOut bool) {
+	fl := cmd.Flags()
+	d := streams.SubscriberDefaults()
 	fl.StringVar(&f.consumer, "consumer", "", "this process's consumer name in the stage groups; keep it stable per process slot so a restart re-reads its own pending entries (default host-pid)")
 	if withOut {
 		fl.StringVar(&f.Out, "out", "", "where the store stage writes items: FILE.jsonl (default <spider name>.jsonl), FILE.csv, postgres://user:pass@host/db?table=items, or \"stream\" to keep them in the items stream only")
@@ -58,14 +90,6 @@ func (f *RunFlags) Add(cmd *cobra.Command, withOut bool) {
 	fl.DurationVar(&f.retryBackoff, "retry-backoff", d.RetryBackoff, "wait before the first retry of a failed fetch or the redelivery of a failed entry, doubled each time")
 	fl.DurationVar(&f.minIdle, "min-idle", d.MinIdle, "how long an entry sits with a silent consumer before another takes it over")
 	fl.DurationVar(&f.claimInterval, "claim-interval", d.ClaimInterval, "how often idle entries of dead consumers are looked for")
-	fl.DurationVar(&f.retain[0], "retain-requests", retain["requests"].MaxAge, "how long the requests stream keeps entries every group has acked (overrides the spider's settings.retention.requests)")
-	fl.DurationVar(&f.retain[1], "retain-responses", retain["responses"].MaxAge, "how long the responses stream keeps acked entries, for re-parsing (overrides settings.retention.responses; default: until parsed)")
-	fl.DurationVar(&f.retain[2], "retain-items", retain["items"].MaxAge, "how long the items stream keeps acked entries, for new sinks and post-processors (overrides settings.retention.items; default 24h up to 16MB)")
-	f.retainSet = func(name string) bool { return fl.Changed(name) }
-	fl.DurationVar(&f.trimInterval, "trim-interval", streams.DefaultTrimInterval, "how often acked entries past retention are trimmed")
-	fl.Int64Var(&f.maxBacklog, "max-backlog", handlers.DefaultMaxBacklog, "fetchers pause while this many responses wait for the parse stage (-1: no bound)")
-	fl.StringVar(&f.durability, "durability", "", "when a stage's output counts as written: async (on the Redis primary) or replicated (also on the spider's durability_replicas replicas, default 1; a failover loses none of it) (overrides settings.durability; default async)")
-	f.browser.add(fl)
 }
 
 func (f *RunFlags) subscriber() streams.SubscriberConfig {

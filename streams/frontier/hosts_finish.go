@@ -220,8 +220,9 @@ for t = 1, nt do
   local i = 12 + (t - 1) * 14
   local lease, owner = ARGV[i + 1], ARGV[i + 13]
   if lease ~= '' and owner ~= '' then
-    local p = redis.call('XPENDING', S.stream, S.group, lease, lease, 1)
-    if #p == 0 or p[1][2] ~= owner then out[t] = 0; count('finishes_not_held', 1) end
+    -- pcall: with the stream or its group gone (a FLUSHALL, a reset) nothing is held.
+    local p = redis.pcall('XPENDING', S.stream, S.group, lease, lease, 1)
+    if p.err or #p == 0 or p[1][2] ~= owner then out[t] = 0; count('finishes_not_held', 1) end
   end
 end
 -- Plain turns (done, no AutoThrottle, no requeue) first, together; then the others one

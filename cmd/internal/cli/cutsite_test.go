@@ -39,8 +39,9 @@ func (c *cutter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	c.mu.Lock()
 	c.seen[key]++
 	n := c.seen[key]
+	always, once, chunked := c.always[key], c.once[key], c.chunked[key]
 	c.mu.Unlock()
-	if !c.always[key] && !(c.once[key] && n == 1) {
+	if !always && !(once && n == 1) {
 		c.h.ServeHTTP(w, r)
 		return
 	}
@@ -55,7 +56,7 @@ func (c *cutter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer conn.Close()
 	fmt.Fprintf(buf, "HTTP/1.1 %d %s\r\nContent-Type: %s\r\n", rec.Code, http.StatusText(rec.Code), rec.Header().Get("Content-Type"))
 	half := body[:len(body)/2]
-	if c.chunked[key] {
+	if chunked {
 		fmt.Fprintf(buf, "Transfer-Encoding: chunked\r\n\r\n%x\r\n%s\r\n", len(half), half)
 		_ = buf.Flush()
 		return
@@ -98,6 +99,7 @@ func TestSiteRepliesCutMidBody(t *testing.T) {
 		t.Fatalf("the shop has %d products with one URL, want 4", len(picked))
 	}
 	cutAlways := map[string]bool{}
+	cut.mu.Lock() // the site is serving already
 	for i, p := range picked {
 		if i < 2 {
 			cut.always[p.URL] = true
@@ -107,6 +109,7 @@ func TestSiteRepliesCutMidBody(t *testing.T) {
 		}
 		cut.chunked[p.URL] = i%2 == 1
 	}
+	cut.mu.Unlock()
 
 	c.seed()
 	procs := procList(c.startStages(2, 1, 1))

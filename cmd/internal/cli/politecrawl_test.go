@@ -26,8 +26,10 @@ import (
 const politeSlots = 2
 
 // fastReclaim are the flags that let a stage take a silent consumer's entries over
-// quickly: a frozen or cut-off process is a zombie after 2 s.
-var fastReclaim = []string{"--min-idle", "2s", "--claim-interval", "200ms"}
+// quickly: a frozen or cut-off process is a zombie after 4 s. Not less: a live process
+// renews what it holds every third of --min-idle, and a machine loaded to a load average
+// of 35 delayed that past 2/3 of 2 s (a live fetcher lost a request in flight).
+var fastReclaim = []string{"--min-idle", "4s", "--claim-interval", "200ms"}
 
 // siteWatch counts the requests a site answers at once, whichever process sent them (a
 // host's concurrency as the host sees it), and how often each page was asked for.

@@ -16,7 +16,7 @@ import (
 // zombieFrozen is how long a zombie stays stopped: twice the --min-idle of fastReclaim
 // and a second, so that the other process of its stage takes its entries over and
 // works on them before it wakes.
-const zombieFrozen = 5 * time.Second
+const zombieFrozen = 9 * time.Second
 
 // TestZombieStageKeepsLimitsAndItems stops (SIGSTOP) one of the two processes of a
 // stage mid-crawl while it holds entries, for more than twice --min-idle: the other

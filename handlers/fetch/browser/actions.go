@@ -231,27 +231,33 @@ func (r *pageRun) eval(js string, idle bool) error {
 }
 
 // scrollJS scrolls to the bottom and returns the page's height and element count
-// before the scroll.
-const scrollJS = `(() => { const s = document.scrollingElement || document.body;
-	const m = [s.scrollHeight, document.getElementsByTagName("*").length]; window.scrollTo(0, s.scrollHeight); return m })()`
+// before the scroll, once the page has reacted to the scroll. A page hears of a scroll
+// at its next frame (scroll events, then animation frames; intersection observers
+// right after), and a busy machine or page can hold that frame back longer than the
+// idle quiet: the promise ends a frame after that one, when whatever the page's
+// handlers started (the fetch of the next batch) is in flight for the idle wait to see.
+// A hidden page has no frames (and no scroll events): it is not waited for.
+const scrollJS = `new Promise(done => { const s = document.scrollingElement || document.body;
+	const m = [s.scrollHeight, document.getElementsByTagName("*").length]; window.scrollTo(0, s.scrollHeight);
+	if (document.hidden) done(m); else requestAnimationFrame(() => requestAnimationFrame(() => done(m))) })`
 
 // measureJS returns the page's height and element count.
 const measureJS = `(() => { const s = document.scrollingElement || document.body; return [s.scrollHeight, document.getElementsByTagName("*").length] })()`
 
 // scroll scrolls to the bottom s.Times times, or until a scroll changes nothing,
-// waiting for the network to go idle after each.
+// waiting after each for the page to react to it (scrollJS) and then for the network
+// to go idle.
 func (r *pageRun) scroll(s spiders.Scroll) error {
 	times := s.Times
 	if s.UntilIdle {
 		times = spiders.MaxScrolls
 	}
 	for i := 0; i < times; i++ {
-		start := time.Now()
-		before, err := chromedp.Run(r.ctx, chromedp.Evaluate[[]int64](scrollJS))
+		before, err := chromedp.Run(r.ctx, chromedp.Evaluate[[]int64](scrollJS, chromedp.EvalAwaitPromise))
 		if err != nil {
 			return fmt.Errorf("scroll: %w", err)
 		}
-		r.waitIdle(start)
+		r.waitIdle(time.Now()) // the quiet counts from the page's reaction, not from the scroll
 		if !s.UntilIdle {
 			continue
 		}

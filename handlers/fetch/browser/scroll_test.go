@@ -1,0 +1,63 @@
+package browser_test
+
+import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/streamcrawl/streamcrawl/handlers/fetch/browser"
+	"github.com/streamcrawl/streamcrawl/handlers/fetch/browser/browsertest"
+	"github.com/streamcrawl/streamcrawl/spiders"
+)
+
+// TestScrollWaitsForTheLateReaction scrolls an infinite list whose page reacts to a
+// scroll late: its scroll handler is busy for twice the idle quiet before it asks for
+// the next batch, as any page's is when the machine is loaded. The list must be read
+// to its end: a scroll the page has not reacted to yet is not the end of the list
+// (taking it for the end lost the products a category showed only after scrolling).
+func TestScrollWaitsForTheLateReaction(t *testing.T) {
+	const quiet = 100 * time.Millisecond
+	var batches atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/list":
+			w.Header().Set("Content-Type", "text/html; charset=utf-8")
+			fmt.Fprintf(w, `<!doctype html><html><body><ul id="list"></ul><script>
+let batch = 0;
+function load() {
+  if (batch >= 3) return;
+  batch++;
+  fetch("/api/batch?n=" + batch).then(r => r.text()).then(t => {
+    const ul = document.getElementById("list");
+    for (let i = 0; i < 10; i++) { const li = document.createElement("li"); li.textContent = t + "-" + i; li.style.height = "200px"; ul.appendChild(li); }
+  });
+}
+load();
+window.addEventListener("scroll", () => {
+  const t = performance.now();
+  while (performance.now() - t < %d) {} // a busy page: its reaction comes late
+  load();
+});
+</script></body></html>`, 2*quiet.Milliseconds())
+		case "/api/batch":
+			batches.Add(1)
+			fmt.Fprint(w, "batch"+r.URL.Query().Get("n"))
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	p := newPool(t, browser.Config{IdleQuiet: quiet})
+	pg := &spiders.Page{Wait: &spiders.Wait{Selector: "#list li"}, Actions: []spiders.Action{{Scroll: &spiders.Scroll{UntilIdle: true}}}}
+	res := render(t, p, browser.Job{URL: srv.URL + "/list", Page: pg, Dial: browsertest.Dialer()})
+	html := string(res.HTML)
+	for _, want := range []string{"batch1-0", "batch2-9", "batch3-9"} {
+		if !strings.Contains(html, want) {
+			t.Errorf("DOM lacks %q (%d batches asked for): the scroll stopped before the page reacted to it", want, batches.Load())
+		}
+	}
+}

@@ -148,7 +148,13 @@ for i = 3, #ARGV do
   local p = redis.call('XPENDING', KEYS[1], ARGV[1], ARGV[i], ARGV[i], 1)
   if #p > 0 and p[1][2] == ARGV[2] then mine[#mine + 1] = ARGV[i] end
 end
-if #mine > 0 then redis.call('XCLAIM', KEYS[1], ARGV[1], ARGV[2], 0, unpack(mine), 'JUSTID') end
+if #mine > 0 then
+  -- unpack(mine) must come last: in the middle of a call's arguments Lua keeps its first value only
+  local args = {KEYS[1], ARGV[1], ARGV[2], 0}
+  for _, id in ipairs(mine) do args[#args + 1] = id end
+  args[#args + 1] = 'JUSTID'
+  redis.call('XCLAIM', unpack(args))
+end
 return mine
 `)
 

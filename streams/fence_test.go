@@ -206,3 +206,46 @@ func TestEntriesOfALostReadReplyAreHandledWithoutWaitingForMinIdle(t *testing.T)
 	}
 	t.Logf("%d entries were delivered to replies a never read", lostReplies)
 }
+
+// TestHeartbeatRenewsEveryEntryInHand holds 6 entries in slow handlers for three times
+// min-idle while another consumer reclaims every 100ms: the heartbeat must renew all of
+// them (a renewal that kept only the first would let the other take 5 over) and every
+// handler must still hold its entry at the end.
+func TestHeartbeatRenewsEveryEntryInHand(t *testing.T) {
+	t.Parallel()
+	srv := streamstest.Start(t)
+	rdb := srv.Client()
+	const n = 6
+	publishN(t, rdb, "s", n)
+	cfg := func(c *streams.SubscriberConfig) {
+		c.MinIdle, c.ClaimInterval, c.ShutdownTimeout = 1500*time.Millisecond, 100*time.Millisecond, 2*time.Second
+	}
+	a := newSub(t, rdb, "a", cfg)
+	ch, err := a.Subscribe(context.Background(), "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var held []*message.Message
+	for len(held) < n {
+		held = append(held, <-ch)
+	}
+	b := newSub(t, rdb, "b", cfg)
+	fromB, err := b.Subscribe(context.Background(), "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case msg := <-fromB:
+		t.Errorf("b took entry %s over from a live consumer", msg.Metadata.Get(streams.MetaStreamID))
+	case <-time.After(4500 * time.Millisecond):
+	}
+	if got := consumerPending(t, rdb, "a"); got != n {
+		t.Errorf("a holds %d entries after 3x min-idle in its handlers, want %d", got, n)
+	}
+	for _, msg := range held {
+		if err := streams.Held(msg.Context()); err != nil {
+			t.Errorf("a's handler lost its entry: %v", err)
+		}
+		msg.Ack()
+	}
+}

@@ -39,9 +39,13 @@ end
 return out
 `)
 
-// claimLoop reclaims idle entries of other consumers every ClaimInterval, refreshes the
-// idle time of our own slow entries (heartbeat) and removes consumers that are gone.
+// claimLoop reclaims idle entries of other consumers every ClaimInterval, adopts the
+// orphans of lost read replies and removes consumers that are gone; the heartbeat runs
+// beside it (heartbeatLoop), since a reclaim can wait for a free slot while every
+// handler is busy, and the entries those handlers hold must be renewed meanwhile.
 func (s *subscription) claimLoop() {
+	s.claimer.Add(1)
+	go func() { defer s.claimer.Done(); s.heartbeatLoop() }()
 	tick := time.NewTicker(min(s.cfg.ClaimInterval, s.cfg.MinIdle/3))
 	defer tick.Stop()
 	lastClaim, lastSweep := time.Time{}, time.Now()
@@ -51,7 +55,6 @@ func (s *subscription) claimLoop() {
 			return
 		case <-tick.C:
 		}
-		s.heartbeat()
 		s.adoptOrphans()
 		if time.Since(lastClaim) >= s.cfg.ClaimInterval {
 			lastClaim = time.Now()
@@ -127,6 +130,20 @@ func (s *subscription) holds(id string) bool {
 	ok = ok || s.retrying[id]
 	s.mu.Unlock()
 	return ok || s.acks.queued(id)
+}
+
+// heartbeatLoop renews our holds every sixth of MinIdle (see heartbeat).
+func (s *subscription) heartbeatLoop() {
+	tick := time.NewTicker(s.cfg.MinIdle / 6)
+	defer tick.Stop()
+	for {
+		select {
+		case <-s.ctx.Done():
+			return
+		case <-tick.C:
+		}
+		s.heartbeat()
+	}
 }
 
 // heartbeat renews our holds on the entries in flight that were last confirmed

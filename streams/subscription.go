@@ -407,19 +407,20 @@ func (s *subscription) await(msg *message.Message, id string, deliveries int, do
 			go s.hold(msg, id, deliveries)
 			return
 		}
-		s.forget(id)
 		if msg.Metadata.Get(metaPoison) != "" {
 			s.log.Warn("poison message moved to dead letters", zap.String("entry_id", id),
 				zap.String("error", msg.Metadata.Get(metaError)))
 			s.deadLetter(id, deliveries, msg.Metadata.Get(metaError))
+			s.forget(id) // only now: until it is dead, it is not an orphan (orphans.go)
 			s.release()
 			return
 		}
-		s.release()
-		s.waiters.Add(1)
 		s.mu.Lock()
 		s.retrying[id] = true // ours, waiting for its redelivery: not an orphan
+		delete(s.inflight, id)
 		s.mu.Unlock()
+		s.release()
+		s.waiters.Add(1)
 		go s.retry(id, deliveries, msg.Metadata.Get(metaError))
 	case <-s.hard.Done():
 		// Shutdown deadline: left pending for our restart or a reclaim.

@@ -30,7 +30,7 @@ type acker struct {
 	mu      sync.Mutex
 	pending []string
 	sending map[string]bool // IDs taken for an XACK not known to have landed yet
-	since   time.Time // when the oldest pending ID was added
+	since   time.Time       // when the oldest pending ID was added
 
 	wake chan struct{} // a first pending ID, or a full batch
 	stop chan struct{}

@@ -10,7 +10,7 @@
 //   - keys.go, layout.go: every key of a crawl (Keys), its partitions (Layout: one hash
 //     tag per partition, a host's partition, the count stored at the first open);
 //   - subscriber.go, subscription.go: reading in a consumer group, in batches, with a
-//     bound on messages in flight; acker.go: acks in batches; retry.go: a nacked entry
+//     bound on messages in flight; handout.go: entries to the handler and its verdicts; acker.go: acks in batches; retry.go: a nacked entry
 //     redelivered after a backoff; reclaim.go: entries of dead consumers taken over;
 //     hold.go: a message held while Redis refuses writes; fence.go: what a consumer
 //     holds, by time and confirmed in Redis, so a paused one acts on nothing it lost

@@ -102,10 +102,13 @@ func (p *Pool) openTab(b *instance) (*tab, error) {
 	return t, nil
 }
 
-// close closes the tab (its browser context goes with it) and its proxy.
+// close closes the tab's proxy, then the tab (its browser context goes with it). In
+// that order: closing the tab detaches from it first, and the browser sends on the
+// requests it had paused for the page (a page given up on keeps asking), through the
+// proxy if it is still open: images a page blocks reached the site that way.
 func (t *tab) close() {
-	t.cancel()
 	t.proxy.close()
+	t.cancel()
 }
 
 // intercept hands the tab's paused requests to the page rendering now; between pages

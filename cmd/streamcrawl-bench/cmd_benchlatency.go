@@ -245,23 +245,9 @@ func (a *app) latencyCrawl(ctx context.Context, o latencyOptions, c *streams.Cli
 			return nil
 		}
 	}
-	waited := make(chan []string, 1)
-	go func() { waited <- wait() }()
 	// Sample the shops' requests while the crawl runs, for the steady rate: the crawl's
 	// own counters reach Redis once a second, too coarse for a crawl of seconds.
-	var samples []scaleSample
-	tick := time.NewTicker(20 * time.Millisecond)
-	defer tick.Stop()
-	var failed []string
-poll:
-	for {
-		select {
-		case failed = <-waited:
-			break poll
-		case <-tick.C:
-			samples = append(samples, scaleSample{time.Since(start), web.site.TotalRequests() - served})
-		}
-	}
+	samples, failed := sampleWhile(wait, start, 20*time.Millisecond, func() int64 { return web.site.TotalRequests() - served })
 	run.Wall = time.Since(start)
 	run.Calls = tap.take()
 	if len(failed) > 0 {

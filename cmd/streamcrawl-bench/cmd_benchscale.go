@@ -126,22 +126,8 @@ func runScale(ctx context.Context, opt scaleOptions, base string, n int) (*scale
 	if err != nil {
 		return nil, err
 	}
-	waited := make(chan []string, 1)
-	go func() { waited <- w.wait() }()
 	// Sample pages fetched while the workers run, for the steady rate.
-	var samples []scaleSample
-	tick := time.NewTicker(100 * time.Millisecond)
-	defer tick.Stop()
-	var failed []string
-poll:
-	for {
-		select {
-		case failed = <-waited:
-			break poll
-		case <-tick.C:
-			samples = append(samples, scaleSample{time.Since(start), pagesFetched(ctx, c, l)})
-		}
-	}
+	samples, failed := sampleWhile(w.wait, start, 100*time.Millisecond, func() int64 { return pagesFetched(ctx, c, l) })
 	took := time.Since(start)
 	if len(failed) > 0 {
 		return nil, fmt.Errorf("bench-scale: workers failed (logs in %s): %v", opt.Dir, failed)
@@ -175,6 +161,24 @@ func pagesFetched(ctx context.Context, c redis.UniversalClient, l streams.Layout
 type scaleSample struct {
 	at    time.Duration
 	pages int64
+}
+
+// sampleWhile runs wait (which returns what failed) and samples pages every interval
+// until it returns, each sample timed from start.
+func sampleWhile(wait func() []string, start time.Time, every time.Duration, pages func() int64) ([]scaleSample, []string) {
+	waited := make(chan []string, 1)
+	go func() { waited <- wait() }()
+	var samples []scaleSample
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	for {
+		select {
+		case failed := <-waited:
+			return samples, failed
+		case <-tick.C:
+			samples = append(samples, scaleSample{time.Since(start), pages()})
+		}
+	}
 }
 
 // steadyRate is the pages/s between the samples where 10% and 90% of total were

@@ -36,8 +36,12 @@ type testProgress struct {
 	tests   []testTime          // every ended top-level test
 	pkgs    []testTime          // every ended package
 	failed  []string            // "pkg TestName" or "pkg" for each failure
+	failOut map[string][]string // failure -> its output, printed again at the end
 	skipped int
 }
+
+// failTail is how many lines of each failure's output the summary repeats.
+const failTail = 40
 
 // testTime is how long one test or package took.
 type testTime struct {
@@ -55,7 +59,8 @@ func (a *app) testProgressCommand() *cobra.Command {
 top-level test and each package ends, with its own time and the time since the run began,
 so a long test run shows it is alive; after --quiet without a line it prints the packages
 running and for how long (or that go test is still compiling). The output of a failed test or package is printed in
-full when it ends. At the end it prints the slowest packages and tests and exits non-zero
+full when it ends. At the end it prints the slowest packages and tests, the last 40 lines
+of each failure again, and exits non-zero
 when anything failed (or the stream held no package result).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -63,7 +68,7 @@ when anything failed (or the stream held no package result).`,
 				return fmt.Errorf("testprogress: --quiet must be positive, got %v", quiet)
 			}
 			p := &testProgress{out: cmd.OutOrStdout(), start: time.Now(), slowest: slowest, quiet: quiet,
-				output: map[string][]string{}, running: map[string]time.Time{}}
+				output: map[string][]string{}, failOut: map[string][]string{}, running: map[string]time.Time{}}
 			return p.run(a.Stdin)
 		},
 	}
@@ -163,6 +168,7 @@ func (p *testProgress) event(ev testEvent) {
 		switch ev.Action {
 		case "fail":
 			p.failed = append(p.failed, name)
+			p.failOut[name] = p.output[key]
 			for _, l := range p.output[key] {
 				p.printf("    %s", l)
 			}
@@ -206,6 +212,20 @@ func (p *testProgress) summary() error {
 		}
 		for _, t := range times {
 			fmt.Fprintf(p.out, "  %8.1fs %s\n", t.elapsed, t.name)
+		}
+	}
+	// The failures' output again, last, where a log that keeps only the tail of a long
+	// run (a CI page) still shows why.
+	for _, f := range p.failed {
+		lines := p.failOut[f]
+		if len(lines) > failTail {
+			fmt.Fprintf(p.out, "--- %s failed (the last %d of %d lines):\n", f, failTail, len(lines))
+			lines = lines[len(lines)-failTail:]
+		} else {
+			fmt.Fprintf(p.out, "--- %s failed:\n", f)
+		}
+		for _, l := range lines {
+			fmt.Fprintf(p.out, "    %s", l)
 		}
 	}
 	failedTests := 0

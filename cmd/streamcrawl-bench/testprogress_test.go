@@ -49,6 +49,7 @@ func TestTestProgressPrintsALinePerEndedTestAndPackage(t *testing.T) {
 		"not json: a line go test wrote on stderr\n",
 		"slowest packages:\n       8.0s ex/b\n       3.0s ex/a\n",
 		"slowest tests:\n       7.0s ex/b TestBad\n       2.2s ex/a TestOne\n",
+		"--- ex/b TestBad failed:\n    bad_test.go:9: got 1, want 2\n",
 		"2 packages (1 failed), 3 tests (1 failed, 1 skipped)\n",
 	} {
 		if !strings.Contains(got, want) {

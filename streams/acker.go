@@ -156,6 +156,11 @@ func (a *acker) flush(ids []string, closing bool) error {
 		if err == nil {
 			return nil
 		}
+		if isNoGroup(err) {
+			// The group is gone, and with it the entries' places in it: nothing to ack,
+			// and no retry makes the group come back (see readFailed).
+			return fmt.Errorf("streams: ack %d entries of %s: %w (its group is gone)", len(ids), a.stream, err)
+		}
 		a.errLog.Warn("xack failed; retrying", err)
 		if closing && time.Now().After(deadline) {
 			return fmt.Errorf("streams: ack %d entries of %s: %w (they stay pending, to be delivered again)", len(ids), a.stream, err)

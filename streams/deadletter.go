@@ -29,7 +29,8 @@ return 1
 `)
 
 // deadLetter moves entry id to dead letters, retrying through a Redis outage until it
-// lands or the subscription's hard deadline passes (then the entry stays pending).
+// lands or the subscription's hard deadline passes (then the entry stays pending), or
+// until Redis says the group is gone.
 func (s *subscription) deadLetter(id string, deliveries int, reason string) {
 	for attempt := 1; ; attempt++ {
 		ctx, cancel := context.WithTimeout(s.hard, 5*time.Second)
@@ -42,6 +43,13 @@ func (s *subscription) deadLetter(id string, deliveries int, reason string) {
 			} else {
 				s.log.Info("entry not dead-lettered: another consumer holds it now", zap.String("entry_id", id))
 			}
+			return
+		}
+		if isNoGroup(err) {
+			// The stream or its group is gone (FLUSHALL, reset, a primary without the
+			// data): so is the entry's place in the group, and no retry brings it back.
+			// Retrying only held the stop up to the shutdown deadline.
+			s.log.Warn("entry not dead-lettered: its stream or group is gone", zap.String("entry_id", id), zap.Error(err))
 			return
 		}
 		s.errLog.Warn("dead-letter failed; retrying", err, zap.String("id", id))

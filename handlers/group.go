@@ -79,11 +79,14 @@ func runGroup(ctx context.Context, cfg groupConfig) error {
 	for i, stream := range cfg.Streams {
 		router.AddConsumerHandler(handlerName(cfg.Group, i, len(cfg.Streams)), stream, sub, cfg.Handle)
 	}
-	runCtx, cancel := context.WithCancel(ctx)
+	runCtx, cancelCause := context.WithCancelCause(ctx)
+	cancel := func() { cancelCause(nil) }
 	defer cancel()
 	bg := &background{stop: cancel, log: log}
 	if cfg.Until != nil {
-		bg.start(runCtx, &untilWatch{until: cfg.Until, interval: base.PollInterval, log: log, stop: cancel})
+		// Done: nothing more comes, and the subscriber need not wait for its blocked reads.
+		done := func() { cancelCause(streams.ErrNothingMore) }
+		bg.start(runCtx, &untilWatch{until: cfg.Until, interval: base.PollInterval, log: log, stop: done})
 	}
 	bg.start(runCtx, cfg.Background...)
 	err = router.Run(runCtx)
@@ -100,7 +103,7 @@ type untilWatch struct {
 	until    func(ctx context.Context) (bool, error)
 	interval time.Duration
 	log      *zap.Logger
-	stop     context.CancelFunc
+	stop     func()
 }
 
 // Run looks every interval until ctx ends or until is true, then returns nil.

@@ -172,10 +172,13 @@ func (r *run) failedOver(ctx context.Context, what string) {
 func (r *run) serve(ctx context.Context) error {
 	cfg := r.cfg
 	trim := r.trimmed()
-	runCtx, cancel := context.WithCancel(ctx)
+	runCtx, cancelCause := context.WithCancelCause(ctx)
+	cancel := func() { cancelCause(nil) }
 	defer cancel()
+	// A done crawl ends the run with streams.ErrNothingMore: its subscribers need not
+	// wait for reads blocked on streams nothing will be added to.
 	w := &watcher{cfg: cfg, layout: r.layout, outage: r.outage, state: r.state, log: r.log, stop: cancel,
-		busy: busyGate{activity: r.counters.Activity}}
+		done: func() { cancelCause(streams.ErrNothingMore) }, busy: busyGate{activity: r.counters.Activity}}
 	r.background = append(r.background, r.reach, r.waits, &streams.Trimmer{Client: cfg.Client, Streams: trim, Interval: cfg.TrimInterval, Logger: r.log, Meta: r.keys.Meta}, w, r.state)
 	bg := &background{stop: cancel, log: r.log} // a component that stops early ends the run
 	bg.start(runCtx, r.background...)

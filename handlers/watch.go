@@ -33,6 +33,7 @@ type watcher struct {
 	state  *streams.StateWatch // the crawl's epoch is checked before it is reported done
 	log    *zap.Logger
 	stop   context.CancelFunc // ends the run
+	done   func()             // ends the run of a done crawl
 	busy   busyGate           // skips reads while this process is working
 }
 
@@ -95,7 +96,7 @@ func (w *watcher) Run(ctx context.Context) error {
 			} else {
 				w.log.Info("crawl done: frontier empty, nothing pending or unread in any stage")
 			}
-			w.stop()
+			w.done()
 			return loop.Stop(nil)
 		}
 		return nil

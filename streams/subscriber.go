@@ -196,6 +196,13 @@ func NewSubscriber(cfg SubscriberConfig) (*Subscriber, error) {
 	return &Subscriber{cfg: cfg, log: log, slots: make(chan struct{}, cfg.MaxInFlight)}, nil
 }
 
+// ErrNothingMore is the cause (context.WithCancelCause) to end a subscription's
+// context with when nothing more can arrive on its streams, as when the crawl is done:
+// it then stops without waiting up to BlockTime for a read blocked in Redis. Any other
+// end of the context is a stop mid-crawl, which waits for that read and hands out what
+// it returns, so that a graceful stop leaves no entry pending.
+var ErrNothingMore = errors.New("streams: nothing more to read")
+
 // Subscribe starts reading stream topic. The channel is closed after ctx ends or Close
 // is called and every message handed out has been acked, nacked or abandoned after the
 // shutdown timeout.

@@ -2,6 +2,7 @@ package streams
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -44,13 +45,17 @@ type subscription struct {
 	closeOnce sync.Once
 
 	// handing is held (shared) while the read loop hands out what a read returned;
-	// close takes it to set closed, after which the read loop hands out nothing. So
-	// close need not wait up to BlockTime for a read still blocked in Redis on an idle
-	// stream (every stop of a stage, and the end of every crawl, waited for it): what
-	// such a read returns after close stays pending for our restart or a reclaim, as
-	// entries still unread in the stream wait for the next reader.
+	// close takes it to set closed, after which the read loop starts no read. A stop
+	// mid-crawl (drain) waits for a read still blocked in Redis, while the handlers
+	// finish, and hands out what it returns as in-flight work: new entries arrive
+	// there then (the other stages' output, our own stages' last writes), and a
+	// graceful stop leaves nothing pending. A stop because nothing more can come
+	// (ErrNothingMore: every end of a crawl) does not wait up to BlockTime for a read
+	// blocked on an idle stream.
 	handing sync.RWMutex
 	closed  bool
+	drain   bool          // set with closed: the last read's entries are handed out
+	readEnd chan struct{} // closed when the read loop returns
 
 	closeErr error // acks close gave up on (they stay pending); set in closeOnce
 }
@@ -62,7 +67,7 @@ func newSubscription(parent context.Context, cfg SubscriberConfig, stream string
 		cfg: cfg, rdb: cfg.Client, stream: stream, dead: cfg.DeadStream, log: log, errLog: loop.NewErrors(log, 5*time.Second),
 		out: make(chan *message.Message), slots: slots,
 		ctx: ctx, cancel: cancel, hard: hard, hardStop: hardStop,
-		inflight: map[string]*hold{}, retrying: map[string]bool{},
+		inflight: map[string]*hold{}, retrying: map[string]bool{}, readEnd: make(chan struct{}),
 	}
 	if s.dead == "" {
 		s.dead = deadOf(stream)
@@ -86,6 +91,7 @@ func (s *subscription) run() {
 		<-s.ctx.Done()
 		s.close()
 	}()
+	defer close(s.readEnd)
 	s.readOwnPending()
 	s.adopting.Store(true)
 	s.readNew()
@@ -106,12 +112,12 @@ func (s *subscription) readable() (open, held bool) {
 
 // handOutRead hands out entries the read loop read (with their delivery counts; nil:
 // first deliveries) with a read that left at sent (zero: a read that did not restart
-// their idle time), unless close began; it reports whether reading may go on.
-// Entries not handed out stay pending for our restart or a reclaim.
+// their idle time), unless close began without drain; it reports whether reading may
+// go on. Entries not handed out stay pending for our restart or a reclaim.
 func (s *subscription) handOutRead(msgs []redis.XMessage, deliveries map[string]int64, sent time.Time) bool {
 	s.handing.RLock()
 	defer s.handing.RUnlock()
-	if s.closed {
+	if s.closed && !s.drain {
 		return false
 	}
 	// Every entry read is ours in hand from now on, also while it waits for a slot, so
@@ -138,7 +144,7 @@ func (s *subscription) handOutRead(msgs []redis.XMessage, deliveries map[string]
 		}
 		s.dispatch(m, int(n), sent)
 	}
-	return true
+	return !s.closed
 }
 
 // readOwnPending re-delivers entries this consumer holds from a previous life.
@@ -344,12 +350,20 @@ func (s *subscription) close() error {
 		s.cancel()
 		done := make(chan struct{})
 		go func() {
-			// After this the read loop hands out nothing (a read still blocked in Redis
-			// is not waited for); it may be handing out a read's entries now, waiting
-			// for free slots until the shutdown deadline at most.
+			// After this the read loop starts no read; it may be handing out a read's
+			// entries now, waiting for free slots until the shutdown deadline at most.
+			// A busy stage also waits for a read still blocked in Redis and hands out
+			// what it returns (see handing).
 			s.handing.Lock()
 			s.closed = true
+			s.drain = !errors.Is(context.Cause(s.ctx), ErrNothingMore)
 			s.handing.Unlock()
+			if s.drain {
+				select {
+				case <-s.readEnd:
+				case <-s.hard.Done():
+				}
+			}
 			s.claimer.Wait()
 			s.waiters.Wait()
 			close(done)

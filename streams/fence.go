@@ -112,9 +112,10 @@ func (h *hold) lose() bool {
 	h.mu.Lock()
 	was := !h.lost
 	h.lost = true
+	cancel := h.cancel
 	h.mu.Unlock()
-	if h.cancel != nil {
-		h.cancel()
+	if cancel != nil {
+		cancel()
 	}
 	return was
 }

@@ -19,7 +19,7 @@ import (
 )
 
 // flipSite serves /p/<i> as a page of title "page <i>" with a fixed ETag, or answers
-// the status set for it; extra, when set, adds to each page what changes on every
+// the status set for it (a 301 to /p/moved); extra, when set, adds to each page what changes on every
 // answer (its argument counts the answers). It records the status of each answer.
 type flipSite struct {
 	mu     sync.Mutex
@@ -65,6 +65,9 @@ func (s *flipSite) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	n := s.served
 	s.mu.Unlock()
 	if code != http.StatusOK {
+		if code == http.StatusMovedPermanently {
+			w.Header().Set("Location", "/p/moved")
+		}
 		w.WriteHeader(code)
 		return
 	}
@@ -343,5 +346,40 @@ func TestAVolatileFieldMakesNoItemVersion(t *testing.T) {
 	layout := streams.NewLayout("rvvolatile", 1)
 	if s := rdb.HGetAll(ctx, layout.Global.Stats).Val(); s["items_unchanged"] != "2" || s["revisits_unchanged"] != "2" {
 		t.Fatalf("stats %v, want 2 items unchanged and 2 unchanged revisits", s)
+	}
+}
+
+// A page that redirects on a revisit is gone as its own URL: one tombstone (reason
+// redirect, its status), its revisits go on at the rule's max, and the target is a URL
+// of its own, fetched once and scheduled on its own chain at the start interval.
+func TestARedirectedPageKeepsItsRevisitsAndTheTargetIsItsOwnURL(t *testing.T) {
+	t.Parallel()
+	rdb := streamstest.Start(t).Client()
+	site := &flipSite{status: map[string]int{}, codes: map[int]int{}}
+	base := serve(t, site)
+	sp := revisitSpider("rvmoved", base, 1)
+	sink := newMemSink()
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	if err := runCrawl(ctx, t, rdb, sp, sink, nil); err != nil {
+		t.Fatal(err)
+	}
+	site.set("/p/0", http.StatusMovedPermanently)
+	if w := releaseAt(ctx, t, rdb, "rvmoved", 11*time.Minute); w != 1 {
+		t.Fatalf("%d waiting, want the revisit", w)
+	}
+	if err := runCrawl(ctx, t, rdb, sp, sink, nil); err != nil {
+		t.Fatal(err)
+	}
+	if c := site.takeCodes(); c[301] != 1 || c[200] != 2 {
+		t.Fatalf("codes %v, want 2 × 200 (the page, then the target) and one 301", c)
+	}
+	ts := sink.tombstones()
+	if len(ts) != 1 || ts[0].Fields["reason"] != "redirect" || ts[0].Fields["http_status"] != float64(301) {
+		t.Fatalf("tombstones %+v, want one with reason redirect, http_status 301", ts)
+	}
+	k := streams.NewLayout("rvmoved", 1).Parts[0]
+	if got := revisitIntervals(ctx, t, rdb, k); got["3600000"] != 1 || got["600000"] != 1 || len(got) != 2 {
+		t.Fatalf("intervals %v, want the source at 3600000 (max) and the target at 600000 (its start)", got)
 	}
 }

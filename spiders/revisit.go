@@ -94,8 +94,9 @@ type RevisitRule struct {
 	Max time.Duration `yaml:"max"`
 	// Start is the first interval. Default Min; clamped into [Min, Max].
 	Start time.Duration `yaml:"start"`
-	// GoneChecks is how many times a gone page (see above) is fetched again, Max apart,
-	// before its revisits end. Default DefaultGoneChecks; -1: until it comes back.
+	// GoneChecks is how many times a gone page (one that answered a 4xx, a 5xx past its
+	// retries, a redirect, ...) is fetched again, Max apart, before its revisits end.
+	// Default 10 (DefaultGoneChecks); -1: until it comes back.
 	GoneChecks int `yaml:"gone_checks"`
 
 	re *regexp.Regexp

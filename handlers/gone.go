@@ -19,7 +19,9 @@ import (
 // network guard) is gone. It stays in the schedule at the rule's max interval for
 // gone_checks revisits (the count travels in its revisit state) and is back at the
 // start interval once it answers 200, its items then new versions. A redirect's source
-// is revisited the same way: the target is a URL of its own, queued as any link.
+// is revisited the same way: the target is a URL of its own, queued as any link. Only
+// a URL with a chain (scheduled after a 200) stays: one whose first answer is bad has
+// none, as before (a dead link is not fetched again and again).
 //
 // When a page the crawl had (its last answer was a 200) turns gone, the consumers get
 // one tombstone item, through the items stream and the sinks like any item; a page
@@ -32,6 +34,9 @@ const GoneType = "_gone"
 // rule's max interval (while the rule checks a gone page still), and sends the
 // tombstone when the page was one the crawl had.
 func (v *revisitor) badAnswer(ctx context.Context, req *spiders.Request, rule *spiders.RevisitRule, st revisitState, res fetch.Result, token string) error {
+	if st.cur == 0 {
+		return nil // not a revisit: a URL that never answered 200 has no chain to keep
+	}
 	if st.gone == 0 && st.digest != "" {
 		if err := v.tombstone(ctx, req, res, token); err != nil {
 			return err

@@ -206,27 +206,33 @@ func TestAPageThatWentAndCameBackIsRevisitedAndTombstonedOnce(t *testing.T) {
 	}
 }
 
-// A gone page is checked gone_checks times, then its revisits end.
+// A gone page is checked gone_checks times, then its revisits end. A URL whose first
+// answer is already bad (a dead link) is not scheduled at all.
 func TestAGonePageIsGivenUpAfterItsChecks(t *testing.T) {
 	t.Parallel()
 	rdb := streamstest.Start(t).Client()
-	site := &flipSite{status: map[string]int{"/p/0": http.StatusGone}, codes: map[int]int{}}
+	site := &flipSite{status: map[string]int{"/p/1": http.StatusNotFound}, codes: map[int]int{}}
 	base := serve(t, site)
-	sp := revisitSpider("rvgiveup", base, 1)
+	sp := revisitSpider("rvgiveup", base, 2)
 	sp.Settings.Revisit.Rules[0].GoneChecks = 2
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	k := streams.NewLayout("rvgiveup", 1).Parts[0]
+	if err := runCrawl(ctx, t, rdb, sp, newMemSink(), nil); err != nil {
+		t.Fatal(err)
+	}
+	if rv, _ := rdb.HGet(ctx, k.Counts, "revisits").Int(); rv != 1 {
+		t.Fatalf("%d revisits scheduled after the first crawl, want 1 (/p/0; /p/1 never answered 200)", rv)
+	}
+	site.set("/p/0", http.StatusGone)
 	for i := range 4 {
-		if i > 0 {
-			releaseAt(ctx, t, rdb, "rvgiveup", time.Duration(i)*61*time.Minute+time.Duration(i)*time.Minute)
-		}
+		releaseAt(ctx, t, rdb, "rvgiveup", time.Duration(i+1)*62*time.Minute)
 		if err := runCrawl(ctx, t, rdb, sp, newMemSink(), nil); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if c := site.takeCodes(); c[410] != 3 {
-		t.Fatalf("codes %v, want 3 × 410: the first fetch and its 2 checks", c)
+	if c := site.takeCodes(); c[410] != 3 || c[404] != 1 || c[200] != 1 {
+		t.Fatalf("codes %v, want 200 and 404 (the first crawl), then 3 × 410: the first bad answer and its 2 checks", c)
 	}
 	if rv, _ := rdb.HGet(ctx, k.Counts, "revisits").Int(); rv != 0 {
 		t.Fatalf("%d revisits still scheduled, want none after gone_checks", rv)

@@ -1,9 +1,15 @@
 package handlers_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -12,6 +18,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/streamcrawl/streamcrawl/handlers"
+	"github.com/streamcrawl/streamcrawl/processors"
 	"github.com/streamcrawl/streamcrawl/spiders"
 	"github.com/streamcrawl/streamcrawl/streams"
 	"github.com/streamcrawl/streamcrawl/streams/frontier"
@@ -388,4 +395,87 @@ func TestARedirectedPageKeepsItsRevisitsAndTheTargetIsItsOwnURL(t *testing.T) {
 	if got := revisitIntervals(ctx, t, rdb, k); got["3600000"] != 1 || got["600000"] != 1 || len(got) != 2 {
 		t.Fatalf("intervals %v, want the source at 3600000 (max) and the target at 600000 (its start)", got)
 	}
+}
+
+// The tombstone reaches the file sinks: a JSONL line of _type _gone with its status, and
+// a CSV row whose columns were given for it.
+func TestATombstoneIsALineInTheFileSinks(t *testing.T) {
+	t.Parallel()
+	rdb := streamstest.Start(t).Client()
+	site := &flipSite{status: map[string]int{}, codes: map[int]int{}}
+	base := serve(t, site)
+	sp := revisitSpider("rvgonefile", base, 1)
+	dir := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	open := func() processors.Sink {
+		j, err := processors.OpenJSONL(filepath.Join(dir, "items.jsonl"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := processors.OpenCSV(filepath.Join(dir, "items.csv"), []string{"_key", "_type", "_url", "title", "_status", "http_status"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return bothSinks{j, c}
+	}
+	for i, code := range []int{http.StatusOK, http.StatusNotFound} {
+		site.set("/p/0", code)
+		if i > 0 {
+			releaseAt(ctx, t, rdb, "rvgonefile", 11*time.Minute)
+		}
+		if err := runCrawl(ctx, t, rdb, sp, open(), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	lines, err := os.ReadFile(filepath.Join(dir, "items.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var gone []map[string]any
+	for _, l := range strings.Split(strings.TrimSpace(string(lines)), "\n") {
+		var rec map[string]any
+		if err := json.Unmarshal([]byte(l), &rec); err != nil {
+			t.Fatal(err)
+		}
+		if rec["_type"] == handlers.GoneType {
+			gone = append(gone, rec)
+		}
+	}
+	if len(gone) != 1 || gone[0]["_status"] != "gone" || gone[0]["http_status"] != float64(404) || gone[0]["url"] != base+"/p/0" {
+		t.Fatalf("JSONL tombstones %v, want one for /p/0 with _status gone, http_status 404", gone)
+	}
+	rows, err := csv.NewReader(bytes.NewReader(must(os.ReadFile(filepath.Join(dir, "items.csv"))))).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 3 || rows[2][1] != handlers.GoneType || rows[2][4] != "gone" || rows[2][5] != "404" {
+		t.Fatalf("CSV rows %q, want the header, the page, and the tombstone (_gone, gone, 404)", rows)
+	}
+}
+
+// bothSinks stores each item in two sinks.
+type bothSinks [2]processors.Sink
+
+func (b bothSinks) Store(ctx context.Context, it *spiders.Item) (bool, error) {
+	stored := false
+	for _, s := range b {
+		ok, err := s.Store(ctx, it)
+		if err != nil {
+			return false, err
+		}
+		stored = stored || ok
+	}
+	return stored, nil
+}
+
+func (b bothSinks) Close(ctx context.Context) error {
+	return errors.Join(b[0].Close(ctx), b[1].Close(ctx))
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
 }

@@ -23,6 +23,9 @@
 //	background.go   the components beside a router; one that stops ends the run
 //	fetchstage.go   the fetch stage: a request message, fetch.Fetcher.Do, a response message
 //	revisit.go      the next fetch of a URL a revisit rule matches, in the frontier's schedule
+//	                (a 304 or a bad answer from the fetch stage, a 200 from the parse stage)
+//	gone.go         a page that answers badly: revisited at the rule's max; its tombstone item
+//	digest.go       the digest of what a page's callback extracted, the revisits' "changed"
 //	continuous.go   a continuous crawl's mode recorded in Redis (package spiders, "Revisits",
 //	                maps every piece of revisits)
 //	browsers.go     the fetch process's browser pool for rendered pages; the spider's extractor

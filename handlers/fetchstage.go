@@ -3,6 +3,7 @@ package handlers
 import (
 	"context"
 	"fmt"
+	"maps"
 	"time"
 
 	"github.com/ThreeDotsLabs/watermill"
@@ -49,20 +50,23 @@ func (h *fetchHandler) handle(msg *message.Message) ([]*message.Message, error) 
 		// the fetcher that took the request over: no second response, retry or dead letter.
 		err = streams.Held(ctx)
 	}
-	switch {
-	case err != nil:
+	if err != nil {
 		return nil, err
-	case res.Outcome == fetch.Retry:
-		return nil, h.retry(ctx, res.Request, res.At)
-	case res.Outcome == fetch.Dead:
-		return nil, res.Err
-	case res.Outcome == fetch.Drop:
-		return nil, h.revisits.after(ctx, req, res, msg.UUID)
-	case res.Outcome == fetch.Redirect:
-		return nil, h.follow(ctx, res.Request)
 	}
-	if err := h.revisits.after(ctx, req, res, msg.UUID); err != nil {
+	// The URL's next revisit, when a rule matches it: scheduled here for a 304 or a bad
+	// answer (a dead letter's included), by the parse stage for a 200.
+	if err := h.revisits.fetched(ctx, req, res, msg.UUID); err != nil {
 		return nil, err
+	}
+	switch res.Outcome {
+	case fetch.Retry:
+		return nil, h.retry(ctx, res.Request, res.At)
+	case fetch.Dead:
+		return nil, res.Err
+	case fetch.Drop:
+		return nil, nil
+	case fetch.Redirect:
+		return nil, h.follow(ctx, res.Request)
 	}
 	payload, err := h.encode(ctx, res.Response)
 	if err != nil {
@@ -87,6 +91,13 @@ func (h *fetchHandler) handle(msg *message.Message) ([]*message.Message, error) 
 // queue, so that it takes that host's turn. The caller acks the input only once it is
 // in Redis.
 func (h *fetchHandler) follow(ctx context.Context, next *spiders.Request) error {
+	if _, ok := next.Meta[revisitMeta]; ok {
+		// A revisit's hop is a URL of its own, deduplicated as any link: the source keeps
+		// its revisits, and the target its own (revisit.go).
+		next.Meta = maps.Clone(next.Meta)
+		delete(next.Meta, revisitMeta)
+		next.DontFilter = false
+	}
 	c, err := candidate(h.spider, next)
 	if err != nil {
 		return fmt.Errorf("%w: %w", streams.ErrPoison, err)

@@ -39,17 +39,24 @@ func (p *parser) versions(ctx context.Context, res *spiders.Response, part int, 
 		return nil, nil, 0, err
 	}
 	maxItem := p.maxItem()
+	volatile := p.spider.Settings.Revisit.Volatile
+	// A page back from gone (its consumers got its tombstone) gives its items as new
+	// versions even when their values are those of the last.
+	back := res.Request != nil && readRevisitState(res.Request.Meta).gone > 0
 	for i, pi := range pend {
 		old, err := spiders.ParseItemRecord(olds[i])
 		if err != nil {
 			old = spiders.ItemRecord{} // unreadable: this version starts again at 1
 		}
-		rec, err := spiders.NewItemRecord(pi.it, old.Version+1)
+		// Volatile fields make no version: the record leaves them out.
+		versioned := *pi.it
+		versioned.Fields = stable(pi.it.Fields, volatile)
+		rec, err := spiders.NewItemRecord(&versioned, old.Version+1)
 		if err != nil {
 			return nil, nil, 0, fmt.Errorf("%w: handlers: item from %s: %w", streams.ErrPoison, spiders.RedactedURL(res.URL), err)
 		}
 		rec.Names(p.names.add)
-		if old.Version > 0 && rec.Same(old) {
+		if old.Version > 0 && rec.Same(old) && !back {
 			unchanged++
 			continue
 		}

@@ -37,6 +37,7 @@ type parser struct {
 	fields   *fieldCheck  // per-field counts, empty items dropped, fields that never match
 	handoff  *handoff     // responses this process fetched; nil: none
 	names    fieldNames   // item field names by hash, for versioned items' _changed
+	revisits *revisitor   // nil: the spider has no revisit rules
 }
 
 // parserConfig configures the parse stage.
@@ -90,6 +91,10 @@ func (p *parser) handle(msg *message.Message, part int) error {
 	if err != nil {
 		return err
 	}
+	var digest string
+	if p.revisits != nil && res.Status == 200 {
+		digest = pageDigest(out, p.spider.Settings.Revisit.Volatile) // before the links are cut
+	}
 	p.capLinks(res, out)
 	if r := p.refresh(res); r != nil {
 		out.Requests = append(out.Requests, r)
@@ -117,6 +122,13 @@ func (p *parser) handle(msg *message.Message, part int) error {
 		return err
 	}
 	countEmitted(p.counters, e)
+	if res.Status == 200 {
+		// After the output: a page whose items did not get out is not scheduled (it
+		// comes again, or is a dead letter whose URL a later link or seed brings back).
+		if err := p.revisits.parsed(ctx, res.Request, digest, msg.UUID); err != nil {
+			return err
+		}
+	}
 	p.count("pages_parsed", 1)
 	return nil
 }

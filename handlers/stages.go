@@ -3,7 +3,6 @@ package handlers
 import (
 	"context"
 	"fmt"
-	"slices"
 
 	"github.com/ThreeDotsLabs/watermill/message"
 
@@ -83,14 +82,8 @@ func (r *run) fetchStage(ctx context.Context, scfg streams.SubscriberConfig) err
 	}
 	h := &fetchHandler{f: f, frontier: fr, counters: r.counters, retryLog: sampled(log, 3), spider: cfg.Spider, handoff: r.handoff,
 		encode: responseEncoder(cfg.Spider.Settings, cfg.Retain[streams.StageParse].Keeps(), cfg.Client, layout, r.counters, log)}
-	if len(cfg.Spider.Settings.Revisit.Rules) > 0 {
-		rules := slices.Clone(cfg.Spider.Settings.Revisit.Rules)
-		for i := range rules {
-			if err := rules[i].Compile(); err != nil { // a Go spider's rules may not be compiled yet
-				return err
-			}
-		}
-		h.revisits = &revisitor{rules: rules, frontier: fr, counters: r.counters}
+	if h.revisits, err = newRevisitor(cfg.Spider, fr, layout, r.counters); err != nil {
+		return err
 	}
 	scfg.MaxInFlight = cfg.Spider.Settings.Concurrency
 	if cfg.MaxBacklog > 0 {
@@ -129,6 +122,9 @@ func (r *run) parseStage(ctx context.Context, scfg streams.SubscriberConfig) err
 	p, err := newParser(parserConfig{Spider: cfg.Spider, Frontier: r.fr, Client: cfg.Client, Layout: r.layout, Counters: r.counters, Logger: r.log,
 		Handoff: r.handoff})
 	if err != nil {
+		return err
+	}
+	if p.revisits, err = newRevisitor(cfg.Spider, r.fr, r.layout, r.counters); err != nil {
 		return err
 	}
 	return r.consumeParts(streams.StageParse, scfg, cfg.ParseConcurrency, func(k streams.Keys) string { return k.Responses }, p.handleIn)

@@ -58,9 +58,13 @@
 //     requests), which their next fetch sends so that an unchanged page answers 304,
 //     forgotten on forget_after's clock when it is set;
 //   - rules, the adaptive schedule: spiders/revisit.go (RevisitRule: the interval halves
-//     on a change, doubles otherwise; RevisitFor); handlers/stages.go gives the fetch
-//     stage a revisitor, handlers/revisit.go (it schedules each fetched URL's next fetch,
-//     the interval state in the request's meta); streams/frontier/revisit.go (the
+//     on a change, doubles otherwise; gone_checks; RevisitFor); handlers/stages.go gives
+//     the fetch and parse stages a revisitor, handlers/revisit.go (it schedules each
+//     fetched URL's next fetch, the interval state in the request's meta: a 304 and a
+//     bad answer in the fetch stage, a 200 in the parse stage with the digest of what the
+//     callback extracted, handlers/digest.go, less settings.revisit.volatile fields);
+//     handlers/gone.go (a gone page: revisited at max, one tombstone item when it
+//     goes); streams/frontier/revisit.go (the
 //     schedule in Redis: minute buckets, one chain per URL, due revisits released into
 //     their hosts' queues); streams/inspect/revisits.go (ReadRevisits: the schedule by
 //     when it is due, for status); continuous crawls, which are not done while a

@@ -3,6 +3,7 @@ package spiders
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"time"
 )
 
@@ -14,6 +15,7 @@ import (
 //	    - {match: '/news/', min: 10m, max: 1d, start: 1h}
 //	  after: 24h                  # a URL queued this long ago may be queued again
 //	  forget_after: 30d           # the seen set forgets a URL first seen this long ago
+//	  volatile: [views, fetched]  # item fields that make no version and no change
 //
 // The keys of before, settings.revisit as a list (rules), settings.revisit_after
 // (after) and settings.dedup_expire_after (forget_after), still load, each with a
@@ -32,7 +34,15 @@ type RevisitSettings struct {
 	// crawl's life. Not with After, which keeps a time per URL instead. A crawl keeps
 	// the dedup it started with.
 	ForgetAfter time.Duration `yaml:"forget_after"`
+	// Volatile names item fields whose values change on every fetch (a view counter,
+	// a time of rendering): a new value of one makes no new item version (it goes out
+	// with the next version that has another change) and does not count as a change
+	// of the page for the adaptive schedule. Any item type's field of that name.
+	Volatile []string `yaml:"volatile"`
 }
+
+// IsVolatile reports whether name is one of Volatile.
+func (r *RevisitSettings) IsVolatile(name string) bool { return slices.Contains(r.Volatile, name) }
 
 // Fetches reports whether the crawl fetches pages again by their URL's schedule or age
 // (Rules or After): where an item's values can change.
@@ -60,9 +70,12 @@ func (r *RevisitSettings) validate(dedup string) error {
 
 // RevisitRule schedules the URLs matching a pattern for revisits on an adaptive
 // interval (StormCrawler's adaptive scheduler): the first revisit comes Start after the
-// first fetch, the interval halves each time the page changed (a 200 with another
-// content digest) and doubles each time it did not (a 304, or the same digest), never
-// below Min nor above Max. In YAML, under settings:
+// first fetch, the interval halves each time the page changed (a 200 whose items or
+// links differ from the last fetch's) and doubles each time it did not (a 304, or the
+// same items and links), never below Min nor above Max. A page that answers anything
+// else (a 4xx, a 5xx past its retries, a redirect) is gone: it is fetched again every
+// Max, GoneChecks times, and is back at Start once it answers 200. In YAML, under
+// settings:
 //
 //	revisit:
 //	  rules:
@@ -81,6 +94,10 @@ type RevisitRule struct {
 	Max time.Duration `yaml:"max"`
 	// Start is the first interval. Default Min; clamped into [Min, Max].
 	Start time.Duration `yaml:"start"`
+	// GoneChecks is how many times a gone page (one that answered a 4xx, a 5xx past its
+	// retries, a redirect, ...) is fetched again, Max apart, before its revisits end.
+	// Default 10 (DefaultGoneChecks); -1: until it comes back.
+	GoneChecks int `yaml:"gone_checks"`
 
 	re *regexp.Regexp
 }
@@ -89,8 +106,15 @@ type RevisitRule struct {
 // minute its time falls in.
 const RevisitResolution = time.Minute
 
+// DefaultGoneChecks is RevisitRule.GoneChecks's default: with max 1d, a page gone for
+// ten days is given up.
+const DefaultGoneChecks = 10
+
 // Compile checks the rule and compiles its pattern; Next and Matches need it.
 func (r *RevisitRule) Compile() error {
+	if r.GoneChecks < -1 {
+		return fmt.Errorf("spiders: revisit %q: gone_checks %d: want a count, or -1 (until the page comes back)", r.Match, r.GoneChecks)
+	}
 	if r.Min < RevisitResolution {
 		return fmt.Errorf("spiders: revisit %q: min %v is below %v", r.Match, r.Min, RevisitResolution)
 	}
@@ -123,6 +147,16 @@ func (r *RevisitRule) Next(cur time.Duration, changed bool) time.Duration {
 	default:
 		return r.clamp(cur * 2)
 	}
+}
+
+// Gone returns whether a page that answered badly gone times in a row (this one
+// included) is still fetched again: GoneChecks times.
+func (r *RevisitRule) Gone(gone int) bool {
+	checks := r.GoneChecks
+	if checks == 0 {
+		checks = DefaultGoneChecks
+	}
+	return checks < 0 || gone <= checks
 }
 
 func (r *RevisitRule) clamp(d time.Duration) time.Duration { return min(max(d, r.Min), r.Max) }

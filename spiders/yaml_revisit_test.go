@@ -119,3 +119,27 @@ func TestRevisitValidatedAtItsLine(t *testing.T) {
 		t.Errorf("revisit %+v, item versions %v; want after 24h, item versions on", r, sp.Settings.ItemVersioned())
 	}
 }
+
+// The gone pages' knob and the volatile fields load from YAML; a gone_checks below -1 is
+// refused.
+func TestRevisitGoneChecksAndVolatileLoad(t *testing.T) {
+	sp, _, err := Parse("shop.yaml", []byte(revisitHead+"  revisit:\n    rules: [{min: 10m, max: 1d, gone_checks: 3}]\n    volatile: [views, rendered_at]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := sp.Settings.Revisit
+	if r.Rules[0].GoneChecks != 3 || !r.IsVolatile("views") || !r.IsVolatile("rendered_at") || r.IsVolatile("price") {
+		t.Fatalf("revisit settings %+v, want gone_checks 3 and volatile views, rendered_at", r)
+	}
+	if !r.Rules[0].Gone(3) || r.Rules[0].Gone(4) {
+		t.Error("gone_checks 3: want a 3rd check, no 4th")
+	}
+	def := RevisitRule{Min: time.Minute, Max: time.Hour}
+	if !def.Gone(DefaultGoneChecks) || def.Gone(DefaultGoneChecks+1) {
+		t.Errorf("default gone_checks: want %d checks", DefaultGoneChecks)
+	}
+	if _, _, err := Parse("shop.yaml", []byte(revisitHead+"  revisit:\n    rules: [{min: 10m, max: 1d, gone_checks: -2}]\n")); err == nil ||
+		!strings.Contains(err.Error(), "gone_checks") {
+		t.Errorf("gone_checks -2: err %v, want it refused", err)
+	}
+}

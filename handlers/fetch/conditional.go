@@ -180,6 +180,15 @@ func (v *validators) save(ctx context.Context, c *conditional, h http.Header) er
 	return v.write(ctx, c, etag+"\n"+lm)
 }
 
+// drop deletes the validators c's URL was asked with (nothing when none were stored):
+// an answer other than a 2xx or a 304 means they no longer describe the page.
+func (v *validators) drop(ctx context.Context, c *conditional) error {
+	if c == nil || c.from == "" {
+		return nil
+	}
+	return v.rdb.HDel(ctx, c.from, c.field).Err()
+}
+
 // notModified keeps the validators a 304 confirmed: those read from the previous
 // generation go to the current one, so that a page that keeps answering 304 is not
 // forgotten while it is fetched.

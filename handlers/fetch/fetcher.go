@@ -255,6 +255,10 @@ type Result struct {
 	Reason string
 	// Err is the dead letter's error (Dead).
 	Err error
+	// Status is the HTTP status of the last answer when nothing goes on (a final 4xx
+	// Drop, a Dead after the retries of a 5xx or an unsolicited 304) or of a Redirect;
+	// 0 when there was none (a network error, robots.txt, the guard).
+	Status int
 
 	release func()
 }
@@ -316,7 +320,7 @@ func (f *Fetcher) Do(ctx context.Context, req *spiders.Request, d Delivery) (Res
 	if unsent(err) {
 		return t.unsent(ctx, err) // nothing left for the host
 	}
-	if err == nil {
+	if err == nil && reason == "" {
 		f.spendBytes(ctx, t.host, res) // before the slot goes back: the host's next page waits for it
 	}
 	var rerr *retryableError
@@ -331,10 +335,16 @@ func (f *Fetcher) Do(ctx context.Context, req *spiders.Request, d Delivery) (Res
 	case err != nil:
 		f.count("fetch_errors_final", 1)
 		return dead(err), nil
-	case res == nil:
-		return drop(reason), nil
+	case res == nil || reason != "":
+		r := drop(reason)
+		if res != nil {
+			r.Status = res.Status // a final answer's status, for the revisit of a gone page
+		}
+		return r, nil
 	case isRedirect(res.Status, res.Headers):
-		return f.redirect(req, res), nil
+		r := f.redirect(req, res)
+		r.Status = res.Status
+		return r, nil
 	}
 	return Result{Outcome: Publish, Response: res, release: body.release}, nil
 }
@@ -344,7 +354,9 @@ func (f *Fetcher) Do(ctx context.Context, req *spiders.Request, d Delivery) (Res
 func (f *Fetcher) retry(req *spiders.Request, rerr *retryableError) Result {
 	if req.Retries >= f.settings.Retries() {
 		f.count("retries_exhausted", 1)
-		return dead(fmt.Errorf("%w: fetch: gave up on %s after %d retries: %w", streams.ErrPoison, spiders.RedactedURL(req.URL), req.Retries, rerr.err))
+		r := dead(fmt.Errorf("%w: fetch: gave up on %s after %d retries: %w", streams.ErrPoison, spiders.RedactedURL(req.URL), req.Retries, rerr.err))
+		r.Status = rerr.status
+		return r
 	}
 	next := *req
 	next.Retries++

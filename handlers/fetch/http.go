@@ -72,6 +72,7 @@ func (f *httpFetch) roundTrip(ctx context.Context, req *spiders.Request) (*spide
 	if err != nil {
 		return nil, nil, "", &retryableError{err: fmt.Errorf("fetch: validators of %s: %w", spiders.RedactedURL(req.URL), err)}
 	}
+	asked := hreq.Header.Get("If-None-Match") != "" || hreq.Header.Get("If-Modified-Since") != ""
 	hreq, release, err := f.viaProxy(ctx, req, hreq)
 	if err != nil {
 		return nil, nil, "", err
@@ -96,10 +97,24 @@ func (f *httpFetch) roundTrip(ctx context.Context, req *spiders.Request) (*spide
 		return nil, nil, "", &retryableError{err: fmt.Errorf("fetch: %s: %w", spiders.RedactedURL(req.URL), err)}
 	}
 	defer resp.Body.Close()
+	if code := resp.StatusCode; code >= 300 && code != http.StatusNotModified {
+		// A redirect or an error is not the page the stored validators describe: the
+		// page that comes back is fetched whole, not answered 304 from them.
+		f.forgetValidators(ctx, req, cond)
+	}
 	if ends, reason, err := f.statusEnds(req, resp.StatusCode, resp.Header); ends {
+		if reason != "" {
+			return &spiders.Response{Request: req, URL: req.URL, Status: resp.StatusCode}, nil, reason, err
+		}
 		return nil, nil, reason, err
 	}
 	switch code := resp.StatusCode; {
+	case code == http.StatusNotModified && !asked:
+		// "Not modified" since nothing: no validator went out, so the answer says
+		// nothing about the page (a broken server or cache). A bad answer, retried.
+		f.count("unsolicited_not_modified", 1)
+		return nil, nil, "", &retryableError{err: fmt.Errorf("fetch: %s: HTTP 304 to a request without validators", spiders.RedactedURL(req.URL)),
+			status: code}
 	case code == http.StatusNotModified && cond != nil:
 		f.count("not_modified", 1) // unchanged since the last fetch: nothing to parse or store
 		if err := f.cond.notModified(ctx, cond); err != nil {
@@ -164,6 +179,13 @@ func (f *httpFetch) roundTrip(ctx context.Context, req *spiders.Request) (*spide
 	f.log.Debug("fetched", zap.String("url", spiders.RedactedURL(req.URL)), zap.Int("status", resp.StatusCode), zap.Int("bytes", len(data)))
 	return &spiders.Response{Request: req, URL: resp.Request.URL.String(), Status: resp.StatusCode,
 		Headers: hdr, Body: data, Truncated: truncated, Charset: cs, FetchedAt: time.Now().UTC()}, held, "", nil
+}
+
+// forgetValidators deletes the validators stored for c's URL (none stored: nothing).
+func (f *httpFetch) forgetValidators(ctx context.Context, req *spiders.Request, c *conditional) {
+	if err := f.cond.drop(ctx, c); err != nil {
+		f.log.Warn("validators not forgotten; the page's next visit may be answered 304", zap.String("url", spiders.RedactedURL(req.URL)), zap.Error(err))
+	}
 }
 
 // notText counts and logs a body served as a page that is an image, an archive or

@@ -7,10 +7,12 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/streamcrawl/streamcrawl/spiders"
 	"github.com/streamcrawl/streamcrawl/spiders/demosite"
 	"github.com/streamcrawl/streamcrawl/streams"
+	"github.com/streamcrawl/streamcrawl/streams/inspect"
 )
 
 // scheduledRevisitURLs returns the URLs in the crawl's revisit schedule (one
@@ -41,7 +43,8 @@ func scheduledRevisitURLs(t *testing.T, c *cluster) map[string]int {
 }
 
 // A fetch process of a continuous crawl killed (kill -9) right before its 50th ack,
-// its output (the response, the page's next revisit) already in Redis: every revisit
+// its output (the response; the next revisit of a page that did not answer 200)
+// already in Redis: every revisit
 // scheduled before the kill is still scheduled after it, and once a replacement has
 // finished the first pass every page that answered 200 is scheduled exactly once,
 // although the pages the dead fetcher held were fetched again (at-least-once fetches,
@@ -59,6 +62,10 @@ func TestKilledFetcherOfAContinuousCrawlLosesAndDoublesNoRevisit(t *testing.T) {
 		logStatus(t, c.rdb, c.name)
 		t.Fatalf("fetch-1: exit %d (ended %v), want 137 (killed before ack #%d)", code, ok, crashAt)
 	}
+	// A 200's revisit is scheduled by the parse stage, once the page's items and links
+	// are out (its digest is theirs): the fetches acked before the kill have theirs once
+	// parse-1 has done every response in the stream.
+	waitParsed(t, c)
 	before := scheduledRevisitURLs(t, c)
 	held := consumerPending(t, c.rdb, c.name, streams.StageFetch)["fetch-1"]
 	// Of the crashAt-1 requests fetch-1 acked, those of pages that do not answer 200 (each
@@ -115,4 +122,25 @@ func TestKilledFetcherOfAContinuousCrawlLosesAndDoublesNoRevisit(t *testing.T) {
 	}
 	t.Logf("fetch-1 killed holding %d requests: %d revisits scheduled before, %d after (%d pages answer 200); %d URLs requested more than once (retries of the 500s included)",
 		held, len(before), len(after), len(want), refetched)
+}
+
+// waitParsed waits until the parse stage of c holds no response and has none unread.
+func waitParsed(t *testing.T, c *cluster) {
+	t.Helper()
+	deadline := time.Now().Add(crawlTimeout)
+	for {
+		p, err := inspect.ReadProgress(context.Background(), c.rdb, streams.NewLayout(c.name, 1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range p.Stages {
+			if s.Group == streams.StageParse && s.Pending == 0 && !s.Unread {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the parse stage still holds or has unread responses after %s: %+v", crawlTimeout, p.Stages)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }

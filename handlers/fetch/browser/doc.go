@@ -18,7 +18,9 @@
 //
 // The pool runs at most Browsers browsers of Tabs tabs each, starts a browser when a
 // page needs one (LaunchTimeout), replaces one after RetireAfter pages or above
-// MaxMemory (the PSS of its process tree, read from /proc), closes idle ones, and
+// MaxMemory (the PSS of its process tree, read from /proc), kills one that goes above
+// MaxMemory + MemoryAllowance while it renders (measured every PageSampleInterval; its
+// pages fail with ErrBrowserLost saying why), closes idle ones, and
 // replaces one that crashes (its pages fail with ErrBrowserLost, to be fetched
 // again). The process becomes a child subreaper and reaps what browsers leave, so no
 // zombie stays behind.

@@ -134,7 +134,7 @@ func (p *Pool) Render(ctx context.Context, job Job) (*Result, error) {
 			return nil, ErrClosed
 		}
 		p.lost.Add(1)
-		return nil, fmt.Errorf("%w (%s): %w", ErrBrowserLost, job.URL, err)
+		return nil, fmt.Errorf("%w (%s): %w", ErrBrowserLost, job.URL, p.lostFor(b, err))
 	}
 	return res, err
 }

@@ -33,6 +33,7 @@
 //	tab.go        a tab: its browser context and proxy, opened once, cleared between pages
 //	page.go       Render: one page in a tab, its interception, the DOM out
 //	actions.go    wait conditions (selector, network idle, ms), click, scroll, fill
-//	proxy.go      the page proxy: CONNECT tunnels and plain requests through the dialer
+//	proxy.go      the page proxy: CONNECT tunnels and plain requests through the dialer,
+//	              each asked of Job.Request first (the fetcher's pacing and cap)
 //	procs_linux.go memory of a process tree, subreaping and reaping orphans
 package browser

@@ -50,7 +50,8 @@ func (r *run) browsers(ctx context.Context) (*browser.Pool, error) {
 	r.cfg.Metrics.WatchBrowsers(func() metrics.BrowserStats {
 		s := pool.Stats()
 		return metrics.BrowserStats{Live: s.Live, Memory: s.Memory, Pages: s.Pages, Crashes: s.Crashes, Launches: s.Launches,
-			Retired: map[string]int64{"pages": s.RetiredPages, "memory": s.RetiredMemory, "idle": s.RetiredIdle}}
+			Retired: map[string]int64{"pages": s.RetiredPages, "memory": s.RetiredMemory, "idle": s.RetiredIdle,
+				"memory_kill": s.KilledMemory}}
 	})
 	return pool, nil
 }

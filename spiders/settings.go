@@ -33,11 +33,13 @@ const (
 	DefaultConnectTimeout  = 10 * time.Second
 	DefaultMaxBodySize     = 10 << 20
 	DefaultMaxRedirects    = 10
-	DefaultMaxRetries      = 3
-	DefaultPerHostConc     = 8
-	DefaultMaxURLLength    = 2083
-	DefaultMaxItemSize     = 1 << 20
-	DefaultMaxSeedSize     = 64 << 10
+	// DefaultRenderMaxRequests is how many requests one rendered page makes at most.
+	DefaultRenderMaxRequests = 500
+	DefaultMaxRetries        = 3
+	DefaultPerHostConc       = 8
+	DefaultMaxURLLength      = 2083
+	DefaultMaxItemSize       = 1 << 20
+	DefaultMaxSeedSize       = 64 << 10
 	// DefaultMaxCrawlDelay is the longest robots.txt Crawl-delay obeyed, Heritrix's
 	// default ("respect crawl-delay up to 300 seconds").
 	DefaultMaxCrawlDelay = 300 * time.Second
@@ -69,6 +71,10 @@ type Settings struct {
 	// MaxRedirects is the longest redirect chain followed; 0 follows none (the redirect
 	// itself is the response). Unset (nil): DefaultMaxRedirects. See Redirects.
 	MaxRedirects *int `yaml:"max_redirects"`
+	// RenderMaxRequests caps the requests one rendered page makes (its sub-resources,
+	// fetch and XHR calls; a CONNECT tunnel counts as one): past it the page's proxy
+	// refuses them, counted (render_subrequests_capped). Default 500.
+	RenderMaxRequests int `yaml:"render_max_requests"`
 	// MaxURLLength drops links and seeds whose URL is longer, counted (dropped_url_too_long)
 	// and logged short. Default 2083 characters, like Scrapy's URLLENGTH_LIMIT.
 	MaxURLLength int `yaml:"max_url_length"`
@@ -253,6 +259,7 @@ func (s *Settings) SetDefaults() {
 	s.ConnectTimeout = cmp.Or(s.ConnectTimeout, DefaultConnectTimeout)
 	s.MaxBodySize = cmp.Or(s.MaxBodySize, DefaultMaxBodySize)
 	s.MaxURLLength = cmp.Or(s.MaxURLLength, DefaultMaxURLLength)
+	s.RenderMaxRequests = cmp.Or(s.RenderMaxRequests, DefaultRenderMaxRequests)
 	s.MaxItemSize = cmp.Or(s.MaxItemSize, DefaultMaxItemSize)
 	s.MaxCrawlDelay = cmp.Or(s.MaxCrawlDelay, DefaultMaxCrawlDelay)
 	s.MaxLinksPerPage = cmp.Or(s.MaxLinksPerPage, DefaultMaxLinksPerPage)
@@ -353,6 +360,8 @@ func (s *Settings) Validate() error {
 		return negative("max_redirects", *s.MaxRedirects)
 	case s.MaxURLLength < 0:
 		return negative("max_url_length", s.MaxURLLength)
+	case s.RenderMaxRequests < 0:
+		return negative("render_max_requests", s.RenderMaxRequests)
 	case s.MaxItemSize < 0:
 		return negative("max_item_size", s.MaxItemSize)
 	case s.WarnEmptyFieldAfter < -1:

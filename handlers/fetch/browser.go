@@ -32,6 +32,7 @@ type browserFetch struct {
 	dial      browser.Dialer     // through the guard
 	rawDial   browser.Dialer     // the guard's dialer as it is: proxies dial through it
 	hostStats *streams.HostStats // nil: not kept
+	pace      *hostPacer         // the pages' requests beyond their own turn (browser_pace.go)
 }
 
 // newBrowserFetch returns the browser fetcher of cfg, sharing sh's rules.
@@ -42,7 +43,7 @@ func newBrowserFetch(sh *shared, cfg Config) *browserFetch {
 		raw = sh.guard.dialer(d)
 	}
 	return &browserFetch{shared: sh, pool: cfg.Browsers, page: cfg.Page, dial: guardedDial(sh.settings), rawDial: raw,
-		hostStats: cfg.HostStats}
+		hostStats: cfg.HostStats, pace: newHostPacer(cfg.Frontier, sh.log)}
 }
 
 // renderMode returns how req is fetched: its mode (its own, its meta's, the
@@ -104,7 +105,7 @@ func (b *browserFetch) roundTrip(ctx context.Context, req *spiders.Request) (*sp
 		return nil, nil, "", &retryableError{err: err}
 	}
 	job := browser.Job{URL: req.URL, UserAgent: b.settings.UserAgent, Headers: b.headers(req), Cookies: given,
-		Page: req.Page, Dial: dial, Navigate: b.navigate(ctx, req)}
+		Page: req.Page, Dial: dial, Navigate: b.navigate(ctx, req), Request: b.subrequests(req)}
 	if job.Page == nil {
 		job.Page = b.page
 	}

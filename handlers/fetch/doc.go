@@ -14,7 +14,8 @@
 //	fetcher.go     Config, Fetcher, Do and its Result; what every kind shares
 //	http.go        the HTTP round trip: headers, proxy, cookies, status, body
 //	browser.go     the browser round trip: which requests are rendered, the DOM as the body
-//	browser_nav.go a rendered page's navigations checked like redirects
+//	browser_nav.go a rendered page's navigations checked like redirects, counted, paced
+//	browser_pace.go a rendered page's requests: other hosts paced, the page's cap
 //	browser_dial.go the dialer of a rendered page: the guard, the crawl's proxies
 //	browser_cookies.go the crawl's cookie jar in and out of a page's browser context
 //	adaptive.go    render: auto, per page type

@@ -11,7 +11,8 @@ type BrowserStats struct {
 	// Pages counts pages rendered; Crashes browsers that died unasked; Launches
 	// browsers started.
 	Pages, Crashes, Launches int64
-	// Retired counts browsers replaced, by reason: pages, memory, idle.
+	// Retired counts browsers replaced, by reason: pages, memory, idle, and
+	// memory_kill (killed while rendering, above the ceiling and its allowance).
 	Retired map[string]int64
 }
 
@@ -35,7 +36,7 @@ func newBrowserCollector(stats func() BrowserStats) *browserCollector {
 		pages:    prometheus.NewDesc(Namespace+"_browser_pages_total", "Pages rendered by this process's browsers.", nil, nil),
 		launches: prometheus.NewDesc(Namespace+"_browser_launches_total", "Browsers started.", nil, nil),
 		crashes:  prometheus.NewDesc(Namespace+"_browser_crashes_total", "Browsers that died without being asked (their pages were fetched again).", nil, nil),
-		retired:  prometheus.NewDesc(Namespace+"_browser_retirements_total", "Browsers replaced, by reason: pages (retire_after), memory (the ceiling), idle.", []string{"reason"}, nil),
+		retired:  prometheus.NewDesc(Namespace+"_browser_retirements_total", "Browsers replaced, by reason: pages (retire_after), memory (the ceiling), idle, memory_kill (killed mid-page above the ceiling and its allowance).", []string{"reason"}, nil),
 	}
 }
 
@@ -57,7 +58,7 @@ func (c *browserCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(c.pages, prometheus.CounterValue, float64(s.Pages))
 	ch <- prometheus.MustNewConstMetric(c.launches, prometheus.CounterValue, float64(s.Launches))
 	ch <- prometheus.MustNewConstMetric(c.crashes, prometheus.CounterValue, float64(s.Crashes))
-	for _, reason := range []string{"pages", "memory", "idle"} {
+	for _, reason := range []string{"pages", "memory", "idle", "memory_kill"} {
 		ch <- prometheus.MustNewConstMetric(c.retired, prometheus.CounterValue, float64(s.Retired[reason]), reason)
 	}
 }

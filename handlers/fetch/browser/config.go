@@ -30,6 +30,12 @@ const (
 	DefaultIdleTimeout = time.Minute
 	// DefaultSampleInterval is how often the pool measures its browsers' memory.
 	DefaultSampleInterval = 2 * time.Second
+	// DefaultMinMemoryAllowance is the least default MemoryAllowance: what one page
+	// may take above a small MaxMemory before its browser is killed.
+	DefaultMinMemoryAllowance = 512 << 20
+	// DefaultPageSampleInterval is how often the pool measures the memory of a browser
+	// that is rendering pages.
+	DefaultPageSampleInterval = 250 * time.Millisecond
 	// DefaultIdleQuiet is how long a page must have no request in flight to count as
 	// idle (the networkidle wait, and after scrolls and clicks).
 	DefaultIdleQuiet = 250 * time.Millisecond
@@ -67,6 +73,15 @@ type Config struct {
 	// SampleInterval is how often memory is measured and idle browsers closed.
 	// Default DefaultSampleInterval.
 	SampleInterval time.Duration
+	// MemoryAllowance is how far above MaxMemory a browser may go while it renders
+	// pages: above MaxMemory it is retired (it finishes its pages), above MaxMemory +
+	// MemoryAllowance it is killed at once and its pages fail (ErrBrowserLost, to be
+	// fetched again). Default MaxMemory/2, at least DefaultMinMemoryAllowance.
+	MemoryAllowance int64
+	// PageSampleInterval is how often the memory of a browser rendering pages is
+	// measured (a page's script can grow by hundreds of MB a second). Default
+	// DefaultPageSampleInterval.
+	PageSampleInterval time.Duration
 	// IdleQuiet is how long a page must have no request in flight to be idle.
 	// Default DefaultIdleQuiet.
 	IdleQuiet time.Duration
@@ -83,7 +98,8 @@ type Config struct {
 	Flags []string
 	// OnEvent is told of the pool's events, for counters: "browser_launches",
 	// "browser_launch_failures", "browser_crashes", "browser_retired_pages",
-	// "browser_retired_memory", "browser_retired_idle". Default nil.
+	// "browser_retired_memory", "browser_retired_idle", "browser_killed_memory". Default
+	// nil.
 	OnEvent func(event string)
 	// Logger receives what the pool has to say. Default nil: no-op.
 	Logger *zap.Logger
@@ -97,6 +113,8 @@ func (c *Config) setDefaults() {
 	conf.Positive(&c.LaunchTimeout, DefaultLaunchTimeout)
 	conf.Positive(&c.IdleTimeout, DefaultIdleTimeout)
 	conf.Positive(&c.SampleInterval, DefaultSampleInterval)
+	conf.Positive(&c.MemoryAllowance, max(c.MaxMemory/2, DefaultMinMemoryAllowance))
+	conf.Positive(&c.PageSampleInterval, min(DefaultPageSampleInterval, c.SampleInterval))
 	conf.Positive(&c.IdleQuiet, DefaultIdleQuiet)
 	if c.ProxyListen == "" {
 		c.ProxyListen = "127.0.0.1:0"

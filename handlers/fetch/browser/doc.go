@@ -18,7 +18,9 @@
 //
 // The pool runs at most Browsers browsers of Tabs tabs each, starts a browser when a
 // page needs one (LaunchTimeout), replaces one after RetireAfter pages or above
-// MaxMemory (the PSS of its process tree, read from /proc), closes idle ones, and
+// MaxMemory (the PSS of its process tree, read from /proc), kills one that goes above
+// MaxMemory + MemoryAllowance while it renders (measured every PageSampleInterval; its
+// pages fail with ErrBrowserLost saying why), closes idle ones, and
 // replaces one that crashes (its pages fail with ErrBrowserLost, to be fetched
 // again). The process becomes a child subreaper and reaps what browsers leave, so no
 // zombie stays behind.
@@ -31,6 +33,7 @@
 //	tab.go        a tab: its browser context and proxy, opened once, cleared between pages
 //	page.go       Render: one page in a tab, its interception, the DOM out
 //	actions.go    wait conditions (selector, network idle, ms), click, scroll, fill
-//	proxy.go      the page proxy: CONNECT tunnels and plain requests through the dialer
+//	proxy.go      the page proxy: CONNECT tunnels and plain requests through the dialer,
+//	              each asked of Job.Request first (the fetcher's pacing and cap)
 //	procs_linux.go memory of a process tree, subreaping and reaping orphans
 package browser

@@ -31,6 +31,7 @@ type instance struct {
 	lastUsed     time.Time
 	retiring     string // why it takes no new page; "" in service
 	closing      bool
+	killed       error // why the pool killed it (memory); nil otherwise
 }
 
 // launch starts a browser (or connects to the remote one) within LaunchTimeout.

@@ -41,8 +41,17 @@ type Job struct {
 	// Navigate is asked before the page's main frame loads a document: the job's URL
 	// (first), every redirect hop, every navigation a script starts. An error refuses
 	// it (the page stays where it was; for the first document or its redirects, Render
-	// returns a *RefusedError). Nil: every navigation is allowed.
+	// returns a *RefusedError). It may wait (its host's turn); calls for later
+	// documents may overlap, a newer navigation starting while an older one waits.
+	// Nil: every navigation is allowed.
 	Navigate func(ctx context.Context, u *url.URL, first bool) error
+	// Request is asked by the page's proxy before each request the page makes (a
+	// plain HTTP request, or a CONNECT tunnel) to addr (host:port), the main frame's
+	// documents included; it may wait (the host's politeness), and an error refuses
+	// the request (a per-page cap). ctx ends with the request or the page. The
+	// function it returns is called when the request is over (its answer passed on,
+	// the tunnel closed). Nil: every request goes at once.
+	Request func(ctx context.Context, addr string) (func(), error)
 }
 
 // Cookie is a cookie and the URL that set it (or that it is set for).
@@ -134,7 +143,7 @@ func (p *Pool) Render(ctx context.Context, job Job) (*Result, error) {
 			return nil, ErrClosed
 		}
 		p.lost.Add(1)
-		return nil, fmt.Errorf("%w (%s): %w", ErrBrowserLost, job.URL, err)
+		return nil, fmt.Errorf("%w (%s): %w", ErrBrowserLost, job.URL, p.lostFor(b, err))
 	}
 	return res, err
 }
@@ -161,7 +170,7 @@ func (p *Pool) render(ctx context.Context, t *tab, job Job) (*Result, error) {
 	for _, k := range job.Page.Blocked() {
 		r.blocked[resourceTypes[k]] = true
 	}
-	t.proxy.begin(job.Dial)
+	t.proxy.begin(job.Dial, job.Request)
 	t.net.reset()
 	t.run.Store(r)
 	defer t.run.Store(nil)
@@ -280,7 +289,12 @@ func (r *pageRun) paused(ev fetch.EventRequestPaused) {
 	r.mu.Lock()
 	first := !r.loaded && ev.RedirectedRequestID == "" && ev.Request.URL == r.job.URL
 	r.mu.Unlock()
-	if !first {
+	if first {
+		t.cont(ev.RequestID)
+		return
+	}
+	// Navigate may wait for the host's turn: the tab's other paused requests go on.
+	go func() {
 		u, err := url.Parse(ev.Request.URL)
 		if err == nil {
 			err = r.job.Navigate(r.ctx, u, false)
@@ -289,8 +303,8 @@ func (r *pageRun) paused(ev fetch.EventRequestPaused) {
 			r.refuse(ev, err)
 			return
 		}
-	}
-	t.cont(ev.RequestID)
+		t.cont(ev.RequestID)
+	}()
 }
 
 // refuse fails a main-frame document Navigate refused. Before the page loaded (the

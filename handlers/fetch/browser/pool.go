@@ -3,6 +3,7 @@ package browser
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -48,6 +49,7 @@ type Pool struct {
 
 	launches, launchFailures, crashes, pages       atomic.Int64
 	retiredPages, retiredMemory, retiredIdle, lost atomic.Int64
+	killedMemory                                   atomic.Int64
 }
 
 // Stats are a pool's figures since New.
@@ -68,6 +70,9 @@ type Stats struct {
 	// RetiredPages, RetiredMemory and RetiredIdle count browsers replaced after
 	// RetireAfter pages, above MaxMemory, and closed after IdleTimeout.
 	RetiredPages, RetiredMemory, RetiredIdle int64
+	// KilledMemory counts browsers killed while rendering, above MaxMemory +
+	// MemoryAllowance (their pages were lost).
+	KilledMemory int64
 }
 
 // New returns a pool of cfg. No browser starts before the first page needs one. ctx
@@ -105,6 +110,7 @@ func (p *Pool) Stats() Stats {
 	s.Launches, s.LaunchFailures = p.launches.Load(), p.launchFailures.Load()
 	s.Pages, s.PagesLost, s.Crashes = p.pages.Load(), p.lost.Load(), p.crashes.Load()
 	s.RetiredPages, s.RetiredMemory, s.RetiredIdle = p.retiredPages.Load(), p.retiredMemory.Load(), p.retiredIdle.Load()
+	s.KilledMemory = p.killedMemory.Load()
 	return s
 }
 
@@ -248,12 +254,14 @@ func (p *Pool) died(b *instance) {
 	p.remove(b)
 	p.shutting++
 	p.notify()
-	pages := b.pages
+	pages, killed := b.pages, b.killed
 	p.mu.Unlock()
-	p.crashes.Add(1)
-	p.cfg.OnEvent("browser_crashes")
-	p.log.Warn("browser died; its pages are fetched again", zap.Int("browser", b.id), zap.Int("pid", b.pid),
-		zap.Int("pages", pages), zap.Error(b.exitErr()))
+	if killed == nil {
+		p.crashes.Add(1)
+		p.cfg.OnEvent("browser_crashes")
+		p.log.Warn("browser died; its pages are fetched again", zap.Int("browser", b.id), zap.Int("pid", b.pid),
+			zap.Int("pages", pages), zap.Error(b.exitErr()))
+	}
 	p.wg.Add(1)
 	go p.shut(b)
 }
@@ -267,17 +275,78 @@ func (p *Pool) watch() {
 	p.wg.Add(1)
 	go func() {
 		defer p.wg.Done()
-		t := time.NewTicker(p.cfg.SampleInterval)
+		t := time.NewTicker(p.cfg.PageSampleInterval)
 		defer t.Stop()
+		last := time.Now()
 		for {
 			select {
 			case <-p.watchCtx.Done():
 				return
-			case <-t.C:
-				p.sample()
+			case now := <-t.C:
+				if now.Sub(last) >= p.cfg.SampleInterval {
+					last = now
+					p.sample()
+				} else {
+					p.sampleBusy()
+				}
 			}
 		}
 	}()
+}
+
+// sampleBusy measures the browsers rendering pages, between two samples, and kills
+// those above their ceiling (see overCeiling): a page's script can build a DOM of
+// gigabytes within a second, and retirement waits for the page.
+func (p *Pool) sampleBusy() {
+	p.mu.Lock()
+	var bs []*instance
+	for _, b := range p.browsers {
+		if b.inUse > 0 && b.pid > 0 && !b.closing {
+			bs = append(bs, b)
+		}
+	}
+	p.mu.Unlock()
+	if len(bs) == 0 {
+		return
+	}
+	for _, b := range bs {
+		b.memory.Store(treeMemory(b.pid))
+	}
+	p.mu.Lock()
+	for _, b := range bs {
+		p.overCeiling(b)
+	}
+	p.mu.Unlock()
+}
+
+// overCeiling kills b, rendering pages above MaxMemory + MemoryAllowance: its pages
+// fail (ErrBrowserLost, with why) and are fetched again, and the pool starts another
+// browser for the next ones. It reports whether it did. Called with p.mu held.
+func (p *Pool) overCeiling(b *instance) bool {
+	mem := b.memory.Load()
+	if b.closing || b.killed != nil || b.inUse == 0 || b.pid <= 0 || mem <= p.cfg.MaxMemory+p.cfg.MemoryAllowance {
+		return false
+	}
+	b.killed = fmt.Errorf("browser: killed while rendering at %d MiB of memory (PSS), above its ceiling of %d MiB + an allowance of %d MiB",
+		mem>>20, p.cfg.MaxMemory>>20, p.cfg.MemoryAllowance>>20)
+	b.retiring = "memory" // it takes no new page meanwhile (counted as a kill, not a retirement)
+	p.killedMemory.Add(1)
+	p.cfg.OnEvent("browser_killed_memory")
+	p.log.Warn("browser killed above its memory ceiling; its pages are fetched again", zap.Int("browser", b.id), zap.Int("pid", b.pid),
+		zap.Int("pages_lost", b.inUse), zap.Int64("memory_bytes", mem), zap.Int64("max_memory_bytes", p.cfg.MaxMemory),
+		zap.Int64("allowance_bytes", p.cfg.MemoryAllowance))
+	killTree(b.pid)
+	return true
+}
+
+// lostFor is why b was lost: its kill's reason when the pool killed it, else err.
+func (p *Pool) lostFor(b *instance, err error) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if b.killed != nil {
+		return b.killed
+	}
+	return err
 }
 
 // sample measures each browser's memory, retires those above MaxMemory, closes idle
@@ -295,6 +364,7 @@ func (p *Pool) sample() {
 	for _, b := range bs {
 		switch {
 		case b.closing:
+		case p.overCeiling(b):
 		case b.pid > 0 && b.memory.Load() > p.cfg.MaxMemory:
 			p.retire(b, "memory")
 		case b.inUse == 0 && time.Since(b.lastUsed) > p.cfg.IdleTimeout:

@@ -156,3 +156,12 @@ func reapOrphans() int {
 	}
 	return n
 }
+
+// killTree kills pid and its descendants at once (SIGKILL), parents first: a browser
+// killed alone leaves its renderers running until they notice, and the renderer is
+// what grows.
+func killTree(pid int) {
+	for _, p := range Descendants(Processes(), pid) {
+		syscall.Kill(p, syscall.SIGKILL) //nolint:errcheck // one that is gone already is fine
+	}
+}

@@ -9,6 +9,7 @@ func addMain(int)          {}
 func removeMain(int)       {}
 func treeMemory(int) int64 { return 0 }
 func reapOrphans() int     { return 0 }
+func killTree(int)         {}
 
 // Processes returns nil: there is no /proc to read here.
 func Processes() []Process { return nil }

@@ -32,6 +32,8 @@ type Traffic struct {
 	Blocked int64
 	// Failed counts those that failed otherwise (the host did not answer).
 	Failed int64
+	// Refused counts those Job.Request refused (the page's cap).
+	Refused int64
 	// Hosts counts Requests by host:port.
 	Hosts map[string]int64
 	// BlockedHosts lists the host:port of the refused ones, at most 16.
@@ -49,10 +51,12 @@ type pageProxy struct {
 	srv *http.Server
 	tr  *http.Transport
 
-	requests, blocked, failed atomic.Int64
+	requests, blocked, failed, refused atomic.Int64
 
 	mu           sync.Mutex
-	dial         Dialer // nil: every connection refused (a tab between pages)
+	dial         Dialer                                                 // nil: every connection refused (a tab between pages)
+	ask          func(ctx context.Context, addr string) (func(), error) // the page's Job.Request; nil: none
+	pageDone     chan struct{}                                          // closed when the page ends
 	hosts        map[string]int64
 	blockedHosts []string
 	tunnels      map[net.Conn]struct{}
@@ -85,10 +89,11 @@ func newPageProxy(listen string, dial Dialer) (*pageProxy, error) {
 	return p, nil
 }
 
-// begin starts a page: its connections are dialled with dial and counted afresh.
-func (p *pageProxy) begin(dial Dialer) {
+// begin starts a page: its connections are dialled with dial and counted afresh, and
+// ask (when set) is asked before each of its requests.
+func (p *pageProxy) begin(dial Dialer, ask func(ctx context.Context, addr string) (func(), error)) {
 	p.mu.Lock()
-	p.dial = dial
+	p.dial, p.ask, p.pageDone = dial, ask, make(chan struct{})
 	p.mu.Unlock()
 }
 
@@ -97,7 +102,11 @@ func (p *pageProxy) begin(dial Dialer) {
 func (p *pageProxy) end() Traffic {
 	t := p.traffic()
 	p.mu.Lock()
-	p.dial = nil
+	p.dial, p.ask = nil, nil
+	if p.pageDone != nil {
+		close(p.pageDone)
+		p.pageDone = nil
+	}
 	for c := range p.tunnels {
 		c.Close()
 	}
@@ -106,6 +115,7 @@ func (p *pageProxy) end() Traffic {
 	p.requests.Store(0)
 	p.blocked.Store(0)
 	p.failed.Store(0)
+	p.refused.Store(0)
 	p.mu.Unlock()
 	p.tr.CloseIdleConnections()
 	return t
@@ -130,7 +140,7 @@ func (p *pageProxy) close() {
 func (p *pageProxy) traffic() Traffic {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	t := Traffic{Requests: p.requests.Load(), Blocked: p.blocked.Load(), Failed: p.failed.Load(),
+	t := Traffic{Requests: p.requests.Load(), Blocked: p.blocked.Load(), Failed: p.failed.Load(), Refused: p.refused.Load(),
 		Hosts: make(map[string]int64, len(p.hosts)), BlockedHosts: append([]string(nil), p.blockedHosts...)}
 	for h, n := range p.hosts {
 		t.Hosts[h] = n
@@ -157,6 +167,49 @@ func (p *pageProxy) count(addr string) {
 	p.mu.Lock()
 	p.hosts[addr]++
 	p.mu.Unlock()
+}
+
+// asked asks the page's Job.Request about a request to addr, within ctx and the page,
+// and returns what to call when the request is over. A request still waiting when its
+// page ends is refused, and so is any request of a tab between pages (an old page's
+// request would otherwise go out on a kept-alive connection). A refusal by
+// Job.Request is counted.
+func (p *pageProxy) asked(ctx context.Context, addr string) (func(), error) {
+	p.mu.Lock()
+	ask, done, dial := p.ask, p.pageDone, p.dial
+	p.mu.Unlock()
+	if dial == nil {
+		return nil, errBetweenPages
+	}
+	if ask == nil {
+		return func() {}, nil
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		select {
+		case <-done:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	over, err := ask(ctx, addr)
+	if err == nil {
+		select {
+		case <-done:
+			over()
+			over, err = nil, errBetweenPages
+		default:
+		}
+	}
+	if err != nil {
+		p.refused.Add(1)
+		return nil, err
+	}
+	if over == nil {
+		over = func() {}
+	}
+	return over, nil
 }
 
 // errBetweenPages refuses the connections of a tab between two pages.
@@ -194,7 +247,14 @@ func (p *pageProxy) tunnel(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p.count(target)
+	over, err := p.asked(r.Context(), target)
+	if err != nil {
+		http.Error(w, "streamcrawl page proxy: "+err.Error(), http.StatusTooManyRequests)
+		return
+	}
+	// What goes through the tunnel is not seen: its request is over once it is open.
 	up, err := p.dialCounted(r.Context(), "tcp", target)
+	over()
 	if err != nil {
 		http.Error(w, "streamcrawl page proxy: "+refusal(err), statusOf(err))
 		return
@@ -284,7 +344,14 @@ var hopHeaders = []string{"Connection", "Proxy-Connection", "Keep-Alive", "Proxy
 
 // forward sends a plain HTTP request on and copies its answer back.
 func (p *pageProxy) forward(w http.ResponseWriter, r *http.Request) {
-	p.count(hostPort(r.URL))
+	addr := hostPort(r.URL)
+	p.count(addr)
+	over, err := p.asked(r.Context(), addr)
+	if err != nil {
+		http.Error(w, "streamcrawl page proxy: "+err.Error(), http.StatusTooManyRequests)
+		return
+	}
+	defer over()
 	out := r.Clone(r.Context())
 	out.RequestURI = ""
 	for _, h := range hopHeaders {

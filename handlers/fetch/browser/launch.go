@@ -26,7 +26,8 @@ type instance struct {
 	memory  atomic.Int64
 
 	// Under the pool's mu.
-	idle         []*tab // open tabs no page uses
+	idle         []*tab // tabs opened ahead, which no page has used
+	opening      int    // tabs being opened ahead
 	inUse, pages int
 	lastUsed     time.Time
 	retiring     string // why it takes no new page; "" in service

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/emulation"
@@ -75,6 +76,12 @@ type Result struct {
 	// IdleTimeouts counts network-idle waits that gave up (a page that never stops
 	// loading).
 	IdleTimeouts int64
+	// BudgetCuts counts the waits (selector, ms) and scrolls cut short because they
+	// took half the time the page had left: the page is taken as it was then.
+	BudgetCuts int64
+	// Popups counts the windows the page opened (window.open, target=_blank), each
+	// closed as soon as it was seen.
+	Popups int64
 	// Browser names the browser ("HeadlessChrome/156.0.0.0").
 	Browser string
 }
@@ -96,12 +103,45 @@ func (e *RefusedError) Error() string {
 // Unwrap returns Navigate's answer.
 func (e *RefusedError) Unwrap() error { return e.Err }
 
+// DownloadError is returned when the page's document is a download (its answer says
+// Content-Disposition: attachment): the browser saves it rather than showing it, and
+// downloads are denied, so there is no page to take. The answer is fetched over HTTP
+// instead, like any document that is not HTML.
+type DownloadError struct {
+	// URL is the document's (after redirects).
+	URL string
+	// Status and Headers are its answer's.
+	Status  int
+	Headers http.Header
+}
+
+// Error says which document is a download.
+func (e *DownloadError) Error() string {
+	return "browser: " + e.URL + " is a download (" + e.Headers.Get("Content-Disposition") + "), not a page"
+}
+
+// download returns the DownloadError of a first document that failed to load because
+// it is a download, nil when it is not one.
+func (r *pageRun) download() *DownloadError {
+	doc := r.tab.net.lastDocument()
+	if doc == nil {
+		return nil
+	}
+	h := headersOf(doc.Headers)
+	disp := strings.ToLower(strings.TrimSpace(h.Get("Content-Disposition")))
+	if !strings.HasPrefix(disp, "attachment") {
+		return nil
+	}
+	return &DownloadError{URL: doc.URL, Status: int(doc.Status), Headers: h}
+}
+
 // Render loads job's page in a tab of one of the pool's browsers, waits and acts as
-// its Page says, and returns the DOM. Each tab has a browser context of its own (its
-// own cookies, cache and storage) behind a page proxy of its own; pages take turns in
-// a tab, which is cleared between them (cookies and the page's storage; the HTTP cache
-// stays, as in a browser). ctx bounds the whole page (the fetcher gives it the
-// download timeout). When the browser dies meanwhile, the error wraps ErrBrowserLost.
+// its Page says, and returns the DOM. The page has a tab and a browser context of its
+// own (its own cookies, cache and storage) behind a page proxy of its own; every window
+// it opens is closed as soon as it is seen, and the tab, its context and whatever is
+// left of the page are closed after it, before its slot takes another page. ctx bounds
+// the whole page (the fetcher gives it the download timeout). When the browser dies
+// meanwhile, the error wraps ErrBrowserLost.
 func (p *Pool) Render(ctx context.Context, job Job) (*Result, error) {
 	if job.Dial == nil {
 		return nil, errors.New("browser: a job needs a dialer")
@@ -119,12 +159,27 @@ func (p *Pool) Render(ctx context.Context, job Job) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer p.release(b)
 	t, err := p.takeTab(b)
 	var res *Result
 	if err == nil {
 		res, err = p.render(ctx, t, job)
-		p.putTab(b, t, err == nil)
+		p.mu.Lock()
+		closed := p.closed
+		if !closed {
+			p.recycling.Add(1)
+		}
+		p.mu.Unlock()
+		if closed {
+			t.close()
+			p.release(b)
+		} else {
+			go func() {
+				defer p.recycling.Done()
+				p.recycle(b, t)
+			}()
+		}
+	} else {
+		p.release(b)
 	}
 	if err != nil && b.ctx.Err() != nil && ctx.Err() == nil {
 		p.mu.Lock()
@@ -147,10 +202,12 @@ type pageRun struct {
 	ctx     context.Context // the tab's, bounded by the caller's
 	blocked map[network.ResourceType]bool
 
-	blockedKinds, refusedLater, idleTimeouts atomic.Int64
-	mu                                       sync.Mutex
-	refused                                  error // of the first document or a redirect of it
-	loaded                                   bool  // the first document answered
+	deadline time.Time // the caller's; zero: none
+
+	blockedKinds, refusedLater, idleTimeouts, popups, budgetCuts atomic.Int64
+	mu                                                           sync.Mutex
+	refused                                                      error // of the first document or a redirect of it
+	loaded                                                       bool  // the first document answered
 }
 
 func (p *Pool) render(ctx context.Context, t *tab, job Job) (*Result, error) {
@@ -158,6 +215,7 @@ func (p *Pool) render(ctx context.Context, t *tab, job Job) (*Result, error) {
 	defer pcancel(nil)
 	defer context.AfterFunc(ctx, func() { pcancel(context.Cause(ctx)) })()
 	r := &pageRun{pool: p, tab: t, job: job, ctx: pctx, blocked: map[network.ResourceType]bool{}}
+	r.deadline, _ = ctx.Deadline()
 	for _, k := range job.Page.Blocked() {
 		r.blocked[resourceTypes[k]] = true
 	}
@@ -176,6 +234,9 @@ func (p *Pool) render(ctx context.Context, t *tab, job Job) (*Result, error) {
 		return nil, refused
 	}
 	if err != nil {
+		if dl := r.download(); dl != nil && ctx.Err() == nil {
+			return nil, dl
+		}
 		return nil, p.pageErr(ctx, pctx, "load "+job.URL, err)
 	}
 	r.mu.Lock()
@@ -189,6 +250,9 @@ func (p *Pool) render(ctx context.Context, t *tab, job Job) (*Result, error) {
 		if _, err := chromedp.Run(pctx, chromedp.Evaluate[bool](historyLinksJS(urls))); err != nil {
 			return nil, p.pageErr(ctx, pctx, "add the history links of "+job.URL, err)
 		}
+	}
+	if _, err := t.closeOthers(pctx); err != nil {
+		return nil, p.pageErr(ctx, pctx, "close the windows "+job.URL+" opened", err)
 	}
 	html, err := chromedp.Run(pctx, chromedp.Evaluate[string](serializeJS))
 	if err != nil {
@@ -205,11 +269,8 @@ func (p *Pool) render(ctx context.Context, t *tab, job Job) (*Result, error) {
 		return nil, p.pageErr(ctx, pctx, "read the cookies of "+job.URL, err)
 	}
 	res.Cookies = cookiesOut(cookies.Cookies)
-	if err := t.clear(pctx, doc.URL); err != nil {
-		return nil, p.pageErr(ctx, pctx, "clear the tab after "+job.URL, err)
-	}
 	res.Traffic, res.BlockedKinds, res.Refused = t.proxy.end(), r.blockedKinds.Load(), r.refusedLater.Load()
-	res.IdleTimeouts = r.idleTimeouts.Load()
+	res.IdleTimeouts, res.Popups, res.BudgetCuts = r.idleTimeouts.Load(), r.popups.Load(), r.budgetCuts.Load()
 	return res, nil
 }
 

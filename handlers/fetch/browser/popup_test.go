@@ -61,7 +61,12 @@ setInterval(() => { opener.location = location.origin + "/pwned" }, 2000);
 	}))
 	p := newPool(t, browser.Config{Tabs: 1, LaunchTimeout: time.Minute})
 	stay := &spiders.Page{Wait: &spiders.Wait{MS: 2500}}
-	res := render(t, p, browser.Job{URL: attacker.URL + "/", Page: &spiders.Page{Wait: &spiders.Wait{MS: 500}}, Dial: browsertest.Dialer()})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // the browser starts too, at a load of 10+
+	res, err := p.Render(ctx, browser.Job{URL: attacker.URL + "/", Page: &spiders.Page{Wait: &spiders.Wait{MS: 500}}, Dial: browsertest.Dialer()})
+	cancel()
+	if err != nil {
+		t.Fatal(err)
+	}
 	if !strings.Contains(string(res.HTML), "attacker") {
 		t.Fatalf("the attacker's page did not render: %s", res.HTML)
 	}

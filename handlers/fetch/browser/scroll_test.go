@@ -1,6 +1,7 @@
 package browser_test
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -93,9 +94,20 @@ window.addEventListener("scroll", more);
 	t.Cleanup(srv.Close)
 	p := newPool(t, browser.Config{LaunchTimeout: time.Minute})
 	pg := &spiders.Page{Wait: &spiders.Wait{Selector: "#feed li"}, Actions: []spiders.Action{{Scroll: &spiders.Scroll{UntilIdle: true}}}}
-	// 20 s for the page: 100 scrolls take at least 100 x 250 ms of quiet, so the
-	// scroll cannot end on its own before the page's deadline.
-	res := render(t, p, browser.Job{URL: srv.URL + "/feed", Page: pg, Dial: browsertest.Dialer()})
+	wctx, wcancel := context.WithTimeout(context.Background(), time.Minute)
+	_, err := p.Render(wctx, browser.Job{URL: srv.URL + "/none", Dial: browsertest.Dialer()}) // starts the browser
+	wcancel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 45 s for the page: 100 scrolls take at least 100 x 280 ms (the quiet and two
+	// frames), so the scroll cannot end on its own before the page's deadline.
+	ctx, cancel := context.WithTimeout(context.Background(), 45*time.Second)
+	defer cancel()
+	res, err := p.Render(ctx, browser.Job{URL: srv.URL + "/feed", Page: pg, Dial: browsertest.Dialer()})
+	if err != nil {
+		t.Fatalf("the endless feed: %v (%d batches asked for)", err, batches.Load())
+	}
 	html := string(res.HTML)
 	if !strings.Contains(html, "batch1-4") || !strings.Contains(html, "batch2-0") {
 		t.Errorf("the page lacks the batches it loaded (%d asked for): %.300s", batches.Load(), html)

@@ -31,7 +31,9 @@ type netTracker struct {
 	main     cdp.FrameID
 	doc      *network.Response
 	history  []string // URLs the page's script put in the history (pushState, replaceState)
-
+	// committed is set once the main frame committed a document since reset: before,
+	// the document in the tab is the last page's.
+	committed bool
 }
 
 func newNetTracker() *netTracker {
@@ -42,7 +44,7 @@ func newNetTracker() *netTracker {
 func (t *netTracker) reset() {
 	t.mu.Lock()
 	clear(t.inflight)
-	t.last, t.doc, t.history = time.Now(), nil, nil
+	t.last, t.doc, t.history, t.committed = time.Now(), nil, nil, false
 	t.mu.Unlock()
 }
 
@@ -78,6 +80,9 @@ func (t *netTracker) on(ev any) {
 			t.history = append(t.history, ev.URL)
 		}
 	case *page.EventFrameNavigated:
+		if ev.Frame != nil && ev.Frame.ID == t.main {
+			t.committed = true
+		}
 		if ev.Frame != nil && ev.Frame.ID == t.main && ev.Type == page.NavigationTypeNavigation {
 			t.history = t.history[:0] // a new document: the old one's history URLs are not its links
 		}
@@ -92,6 +97,13 @@ func (t *netTracker) historyURLs() []string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return append([]string(nil), t.history...)
+}
+
+// hasCommitted reports whether the main frame committed a document since reset.
+func (t *netTracker) hasCommitted() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.committed
 }
 
 // lastDocument returns the main frame's last document response, nil before one.

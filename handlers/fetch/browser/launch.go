@@ -26,8 +26,7 @@ type instance struct {
 	memory  atomic.Int64
 
 	// Under the pool's mu.
-	idle         []*tab // tabs opened ahead, which no page has used
-	opening      int    // tabs being opened ahead
+	idle         []*tab // open tabs no page uses
 	inUse, pages int
 	lastUsed     time.Time
 	retiring     string // why it takes no new page; "" in service

@@ -42,7 +42,9 @@ type Job struct {
 	// Navigate is asked before the page's main frame loads a document: the job's URL
 	// (first), every redirect hop, every navigation a script starts. An error refuses
 	// it (the page stays where it was; for the first document or its redirects, Render
-	// returns a *RefusedError). Nil: every navigation is allowed.
+	// returns a *RefusedError). Nil: every navigation is allowed. Either way a
+	// navigation made while a window the page opened is still open (it is being
+	// closed) is refused: that window may be the one navigating the page.
 	Navigate func(ctx context.Context, u *url.URL, first bool) error
 }
 
@@ -136,12 +138,13 @@ func (r *pageRun) download() *DownloadError {
 }
 
 // Render loads job's page in a tab of one of the pool's browsers, waits and acts as
-// its Page says, and returns the DOM. The page has a tab and a browser context of its
-// own (its own cookies, cache and storage) behind a page proxy of its own; every window
-// it opens is closed as soon as it is seen, and the tab, its context and whatever is
-// left of the page are closed after it, before its slot takes another page. ctx bounds
-// the whole page (the fetcher gives it the download timeout). When the browser dies
-// meanwhile, the error wraps ErrBrowserLost.
+// its Page says, and returns the DOM. Each tab has a browser context of its own (its
+// own cookies, cache and storage) behind a page proxy of its own; pages take turns in
+// a tab, which is cleared between them (cookies and the page's storage; the HTTP cache
+// stays, as in a browser). Every window a page opens is closed as soon as it is seen,
+// and its tab is then closed after it rather than reused. ctx bounds the whole page
+// (the fetcher gives it the download timeout). When the browser dies meanwhile, the
+// error wraps ErrBrowserLost.
 func (p *Pool) Render(ctx context.Context, job Job) (*Result, error) {
 	if job.Dial == nil {
 		return nil, errors.New("browser: a job needs a dialer")
@@ -159,27 +162,12 @@ func (p *Pool) Render(ctx context.Context, job Job) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	defer p.release(b)
 	t, err := p.takeTab(b)
 	var res *Result
 	if err == nil {
 		res, err = p.render(ctx, t, job)
-		p.mu.Lock()
-		closed := p.closed
-		if !closed {
-			p.recycling.Add(1)
-		}
-		p.mu.Unlock()
-		if closed {
-			t.close()
-			p.release(b)
-		} else {
-			go func() {
-				defer p.recycling.Done()
-				p.recycle(b, t)
-			}()
-		}
-	} else {
-		p.release(b)
+		p.putTab(b, t, err == nil)
 	}
 	if err != nil && b.ctx.Err() != nil && ctx.Err() == nil {
 		p.mu.Lock()
@@ -269,6 +257,9 @@ func (p *Pool) render(ctx context.Context, t *tab, job Job) (*Result, error) {
 		return nil, p.pageErr(ctx, pctx, "read the cookies of "+job.URL, err)
 	}
 	res.Cookies = cookiesOut(cookies.Cookies)
+	if err := t.clear(pctx, doc.URL); err != nil {
+		return nil, p.pageErr(ctx, pctx, "clear the tab after "+job.URL, err)
+	}
 	res.Traffic, res.BlockedKinds, res.Refused = t.proxy.end(), r.blockedKinds.Load(), r.refusedLater.Load()
 	res.IdleTimeouts, res.Popups, res.BudgetCuts = r.idleTimeouts.Load(), r.popups.Load(), r.budgetCuts.Load()
 	return res, nil
@@ -334,13 +325,31 @@ func (r *pageRun) paused(ev fetch.EventRequestPaused) {
 		}
 		return
 	}
-	if ev.FrameID != t.main || r.job.Navigate == nil {
+	if ev.FrameID != t.main {
 		t.cont(ev.RequestID) // a frame's document: loaded through the page proxy like any resource
 		return
 	}
 	r.mu.Lock()
 	first := !r.loaded && ev.RedirectedRequestID == "" && ev.Request.URL == r.job.URL
 	r.mu.Unlock()
+	if !first && ev.RedirectedRequestID == "" && !t.net.hasCommitted() {
+		// Not the page's URL nor a redirect of it, before the page's document replaced
+		// the last page's: the last page's script navigating (the tab it ran in is
+		// reused). The page is not taken: it may be the document that navigation
+		// brings.
+		r.refuse(ev, errForeignNavigation)
+		return
+	}
+	if !first && t.popupOpen() {
+		// A window the page opened may be the one navigating it (through its opener):
+		// the page's document is the one it loaded, never one another window chose.
+		r.refuse(ev, errPopupNavigation)
+		return
+	}
+	if r.job.Navigate == nil {
+		t.cont(ev.RequestID)
+		return
+	}
 	if !first {
 		u, err := url.Parse(ev.Request.URL)
 		if err == nil {
@@ -353,6 +362,12 @@ func (r *pageRun) paused(ev fetch.EventRequestPaused) {
 	}
 	t.cont(ev.RequestID)
 }
+
+// errPopupNavigation refuses a navigation of the page while a window it opened is open.
+var errPopupNavigation = errors.New("browser: a navigation while a window the page opened is open")
+
+// errForeignNavigation refuses a navigation the page did not make.
+var errForeignNavigation = errors.New("browser: a navigation the page did not make (the tab's last page)")
 
 // refuse fails a main-frame document Navigate refused. Before the page loaded (the
 // first document's redirects) the whole page is refused; later the page stays where it

@@ -45,7 +45,6 @@ type Pool struct {
 	nextID    int
 	watching  bool
 	wg        sync.WaitGroup // the watcher and browsers closing
-	recycling sync.WaitGroup // tabs closing after their page (recycle); added to under mu while !closed
 
 	launches, launchFailures, crashes, pages       atomic.Int64
 	retiredPages, retiredMemory, retiredIdle, lost atomic.Int64
@@ -342,7 +341,6 @@ func (p *Pool) Close(ctx context.Context) error {
 	}
 	p.stop() // kills what did not close in time
 	<-done
-	p.recycling.Wait() // their browsers are gone: the tabs' closes return at once
 	p.fixed.close()
 	reapOrphans()
 	return err

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"iter"
 	"net"
+	"net/url"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -13,90 +15,67 @@ import (
 	"github.com/chromedp/cdproto/fetch"
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/cdproto/storage"
 	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
 )
 
 // tab is one tab of a browser, in a browser context of its own whose proxy is the
-// tab's page proxy. A tab renders one page, then it is closed and its browser context
-// disposed of, with every window the page opened: a page's popup kept its opener and
-// navigated the next page of a reused tab (the victim was stored as the attacker's
-// page), and a page left in a tab kept its timers running. The cost is a tab opened per
-// page (150-350 ms); it is opened ahead, while the slot's last page is done with
-// (recycle), and the HTTP cache goes with each page's context.
+// tab's page proxy. Pages take turns in it (a tab is opened once: opening one costs
+// 150-350 ms, 400-1,300 ms at a load of 15, more than rendering a simple page); between
+// two pages it is cleared and its proxy refuses every connection. A window a page opens
+// is closed as soon as it is seen, and the tab is not trusted with another page: a
+// popup that kept its opener navigated the next pages of a reused tab, which were
+// stored as the attacker's page. A page that opened none leaves only its document,
+// which the next page's replaces (see pageRun.paused for what it may do meanwhile).
 type tab struct {
-	b      *instance
-	ctx    context.Context // the target's: ends with the browser, or when the tab is closed
-	cancel context.CancelFunc
-	proxy  *pageProxy
-	bc     cdp.BrowserContextID
-	main   cdp.FrameID
-	net    *netTracker
-	run    atomic.Pointer[pageRun] // the page rendering now; nil before and after it
-
-	ua      string // the user agent set, "" the browser's own
-	headers bool   // extra headers are set
+	b       *instance
+	ctx     context.Context // the target's: ends with the browser, or when the tab is closed
+	cancel  context.CancelFunc
+	proxy   *pageProxy
+	bc      cdp.BrowserContextID
+	main    cdp.FrameID
+	net     *netTracker
+	run     atomic.Pointer[pageRun] // the page rendering now; nil between pages
+	opened  atomic.Bool             // a window was opened in the tab's context: not reused
+	mu      sync.Mutex
+	popups  map[target.ID]bool // windows opened in the tab's context, not yet gone
+	ua      string             // the user agent set, "" the browser's own
+	headers bool               // extra headers are set
 }
 
-// takeTab returns a tab of b opened ahead for a page, or opens one; either way it
-// starts opening the next page's tab ahead (spare), while this page renders.
+// takeTab returns an idle tab of b, or opens one. A tab in which a window was opened
+// since its last page (by that page's document, still there) is closed instead.
 func (p *Pool) takeTab(b *instance) (*tab, error) {
-	p.mu.Lock()
-	var t *tab
-	if n := len(b.idle); n > 0 {
-		t = b.idle[n-1]
+	for {
+		p.mu.Lock()
+		n := len(b.idle)
+		if n == 0 {
+			p.mu.Unlock()
+			return p.openTab(b)
+		}
+		t := b.idle[n-1]
 		b.idle = b.idle[:n-1]
-	}
-	p.mu.Unlock()
-	go p.spare(b)
-	if t != nil && t.ctx.Err() == nil {
-		return t, nil
-	}
-	if t != nil {
+		p.mu.Unlock()
+		if !t.opened.Load() && t.ctx.Err() == nil {
+			return t, nil
+		}
 		t.close()
 	}
-	return p.openTab(b)
 }
 
-// recycle closes t once its page is done, then gives the slot back: the slot stays
-// taken until t is gone, so that nothing of the page is alive beside the pages that
-// follow it in the browser.
-func (p *Pool) recycle(b *instance, t *tab) {
-	t.close()
-	p.release(b)
-}
-
-// spare opens a tab ahead for a page to come, unless b has its spares (or is closing):
-// a page takes an open tab rather than waiting 150-350 ms (400-1,300 ms at a load of
-// 15) for one.
-func (p *Pool) spare(b *instance) {
+// putTab gives t back to b after a page; a tab whose page failed, or in which a window
+// was opened, is closed rather than trusted with the next one.
+func (p *Pool) putTab(b *instance, t *tab, ok bool) {
 	p.mu.Lock()
-	open := !p.closed && !b.closing && b.retiring == "" && b.ctx.Err() == nil && len(b.idle)+b.opening < spares(p.cfg.Tabs)
-	if open {
-		b.opening++
-		p.recycling.Add(1)
-	}
-	p.mu.Unlock()
-	if !open {
+	if ok && !b.closing && t.ctx.Err() == nil && !t.opened.Load() {
+		b.idle = append(b.idle, t)
+		p.mu.Unlock()
 		return
 	}
-	defer p.recycling.Done()
-	nt, err := p.openTab(b)
-	p.mu.Lock()
-	b.opening--
-	keep := err == nil && !p.closed && !b.closing && b.retiring == ""
-	if keep {
-		b.idle = append(b.idle, nt)
-	}
 	p.mu.Unlock()
-	if err == nil && !keep {
-		nt.close()
-	}
+	t.close()
 }
-
-// spares is how many tabs a browser of tabs slots keeps open ahead: half its slots,
-// at least one (each is a renderer process of an empty page, 20-40 MB).
-func spares(tabs int) int { return (tabs + 1) / 2 }
 
 // openTab opens a tab in b within LaunchTimeout.
 func (p *Pool) openTab(b *instance) (*tab, error) {
@@ -109,7 +88,7 @@ func (p *Pool) openTab(b *instance) (*tab, error) {
 	tctx, cancel := chromedp.NewContext(b.ctx, chromedp.WithNewBrowserContext(func(c *target.CreateBrowserContextParams) {
 		c.ProxyServer, c.ProxyBypassList = proxy, "<-loopback>"
 	}))
-	t := &tab{b: b, ctx: tctx, cancel: cancel, proxy: px, net: newNetTracker()}
+	t := &tab{b: b, ctx: tctx, cancel: cancel, proxy: px, net: newNetTracker(), popups: map[target.ID]bool{}}
 	opened := make(chan error, 1)
 	go func() { opened <- chromedp.Listen(tctx, t.net.on) }() // opens the target, bound to tctx
 	timer := time.NewTimer(p.cfg.LaunchTimeout)
@@ -127,7 +106,7 @@ func (p *Pool) openTab(b *instance) (*tab, error) {
 		t.net.setMain(t.main)
 		go t.intercept(chromedp.Events(tctx, fetch.RequestPaused))
 		go t.dismissDialogs(chromedp.Events(tctx, page.JavascriptDialogOpening))
-		go t.closePopups(chromedp.BrowserEvents(tctx, target.TargetCreated))
+		err = chromedp.ListenBrowser(tctx, t.onTarget)
 		_, err = chromedp.CallBrowser(tctx, cdpbrowser.SetDownloadBehavior, cdpbrowser.SetDownloadBehaviorParams{
 			Behavior: cdpbrowser.SetDownloadBehaviorBehaviorDeny, BrowserContextID: t.bc})
 	}
@@ -180,22 +159,56 @@ func (t *tab) fail(id fetch.RequestID) {
 	chromedp.Call(t.ctx, fetch.FailRequest, fetch.FailRequestParams{RequestID: id, ErrorReason: network.ErrorReasonBlockedByClient}) //nolint:errcheck // a closed tab drops it
 }
 
-// closePopups closes every window the tab's page opens (window.open, target=_blank, a
+// clear readies the tab for the next page: it drops the cookies of the tab's context
+// and the storage of the page's origin. The page stays until the next one replaces it
+// (leaving it for about:blank took 80-480 ms a page, and a fire-and-forget one raced
+// the next page's load); meanwhile the tab's proxy refuses its connections.
+func (t *tab) clear(ctx context.Context, pageURL string) error {
+	if _, err := chromedp.CallBrowser(ctx, storage.ClearCookies, storage.ClearCookiesParams{BrowserContextID: t.bc}); err != nil {
+		return err
+	}
+	u, err := url.Parse(pageURL)
+	if err != nil || u.Host == "" {
+		return nil
+	}
+	_, err = chromedp.Call(ctx, storage.ClearDataForOrigin, storage.ClearDataForOriginParams{Origin: u.Scheme + "://" + u.Host,
+		StorageTypes: "local_storage,session_storage,indexeddb,websql,service_workers,cache_storage,shader_cache"})
+	return err
+}
+
+// onTarget closes every window the tab's page opens (window.open, target=_blank, a
 // form's target) as soon as the browser reports it: a crawler takes the page, never a
 // popup, and a popup holding its opener can navigate the page. Frames of other sites
-// (targets of type "iframe") are the page's own and stay.
-func (t *tab) closePopups(events iter.Seq2[target.EventTargetCreated, error]) {
-	for ev, err := range events {
-		if err != nil {
+// (targets of type "iframe") are the page's own and stay. It runs in the loop that
+// reads the browser's messages, before the next one is read: a window is counted open
+// before any request it makes reaches the page's interception (see pageRun.paused).
+func (t *tab) onTarget(ev any) {
+	switch ev := ev.(type) {
+	case *target.EventTargetCreated:
+		info := ev.TargetInfo
+		if info == nil || info.BrowserContextID != t.bc || info.Type != "page" || cdp.FrameID(info.TargetID) == t.main {
 			return
 		}
-		if info := ev.TargetInfo; info != nil && info.BrowserContextID == t.bc && info.Type == "page" && cdp.FrameID(info.TargetID) != t.main {
-			if r := t.run.Load(); r != nil {
-				r.popups.Add(1)
-			}
-			go t.closeTarget(info.TargetID)
+		t.opened.Store(true)
+		t.mu.Lock()
+		t.popups[info.TargetID] = true
+		t.mu.Unlock()
+		if r := t.run.Load(); r != nil {
+			r.popups.Add(1)
 		}
+		go t.closeTarget(info.TargetID)
+	case *target.EventTargetDestroyed:
+		t.mu.Lock()
+		delete(t.popups, ev.TargetID)
+		t.mu.Unlock()
 	}
+}
+
+// popupOpen reports whether a window the page opened is still open.
+func (t *tab) popupOpen() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.popups) > 0
 }
 
 func (t *tab) closeTarget(id target.ID) {

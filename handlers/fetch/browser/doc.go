@@ -8,10 +8,10 @@
 // conditions and actions, with the main document's status and headers, the cookies of
 // the page's context, and what its requests did.
 //
-// One page, one browsing context: a page renders in a tab and browser context of its
-// own, every window it opens is closed as soon as it is seen, and the tab and context
-// are closed after it, so nothing of one page (windows, opener links, timers,
-// navigations) reaches the next.
+// Nothing of one page acts on the next: every window a page opens is closed as soon as
+// it is seen and its tab is not reused; a navigation made while such a window is open,
+// or, before the page's document replaces the last page's, one that is not the page's,
+// is refused.
 //
 // The rules every fetch obeys hold for every request a page makes: each tab has a
 // browser context whose proxy is an in-process forward proxy (HTTP and CONNECT) that
@@ -33,7 +33,7 @@
 //	config.go     Config, its defaults and FindChromium
 //	pool.go       Pool: tabs handed out, retirement, crashes, the memory watch, Close
 //	launch.go     starting (or connecting to) a browser and closing it
-//	tab.go        a tab: its browser context and proxy, one page's, its popups closed; tabs opened ahead
+//	tab.go        a tab: its browser context and proxy, opened once, cleared between pages; popups closed
 //	page.go       Render: one page in a tab, its interception, the DOM out
 //	actions.go    wait conditions (selector, network idle, ms), click, scroll, fill; their budgets
 //	proxy.go      the page proxy: CONNECT tunnels and plain requests through the dialer

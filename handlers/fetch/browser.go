@@ -33,6 +33,7 @@ type browserFetch struct {
 	rawDial   browser.Dialer     // the guard's dialer as it is: proxies dial through it
 	hostStats *streams.HostStats // nil: not kept
 	pace      *hostPacer         // the pages' requests beyond their own turn (browser_pace.go)
+	http      roundTripper       // fetches what the browser takes for a download
 }
 
 // newBrowserFetch returns the browser fetcher of cfg, sharing sh's rules.
@@ -119,6 +120,16 @@ func (b *browserFetch) roundTrip(ctx context.Context, req *spiders.Request) (*sp
 	if unsent(err) {
 		return nil, nil, "", err // the page never loaded: see fence.go
 	}
+	var dl *browser.DownloadError
+	if errors.As(err, &dl) {
+		// A download (Content-Disposition: attachment) has no page to render: its body
+		// is fetched over HTTP, as the HTTP fetcher fetches any document, rather than
+		// retried until it is dead-lettered.
+		b.count("render_downloads", 1)
+		b.log.Info("a rendered URL is a download, fetched over HTTP", zap.String("url", spiders.RedactedURL(req.URL)),
+			zap.String("disposition", dl.Headers.Get("Content-Disposition")))
+		return b.http.roundTrip(ctx, req)
+	}
 	if err != nil {
 		return b.failed(req, err)
 	}
@@ -201,6 +212,12 @@ func (b *browserFetch) countPage(req *spiders.Request, res *browser.Result) {
 	}
 	if n := res.IdleTimeouts; n > 0 {
 		b.count("render_idle_timeouts", n)
+	}
+	if n := res.Popups; n > 0 {
+		b.count("render_popups_closed", n)
+	}
+	if n := res.BudgetCuts; n > 0 {
+		b.count("render_budget_cuts", n)
 	}
 }
 

@@ -179,6 +179,7 @@ func New(cfg Config) (*Fetcher, error) {
 		render: cfg.Render}
 	if cfg.Browsers != nil {
 		f.browser = newBrowserFetch(sh, cfg)
+		f.browser.http = h
 		if cfg.Client != nil {
 			f.adaptive = newAdaptive(f, cfg)
 		}

@@ -31,7 +31,9 @@ type netTracker struct {
 	main     cdp.FrameID
 	doc      *network.Response
 	history  []string // URLs the page's script put in the history (pushState, replaceState)
-
+	// committed is set once the main frame committed a document since reset: before,
+	// the document in the tab is the last page's.
+	committed bool
 }
 
 func newNetTracker() *netTracker {
@@ -42,7 +44,7 @@ func newNetTracker() *netTracker {
 func (t *netTracker) reset() {
 	t.mu.Lock()
 	clear(t.inflight)
-	t.last, t.doc, t.history = time.Now(), nil, nil
+	t.last, t.doc, t.history, t.committed = time.Now(), nil, nil, false
 	t.mu.Unlock()
 }
 
@@ -78,6 +80,9 @@ func (t *netTracker) on(ev any) {
 			t.history = append(t.history, ev.URL)
 		}
 	case *page.EventFrameNavigated:
+		if ev.Frame != nil && ev.Frame.ID == t.main {
+			t.committed = true
+		}
 		if ev.Frame != nil && ev.Frame.ID == t.main && ev.Type == page.NavigationTypeNavigation {
 			t.history = t.history[:0] // a new document: the old one's history URLs are not its links
 		}
@@ -92,6 +97,13 @@ func (t *netTracker) historyURLs() []string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return append([]string(nil), t.history...)
+}
+
+// hasCommitted reports whether the main frame committed a document since reset.
+func (t *netTracker) hasCommitted() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.committed
 }
 
 // lastDocument returns the main frame's last document response, nil before one.
@@ -161,8 +173,30 @@ func pageActions(p *spiders.Page) []spiders.Action {
 	return p.Actions
 }
 
-// wait waits for every condition of w: the selector (within the page's time), the
-// network idle, the pause.
+// budget returns a context for a wait or a scroll that may take at most half the time
+// the page has left (of the caller's deadline), and whether the page has a deadline.
+// What runs out of it is cut short and the page is taken as it is: an endless feed
+// scrolled until the page's deadline failed as a whole, with 57-87 batches loaded.
+// The other half is for the actions after it, the DOM and the cookies.
+func (r *pageRun) budget() (context.Context, context.CancelFunc) {
+	if r.deadline.IsZero() {
+		return context.WithCancel(r.ctx)
+	}
+	return context.WithDeadline(r.ctx, time.Now().Add(time.Until(r.deadline)/2))
+}
+
+// cut reports whether err ended a wait or a scroll because its budget (bctx) ran out
+// while the page still had time, and counts it.
+func (r *pageRun) cut(bctx context.Context, err error) bool {
+	if err == nil || bctx.Err() == nil || r.ctx.Err() != nil {
+		return false
+	}
+	r.budgetCuts.Add(1)
+	return true
+}
+
+// wait waits for every condition of w: the selector and the pause (each within its
+// budget), the network idle.
 func (r *pageRun) wait(w spiders.Wait) error {
 	if w.Selector != "" {
 		if err := r.waitSelector(w.Selector); err != nil {
@@ -173,20 +207,30 @@ func (r *pageRun) wait(w spiders.Wait) error {
 		r.waitIdle(time.Time{})
 	}
 	if w.MS > 0 {
+		bctx, cancel := r.budget()
+		defer cancel()
 		select {
-		case <-r.ctx.Done():
-			return context.Cause(r.ctx)
+		case <-bctx.Done():
+			if err := context.Cause(bctx); !r.cut(bctx, err) {
+				return err
+			}
 		case <-time.After(time.Duration(w.MS) * time.Millisecond):
 		}
 	}
 	return nil
 }
 
-// waitSelector polls until an element matches sel or the page's time is up.
+// waitSelector polls until an element matches sel or its budget runs out (then the
+// page is taken as it is, counted).
 func (r *pageRun) waitSelector(sel string) error {
+	bctx, cancel := r.budget()
+	defer cancel()
 	expr := "document.querySelector(" + jsString(sel) + ") !== null"
 	for {
-		found, err := chromedp.Run(r.ctx, chromedp.Evaluate[bool](expr))
+		found, err := chromedp.Run(bctx, chromedp.Evaluate[bool](expr))
+		if r.cut(bctx, err) {
+			return nil
+		}
 		if err != nil {
 			return fmt.Errorf("wait for %s: %w", sel, err)
 		}
@@ -194,7 +238,10 @@ func (r *pageRun) waitSelector(sel string) error {
 			return nil
 		}
 		select {
-		case <-r.ctx.Done():
+		case <-bctx.Done():
+			if r.cut(bctx, bctx.Err()) {
+				return nil
+			}
 			return fmt.Errorf("wait for %s: %w", sel, context.Cause(r.ctx))
 		case <-time.After(pollEvery * 2):
 		}
@@ -244,24 +291,39 @@ const scrollJS = `new Promise(done => { const s = document.scrollingElement || d
 // measureJS returns the page's height and element count.
 const measureJS = `(() => { const s = document.scrollingElement || document.body; return [s.scrollHeight, document.getElementsByTagName("*").length] })()`
 
-// scroll scrolls to the bottom s.Times times, or until a scroll changes nothing,
-// waiting after each for the page to react to it (scrollJS) and then for the network
-// to go idle.
+// scroll scrolls to the bottom s.Times times, or until a scroll changes nothing (at
+// most spiders.MaxScrolls times), waiting after each for the page to react to it
+// (scrollJS) and then for the network to go idle. It stops when its budget runs out
+// (an endless feed never stops growing): what loaded so far is the page.
 func (r *pageRun) scroll(s spiders.Scroll) error {
+	bctx, cancel := r.budget()
+	defer cancel()
 	times := s.Times
 	if s.UntilIdle {
 		times = spiders.MaxScrolls
 	}
 	for i := 0; i < times; i++ {
-		before, err := chromedp.Run(r.ctx, chromedp.Evaluate[[]int64](scrollJS, chromedp.EvalAwaitPromise))
+		before, err := chromedp.Run(bctx, chromedp.Evaluate[[]int64](scrollJS, chromedp.EvalAwaitPromise))
+		if r.cut(bctx, err) {
+			return nil
+		}
 		if err != nil {
 			return fmt.Errorf("scroll: %w", err)
 		}
-		r.waitIdle(time.Now()) // the quiet counts from the page's reaction, not from the scroll
+		// The quiet counts from the page's reaction, not from the scroll.
+		if !r.tab.net.waitIdle(bctx, r.pool.cfg.IdleQuiet, time.Now()) && bctx.Err() == nil {
+			r.idleTimeouts.Add(1)
+		}
+		if r.cut(bctx, bctx.Err()) {
+			return nil
+		}
 		if !s.UntilIdle {
 			continue
 		}
-		after, err := chromedp.Run(r.ctx, chromedp.Evaluate[[]int64](measureJS))
+		after, err := chromedp.Run(bctx, chromedp.Evaluate[[]int64](measureJS))
+		if r.cut(bctx, err) {
+			return nil
+		}
 		if err != nil {
 			return fmt.Errorf("scroll: %w", err)
 		}

@@ -8,6 +8,11 @@
 // conditions and actions, with the main document's status and headers, the cookies of
 // the page's context, and what its requests did.
 //
+// Nothing of one page acts on the next: every window a page opens is closed as soon as
+// it is seen and its tab is not reused; a navigation made while such a window is open,
+// or, before the page's document replaces the last page's, one that is not the page's,
+// is refused.
+//
 // The rules every fetch obeys hold for every request a page makes: each tab has a
 // browser context whose proxy is an in-process forward proxy (HTTP and CONNECT) that
 // dials through the Job's dialer (the fetcher's network guard, through the crawl's
@@ -30,9 +35,9 @@
 //	config.go     Config, its defaults and FindChromium
 //	pool.go       Pool: tabs handed out, retirement, crashes, the memory watch, Close
 //	launch.go     starting (or connecting to) a browser and closing it
-//	tab.go        a tab: its browser context and proxy, opened once, cleared between pages
+//	tab.go        a tab: its browser context and proxy, opened once, cleared between pages; popups closed
 //	page.go       Render: one page in a tab, its interception, the DOM out
-//	actions.go    wait conditions (selector, network idle, ms), click, scroll, fill
+//	actions.go    wait conditions (selector, network idle, ms), click, scroll, fill; their budgets
 //	proxy.go      the page proxy: CONNECT tunnels and plain requests through the dialer,
 //	              each asked of Job.Request first (the fetcher's pacing and cap)
 //	procs_linux.go memory of a process tree, subreaping and reaping orphans

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/emulation"
@@ -43,7 +44,9 @@ type Job struct {
 	// it (the page stays where it was; for the first document or its redirects, Render
 	// returns a *RefusedError). It may wait (its host's turn); calls for later
 	// documents may overlap, a newer navigation starting while an older one waits.
-	// Nil: every navigation is allowed.
+	// Nil: every navigation is allowed. Either way a navigation made while a window
+	// the page opened is still open (it is being closed) is refused: that window may
+	// be the one navigating the page.
 	Navigate func(ctx context.Context, u *url.URL, first bool) error
 	// Request is asked by the page's proxy before each request the page makes (a
 	// plain HTTP request, or a CONNECT tunnel) to addr (host:port), the main frame's
@@ -84,6 +87,12 @@ type Result struct {
 	// IdleTimeouts counts network-idle waits that gave up (a page that never stops
 	// loading).
 	IdleTimeouts int64
+	// BudgetCuts counts the waits (selector, ms) and scrolls cut short because they
+	// took half the time the page had left: the page is taken as it was then.
+	BudgetCuts int64
+	// Popups counts the windows the page opened (window.open, target=_blank), each
+	// closed as soon as it was seen.
+	Popups int64
 	// Browser names the browser ("HeadlessChrome/156.0.0.0").
 	Browser string
 }
@@ -105,12 +114,46 @@ func (e *RefusedError) Error() string {
 // Unwrap returns Navigate's answer.
 func (e *RefusedError) Unwrap() error { return e.Err }
 
+// DownloadError is returned when the page's document is a download (its answer says
+// Content-Disposition: attachment): the browser saves it rather than showing it, and
+// downloads are denied, so there is no page to take. The answer is fetched over HTTP
+// instead, like any document that is not HTML.
+type DownloadError struct {
+	// URL is the document's (after redirects).
+	URL string
+	// Status and Headers are its answer's.
+	Status  int
+	Headers http.Header
+}
+
+// Error says which document is a download.
+func (e *DownloadError) Error() string {
+	return "browser: " + e.URL + " is a download (" + e.Headers.Get("Content-Disposition") + "), not a page"
+}
+
+// download returns the DownloadError of a first document that failed to load because
+// it is a download, nil when it is not one.
+func (r *pageRun) download() *DownloadError {
+	doc := r.tab.net.lastDocument()
+	if doc == nil {
+		return nil
+	}
+	h := headersOf(doc.Headers)
+	disp := strings.ToLower(strings.TrimSpace(h.Get("Content-Disposition")))
+	if !strings.HasPrefix(disp, "attachment") {
+		return nil
+	}
+	return &DownloadError{URL: doc.URL, Status: int(doc.Status), Headers: h}
+}
+
 // Render loads job's page in a tab of one of the pool's browsers, waits and acts as
 // its Page says, and returns the DOM. Each tab has a browser context of its own (its
 // own cookies, cache and storage) behind a page proxy of its own; pages take turns in
 // a tab, which is cleared between them (cookies and the page's storage; the HTTP cache
-// stays, as in a browser). ctx bounds the whole page (the fetcher gives it the
-// download timeout). When the browser dies meanwhile, the error wraps ErrBrowserLost.
+// stays, as in a browser). Every window a page opens is closed as soon as it is seen,
+// and its tab is then closed after it rather than reused. ctx bounds the whole page
+// (the fetcher gives it the download timeout). When the browser dies meanwhile, the
+// error wraps ErrBrowserLost.
 func (p *Pool) Render(ctx context.Context, job Job) (*Result, error) {
 	if job.Dial == nil {
 		return nil, errors.New("browser: a job needs a dialer")
@@ -156,10 +199,12 @@ type pageRun struct {
 	ctx     context.Context // the tab's, bounded by the caller's
 	blocked map[network.ResourceType]bool
 
-	blockedKinds, refusedLater, idleTimeouts atomic.Int64
-	mu                                       sync.Mutex
-	refused                                  error // of the first document or a redirect of it
-	loaded                                   bool  // the first document answered
+	deadline time.Time // the caller's; zero: none
+
+	blockedKinds, refusedLater, idleTimeouts, popups, budgetCuts atomic.Int64
+	mu                                                           sync.Mutex
+	refused                                                      error // of the first document or a redirect of it
+	loaded                                                       bool  // the first document answered
 }
 
 func (p *Pool) render(ctx context.Context, t *tab, job Job) (*Result, error) {
@@ -167,6 +212,7 @@ func (p *Pool) render(ctx context.Context, t *tab, job Job) (*Result, error) {
 	defer pcancel(nil)
 	defer context.AfterFunc(ctx, func() { pcancel(context.Cause(ctx)) })()
 	r := &pageRun{pool: p, tab: t, job: job, ctx: pctx, blocked: map[network.ResourceType]bool{}}
+	r.deadline, _ = ctx.Deadline()
 	for _, k := range job.Page.Blocked() {
 		r.blocked[resourceTypes[k]] = true
 	}
@@ -185,6 +231,9 @@ func (p *Pool) render(ctx context.Context, t *tab, job Job) (*Result, error) {
 		return nil, refused
 	}
 	if err != nil {
+		if dl := r.download(); dl != nil && ctx.Err() == nil {
+			return nil, dl
+		}
 		return nil, p.pageErr(ctx, pctx, "load "+job.URL, err)
 	}
 	r.mu.Lock()
@@ -198,6 +247,9 @@ func (p *Pool) render(ctx context.Context, t *tab, job Job) (*Result, error) {
 		if _, err := chromedp.Run(pctx, chromedp.Evaluate[bool](historyLinksJS(urls))); err != nil {
 			return nil, p.pageErr(ctx, pctx, "add the history links of "+job.URL, err)
 		}
+	}
+	if _, err := t.closeOthers(pctx); err != nil {
+		return nil, p.pageErr(ctx, pctx, "close the windows "+job.URL+" opened", err)
 	}
 	html, err := chromedp.Run(pctx, chromedp.Evaluate[string](serializeJS))
 	if err != nil {
@@ -218,7 +270,7 @@ func (p *Pool) render(ctx context.Context, t *tab, job Job) (*Result, error) {
 		return nil, p.pageErr(ctx, pctx, "clear the tab after "+job.URL, err)
 	}
 	res.Traffic, res.BlockedKinds, res.Refused = t.proxy.end(), r.blockedKinds.Load(), r.refusedLater.Load()
-	res.IdleTimeouts = r.idleTimeouts.Load()
+	res.IdleTimeouts, res.Popups, res.BudgetCuts = r.idleTimeouts.Load(), r.popups.Load(), r.budgetCuts.Load()
 	return res, nil
 }
 
@@ -282,14 +334,28 @@ func (r *pageRun) paused(ev fetch.EventRequestPaused) {
 		}
 		return
 	}
-	if ev.FrameID != t.main || r.job.Navigate == nil {
+	if ev.FrameID != t.main {
 		t.cont(ev.RequestID) // a frame's document: loaded through the page proxy like any resource
 		return
 	}
 	r.mu.Lock()
 	first := !r.loaded && ev.RedirectedRequestID == "" && ev.Request.URL == r.job.URL
 	r.mu.Unlock()
-	if first {
+	if !first && ev.RedirectedRequestID == "" && !t.net.hasCommitted() {
+		// Not the page's URL nor a redirect of it, before the page's document replaced
+		// the last page's: the last page's script navigating (the tab it ran in is
+		// reused). The page is not taken: it may be the document that navigation
+		// brings.
+		r.refuse(ev, errForeignNavigation)
+		return
+	}
+	if !first && t.popupOpen() {
+		// A window the page opened may be the one navigating it (through its opener):
+		// the page's document is the one it loaded, never one another window chose.
+		r.refuse(ev, errPopupNavigation)
+		return
+	}
+	if first || r.job.Navigate == nil {
 		t.cont(ev.RequestID)
 		return
 	}
@@ -306,6 +372,12 @@ func (r *pageRun) paused(ev fetch.EventRequestPaused) {
 		t.cont(ev.RequestID)
 	}()
 }
+
+// errPopupNavigation refuses a navigation of the page while a window it opened is open.
+var errPopupNavigation = errors.New("browser: a navigation while a window the page opened is open")
+
+// errForeignNavigation refuses a navigation the page did not make.
+var errForeignNavigation = errors.New("browser: a navigation the page did not make (the tab's last page)")
 
 // refuse fails a main-frame document Navigate refused. Before the page loaded (the
 // first document's redirects) the whole page is refused; later the page stays where it

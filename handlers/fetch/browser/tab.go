@@ -6,6 +6,7 @@ import (
 	"iter"
 	"net"
 	"net/url"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -21,40 +22,53 @@ import (
 
 // tab is one tab of a browser, in a browser context of its own whose proxy is the
 // tab's page proxy. Pages take turns in it (a tab is opened once: opening one costs
-// 150-350 ms, more than rendering a simple page); between two pages it is cleared and
-// its proxy refuses every connection.
+// 150-350 ms, 400-1,300 ms at a load of 15, more than rendering a simple page); between
+// two pages it is cleared and its proxy refuses every connection. A window a page opens
+// is closed as soon as it is seen, and the tab is not trusted with another page: a
+// popup that kept its opener navigated the next pages of a reused tab, which were
+// stored as the attacker's page. A page that opened none leaves only its document,
+// which the next page's replaces (see pageRun.paused for what it may do meanwhile).
 type tab struct {
-	b      *instance
-	ctx    context.Context // the target's: ends with the browser, or when the tab is closed
-	cancel context.CancelFunc
-	proxy  *pageProxy
-	bc     cdp.BrowserContextID
-	main   cdp.FrameID
-	net    *netTracker
-	run    atomic.Pointer[pageRun] // the page rendering now; nil between pages
-
-	ua      string // the user agent set, "" the browser's own
-	headers bool   // extra headers are set
+	b       *instance
+	ctx     context.Context // the target's: ends with the browser, or when the tab is closed
+	cancel  context.CancelFunc
+	proxy   *pageProxy
+	bc      cdp.BrowserContextID
+	main    cdp.FrameID
+	net     *netTracker
+	run     atomic.Pointer[pageRun] // the page rendering now; nil between pages
+	opened  atomic.Bool             // a window was opened in the tab's context: not reused
+	mu      sync.Mutex
+	popups  map[target.ID]bool // windows opened in the tab's context, not yet gone
+	ua      string             // the user agent set, "" the browser's own
+	headers bool               // extra headers are set
 }
 
-// takeTab returns an idle tab of b, or opens one.
+// takeTab returns an idle tab of b, or opens one. A tab in which a window was opened
+// since its last page (by that page's document, still there) is closed instead.
 func (p *Pool) takeTab(b *instance) (*tab, error) {
-	p.mu.Lock()
-	if n := len(b.idle); n > 0 {
+	for {
+		p.mu.Lock()
+		n := len(b.idle)
+		if n == 0 {
+			p.mu.Unlock()
+			return p.openTab(b)
+		}
 		t := b.idle[n-1]
 		b.idle = b.idle[:n-1]
 		p.mu.Unlock()
-		return t, nil
+		if !t.opened.Load() && t.ctx.Err() == nil {
+			return t, nil
+		}
+		t.close()
 	}
-	p.mu.Unlock()
-	return p.openTab(b)
 }
 
-// putTab gives t back to b after a page; a tab whose page failed is closed rather than
-// trusted with the next one.
+// putTab gives t back to b after a page; a tab whose page failed, or in which a window
+// was opened, is closed rather than trusted with the next one.
 func (p *Pool) putTab(b *instance, t *tab, ok bool) {
 	p.mu.Lock()
-	if ok && !b.closing && t.ctx.Err() == nil {
+	if ok && !b.closing && t.ctx.Err() == nil && !t.opened.Load() {
 		b.idle = append(b.idle, t)
 		p.mu.Unlock()
 		return
@@ -74,7 +88,7 @@ func (p *Pool) openTab(b *instance) (*tab, error) {
 	tctx, cancel := chromedp.NewContext(b.ctx, chromedp.WithNewBrowserContext(func(c *target.CreateBrowserContextParams) {
 		c.ProxyServer, c.ProxyBypassList = proxy, "<-loopback>"
 	}))
-	t := &tab{b: b, ctx: tctx, cancel: cancel, proxy: px, net: newNetTracker()}
+	t := &tab{b: b, ctx: tctx, cancel: cancel, proxy: px, net: newNetTracker(), popups: map[target.ID]bool{}}
 	opened := make(chan error, 1)
 	go func() { opened <- chromedp.Listen(tctx, t.net.on) }() // opens the target, bound to tctx
 	timer := time.NewTimer(p.cfg.LaunchTimeout)
@@ -92,6 +106,7 @@ func (p *Pool) openTab(b *instance) (*tab, error) {
 		t.net.setMain(t.main)
 		go t.intercept(chromedp.Events(tctx, fetch.RequestPaused))
 		go t.dismissDialogs(chromedp.Events(tctx, page.JavascriptDialogOpening))
+		err = chromedp.ListenBrowser(tctx, t.onTarget)
 		_, err = chromedp.CallBrowser(tctx, cdpbrowser.SetDownloadBehavior, cdpbrowser.SetDownloadBehaviorParams{
 			Behavior: cdpbrowser.SetDownloadBehaviorBehaviorDeny, BrowserContextID: t.bc})
 	}
@@ -159,4 +174,62 @@ func (t *tab) clear(ctx context.Context, pageURL string) error {
 	_, err = chromedp.Call(ctx, storage.ClearDataForOrigin, storage.ClearDataForOriginParams{Origin: u.Scheme + "://" + u.Host,
 		StorageTypes: "local_storage,session_storage,indexeddb,websql,service_workers,cache_storage,shader_cache"})
 	return err
+}
+
+// onTarget closes every window the tab's page opens (window.open, target=_blank, a
+// form's target) as soon as the browser reports it: a crawler takes the page, never a
+// popup, and a popup holding its opener can navigate the page. Frames of other sites
+// (targets of type "iframe") are the page's own and stay. It runs in the loop that
+// reads the browser's messages, before the next one is read: a window is counted open
+// before any request it makes reaches the page's interception (see pageRun.paused).
+func (t *tab) onTarget(ev any) {
+	switch ev := ev.(type) {
+	case *target.EventTargetCreated:
+		info := ev.TargetInfo
+		if info == nil || info.BrowserContextID != t.bc || info.Type != "page" || cdp.FrameID(info.TargetID) == t.main {
+			return
+		}
+		t.opened.Store(true)
+		t.mu.Lock()
+		t.popups[info.TargetID] = true
+		t.mu.Unlock()
+		if r := t.run.Load(); r != nil {
+			r.popups.Add(1)
+		}
+		go t.closeTarget(info.TargetID)
+	case *target.EventTargetDestroyed:
+		t.mu.Lock()
+		delete(t.popups, ev.TargetID)
+		t.mu.Unlock()
+	}
+}
+
+// popupOpen reports whether a window the page opened is still open.
+func (t *tab) popupOpen() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.popups) > 0
+}
+
+func (t *tab) closeTarget(id target.ID) {
+	chromedp.CallBrowser(t.ctx, target.CloseTarget, target.CloseTargetParams{TargetID: id}) //nolint:errcheck // a closed tab drops it
+}
+
+// closeOthers closes every window of the tab's browser context but the tab, before
+// the page's DOM is taken: a popup the events have not reported yet goes too. It
+// returns how many it closed.
+func (t *tab) closeOthers(ctx context.Context) (int, error) {
+	res, err := chromedp.CallBrowser(ctx, target.GetTargets, target.GetTargetsParams{Filter: target.Filter{{Type: "page"}}})
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, info := range res.TargetInfos {
+		if info.BrowserContextID == t.bc && cdp.FrameID(info.TargetID) != t.main {
+			if _, err := chromedp.CallBrowser(ctx, target.CloseTarget, target.CloseTargetParams{TargetID: info.TargetID}); err == nil {
+				n++
+			}
+		}
+	}
+	return n, nil
 }

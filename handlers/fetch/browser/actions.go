@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -231,10 +232,10 @@ func (r *pageRun) waitSelector(sel string) error {
 		if r.cut(bctx, err) {
 			return nil
 		}
-		if err != nil {
+		if err != nil && !navigating(err) {
 			return fmt.Errorf("wait for %s: %w", sel, err)
 		}
-		if found {
+		if found && err == nil {
 			return nil
 		}
 		select {
@@ -246,6 +247,17 @@ func (r *pageRun) waitSelector(sel string) error {
 		case <-time.After(pollEvery * 2):
 		}
 	}
+}
+
+// navigating reports whether err is an evaluation that the page's navigation cut off
+// (the document it ran in was replaced): a wait for what the next document shows asks
+// again in that one, rather than failing the page (seen under load: a script redirect
+// landing while the wait's evaluation ran).
+func navigating(err error) bool {
+	msg := err.Error()
+	return strings.Contains(msg, "Inspected target navigated or closed") ||
+		strings.Contains(msg, "Execution context was destroyed") ||
+		strings.Contains(msg, "Cannot find context with specified id")
 }
 
 // act runs one action.

@@ -80,7 +80,7 @@ func (b *Backlog) look(ctx context.Context) (int64, bool) {
 	var n int64
 	mode := rkit.UnreadMode(b.CountUnread)
 	for _, stream := range b.Streams {
-		m, err := backlogScript.Run(ctx, b.Client, []string{stream}, b.Group, b.Max, mode).Int64()
+		m, err := rkit.RunRO(ctx, b.Client, backlogScript, []string{stream}, b.Group, b.Max, mode).Int64()
 		if err != nil {
 			return 0, false
 		}

@@ -2,7 +2,9 @@ package streams
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"time"
 
@@ -22,7 +24,8 @@ const DefaultPoolSize = 16
 // ClientOptions say how to reach Redis.
 type ClientOptions struct {
 	// URL is redis://[user:password@]host:port[/db][?options] or rediss:// for TLS
-	// (options as in go-redis ParseURL: pool_size, dial_timeout, read_timeout, ...).
+	// (options as in go-redis ParseURL: pool_size, dial_timeout, read_timeout, ...;
+	// and, with rediss://, tls_ca, tls_cert, tls_key and tls_server_name: see tlsFiles).
 	// redis+cluster://[user:password@]host:port,host:port[?options] (rediss+cluster://
 	// for TLS) is a Redis Cluster, reached through any of the listed nodes.
 	// Empty means an embedded in-process Redis (miniredis) that lives as long as the
@@ -98,10 +101,16 @@ func Connect(ctx context.Context, o ClientOptions) (*Client, error) {
 		if !strings.Contains(o.URL, "://") {
 			return nil, noSchemeError(o.URL)
 		}
-		var err error
-		opt, err = redis.ParseURL(o.URL)
+		u, files, err := takeTLSOptions(o.URL)
+		if err != nil {
+			return nil, err
+		}
+		opt, err = redis.ParseURL(u)
 		if err != nil {
 			return nil, fmt.Errorf("streams: bad redis url %q: %w", redactURL(o.URL), err)
+		}
+		if err := files.apply(opt.TLSConfig); err != nil {
+			return nil, err
 		}
 	}
 	o.tune(tuning{&opt.PoolSize, &opt.ReadBufferSize, &opt.WriteBufferSize, &opt.PipelineReadBufferSize,
@@ -112,7 +121,7 @@ func Connect(ctx context.Context, o ClientOptions) (*Client, error) {
 	probe.MaxRetries, probe.PoolSize = -1, 1
 	if err := pingOnce(ctx, redis.NewClient(&probe)); err != nil {
 		_ = c.Close()
-		return nil, pingError(c.Addr, err)
+		return nil, pingError(c.Addr, opt.TLSConfig != nil, err)
 	}
 	if c.Embedded == nil && o.CheckSettings {
 		warnRiskySettings(ctx, c.UniversalClient, log)
@@ -173,11 +182,15 @@ func (o ClientOptions) tune(t tuning) {
 	*t.minBackoff, *t.maxBackoff = 50*time.Millisecond, time.Second
 }
 
-// pingError is the error of a first PING to addr that failed: a server that answered
-// but refused the credentials is told apart from one that cannot be reached.
-func pingError(addr string, err error) error {
+// pingError is the error of a first PING to addr (over TLS or not) that failed: a
+// server that answered but refused the credentials is told apart from one that cannot
+// be reached, and one that hung up on a plain connection may want TLS.
+func pingError(addr string, overTLS bool, err error) error {
 	msg := err.Error()
 	switch {
+	case !overTLS && (errors.Is(err, io.EOF) || strings.Contains(msg, "connection reset by peer")):
+		// A TLS port reads the PING as a bad handshake and closes the connection.
+		return fmt.Errorf("streams: redis at %s closed the connection at once: if it serves TLS, use a rediss:// url (see docs/operations/security.md): %w", addr, err)
 	case strings.HasPrefix(msg, "WRONGPASS"), strings.Contains(msg, "invalid password"),
 		strings.Contains(msg, "AUTH") && strings.Contains(msg, "without any password configured"):
 		return fmt.Errorf("streams: redis at %s refused the user or password: check them in the URL (redis://user:password@host:port): %w", addr, err)

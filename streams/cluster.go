@@ -53,9 +53,16 @@ func parseClusterURL(raw string) (*redis.ClusterOptions, error) {
 // connectCluster connects to a Redis Cluster and checks that it answers and covers
 // every slot.
 func connectCluster(ctx context.Context, o ClientOptions, log *zap.Logger) (*Client, error) {
-	opt, err := parseClusterURL(o.URL)
+	u, files, err := takeTLSOptions(o.URL)
+	if err != nil {
+		return nil, err
+	}
+	opt, err := parseClusterURL(u)
 	if err != nil {
 		return nil, fmt.Errorf("streams: bad redis cluster url %q: %w", redactURL(o.URL), err)
+	}
+	if err := files.apply(opt.TLSConfig); err != nil {
+		return nil, err
 	}
 	// Per node: the pool, buffers, timeouts and back-off of every client.
 	o.tune(tuning{&opt.PoolSize, &opt.ReadBufferSize, &opt.WriteBufferSize, &opt.PipelineReadBufferSize,

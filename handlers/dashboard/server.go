@@ -55,6 +55,16 @@ type Config struct {
 	// AliveIdle: a consumer that has not read for longer is registered but not alive.
 	// Default DefaultAliveIdle.
 	AliveIdle time.Duration
+	// AllowHosts are the host names, besides IP addresses and localhost, that requests
+	// to the page and its API may name in their Host header (the name of a reverse proxy
+	// or of the machine). Others are refused with 421 (see checkHost).
+	AllowHosts []string
+	// ReadHeaderTimeout, ReadTimeout, WriteTimeout and IdleTimeout bound a connection of
+	// Serve. Defaults DefaultReadHeaderTimeout, DefaultReadTimeout, DefaultWriteTimeout
+	// and DefaultIdleTimeout.
+	ReadHeaderTimeout, ReadTimeout, WriteTimeout, IdleTimeout time.Duration
+	// MaxBodyBytes caps the body of a request to Serve. Default DefaultMaxBodyBytes.
+	MaxBodyBytes int64
 	// Logger; nil means no-op.
 	Logger *zap.Logger
 }
@@ -75,6 +85,11 @@ func New(cfg Config) (*Dashboard, error) {
 	conf.Positive(&cfg.Interval, DefaultInterval)
 	conf.Positive(&cfg.History, DefaultHistory)
 	conf.Positive(&cfg.AliveIdle, DefaultAliveIdle)
+	conf.Positive(&cfg.ReadHeaderTimeout, DefaultReadHeaderTimeout)
+	conf.Positive(&cfg.ReadTimeout, DefaultReadTimeout)
+	conf.Positive(&cfg.WriteTimeout, DefaultWriteTimeout)
+	conf.Positive(&cfg.IdleTimeout, DefaultIdleTimeout)
+	conf.Positive(&cfg.MaxBodyBytes, DefaultMaxBodyBytes)
 	if cfg.Logger == nil {
 		cfg.Logger = zap.NewNop()
 	}
@@ -90,7 +105,8 @@ func New(cfg Config) (*Dashboard, error) {
 func (d *Dashboard) Run(ctx context.Context) error { return d.s.run(ctx, d.cfg.Interval) }
 
 // Handler serves the page at /, its assets under /static/, and the API: GET /api/status,
-// GET /api/dead, POST /api/dead/retry ({"ids": [...]}, JSON only).
+// GET /api/dead, POST /api/dead/retry ({"ids": [...]}, JSON only). It answers only
+// requests whose Host is an IP address, localhost or one of Config.AllowHosts.
 func (d *Dashboard) Handler() http.Handler {
 	mux := http.NewServeMux()
 	sub, _ := fs.Sub(static, "static")
@@ -100,7 +116,7 @@ func (d *Dashboard) Handler() http.Handler {
 	mux.HandleFunc("GET /api/status", d.status)
 	mux.HandleFunc("GET /api/dead", d.dead)
 	mux.HandleFunc("POST /api/dead/retry", d.retry)
-	return mux
+	return checkHost(mux, d.cfg.AllowHosts)
 }
 
 // pageTemplate is the page, rendered with the latest sample so that it shows the

@@ -7,6 +7,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/streamcrawl/streamcrawl/streams"
+	"github.com/streamcrawl/streamcrawl/streams/internal/rkit"
 )
 
 // maxLeasesRead bounds the leases blockedScript reads: the requests in flight to hosts
@@ -60,7 +61,7 @@ func ReadBlockedHosts(ctx context.Context, rdb redis.UniversalClient, l streams.
 
 // readBlockedHosts returns the number of blocked hosts of partition k.
 func readBlockedHosts(ctx context.Context, rdb redis.UniversalClient, k streams.Keys) (int64, error) {
-	n, err := blockedScript.Run(ctx, rdb, []string{k.Leases, k.Ready, k.Sched}, k.HostStates, maxLeasesRead).Int64()
+	n, err := rkit.RunRO(ctx, rdb, blockedScript, []string{k.Leases, k.Ready, k.Sched}, k.HostStates, maxLeasesRead).Int64()
 	if err != nil {
 		return 0, fmt.Errorf("inspect: blocked hosts: %w", err)
 	}

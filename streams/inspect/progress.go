@@ -149,7 +149,7 @@ func readPartProgress(ctx context.Context, rdb redis.UniversalClient, k streams.
 		args = append(args, s.Group)
 	}
 	keys = append(keys, k.Delayed, k.Counts, k.Seq, k.LegacyWaiting, k.LegacyFrontier, k.Revisits)
-	res, err := progressScript.Run(ctx, rdb, keys, args...).Slice()
+	res, err := rkit.RunRO(ctx, rdb, progressScript, keys, args...).Slice()
 	if err != nil {
 		return partProgress{}, fmt.Errorf("inspect: read progress: %w", err)
 	}

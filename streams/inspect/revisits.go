@@ -59,7 +59,7 @@ return out
 func ReadRevisits(ctx context.Context, rdb redis.UniversalClient, l streams.Layout, shift int64) (RevisitCounts, error) {
 	var out RevisitCounts
 	for _, k := range l.Parts {
-		r, err := revisitCountsScript.Run(ctx, rdb, []string{k.Counts, k.Revisits, k.Revisits + ":"}, shift, maxRevisitBuckets).Int64Slice()
+		r, err := rkit.RunRO(ctx, rdb, revisitCountsScript, []string{k.Counts, k.Revisits, k.Revisits + ":"}, shift, maxRevisitBuckets).Int64Slice()
 		if err != nil {
 			return out, fmt.Errorf("inspect: revisits: %w", err)
 		}

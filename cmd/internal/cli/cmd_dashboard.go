@@ -25,6 +25,7 @@ const DefaultDashboardAddr = "127.0.0.1:8090"
 
 func (a *App) dashboardCommand() *cobra.Command {
 	var crawl, addr string
+	var allowHosts []string
 	var every time.Duration
 	cmd := &cobra.Command{
 		Use:   "dashboard --redis URL [--crawl NAME] [--addr 127.0.0.1:8090]",
@@ -33,7 +34,10 @@ func (a *App) dashboardCommand() *cobra.Command {
 frontier and backlog, pending per stage, Redis memory), its slowest and most failing
 hosts, and its dead letters with a button that re-queues them (as 'dead retry' does).
 The same address serves /metrics (the exporter's crawl figures), /healthz and /readyz.
-It listens on loopback by default: anyone who reaches it can re-queue dead letters.
+It listens on loopback by default: it has no login, and anyone who reaches it can
+read the dead letters and re-queue them. The page and its API answer only requests
+addressed to an IP address or localhost, or to a name given with --allow-host (a
+page of another site that points its name at this address is refused).
 Without --crawl it looks for the crawls in Redis: it shows the only one, or lists them
 and asks which (on a terminal; elsewhere it names them and exits). The page and
 /metrics share one read of the crawl per --interval, and nothing is read while neither
@@ -58,7 +62,7 @@ is looked at.`,
 				}
 			}
 			smp := metrics.NewSampler(rdb, every)
-			d, err := dashboard.New(dashboard.Config{Client: rdb, Crawl: crawl, Interval: every, Sampler: smp, Logger: a.Log})
+			d, err := dashboard.New(dashboard.Config{Client: rdb, Crawl: crawl, Interval: every, Sampler: smp, AllowHosts: allowHosts, Logger: a.Log})
 			if err != nil {
 				return err
 			}
@@ -75,8 +79,14 @@ is looked at.`,
 			if err != nil {
 				return fmt.Errorf("dashboard: cannot listen on %s (--addr): %w", addr, err)
 			}
+			if dashboard.NonLoopback(ln.Addr()) {
+				a.Log.Warn("the dashboard listens on an address other machines can reach, and has no authentication: "+
+					"anyone who reaches it can read the dead letters and re-queue them. Bind it to 127.0.0.1 and put it behind "+
+					"a reverse proxy that authenticates (then --allow-host the proxy's name), or firewall the port",
+					zap.String("addr", ln.Addr().String()))
+			}
 			go func() {
-				if err := Serve(ctx, ln, mux); err != nil {
+				if err := d.Serve(ctx, ln, mux); err != nil {
 					a.Log.Warn("dashboard server stopped", zap.Error(err))
 				}
 			}()
@@ -87,6 +97,7 @@ is looked at.`,
 	a.RedisFlags(cmd, false)
 	cmd.Flags().StringVar(&crawl, "crawl", "", "crawl (spider) name (default: the only crawl in Redis, or one picked from those found)")
 	cmd.Flags().StringVar(&addr, "addr", DefaultDashboardAddr, "address to serve the dashboard on (port 0: a free one, logged)")
+	cmd.Flags().StringSliceVar(&allowHosts, "allow-host", nil, "a host name the page and its API answer to besides IP addresses and localhost (e.g. the name of the reverse proxy in front); repeat or separate by commas for several")
 	cmd.Flags().DurationVar(&every, "interval", dashboard.DefaultInterval, "how often the crawl's figures are read from Redis")
 	return cmd
 }

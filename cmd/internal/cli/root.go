@@ -151,7 +151,7 @@ func (a *App) WorkerCommands() []*cobra.Command {
 // RedisFlags adds --redis and --redis-pool-size to cmd; embeddedOK says the command
 // runs on an embedded Redis when neither --redis nor $REDIS_URL is given.
 func (a *App) RedisFlags(cmd *cobra.Command, embeddedOK bool) {
-	help := "Redis URL: redis://[user:pass@]host:port[/db][?pool_size=N&dial_timeout=5s...] or rediss://; a cluster: redis+cluster://host:port,host:port; Sentinel: redis://sentinel:port?master_name=NAME&addr=sentinel2:port&addr=... (default $REDIS_URL)"
+	help := "Redis URL: redis://[user:pass@]host:port[/db][?pool_size=N&dial_timeout=5s...] or rediss:// (TLS; ?tls_ca=FILE&tls_cert=FILE&tls_key=FILE for a private CA and a client certificate); a cluster: redis+cluster://host:port,host:port; Sentinel: redis://sentinel:port?master_name=NAME&addr=sentinel2:port&addr=... (default $REDIS_URL)"
 	if embeddedOK {
 		help += "; without it an embedded in-process Redis is used"
 	}

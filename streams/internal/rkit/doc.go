@@ -10,6 +10,8 @@
 //   - dead.go: the dead-letter entry, written here only (dead() in Lua, Dead.Values
 //     from Go); streams/inspect reads it;
 //   - seeds.go: the start-URL key's type check and the count of seeds waiting;
+//   - readonly.go: RunRO, a reading script run as EVALSHA_RO (what a read-only ACL user
+//     may run), with the fallback for servers that cannot (before Redis 7, miniredis);
 //   - scan.go: SCAN over every primary; basics.go: reply checks.
 //
 // Periodic work, back-off and rate-limited error logs are in streams/loop.

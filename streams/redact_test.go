@@ -30,7 +30,7 @@ func TestConnectErrorsHideTheURLPassword(t *testing.T) {
 		"user:Pw1secret@127.0.0.1:6379?password=Pw2secret",
 		"redis:user:Pw1secret@127.0.0.1:6379",
 		"redis://user:Pw%211secret@127.0.0.1:1/0", // decoded: Pw!1secret
-		"redis://user:Pw1secret@127.0.0.1:1/0",     // nothing listens on port 1
+		"redis://user:Pw1secret@127.0.0.1:1/0",    // nothing listens on port 1
 	} {
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		c, err := streams.Connect(ctx, streams.ClientOptions{URL: raw})

@@ -44,7 +44,7 @@ func TestBudgetDomain(t *testing.T) {
 		"shop.example":        "shop.example",
 		"www.bbc.co.uk":       "bbc.co.uk",
 		"a.b.github.io":       "b.github.io", // a private suffix: each user's site its own
-		"127.0.0.1:8080":      "127.0.0.1", // an address is its own domain, its ports together
+		"127.0.0.1:8080":      "127.0.0.1",   // an address is its own domain, its ports together
 		"[::1]:8080":          "[::1]",
 		"localhost:81":        "localhost",
 		"localhost":           "localhost",

@@ -39,3 +39,18 @@ func TestRedactHeader(t *testing.T) {
 		t.Errorf("RedactHeader changed its argument: %v", h)
 	}
 }
+
+// TestItemRecordMetaWithoutCredentials: a request's proxy meta reaches the item's _meta
+// without the proxy's credentials; the item's own meta is not changed.
+func TestItemRecordMetaWithoutCredentials(t *testing.T) {
+	t.Parallel()
+	it := NewItem("page", map[string]any{"title": "t"})
+	it.Meta = map[string]any{"proxy": "http://px:S3cret@127.0.0.1:3128", "n": 1.0}
+	meta, _ := it.Record()["_meta"].(map[string]any)
+	if meta["proxy"] != "http://127.0.0.1:3128" || meta["n"] != 1.0 {
+		t.Errorf("_meta = %v, want the proxy without its credentials and n kept", meta)
+	}
+	if it.Meta["proxy"] != "http://px:S3cret@127.0.0.1:3128" {
+		t.Errorf("Record changed the item's meta: %v", it.Meta)
+	}
+}

@@ -117,7 +117,7 @@ func TestTrapHostEndsAtItsPageBudgetWhileOthersFinish(t *testing.T) {
 	if n := st.Counts["dropped_budget"]; n != 3 {
 		t.Errorf("dropped_budget %d, want 3 (days 101 to 103)", n)
 	}
-	if len(st.Budget) != 4 || st.Budget[0].Key != spiders.HostKey(tr.base) || st.Budget[0].Pages != 100 {
+	if len(st.Budget) != 4 || st.Budget[0].Key != spiders.BudgetHost(spiders.HostKey(tr.base)) || st.Budget[0].Pages != 100 {
 		t.Errorf("budget use %+v, want the trap first with 100 pages, then the 3 other hosts", st.Budget)
 	}
 }
@@ -150,5 +150,54 @@ func TestBytesBudgetStopsAHostAfterItsBytes(t *testing.T) {
 	runCluster(t, srv, plain, 1, newMemSink(), nil)
 	if keys := budgetKeys(t, srv, plain.Name); len(keys) != 0 {
 		t.Fatalf("a crawl without a budget keeps %v", keys)
+	}
+}
+
+// TestBudgetHoldsForOneAddressOnManyPorts: one address serving a trap on 6 ports is one
+// host for a budget per: host and one domain for per: domain (the key is the address
+// without its port): the 6 traps together get at most the budget, where each port used
+// to get all of it; a partitioned crawl counts the ports of the host crawl-wide.
+func TestBudgetHoldsForOneAddressOnManyPorts(t *testing.T) {
+	t.Parallel()
+	const budget, ports = 30, 6
+	for i, tt := range []struct {
+		per        string
+		partitions int
+	}{{spiders.BudgetPerHost, 2}, {spiders.BudgetPerDomain, 1}} {
+		t.Run(tt.per, func(t *testing.T) {
+			t.Parallel()
+			srv := streamstest.Start(t)
+			var traps []*trap
+			var bases []string
+			for range ports {
+				tr := startTrap(t, fmt.Sprintf("127.0.9.%d:0", 30+i))
+				traps, bases = append(traps, tr), append(bases, tr.base)
+			}
+			sp := politeSpider("portcrawl"+tt.per, bases...)
+			sp.Settings.Concurrency = 8
+			sp.Settings.Partitions = tt.partitions
+			sp.Settings.AllowNetworks = []string{"127.0.0.0/8"}
+			sp.Settings.Budget = spiders.Budget{PagesPerHost: budget, Per: tt.per}
+			runCluster(t, srv, sp, 2, newMemSink(), nil)
+			total, onPorts := 0, 0
+			for _, tr := range traps {
+				pages, twice := tr.pages()
+				if twice != 0 {
+					t.Errorf("%s: %d pages fetched twice", tr.base, twice)
+				}
+				total += pages
+				if pages > 0 {
+					onPorts++
+				}
+			}
+			// Two queueing steps racing at the limit of crawl-wide counters may end a
+			// key a few pages under it, never over.
+			if total > budget || total < budget-ports {
+				t.Fatalf("%d ports of one address: %d pages fetched in all, want at most %d (and near it)", ports, total, budget)
+			}
+			if onPorts < 2 {
+				t.Errorf("pages came from %d of %d ports: the test did not spread the budget over ports", onPorts, ports)
+			}
+		})
 	}
 }

@@ -317,7 +317,7 @@ func alreadyDone(ctx context.Context, c *streams.Client, sp *spiders.Spider, opt
 func stderrLogger() *zap.Logger {
 	enc := zap.NewDevelopmentEncoderConfig()
 	enc.EncodeLevel = zapcore.CapitalLevelEncoder
-	return zap.New(zapcore.NewCore(zapcore.NewConsoleEncoder(enc), zapcore.Lock(os.Stderr), zap.WarnLevel))
+	return zap.New(zapcore.NewCore(RedactingEncoder(zapcore.NewConsoleEncoder(enc)), zapcore.Lock(os.Stderr), zap.WarnLevel))
 }
 
 // durability is the spider's durability setting, or mode when set (--durability).

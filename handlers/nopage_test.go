@@ -90,7 +90,7 @@ func TestCrawlWhoseStartURLsAllFailSaysWhatBecameOfEach(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			sp := followSpider("c"+tt.name, tt.starts[0], spiders.Settings{AllowNetworks: []string{"127.0.0.1/32"},
-				MaxRetries: 2, RobotsUnreachableTries: 2, ObeyRobots: tt.robots})
+				MaxRetries: new(2), RobotsUnreachableTries: 2, ObeyRobots: tt.robots})
 			sp.StartURLs = tt.starts
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()

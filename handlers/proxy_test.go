@@ -128,7 +128,7 @@ func TestProxyRotationBenchesTheFailingProxy(t *testing.T) {
 	sp := proxiedSpider("rotation", base, dead, good.URL)
 	sp.Settings.ProxyBanAfter = 2
 	sp.Settings.ProxyConcurrency = 4
-	sp.Settings.MaxRetries = 5
+	sp.Settings.MaxRetries = new(5)
 	sink := newMemSink()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()

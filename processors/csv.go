@@ -25,8 +25,10 @@ import (
 // The columns are fixed by the header: those given to OpenCSV, or, when none are given,
 // _key, _type, _url, _crawled_at and the sorted field names of the first item stored. A
 // reopened file keeps the header it has. Fields that have no column are dropped and
-// counted (DroppedFields). String values are written as they are, missing and nil values
-// as empty cells, other values JSON-encoded.
+// counted (DroppedFields). String values are written as they are, except that one
+// starting with =, +, -, @, a tab, a carriage return or a single quote gets a leading
+// single quote so that no spreadsheet takes it for a formula (see csvCell); missing and
+// nil values are empty cells, other values JSON-encoded.
 type CSV struct {
 	file *appendFile[*csvReq]
 	buf  bytes.Buffer // the writer's
@@ -124,7 +126,7 @@ func (h *csvHeader) encode(rec map[string]any) (row []byte, dropped []string, er
 		switch v := v.(type) {
 		case nil:
 		case string:
-			e.cells[i] = v
+			e.cells[i] = csvCell(v) // a formula is not written as one: see csv_cell.go
 		default:
 			e.val.Reset()
 			if err := e.json.Encode(v); err != nil {

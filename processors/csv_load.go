@@ -87,7 +87,7 @@ func (s *CSV) scan(size int64, lastNL bool) (good int64, err error) {
 			if versionCol >= 0 {
 				version, _ = strconv.Atoi(rec[versionCol]) // empty for an item written unversioned
 			}
-			s.file.index(windowKey(rec[keyCol], version))
+			s.file.index(windowKey(rawCSVCell(rec[keyCol]), version))
 		}
 		good = r.InputOffset()
 	}

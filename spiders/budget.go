@@ -2,13 +2,15 @@ package spiders
 
 import (
 	"fmt"
+	"strings"
 
 	"golang.org/x/net/publicsuffix"
 )
 
 // Budget per: values.
 const (
-	// BudgetPerHost counts a budget per host (its key, HostKey).
+	// BudgetPerHost counts a budget per host name (BudgetHost): the ports of one host
+	// share it.
 	BudgetPerHost = "host"
 	// BudgetPerDomain counts a budget per registered domain (eTLD+1 from the public
 	// suffix list): a.shop.example and b.shop.example share one.
@@ -35,7 +37,8 @@ type Budget struct {
 	// its fetches passed it, the host's waiting requests are dropped and new ones
 	// refused. Requests already handed to fetchers are still fetched. 0: no limit.
 	BytesPerHost ByteSize `yaml:"bytes_per_host"`
-	// Per is what a budget counts: "host" (the default) or "domain".
+	// Per is what a budget counts: "host" (the default: a host name, its ports
+	// together) or "domain".
 	Per string `yaml:"per"`
 }
 
@@ -60,13 +63,27 @@ func (b Budget) Validate() error {
 	return nil
 }
 
+// BudgetHost returns the name of a host key (HostKey) without its port, which budgets
+// per: host count under: shop.example for shop.example:8080, 127.0.0.1 for
+// 127.0.0.1:8081. The ports of one host share its budget, so that a trap that links
+// to the same pages on another port (or a server listening on hundreds) cannot spend
+// a budget once per port.
+func BudgetHost(host string) string {
+	name := HostKeyName(host)
+	if strings.Contains(name, ":") {
+		return "[" + name + "]" // an IPv6 address, written as in a URL
+	}
+	return name
+}
+
 // BudgetDomain returns the registered domain of a host key (HostKey), which budgets
 // per: domain count under: shop.example for a.shop.example:8080. A host without one
-// (an IP address, localhost, a public suffix itself) is its own domain (its key).
+// (an IP address, localhost, a public suffix itself) is its own domain: its name
+// without the port (BudgetHost), for the same reason as there.
 func BudgetDomain(host string) string {
 	d, err := publicsuffix.EffectiveTLDPlusOne(HostKeyName(host))
 	if err != nil {
-		return host
+		return BudgetHost(host)
 	}
 	return d
 }

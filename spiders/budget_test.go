@@ -44,13 +44,30 @@ func TestBudgetDomain(t *testing.T) {
 		"shop.example":        "shop.example",
 		"www.bbc.co.uk":       "bbc.co.uk",
 		"a.b.github.io":       "b.github.io", // a private suffix: each user's site its own
-		"127.0.0.1:8080":      "127.0.0.1:8080",
-		"[::1]:80":            "[::1]:80",
+		"127.0.0.1:8080":      "127.0.0.1",   // an address is its own domain, its ports together
+		"[::1]:8080":          "[::1]",
+		"localhost:81":        "localhost",
 		"localhost":           "localhost",
 		"co.uk":               "co.uk",
 	} {
 		if got := spiders.BudgetDomain(host); got != want {
 			t.Errorf("BudgetDomain(%q) = %q, want %q", host, got, want)
+		}
+	}
+}
+
+// TestBudgetHost: a per: host budget counts a host name, its ports together.
+func TestBudgetHost(t *testing.T) {
+	t.Parallel()
+	for host, want := range map[string]string{
+		"shop.example":        "shop.example",
+		"a.shop.example:8080": "a.shop.example",
+		"127.0.0.1:8081":      "127.0.0.1",
+		"[::1]:8080":          "[::1]",
+		"localhost":           "localhost",
+	} {
+		if got := spiders.BudgetHost(host); got != want {
+			t.Errorf("BudgetHost(%q) = %q, want %q", host, got, want)
 		}
 	}
 }

@@ -59,11 +59,13 @@ func canonicalURL(raw string, o canonOpts) (string, error) {
 	}
 	b.WriteString(host)
 
-	path := u.EscapedPath()
+	path := NormalizeEscapes(u.EscapedPath(), pathByte)
 	if o.lowerPath {
-		path = strings.ToLower(path) // before NormalizeEscapes, which upper-cases the hex of escapes
+		// After NormalizeEscapes, so that an escaped letter (/p%41ge) is decoded before
+		// it is lower-cased, and /p%41ge and /page are one path.
+		path = lowerOutsideEscapes(path)
 	}
-	path = removeDotSegments(NormalizeEscapes(path, pathByte))
+	path = removeDotSegments(path)
 	if path == "" {
 		path = "/"
 	}
@@ -152,6 +154,21 @@ func NormalizeEscapes(s string, allowed func(byte) bool) string {
 		}
 	}
 	return b.String()
+}
+
+// lowerOutsideEscapes lower-cases the ASCII letters of p except the hex digits of its
+// escapes, which NormalizeEscapes writes in upper case.
+func lowerOutsideEscapes(p string) string {
+	b := []byte(p)
+	for i := 0; i < len(b); i++ {
+		switch c := b[i]; {
+		case c == '%':
+			i += 2
+		case 'A' <= c && c <= 'Z':
+			b[i] = c + ('a' - 'A')
+		}
+	}
+	return string(b)
 }
 
 // removeDotSegments resolves "." and ".." segments of an absolute path (RFC 3986 5.2.4).

@@ -106,3 +106,23 @@ func ExampleCanonicalURL() {
 	fmt.Println(u)
 	// Output: http://shop.example/a/~c?a=&y&z=1
 }
+
+// TestLowercasePathDecodesEscapesFirst: with lowercase_path, an escaped capital letter
+// (/d/p%41ge) is decoded before the path is lower-cased, so it is /d/page; the hex of
+// an escape that stays (%2F, a reserved byte) is upper case and the byte it stands for
+// is not changed.
+func TestLowercasePathDecodesEscapesFirst(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct{ in, want string }{
+		{"http://h.example/d/p%41ge", "http://h.example/d/page"},
+		{"http://h.example/d/page", "http://h.example/d/page"},
+		{"http://h.example/D/P%61GE", "http://h.example/d/page"},
+		{"http://h.example/a%2fB%c3%A9?Q=X", "http://h.example/a%2Fb%C3%A9?Q=X"},
+		{"http://h.example/%7Euser/%4A", "http://h.example/~user/j"},
+	} {
+		got, err := canonicalURL(tt.in, canonOpts{lowerPath: true})
+		if err != nil || got != tt.want {
+			t.Errorf("canonicalURL(%q, lowerPath) = %q, %v; want %q", tt.in, got, err, tt.want)
+		}
+	}
+}

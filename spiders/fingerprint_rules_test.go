@@ -65,8 +65,10 @@ func TestFingerprintRules(t *testing.T) {
 			[]*Request{{URL: "http://example.com/Shop/Item?id=7&colour=x"}},
 			[]*Request{{URL: "http://example.com/Shop/Item?id=7&colon=x"}}},
 		{"lowercase path", FingerprintRules{LowercasePath: true},
-			[]*Request{{URL: "http://example.com/shop/ITEM?id=7&color=red"}, {URL: "http://example.com/SHOP/%69tem?color=red&id=7"}},
-			[]*Request{{URL: "http://example.com/Shop/Item?id=7&color=RED"}}},
+			[]*Request{{URL: "http://example.com/shop/ITEM?id=7&color=red"}, {URL: "http://example.com/SHOP/%69tem?color=red&id=7"},
+				// an escaped capital is decoded, then lower-cased
+				{URL: "http://example.com/shop/%49TEM?id=7&color=red"}, {URL: "http://example.com/%53hop/%49tem?id=7&color=red"}},
+			[]*Request{{URL: "http://example.com/Shop/Item?id=7&color=RED"}, {URL: "http://example.com/Shop/It%2Fem?id=7&color=red"}}},
 		{"a header in the key", FingerprintRules{Headers: []string{"accept-language"}},
 			// without a header of its own a request takes the spider's (settings.headers: en)
 			[]*Request{{URL: page, Headers: map[string]string{"Accept-Language": "en"}}, {URL: page, Headers: map[string]string{"ACCEPT-LANGUAGE": "en"}}},

@@ -112,8 +112,8 @@ func missing(v any) bool {
 
 // Record returns the item as it is written by sinks: the fields plus _type, _url,
 // _crawled_at (RFC 3339, UTC), when the request carried any of the user's, _meta (never
-// the crawler's own keys: UserMeta), and when the item is versioned, _version and
-// _changed.
+// the crawler's own keys: UserMeta; the credentials of URLs in its strings, a proxy's,
+// left out: RedactText), and when the item is versioned, _version and _changed.
 func (it *Item) Record() map[string]any {
 	rec := make(map[string]any, len(it.Fields)+3)
 	for k, v := range it.Fields {
@@ -123,7 +123,7 @@ func (it *Item) Record() map[string]any {
 	rec["_url"] = it.URL
 	rec["_crawled_at"] = it.CrawledAt.UTC().Format(time.RFC3339Nano)
 	if meta := UserMeta(it.Meta); len(meta) > 0 {
-		rec["_meta"] = meta
+		rec["_meta"] = redactedMeta(meta)
 	}
 	if it.Version > 0 {
 		rec["_version"] = it.Version
@@ -157,4 +157,23 @@ func UnmarshalItem(b []byte) (*Item, error) {
 		w.Fields = map[string]any{}
 	}
 	return w.Item, nil
+}
+
+// redactedMeta is meta with RedactText applied to its string values (a copy when one
+// changes): a request's "proxy" meta holds the proxy's credentials.
+func redactedMeta(meta map[string]any) map[string]any {
+	out, copied := meta, false
+	for k, v := range meta {
+		s, ok := v.(string)
+		if !ok {
+			continue
+		}
+		if r := RedactText(s); r != s {
+			if !copied {
+				out, copied = maps.Clone(meta), true
+			}
+			out[k] = r
+		}
+	}
+	return out
 }

@@ -105,9 +105,9 @@ type Settings struct {
 	Headers map[string]string `yaml:"headers"`
 	// MaxRetries is how many times a fetch that failed with a network error, a timeout,
 	// a 5xx, 408 or 429 is retried (with exponential backoff through the crawl's delayed
-	// set) before the request becomes a dead letter. Default 3; 0 means the default, a
-	// negative value no retries.
-	MaxRetries int `yaml:"max_retries"`
+	// set) before the request becomes a dead letter; 0 (or a negative value) retries
+	// none. Default 3. Unset (nil) is DefaultMaxRetries: see Retries.
+	MaxRetries *int `yaml:"max_retries"`
 	// DedupItems drops an item whose key (type + key fields) a page of the crawl has
 	// yielded before, at the parse stage, so that tracking-parameter variants of a page
 	// and redelivered pages store each item once. Default true.
@@ -328,15 +328,16 @@ func (s *Settings) ItemVersioned() bool {
 	return s.Revisit.Fetches()
 }
 
-// Retries returns the effective MaxRetries: the default for 0, none for a negative value.
+// Retries returns the effective MaxRetries: DefaultMaxRetries when unset, none for 0 or
+// a negative value (which meant none before 0 did, and still does).
 func (s *Settings) Retries() int {
 	switch {
-	case s.MaxRetries == 0:
+	case s.MaxRetries == nil:
 		return DefaultMaxRetries
-	case s.MaxRetries < 0:
+	case *s.MaxRetries < 0:
 		return 0
 	}
-	return s.MaxRetries
+	return *s.MaxRetries
 }
 
 // Validate reports settings out of range.

@@ -193,7 +193,7 @@ settings:
 	}
 	s := sp.Settings
 	if s.Concurrency != 4 || s.ObeyRobots == nil || !*s.ObeyRobots || s.PerHostDelay != 250*time.Millisecond ||
-		s.MaxRetries != -1 || s.ErrorRate != 0.001 || s.Dedup != "bloom" ||
+		s.MaxRetries == nil || *s.MaxRetries != -1 || s.ErrorRate != 0.001 || s.Dedup != "bloom" ||
 		!reflect.DeepEqual(s.Limits, []LimitRule{{Domain: "example.com", Concurrency: 1, Delay: time.Second}}) {
 		t.Errorf("settings not decoded: %+v", s)
 	}

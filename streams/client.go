@@ -76,8 +76,17 @@ func (c *Client) Close() error {
 }
 
 // Connect opens a client, checks that the server answers, and warns (through the
-// logger) when the server's settings could lose crawl state.
+// logger) when the server's settings could lose crawl state. Its errors never hold the
+// URL's password (see redactURLError).
 func Connect(ctx context.Context, o ClientOptions) (*Client, error) {
+	c, err := connect(ctx, o)
+	if err != nil {
+		return nil, redactURLError(o.URL, err)
+	}
+	return c, nil
+}
+
+func connect(ctx context.Context, o ClientOptions) (*Client, error) {
 	log := o.Logger
 	if log == nil {
 		log = zap.NewNop()
@@ -245,16 +254,6 @@ func noSchemeError(raw string) error {
 	}
 	return fmt.Errorf("streams: redis url %q has no scheme: use %s://%s (rediss:// for TLS, redis+cluster:// for a cluster)",
 		given, scheme, rest)
-}
-
-// redactURL hides the password of a Redis URL for messages.
-func redactURL(raw string) string {
-	at := strings.LastIndex(raw, "@")
-	scheme := strings.Index(raw, "://")
-	if at < 0 || scheme < 0 || at < scheme {
-		return raw
-	}
-	return raw[:scheme+3] + "***" + raw[at:]
 }
 
 // isNoGroup reports a NOGROUP error (the stream or its group was deleted under us).

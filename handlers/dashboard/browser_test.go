@@ -77,7 +77,7 @@ func TestDashboardInChromium(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sp.Settings.MaxRetries = 1
+	sp.Settings.MaxRetries = new(1)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	sink, err := processors.OpenJSONL(filepath.Join(t.TempDir(), "items.jsonl"))

@@ -233,11 +233,8 @@ func (d *Dashboard) dead(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	for _, dl := range list {
-		var p struct {
-			URL string `json:"url"`
-		}
-		_ = json.Unmarshal([]byte(dl.Fields["payload"]), &p)
-		out = append(out, deadLetter{ID: dl.ID, Stage: dl.Stage, Deliveries: dl.Deliveries, URL: p.URL, Error: dl.Error})
+		dl = dl.Redacted() // no URL's credentials in the answer
+		out = append(out, deadLetter{ID: dl.ID, Stage: dl.Stage, Deliveries: dl.Deliveries, URL: dl.PageURL(), Error: dl.Error})
 	}
 	writeJSON(w, http.StatusOK, out)
 }

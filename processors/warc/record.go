@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/streamcrawl/streamcrawl/spiders"
 )
 
 // Version is the WARC version written.
@@ -95,8 +97,11 @@ func (p *Page) Records() (req, res *Record) {
 	date := p.Date.UTC().Format(time.RFC3339Nano) // WARC 1.1 allows fractions of a second
 	resID, reqID := RecordID(p.Key+"/response"), RecordID(p.Key+"/request")
 	resBlock := httpResponse(p.Status, p.Header, p.Body)
+	// Credentials in the URL (user info) and the request's Basic auth are sent, not
+	// archived: an archive is read by people and tools that must not learn them.
+	target := spiders.RedactedURL(p.URL)
 	res = &Record{Header: map[string]string{
-		FieldType: TypeResponse, FieldRecordID: resID, FieldDate: date, FieldTargetURI: p.URL,
+		FieldType: TypeResponse, FieldRecordID: resID, FieldDate: date, FieldTargetURI: target,
 		FieldPayloadDigest: Digest(p.Body), FieldBlockDigest: Digest(resBlock),
 		FieldContentType: "application/http;msgtype=response",
 	}, Block: resBlock}
@@ -107,14 +112,14 @@ func (p *Page) Records() (req, res *Record) {
 	if method == "" {
 		method = http.MethodGet
 	}
-	reqBlock := httpRequest(method, p.URL, p.RequestHeader)
+	reqBlock := httpRequest(method, target, spiders.RedactHeader(p.RequestHeader))
 	req = &Record{Header: map[string]string{
-		FieldType: TypeRequest, FieldRecordID: reqID, FieldDate: date, FieldTargetURI: p.URL,
+		FieldType: TypeRequest, FieldRecordID: reqID, FieldDate: date, FieldTargetURI: target,
 		FieldConcurrentTo: resID, FieldBlockDigest: Digest(reqBlock),
 		FieldContentType: "application/http;msgtype=request",
 	}, Block: reqBlock}
 	if len(p.RequestJSON) > 0 {
-		req.Header[FieldRequest] = string(bytes.ReplaceAll(p.RequestJSON, []byte("\n"), nil))
+		req.Header[FieldRequest] = string(spiders.RedactBytes(bytes.ReplaceAll(p.RequestJSON, []byte("\n"), nil)))
 	}
 	return req, res
 }

@@ -2,11 +2,13 @@ package inspect
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/streamcrawl/streamcrawl/spiders"
 	"github.com/streamcrawl/streamcrawl/streams"
 	"github.com/streamcrawl/streamcrawl/streams/internal/rkit"
 
@@ -260,4 +262,30 @@ func owns(k streams.Keys, stream string) bool {
 		}
 	}
 	return false
+}
+
+// Redacted is d for people (a listing, the dashboard): its error and the fields of
+// what died (the request's JSON, a proxy in its meta) without the credentials of any
+// URL in them (spiders.RedactText). The dead letter in Redis keeps them, so that a
+// retry still fetches with them.
+func (d DeadLetter) Redacted() DeadLetter {
+	d.Error = spiders.RedactText(d.Error)
+	fields := make(map[string]string, len(d.Fields))
+	for k, v := range d.Fields {
+		fields[k] = spiders.RedactText(v)
+	}
+	d.Fields = fields
+	return d
+}
+
+// PageURL digs the page URL out of the payload of d (a request or response of the
+// crawl), without its credentials; "" when the payload has none.
+func (d DeadLetter) PageURL() string {
+	var p struct {
+		URL string `json:"url"`
+	}
+	if json.Unmarshal([]byte(d.Fields["payload"]), &p) != nil {
+		return ""
+	}
+	return spiders.RedactedURL(p.URL)
 }

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"text/tabwriter"
 
@@ -61,6 +60,9 @@ func (a *App) deadList(ctx context.Context, rdb redis.UniversalClient, l streams
 	if err != nil {
 		return err
 	}
+	for i := range dead {
+		dead[i] = dead[i].Redacted() // no URL's credentials on a terminal
+	}
 	if asJSON {
 		return a.printJSON(dead)
 	}
@@ -78,11 +80,8 @@ func (a *App) deadList(ctx context.Context, rdb redis.UniversalClient, l streams
 
 // deadURL digs the page URL out of a dead letter's payload, for people.
 func deadURL(d inspect.DeadLetter) string {
-	var p struct {
-		URL string `json:"url"`
-	}
-	if json.Unmarshal([]byte(d.Fields["payload"]), &p) == nil {
-		return p.URL
+	if u := d.PageURL(); u != "" {
+		return u
 	}
 	return "-"
 }

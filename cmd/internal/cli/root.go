@@ -288,7 +288,8 @@ func (a *App) setupLogger() error {
 		a.term = &termWriter{w: a.Stderr}
 		out = a.term
 	}
-	a.Log = zap.New(zapcore.NewCore(enc, zapcore.AddSync(out), cfg.Level))
+	// No log line shows a URL's credentials, whatever field or error holds the URL.
+	a.Log = zap.New(zapcore.NewCore(handlers.RedactingEncoder(enc), zapcore.AddSync(out), cfg.Level))
 	return nil
 }
 

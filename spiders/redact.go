@@ -1,8 +1,10 @@
 package spiders
 
 import (
+	"bytes"
 	"net/http"
 	"regexp"
+	"strings"
 )
 
 // Credentials travel in URLs (http://user:secret@host/, a proxy's
@@ -21,7 +23,7 @@ var userInfo = regexp.MustCompile(`([A-Za-z][A-Za-z0-9+.\-]*://)[A-Za-z0-9\-._~%
 // RedactText is s with the user info of every URL in it left out, as RedactedURL leaves
 // it out of one URL: "fetch http://u:secret@host/p: EOF" is "fetch http://host/p: EOF".
 func RedactText(s string) string {
-	if !containsAt(s) {
+	if !strings.Contains(s, "@") {
 		return s // the common case: no '@', nothing to redact
 	}
 	return userInfo.ReplaceAllString(s, "$1")
@@ -29,21 +31,10 @@ func RedactText(s string) string {
 
 // RedactBytes is RedactText of b; b itself when nothing is redacted.
 func RedactBytes(b []byte) []byte {
-	for _, c := range b {
-		if c == '@' {
-			return userInfo.ReplaceAll(b, []byte("$1"))
-		}
+	if bytes.IndexByte(b, '@') < 0 {
+		return b
 	}
-	return b
-}
-
-func containsAt(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] == '@' {
-			return true
-		}
-	}
-	return false
+	return userInfo.ReplaceAll(b, []byte("$1"))
 }
 
 // credentialHeaders are the request headers that carry credentials.

@@ -193,14 +193,17 @@ settings:
   allow_networks: [127.0.0.1/32]
 `, base, base))
 	xs, owns := other.of("/x"), own.of("/own")
-	t.Logf("the other host saw %d requests; the page's own host %d; stats: paced %d, capped %d", len(xs), len(owns),
-		stats["render_subrequests_paced"], stats["render_subrequests_capped"])
-	if len(xs) == 0 || len(xs) > 31 {
-		t.Errorf("the other host saw %d requests, want 1..31 (one a second for the page's at most 30 s)", len(xs))
+	t.Logf("the other host saw %d requests; the page's own host %d in %d renders; stats: paced %d, capped %d", len(xs), len(owns),
+		len(own.of("/ownflood")), stats["render_subrequests_paced"], stats["render_subrequests_capped"])
+	if floods := len(own.of("/flood")); len(xs) == 0 || len(xs) > 31*max(floods, 1) {
+		t.Errorf("the other host saw %d requests in %d renders, want 1..31 a render (one a second for the page's at most 30 s)", len(xs), floods)
 	}
 	checkSpacing(t, "requests to the other host", xs, time.Second)
-	if len(owns) == 0 || len(owns) > 40 {
-		t.Errorf("the page's own host saw %d of its fetch() calls, want 1..40 (render_max_requests)", len(owns))
+	// The cap is a render's: a render that failed (a loaded machine: the page deadline,
+	// a browser lost) and was retried has another 40.
+	renders := len(own.of("/ownflood"))
+	if len(owns) == 0 || renders == 0 || len(owns) > 40*renders {
+		t.Errorf("the page's own host saw %d of its fetch() calls in %d renders, want 1..40 a render (render_max_requests)", len(owns), renders)
 	}
 	if stats["render_subrequests_capped"] == 0 || stats["render_subrequests_paced"] == 0 {
 		t.Errorf("stats %v: want requests capped and paced", stats)

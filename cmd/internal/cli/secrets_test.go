@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -52,14 +53,14 @@ func testCredentialsShowNowhere(t *testing.T, render bool) {
 	t.Cleanup(func() { _ = rdb.Close() })
 	redisURL := "redis://:" + redisSecret + "@" + srv.Addr
 
-	authorized := 0
+	var authorized atomic.Int64
 	site := serveSite(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if u, p, ok := r.BasicAuth(); !ok || u != "user" || p != siteSecret {
 			w.Header().Set("WWW-Authenticate", `Basic realm="s"`)
 			http.Error(w, "who are you", http.StatusUnauthorized)
 			return
 		}
-		authorized++
+		authorized.Add(1)
 		switch r.URL.Path {
 		case "/robots.txt":
 			http.NotFound(w, r)
@@ -73,14 +74,14 @@ func testCredentialsShowNowhere(t *testing.T, render bool) {
 			http.Error(w, "down for good", http.StatusServiceUnavailable)
 		}
 	}))
-	proxied := 0
+	var proxied atomic.Int64 // the proxy's handlers run at once
 	proxy := serveSite(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		want := "Basic " + base64.StdEncoding.EncodeToString([]byte("px:"+proxySecret))
 		if r.Header.Get("Proxy-Authorization") != want || !r.URL.IsAbs() {
 			http.Error(w, "proxy auth", http.StatusProxyAuthRequired)
 			return
 		}
-		proxied++
+		proxied.Add(1)
 		out, _ := http.NewRequestWithContext(r.Context(), r.Method, r.URL.String(), nil)
 		out.Header = r.Header.Clone()
 		out.Header.Del("Proxy-Authorization")
@@ -125,8 +126,8 @@ func testCredentialsShowNowhere(t *testing.T, render bool) {
 	items := filepath.Join(t.TempDir(), "items.jsonl")
 	code, stdout, stderr = runCLI(t, crawlTimeout, nil, "crawl", spider, "--redis", redisURL, "--out", items, "--log-level", "debug")
 	add("crawl", stdout+stderr)
-	if authorized == 0 || proxied == 0 && !render {
-		t.Fatalf("crawl: exit %d, %d requests authorized by the site, %d by the proxy; want some of each\n%s", code, authorized, proxied, tail(stderr, 4<<10))
+	if authorized.Load() == 0 || proxied.Load() == 0 && !render {
+		t.Fatalf("crawl: exit %d, %d requests authorized by the site, %d by the proxy; want some of each\n%s", code, authorized.Load(), proxied.Load(), tail(stderr, 4<<10))
 	}
 	b, err := os.ReadFile(items)
 	if err != nil || !strings.Contains(string(b), `"page"`) {

@@ -37,6 +37,7 @@
 //	launch.go     starting (or connecting to) a browser and closing it
 //	tab.go        a tab: its browser context and proxy, opened once, cleared between pages; popups closed
 //	page.go       Render: one page in a tab, its interception, the DOM out
+//	download.go   DownloadError: a document the browser takes for a download
 //	actions.go    wait conditions (selector, network idle, ms), click, scroll, fill; their budgets
 //	proxy.go      the page proxy: CONNECT tunnels and plain requests through the dialer,
 //	              each asked of Job.Request first (the fetcher's pacing and cap)

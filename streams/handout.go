@@ -56,11 +56,7 @@ func (s *subscription) handOut(msg *message.Message, id string, deliveries int) 
 	if h := s.holdOf(id); h != nil {
 		h.mu.Lock()
 		h.cancel = done
-		lost := h.lost
 		h.mu.Unlock()
-		if lost {
-			done() // lost before it was handed out: its handler sees it at once
-		}
 		ctx = context.WithValue(ctx, holdKey{}, h)
 	}
 	msg.SetContext(ctx)

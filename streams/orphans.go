@@ -23,7 +23,11 @@ import (
 const orphanAge = time.Second
 
 // adoptScript claims back entries that are still the consumer's and idle at least
-// min-idle, returning them as claimScript does.
+// min-idle, returning them as claimScript does. Their delivery counts stay as they were
+// (RETRYCOUNT): an adoption is no failed attempt of theirs but ours, a reply lost or a
+// verdict dropped for a hold we could not confirm (through a failover, every entry in
+// hand), and counted as deliveries they went to the dead letters after a few outages,
+// never fetched.
 //
 // KEYS[1] -> stream
 // ARGV[1] -> group, ARGV[2] -> consumer, ARGV[3] -> min idle (ms), ARGV[4..] -> IDs
@@ -33,8 +37,8 @@ local out = {}
 for i = 4, #ARGV do
   local p = redis.call('XPENDING', KEYS[1], ARGV[1], ARGV[i], ARGV[i], 1)
   if #p > 0 and p[1][2] == ARGV[2] and tonumber(p[1][3]) >= tonumber(ARGV[3]) then
-    local c = redis.call('XCLAIM', KEYS[1], ARGV[1], ARGV[2], 0, ARGV[i])
-    if #c > 0 and c[1] then out[#out + 1] = {ARGV[i], tonumber(p[1][4]) + 1, c[1][2]} end
+    local c = redis.call('XCLAIM', KEYS[1], ARGV[1], ARGV[2], 0, ARGV[i], 'RETRYCOUNT', p[1][4])
+    if #c > 0 and c[1] then out[#out + 1] = {ARGV[i], tonumber(p[1][4]), c[1][2]} end
   end
 end
 return out

@@ -1,7 +1,6 @@
 package handlers_test
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"sort"
@@ -11,11 +10,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/streamcrawl/streamcrawl/handlers"
-	"github.com/streamcrawl/streamcrawl/handlers/fetch/browser"
 	"github.com/streamcrawl/streamcrawl/handlers/fetch/browser/browsertest"
 	"github.com/streamcrawl/streamcrawl/spiders"
-	"github.com/streamcrawl/streamcrawl/streams"
 	"github.com/streamcrawl/streamcrawl/streams/streamstest"
 )
 
@@ -49,25 +45,7 @@ func paceCrawl(t *testing.T, rdb redis.UniversalClient, name, y string) (map[str
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	sink := newMemSink()
-	exe := browsertest.Chromium(t)
-	if err := runCrawl(ctx, t, rdb, sp, sink, func(c *handlers.RunConfig) {
-		c.Browser = &browser.Config{ExecPath: exe, Browsers: 1, Tabs: 2}
-	}); err != nil {
-		t.Fatal(err)
-	}
-	stats, err := rdb.HGetAll(ctx, streams.NewKeys(name).Stats).Result()
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := map[string]int64{}
-	for k, v := range stats {
-		var n int64
-		fmt.Sscan(v, &n) //nolint:errcheck // counters are integers
-		out[k] = n
-	}
+	sink, out := renderSpider(t, rdb, sp, 2)
 	sink.mu.Lock()
 	defer sink.mu.Unlock()
 	return out, len(sink.last)
@@ -158,6 +136,9 @@ func TestRenderedSubrequestsArePolite(t *testing.T) {
 	base := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		own.add(r.URL.Path)
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		// Each render asks the server (the caps are a render's, counted by its loads here),
+		// not the tab's HTTP cache.
+		w.Header().Set("Cache-Control", "no-store")
 		switch r.URL.Path {
 		case "/flood":
 			fmt.Fprintf(w, `<!doctype html><html><body><h1>flood</h1><script>

@@ -37,16 +37,23 @@ func renderCrawl(t *testing.T, rdb redis.UniversalClient, site *jssite.Site, bas
 	if mod != nil {
 		mod(sp)
 	}
+	return renderSpider(t, rdb, sp, 4)
+}
+
+// renderSpider crawls sp with one browser of tabs tabs, and returns what the sink holds
+// and the crawl's stats; no chromium process may be left after it.
+func renderSpider(t *testing.T, rdb redis.UniversalClient, sp *spiders.Spider, tabs int) (*memSink, map[string]int64) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	sink := newMemSink()
 	exe := browsertest.Chromium(t)
 	if err := runCrawl(ctx, t, rdb, sp, sink, func(c *handlers.RunConfig) {
-		c.Browser = &browser.Config{ExecPath: exe, Browsers: 1, Tabs: 4}
+		c.Browser = &browser.Config{ExecPath: exe, Browsers: 1, Tabs: tabs}
 	}); err != nil {
 		t.Fatal(err)
 	}
-	stats, err := rdb.HGetAll(ctx, streams.NewKeys(name).Stats).Result()
+	stats, err := rdb.HGetAll(ctx, streams.NewKeys(sp.Name).Stats).Result()
 	if err != nil {
 		t.Fatal(err)
 	}

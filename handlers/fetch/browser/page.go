@@ -238,6 +238,9 @@ func (p *Pool) render(ctx context.Context, t *tab, job Job) (*Result, error) {
 		return nil, p.pageErr(ctx, pctx, "clear the tab after "+job.URL, err)
 	}
 	res.Traffic, res.BlockedKinds, res.Refused = t.proxy.end(), r.blockedKinds.Load(), r.refusedLater.Load()
+	if res.Traffic.Refused > 0 {
+		t.flooded.Store(true) // a page past its cap may be sending still (see reusable)
+	}
 	res.IdleTimeouts, res.Popups, res.BudgetCuts = r.idleTimeouts.Load(), r.popups.Load(), r.budgetCuts.Load()
 	return res, nil
 }

@@ -38,6 +38,7 @@ type tab struct {
 	net     *netTracker
 	run     atomic.Pointer[pageRun] // the page rendering now; nil between pages
 	opened  atomic.Bool             // a window was opened in the tab's context: not reused
+	flooded atomic.Bool             // its page's requests went past what the proxy let through: not reused
 	mu      sync.Mutex
 	popups  map[target.ID]bool // windows opened in the tab's context, not yet gone
 	ua      string             // the user agent set, "" the browser's own
@@ -57,7 +58,7 @@ func (p *Pool) takeTab(b *instance) (*tab, error) {
 		t := b.idle[n-1]
 		b.idle = b.idle[:n-1]
 		p.mu.Unlock()
-		if !t.opened.Load() && t.ctx.Err() == nil {
+		if t.reusable() {
 			return t, nil
 		}
 		t.close()
@@ -68,13 +69,21 @@ func (p *Pool) takeTab(b *instance) (*tab, error) {
 // was opened, is closed rather than trusted with the next one.
 func (p *Pool) putTab(b *instance, t *tab, ok bool) {
 	p.mu.Lock()
-	if ok && !b.closing && t.ctx.Err() == nil && !t.opened.Load() {
+	if ok && !b.closing && t.reusable() {
 		b.idle = append(b.idle, t)
 		p.mu.Unlock()
 		return
 	}
 	p.mu.Unlock()
 	t.close()
+}
+
+// reusable tells whether t may take another page: its browser is up, and its last page
+// opened no window and sent no requests past the page's cap. Such a page's document
+// stays in the tab until the next page's replaces it, and what it still sends in that
+// moment would pass as the next page's (its requests counted against that page's cap).
+func (t *tab) reusable() bool {
+	return t.ctx.Err() == nil && !t.opened.Load() && !t.flooded.Load()
 }
 
 // openTab opens a tab in b within LaunchTimeout.

@@ -327,29 +327,20 @@ func TestSubscriberCloseRightAfterSubscribeStopsTheReadLoop(t *testing.T) {
 	}
 }
 
-// Close does not wait out a read blocked in Redis on an idle stream (BlockTime, 2 s by
-// default: every stage's stop and every crawl's end waited for it), and loses nothing by
-// it: an entry that read returns after Close stays pending for the consumer, which gets
-// it when it subscribes again.
+// A stop because nothing more comes (streams.ErrNothingMore: a done crawl) does not wait
+// out a read blocked in Redis on an idle stream (BlockTime, 2 s by default: every
+// crawl's end waited for it), and loses nothing by it: an entry that read returns after
+// Close stays pending for the consumer, which gets it when it subscribes again.
 func TestSubscriberCloseDoesNotWaitForABlockedRead(t *testing.T) {
 	srv := streamstest.Start(t)
 	rdb := srv.Client()
 	ctx := context.Background()
-	blocked := func() int64 {
-		info, err := rdb.Info(ctx, "clients").Result()
-		if err != nil {
-			t.Fatal(err)
-		}
-		var n int64
-		for _, line := range strings.Split(info, "\r\n") {
-			if v, ok := strings.CutPrefix(line, "blocked_clients:"); ok {
-				n, _ = strconv.ParseInt(v, 10, 64)
-			}
-		}
-		return n
-	}
+	blocked := func() int64 { return blockedClients(t, rdb) }
 	sub := newSub(t, rdb, "c1", func(c *streams.SubscriberConfig) { c.BlockTime = time.Minute })
-	ch, err := sub.Subscribe(ctx, "s")
+	// Stopped because nothing more comes (a done crawl): a stop mid-crawl would wait
+	// for the read, up to the shutdown timeout (TestSubscriberStopMidCrawlHandsOutItsLastRead).
+	sctx, stop := context.WithCancelCause(ctx)
+	ch, err := sub.Subscribe(sctx, "s")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -358,6 +349,7 @@ func TestSubscriberCloseDoesNotWaitForABlockedRead(t *testing.T) {
 			t.Fatalf("blocked clients = %d, want the subscriber's read", blocked())
 		}
 	}
+	stop(streams.ErrNothingMore)
 	if err := sub.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -388,4 +380,59 @@ func TestSubscriberCloseDoesNotWaitForABlockedRead(t *testing.T) {
 	if p := pending(t, rdb, "s"); p != 0 {
 		t.Fatalf("pending = %d after the ack, want 0", p)
 	}
+}
+
+// A stop mid-crawl waits for the read blocked in Redis and hands out what it returns, as
+// in-flight work: a graceful stop leaves nothing pending (the other stages' last output
+// arrives then).
+func TestSubscriberStopMidCrawlHandsOutItsLastRead(t *testing.T) {
+	srv := streamstest.Start(t)
+	rdb := srv.Client()
+	ctx := context.Background()
+	sub := newSub(t, rdb, "c1", func(c *streams.SubscriberConfig) {
+		c.BlockTime, c.ShutdownTimeout = time.Minute, time.Minute
+	})
+	ch, err := sub.Subscribe(ctx, "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); blockedClients(t, rdb) != 1; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("blocked clients = %d, want the subscriber's read", blockedClients(t, rdb))
+		}
+	}
+	closed := make(chan error, 1)
+	go func() { closed <- sub.Close() }()
+	publishN(t, rdb, "s", 1) // the blocked read returns it while Close waits
+	select {
+	case m, ok := <-ch:
+		if !ok {
+			t.Fatal("the output closed before the last read's entry was handed out")
+		}
+		m.Ack()
+	case <-time.After(30 * time.Second):
+		t.Fatal("the entry the last read returned was never handed out")
+	}
+	if err := <-closed; err != nil {
+		t.Fatal(err)
+	}
+	if p := pending(t, rdb, "s"); p != 0 {
+		t.Fatalf("pending = %d after a graceful stop, want 0", p)
+	}
+}
+
+// blockedClients is the server's count of clients blocked in a command.
+func blockedClients(t *testing.T, rdb redis.UniversalClient) int64 {
+	t.Helper()
+	info, err := rdb.Info(context.Background(), "clients").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(info, "\r\n") {
+		if v, ok := strings.CutPrefix(line, "blocked_clients:"); ok {
+			n, _ := strconv.ParseInt(v, 10, 64)
+			return n
+		}
+	}
+	return 0
 }

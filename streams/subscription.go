@@ -362,6 +362,13 @@ func (s *subscription) close() error {
 				select {
 				case <-s.readEnd:
 				case <-s.hard.Done():
+					// The read is still blocked at the shutdown deadline: what it returns
+					// stays pending. Taking handing waits for a hand-out in progress (it
+					// gives up at the deadline), and none starts after: the output
+					// channel closes below.
+					s.handing.Lock()
+					s.drain = false
+					s.handing.Unlock()
 				}
 			}
 			s.claimer.Wait()

@@ -169,6 +169,11 @@ func (p *testProgress) event(ev testEvent) {
 		case "fail":
 			p.failed = append(p.failed, name)
 			p.failOut[name] = p.output[key]
+			if ev.Test == "" {
+				// A package that failed with tests still running (a panic, a timeout):
+				// their output is where it says why.
+				p.failOut[name] = append(p.unended(ev.Package), p.failOut[name]...)
+			}
 			for _, l := range p.output[key] {
 				p.printf("    %s", l)
 			}
@@ -179,6 +184,23 @@ func (p *testProgress) event(ev testEvent) {
 		}
 		delete(p.output, key)
 	}
+}
+
+// unended returns the output of pkg's tests that started and never ended, and forgets it.
+func (p *testProgress) unended(pkg string) []string {
+	var keys []string
+	for k := range p.output {
+		if strings.HasPrefix(k, pkg+"\x00") && k != pkg+"\x00" {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	var out []string
+	for _, k := range keys {
+		out = append(out, p.output[k]...)
+		delete(p.output, k)
+	}
+	return out
 }
 
 // since is the time since the run began, as 3m07s.

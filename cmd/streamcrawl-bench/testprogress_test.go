@@ -32,6 +32,8 @@ const testprogressStream = `{"Action":"start","Package":"ex/a"}
 {"Action":"run","Package":"ex/b","Test":"TestBad"}
 {"Action":"output","Package":"ex/b","Test":"TestBad","Output":"bad_test.go:9: got 1, want 2\n"}
 {"Action":"fail","Package":"ex/b","Test":"TestBad","Elapsed":7}
+{"Action":"run","Package":"ex/b","Test":"TestPanics"}
+{"Action":"output","Package":"ex/b","Test":"TestPanics","Output":"panic: send on closed channel\n"}
 {"Action":"fail","Package":"ex/b","Elapsed":8}
 not json: a line go test wrote on stderr
 `
@@ -50,6 +52,7 @@ func TestTestProgressPrintsALinePerEndedTestAndPackage(t *testing.T) {
 		"slowest packages:\n       8.0s ex/b\n       3.0s ex/a\n",
 		"slowest tests:\n       7.0s ex/b TestBad\n       2.2s ex/a TestOne\n",
 		"--- ex/b TestBad failed:\n    bad_test.go:9: got 1, want 2\n",
+		"--- ex/b failed:\n    panic: send on closed channel\n",
 		"2 packages (1 failed), 3 tests (1 failed, 1 skipped)\n",
 	} {
 		if !strings.Contains(got, want) {

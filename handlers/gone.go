@@ -60,10 +60,7 @@ func (v *revisitor) tombstone(ctx context.Context, req *spiders.Request, res fet
 		return fmt.Errorf("%w: handlers: tombstone of %s: %w", streams.ErrPoison, spiders.RedactedURL(req.URL), err)
 	}
 	sum := sha256.Sum256([]byte(GoneType + "\x00" + req.URL + "\x00" + strconv.FormatUint(uint64(revisitGen(token)), 16)))
-	part := 0
-	if len(v.layout.Parts) > 1 {
-		part = v.layout.PartitionOf(spiders.HostKey(req.URL))
-	}
+	part := v.layout.PartitionOf(spiders.HostKey(req.URL))
 	e, err := v.frontier.Emit(ctx, part, nil, []frontier.ItemOut{{Key: sum[:16], Payload: payload}})
 	if err != nil {
 		return fmt.Errorf("handlers: tombstone of %s: %w", spiders.RedactedURL(req.URL), err)

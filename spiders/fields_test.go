@@ -152,9 +152,7 @@ items:
 		"none_default":  []any{"a", int64(1), 2.5, true},
 		"re_all":        []any{"wo", "hree"},
 	}
-	if len(out.Items) != 1 || !reflect.DeepEqual(out.Items[0].Fields, want) {
-		t.Errorf("fields (-want +got):\n-%#v\n+%#v", want, out.Items)
-	}
+	wantFields(t, out, want)
 }
 
 func TestFieldRowsOfTheRowItself(t *testing.T) {
@@ -243,9 +241,7 @@ items:
 		"usd_currency":   "$",
 		"all_prices":     []any{1299.0, 5.0}, // "free" has no price: left out
 	}
-	if len(out.Items) != 1 || !reflect.DeepEqual(out.Items[0].Fields, want) {
-		t.Errorf("fields (-want +got):\n-%#v\n+%#v", want, out.Items)
-	}
+	wantFields(t, out, want)
 }
 
 func TestFieldStructuredData(t *testing.T) {
@@ -296,9 +292,7 @@ items:
 		"md_time":        "2025-05-01",
 		"md_types":       "https://schema.org/Event",
 	}
-	if len(out.Items) != 1 || !reflect.DeepEqual(out.Items[0].Fields, want) {
-		t.Errorf("fields (-want +got):\n-%#v\n+%#v", want, out.Items)
-	}
+	wantFields(t, out, want)
 }
 
 func TestDataPath(t *testing.T) {
@@ -390,5 +384,13 @@ func TestFieldErrors(t *testing.T) {
 				t.Errorf("line %d, want %d", se.Line, tt.line)
 			}
 		})
+	}
+}
+
+// wantFields fails unless out holds one item whose fields are want.
+func wantFields(t *testing.T, out *Output, want map[string]any) {
+	t.Helper()
+	if len(out.Items) != 1 || !reflect.DeepEqual(out.Items[0].Fields, want) {
+		t.Errorf("fields (-want +got):\n-%#v\n+%#v", want, out.Items)
 	}
 }

@@ -2,6 +2,7 @@ package streams
 
 import (
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -91,11 +92,7 @@ func urlSecrets(raw string) []string {
 		}
 	}
 	// Longest first, so a secret inside another is not replaced before it.
-	for i := 1; i < len(out); i++ {
-		for j := i; j > 0 && len(out[j]) > len(out[j-1]); j-- {
-			out[j], out[j-1] = out[j-1], out[j]
-		}
-	}
+	slices.SortStableFunc(out, func(a, b string) int { return len(b) - len(a) })
 	return out
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -43,6 +44,16 @@ type testProgress struct {
 // failTail is how many lines of each failure's output the summary repeats.
 const failTail = 40
 
+// whyLines is how many of a failed test's own lines (its t.Error and t.Log lines) the
+// summary's last block shows, whyWidth how wide each is at most.
+const (
+	whyLines = 5
+	whyWidth = 240
+)
+
+// testLine matches a line a test wrote itself: "    name_test.go:123: message".
+var testLine = regexp.MustCompile(`^\s*[\w.-]+_test\.go:\d+: `)
+
 // testTime is how long one test or package took.
 type testTime struct {
 	name    string
@@ -60,7 +71,8 @@ top-level test and each package ends, with its own time and the time since the r
 so a long test run shows it is alive; after --quiet without a line it prints the packages
 running and for how long (or that go test is still compiling). The output of a failed test or package is printed in
 full when it ends. At the end it prints the slowest packages and tests, the last 40 lines
-of each failure again, and exits non-zero
+of each failure again, then, last, each failed test's own last 5 lines (its t.Error and
+t.Log lines, any panic), and exits non-zero
 when anything failed (or the stream held no package result).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -250,6 +262,7 @@ func (p *testProgress) summary() error {
 			fmt.Fprintf(p.out, "    %s", l)
 		}
 	}
+	p.why()
 	failedTests := 0
 	for _, f := range p.failed {
 		if strings.Contains(f, " ") {
@@ -265,4 +278,35 @@ func (p *testProgress) summary() error {
 		return fmt.Errorf("testprogress: no package result on stdin (did go test start?)")
 	}
 	return nil
+}
+
+// why prints, last, a short block of each failure's own words: the last whyLines lines a
+// test wrote (t.Error, t.Fatal, t.Log: not a harness's dump of a process's output, whose
+// lines begin with "----") and any panic line, each cut at whyWidth. A CI page that keeps
+// only a few dozen lines of the log still shows what failed and why.
+func (p *testProgress) why() {
+	if len(p.failed) == 0 {
+		return
+	}
+	fmt.Fprintf(p.out, "why (each failure's last lines):\n")
+	for _, f := range p.failed {
+		var own []string
+		for _, l := range p.failOut[f] {
+			l = strings.TrimRight(l, "\n")
+			if m := testLine.FindString(l); m != "" && !strings.HasPrefix(l[len(m):], "----") ||
+				strings.HasPrefix(strings.TrimSpace(l), "panic:") {
+				own = append(own, strings.TrimSpace(l))
+			}
+		}
+		if len(own) > whyLines {
+			own = own[len(own)-whyLines:]
+		}
+		fmt.Fprintf(p.out, "  %s:\n", f)
+		for _, l := range own {
+			if len(l) > whyWidth {
+				l = l[:whyWidth] + "…"
+			}
+			fmt.Fprintf(p.out, "    %s\n", l)
+		}
+	}
 }

@@ -31,6 +31,7 @@ const testprogressStream = `{"Action":"start","Package":"ex/a"}
 {"Action":"start","Package":"ex/b"}
 {"Action":"run","Package":"ex/b","Test":"TestBad"}
 {"Action":"output","Package":"ex/b","Test":"TestBad","Output":"bad_test.go:9: got 1, want 2\n"}
+{"Action":"output","Package":"ex/b","Test":"TestBad","Output":"    harness_test.go:185: ---- a process's output\n"}
 {"Action":"fail","Package":"ex/b","Test":"TestBad","Elapsed":7}
 {"Action":"run","Package":"ex/b","Test":"TestPanics"}
 {"Action":"output","Package":"ex/b","Test":"TestPanics","Output":"panic: send on closed channel\n"}
@@ -53,6 +54,8 @@ func TestTestProgressPrintsALinePerEndedTestAndPackage(t *testing.T) {
 		"slowest tests:\n       7.0s ex/b TestBad\n       2.2s ex/a TestOne\n",
 		"--- ex/b TestBad failed:\n    bad_test.go:9: got 1, want 2\n",
 		"--- ex/b failed:\n    panic: send on closed channel\n",
+		"why (each failure's last lines):\n  ex/b TestBad:\n    bad_test.go:9: got 1, want 2\n  ex/b:\n    panic: send on closed channel\n" +
+			"[", // the short block comes last, before the count line, without the harness's dump
 		"2 packages (1 failed), 3 tests (1 failed, 1 skipped)\n",
 	} {
 		if !strings.Contains(got, want) {

@@ -29,8 +29,7 @@ type recSite struct {
 	extra   []string
 	mu      sync.Mutex
 	arrived []hit
-	now     int
-	maxNow  int
+	flight  streamstest.Flight
 }
 
 type hit struct {
@@ -41,10 +40,12 @@ type hit struct {
 func (s *recSite) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	s.arrived = append(s.arrived, hit{r.URL.RequestURI(), time.Now()})
-	s.now++
-	s.maxNow = max(s.maxNow, s.now)
 	s.mu.Unlock()
-	defer func() { s.mu.Lock(); s.now--; s.mu.Unlock() }()
+	s.flight.Wrap(http.HandlerFunc(s.answer)).ServeHTTP(w, r)
+}
+
+// answer answers r (ServeHTTP counts it in flight).
+func (s *recSite) answer(w http.ResponseWriter, r *http.Request) {
 	if r.URL.Path == "/robots.txt" {
 		if s.robots == "" {
 			http.NotFound(w, r)
@@ -156,8 +157,8 @@ func TestPolitenessIsSharedByAllFetchers(t *testing.T) {
 	if len(hits) != 13+1 { // index, 12 pages, robots.txt
 		t.Fatalf("slow host got %d requests, want 14", len(hits))
 	}
-	if slow.maxNow > 2 {
-		t.Errorf("slow host saw %d requests in flight at once; the limit is 2", slow.maxNow)
+	if slow.flight.Max() > 2 {
+		t.Errorf("slow host saw %d requests in flight at once; the limit is 2", slow.flight.Max())
 	}
 	// Tolerance: the gap is enforced on the Redis clock when a fetch is granted; the
 	// request reaches the server a little later, by a few ms on an idle machine and by
@@ -178,7 +179,7 @@ func TestPolitenessIsSharedByAllFetchers(t *testing.T) {
 	if minGap < 200*time.Millisecond-tolerance {
 		t.Errorf("two requests to the slow host %s apart; want at least 200ms (-%s tolerance)", minGap, tolerance)
 	}
-	t.Logf("slow host: %d requests, max %d in flight, smallest gap %s", len(pages), slow.maxNow, minGap)
+	t.Logf("slow host: %d requests, max %d in flight, smallest gap %s", len(pages), slow.flight.Max(), minGap)
 	// The fast host was crawled at full speed meanwhile: done long before the slow one.
 	fastHits := fast.hits()
 	if len(fastHits) != 62 {

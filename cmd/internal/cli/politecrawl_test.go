@@ -32,39 +32,30 @@ const politeSlots = 2
 var fastReclaim = []string{"--min-idle", "4s", "--claim-interval", "200ms"}
 
 // siteWatch counts the requests a site answers at once, whichever process sent them (a
-// host's concurrency as the host sees it), and how often each page was asked for.
+// host's concurrency as the host sees it: streamstest.Flight), and how often each page
+// was asked for.
 type siteWatch struct {
-	mu       sync.Mutex
-	now, max int
-	asked    map[string]int // path?query -> requests
+	flight streamstest.Flight
+	mu     sync.Mutex
+	asked  map[string]int // path?query -> requests
 }
 
 // wrap returns h watched.
 func (f *siteWatch) wrap(h http.Handler) http.Handler {
+	counted := f.flight.Wrap(h)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		f.mu.Lock()
-		f.now++
-		f.max = max(f.max, f.now)
 		if f.asked == nil {
 			f.asked = map[string]int{}
 		}
 		f.asked[r.URL.RequestURI()]++
 		f.mu.Unlock()
-		defer func() {
-			f.mu.Lock()
-			f.now--
-			f.mu.Unlock()
-		}()
-		h.ServeHTTP(w, r)
+		counted.ServeHTTP(w, r)
 	})
 }
 
 // Max returns the most requests answered at once so far.
-func (f *siteWatch) Max() int {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.max
-}
+func (f *siteWatch) Max() int { return f.flight.Max() }
 
 // requests returns how often pathQuery was asked for so far.
 func (f *siteWatch) requests(pathQuery string) int {

@@ -96,6 +96,7 @@ func New(ctx context.Context, cfg Config) (*Pool, error) {
 	}
 	ctx, stop := context.WithCancel(ctx)
 	wctx, unwatch := context.WithCancel(ctx)
+	openPools.Add(1)
 	return &Pool{cfg: cfg, log: cfg.Logger, ctx: ctx, stop: stop, watchCtx: wctx, unwatch: unwatch, fixed: fixed}, nil
 }
 
@@ -413,5 +414,17 @@ func (p *Pool) Close(ctx context.Context) error {
 	<-done
 	p.fixed.close()
 	reapOrphans()
+	if openPools.Add(-1) == 0 {
+		// The last pool: what its browsers left (crash handlers exit a moment after
+		// their browser) is reaped as it exits, not left as zombies until a next pool.
+		settleOrphans(orphanSettle)
+	}
 	return err
 }
+
+// openPools counts the pools not closed yet, in this process.
+var openPools atomic.Int32
+
+// orphanSettle bounds how long the last pool's Close waits for its browsers' crash
+// handlers to exit, to reap them.
+const orphanSettle = 2 * time.Second

@@ -157,6 +157,35 @@ func reapOrphans() int {
 	return n
 }
 
+// settleOrphans reaps this process's Chromium orphans as they exit, until none is left
+// or timeout passes. Only the last pool to close calls it: while a pool runs, the crash
+// handlers of its browsers are orphans of this process too, alive as long as their
+// browser.
+func settleOrphans(timeout time.Duration) {
+	deadline := time.Now().Add(timeout)
+	for {
+		reapOrphans()
+		if !hasOrphans() || time.Now().After(deadline) {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// hasOrphans reports whether a Chromium process (alive or a zombie) other than a
+// browser chromedp waits for has this process as its parent.
+func hasOrphans() bool {
+	self := os.Getpid()
+	mains.Lock()
+	defer mains.Unlock()
+	for _, p := range Processes() {
+		if p.PPID == self && IsChromium(p.Comm) && !mains.pids[p.PID] {
+			return true
+		}
+	}
+	return false
+}
+
 // killTree kills pid and its descendants at once (SIGKILL), parents first: a browser
 // killed alone leaves its renderers running until they notice, and the renderer is
 // what grows.

@@ -2,14 +2,17 @@
 
 package browser
 
+import "time"
+
 // Without /proc and subreapers: memory is not measured and nothing is reaped here.
 
-func becomeSubreaper()     {}
-func addMain(int)          {}
-func removeMain(int)       {}
-func treeMemory(int) int64 { return 0 }
-func reapOrphans() int     { return 0 }
-func killTree(int)         {}
+func becomeSubreaper()            {}
+func addMain(int)                 {}
+func removeMain(int)              {}
+func treeMemory(int) int64        { return 0 }
+func reapOrphans() int            { return 0 }
+func killTree(int)                {}
+func settleOrphans(time.Duration) {}
 
 // Processes returns nil: there is no /proc to read here.
 func Processes() []Process { return nil }

@@ -60,8 +60,7 @@ func (a *App) deleteCrawl(ctx context.Context, rdb *streams.Client, reg *fleet.R
 		return err
 	}
 	if c.State.Active() && !yes {
-		ok, err := a.confirmDelete(ctx, rdb, l, c)
-		if err != nil || !ok {
+		if err := a.confirmDelete(ctx, rdb, l, c); err != nil {
 			return err
 		}
 	}
@@ -86,25 +85,25 @@ func (a *App) deleteCrawl(ctx context.Context, rdb *streams.Client, reg *fleet.R
 	return nil
 }
 
-// confirmDelete asks a person at a terminal whether to delete the active crawl c, and
-// refuses elsewhere (a script says --yes).
-func (a *App) confirmDelete(ctx context.Context, rdb *streams.Client, l streams.Layout, c fleet.Crawl) (bool, error) {
+// confirmDelete asks a person at a terminal whether to delete the active crawl c (any
+// answer but y is an error: the command exits 1), and refuses elsewhere (a script says
+// --yes).
+func (a *App) confirmDelete(ctx context.Context, rdb *streams.Client, l streams.Layout, c fleet.Crawl) error {
 	in, ok := a.Stdin.(*os.File)
 	out, ok2 := a.Stdout.(*os.File)
 	if !ok || !ok2 || !isTerminal(in) || !isTerminal(out) {
-		return false, fmt.Errorf("crawl %s is %s: pass --yes to stop it and delete it with its keys", c.Name, c.State)
+		return fmt.Errorf("crawl %s is %s: pass --yes to stop it and delete it with its keys", c.Name, c.State)
 	}
 	n, err := inspect.CountKeys(ctx, rdb, l)
 	if err != nil {
-		return false, err
+		return err
 	}
 	fmt.Fprintf(a.Stdout, "delete %s crawl %s and its %d keys? [y/N] ", c.State, c.Name, n)
 	line, _ := bufio.NewReader(in).ReadString('\n')
 	if ans := strings.ToLower(strings.TrimSpace(line)); ans == "y" || ans == "yes" {
-		return true, nil
+		return nil
 	}
-	fmt.Fprintf(a.Stdout, "crawl %s not deleted\n", c.Name)
-	return false, nil
+	return fmt.Errorf("crawl %s not deleted", c.Name)
 }
 
 // waitConsumersGone waits until no consumer of the crawl's groups is alive

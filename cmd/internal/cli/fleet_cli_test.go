@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -12,6 +14,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/streamcrawl/streamcrawl/handlers/fleet"
+	"github.com/streamcrawl/streamcrawl/spiders/demosite"
 	"github.com/streamcrawl/streamcrawl/streams"
 	"github.com/streamcrawl/streamcrawl/streams/inspect"
 	"github.com/streamcrawl/streamcrawl/streams/streamstest"
@@ -258,5 +261,56 @@ func waitUntil(t *testing.T, timeout time.Duration, what string, ok func() bool)
 		if time.Now().After(deadline) {
 			t.Fatalf("no %s after %s", what, timeout)
 		}
+	}
+}
+
+// TestFleetCrawlsShowsACrawlsFigures runs a crawl of a registered spider (the one-process
+// `crawl`, writing the keys a fleet's workers write) and reads it with crawls: a
+// positive pages/s while it runs, and once it is done the same figures as status.
+func TestFleetCrawlsShowsACrawlsFigures(t *testing.T) {
+	t.Parallel()
+	srv := streamstest.Start(t)
+	url := srv.URL()
+	site := demosite.New(400)
+	base := serveSite(t, slowSite{site, 100 * time.Millisecond}) // at least 10 s at 4 fetches at once
+	y := strings.Replace(spiderYAML(t, site, "delta", base), "concurrency: 32\n  per_host_concurrency: 32", "concurrency: 4\n  per_host_concurrency: 4", 1)
+	if !strings.Contains(y, "concurrency: 4\n") {
+		t.Fatalf("spider has no concurrency to lower:\n%s", y)
+	}
+	spider := writeFile(t, "delta.yaml", y)
+	fleetCLI(t, "submitted crawl delta version 1 (queued)", "submit", spider, "--redis", url)
+	crawl := startProc(t, "crawl-delta", nil, append([]string{"crawl", spider, "--redis", url, "--out", filepath.Join(t.TempDir(), "delta.jsonl")}, fastRetries...)...)
+	sawRate := false
+	for !sawRate && !crawl.Exited() {
+		c := crawlsJSON(t, url)["delta"]
+		sawRate = c.PagesPerSec > 0 && c.PagesFetched > 0
+	}
+	if !sawRate {
+		t.Errorf("crawls never showed delta with a positive pages/s while its crawl ran")
+	}
+	if code, ok := crawl.Wait(crawlTimeout); !ok || code != 0 {
+		t.Fatalf("crawl: exited %v, code %d", ok, code)
+	}
+	code, stdout, stderr := runCLI(t, fleetRun, nil, "status", "--redis", url, "--crawl", "delta", "--json")
+	if code != 0 {
+		t.Fatalf("status: exit %d, stderr:\n%s", code, stderr)
+	}
+	var st inspect.Status
+	if err := json.Unmarshal([]byte(stdout), &st); err != nil {
+		t.Fatalf("status --json: %v\n%s", err, stdout)
+	}
+	c := crawlsJSON(t, url)["delta"]
+	got := map[string]int64{"pages": c.PagesFetched, "items": c.Items, "dead": c.DeadLetters, "waiting": c.Waiting, "pages/s": int64(c.PagesPerSec * 1000)}
+	want := map[string]int64{"pages": st.Stats["pages_fetched"], "items": st.ItemsStored, "dead": st.DeadLetters, "waiting": 0, "pages/s": 0}
+	if d := diffInts(want, got); d != "" {
+		t.Errorf("crawls --json of a done crawl against status (-want +got):\n%s", d)
+	}
+	if st.Stats["pages_fetched"] < int64(len(site.Products())) || st.ItemsStored != int64(len(site.Products())) {
+		t.Errorf("status: %d pages fetched, %d items; want every product's page and item (%d)", st.Stats["pages_fetched"], st.ItemsStored, len(site.Products()))
+	}
+	code, stdout, stderr = runCLI(t, fleetRun, nil, "crawls", "--redis", url)
+	row := fmt.Sprintf(`(?m)^delta +queued +1 +1 +0\.0 +%d +%d +0 +%d +-$`, c.PagesFetched, c.Items, c.DeadLetters)
+	if code != 0 || !regexp.MustCompile(row).MatchString(stdout) {
+		t.Errorf("crawls: exit %d, stdout:\n%s\nstderr %q; want a row matching %s", code, stdout, stderr, row)
 	}
 }

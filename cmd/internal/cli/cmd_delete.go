@@ -19,6 +19,12 @@ import (
 // deletePoll is how often delete looks whether the crawl's consumers have left.
 const deletePoll = 500 * time.Millisecond
 
+// workersNotice is how long delete gives the fleet's workers to see that an active crawl
+// is deleting before it looks for the crawl's consumers: a worker that was starting the
+// crawl has a consumer by then, which delete waits for, instead of creating keys after
+// they were removed. Workers read the registry's generation every 500 ms.
+const workersNotice = 2 * time.Second
+
 func (a *App) deleteCommand() *cobra.Command {
 	var crawl string
 	var yes bool
@@ -70,6 +76,13 @@ func (a *App) deleteCrawl(ctx context.Context, rdb *streams.Client, reg *fleet.R
 			return fmt.Errorf("crawl %s went from %s to %s meanwhile: run delete again", name, c.State, now.State)
 		}
 		return fleetError(ctx, reg, "delete", name, nil, err)
+	}
+	if c.State.Active() {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(workersNotice):
+		}
 	}
 	if err := a.waitConsumersGone(ctx, rdb, l, timeout); err != nil {
 		return err

@@ -14,7 +14,8 @@
 //     where one stands (ReadGroupState), where a new one starts (ParsePosition,
 //     GroupStart, CreateGroup), and the crawl's own stage groups refused
 //     (ErrStageGroup);
-//   - reset.go: Reset, every key of a crawl gone, refused while its services run;
+//   - reset.go: Reset, every key of a crawl gone, refused while its services run, and
+//     CountKeys, how many keys it would delete (a scan, as Reset's);
 //   - alive.go: Alive, the consumers of a crawl's groups active lately (ErrRunning);
 //   - deep.go: ReadDeep, the dedup's exact keys and bytes (`status --deep`): a paced
 //     scan, at most once a minute per crawl;

@@ -23,6 +23,24 @@ func Reset(ctx context.Context, rdb redis.UniversalClient, l streams.Layout) (in
 	if len(alive) > 0 {
 		return 0, runningError(l.Crawl, alive)
 	}
+	keys, err := crawlKeys(ctx, rdb, l)
+	if err != nil {
+		return 0, fmt.Errorf("inspect: reset crawl %s: %w", l.Crawl, err)
+	}
+	var n int64
+	for _, key := range keys { // one by one: they live in several slots
+		d, err := rdb.Del(ctx, key).Result()
+		if err != nil {
+			return n, fmt.Errorf("inspect: reset crawl %s: %w", l.Crawl, err)
+		}
+		n += d
+	}
+	return n, nil
+}
+
+// crawlKeys returns the names of every key Reset deletes: those the crawl's partitions
+// name (some may not exist) and those a scan of each partition's pattern finds.
+func crawlKeys(ctx context.Context, rdb redis.UniversalClient, l streams.Layout) ([]string, error) {
 	keys := []string{l.Global.Seeds, l.Global.SeedsProcessing}
 	seen := map[string]bool{}
 	add := func(batch []string) error {
@@ -41,16 +59,33 @@ func Reset(ctx context.Context, rdb redis.UniversalClient, l streams.Layout) (in
 	for _, k := range parts {
 		_ = add(k.All())
 		if err := rkit.ScanKeys(ctx, rdb, k.Pattern, add); err != nil {
-			return 0, fmt.Errorf("inspect: reset crawl %s: %w", l.Crawl, err)
+			return nil, err
 		}
 	}
-	var n int64
-	for _, key := range keys { // one by one: they live in several slots
-		d, err := rdb.Del(ctx, key).Result()
-		if err != nil {
-			return n, fmt.Errorf("inspect: reset crawl %s: %w", l.Crawl, err)
+	return keys, nil
+}
+
+// CountKeys returns how many keys of the crawl exist: what Reset would delete now. It
+// scans the key space as Reset does (for a question put to a person before a delete,
+// never a path a crawl runs on).
+func CountKeys(ctx context.Context, rdb redis.UniversalClient, l streams.Layout) (int64, error) {
+	keys, err := crawlKeys(ctx, rdb, l)
+	if err != nil {
+		return 0, fmt.Errorf("inspect: count keys of crawl %s: %w", l.Crawl, err)
+	}
+	cmds := make([]*redis.IntCmd, len(keys))
+	_, err = rdb.Pipelined(ctx, func(p redis.Pipeliner) error { // one EXISTS a key: they live in several slots
+		for i, key := range keys {
+			cmds[i] = p.Exists(ctx, key)
 		}
-		n += d
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("inspect: count keys of crawl %s: %w", l.Crawl, err)
+	}
+	var n int64
+	for _, c := range cmds {
+		n += c.Val()
 	}
 	return n, nil
 }

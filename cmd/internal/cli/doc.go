@@ -1,7 +1,8 @@
 // Package cli is streamcrawl's command line: the commands an operator runs (crawl, the
 // fetch, parse and store services, seed, status, dead, replay, process, archive, groups,
-// demo, demo-site, exporter, dashboard, version and --version), behind Run, which
-// cmd/streamcrawl's main calls.
+// demo, demo-site, exporter, dashboard, version and --version, and the fleet's submit,
+// crawls, pause, resume, cancel and delete), behind Run, which cmd/streamcrawl's main
+// calls.
 //
 // Every command given --crawl checks that the crawl exists first (connectCrawl), and
 // every command that runs until done or interrupted ends an interruption the same way

@@ -25,6 +25,7 @@ import (
 // pseudo-terminal, as when a person runs it in a terminal.
 type ttyProc struct {
 	cmd  *exec.Cmd
+	tty  *os.File // the terminal's end: what a person types is written here
 	mu   sync.Mutex
 	out  bytes.Buffer
 	done chan struct{}
@@ -39,6 +40,7 @@ func startTTY(t *testing.T, args ...string) *ttyProc {
 	if err != nil {
 		t.Fatalf("start on a pty: %v", err)
 	}
+	p.tty = f
 	go func() {
 		buf := make([]byte, 4096)
 		for {

@@ -65,6 +65,7 @@ func New(rdb redis.UniversalClient, cfg Config) (*Gate, error) {
 //	           d, du  the strictest delay (ms) asked for, and until when it holds
 //	           c, cu  the strictest concurrency (0: none), and until when it holds
 //	           t:<token>  a slot held, to when its lease ends (ms)
+//	           x   when the key's expiry was last set (ms)
 //	ARGV[1] -> token
 //	ARGV[2] -> the caller's delay (ms)
 //	ARGV[3] -> the caller's concurrency (0: no limit)
@@ -129,8 +130,13 @@ else
 end
 if #gone > 0 then redis.call('HDEL', KEYS[1], unpack(gone)) end
 if #set > 0 then
+  -- The key lives ttl past the last write; its expiry is set again (x: when) only once
+  -- half of it has passed, so a busy host's asks do not pay a PEXPIRE each.
+  local ttl = math.max(keep, lease, d) + 1000
+  local x = tonumber(f.x or 0)
+  if now - x >= ttl / 2 then set[#set + 1], set[#set + 2] = 'x', now end
   redis.call('HSET', KEYS[1], unpack(set))
-  redis.call('PEXPIRE', KEYS[1], math.max(keep, lease, d) + 1000)
+  if now - x >= ttl / 2 then redis.call('PEXPIRE', KEYS[1], ttl * 3 / 2) end
 end
 return wait
 `)
@@ -158,13 +164,14 @@ func (g *Gate) Acquire(ctx context.Context, host string, r Rule, token string, l
 // A host with a delay and a limit may start its next request its delay after this one
 // ended, even when the lease had ended: a request did just end there.
 var releaseScript = redis.NewScript(`
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local held = redis.call('HDEL', KEYS[1], 't:' .. ARGV[1])
 local v = redis.call('HMGET', KEYS[1], 'n', 'd', 'du', 'c', 'cu')
+if tonumber(v[2] or 0) == 0 or tonumber(v[4] or 0) == 0 then return held end
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local n, d, c = tonumber(v[1] or 0), 0, 0
-if v[2] and tonumber(v[3]) > now then d = tonumber(v[2]) end
-if v[4] and tonumber(v[5]) > now then c = tonumber(v[4]) end
+if tonumber(v[3]) > now then d = tonumber(v[2]) end
+if tonumber(v[5]) > now then c = tonumber(v[4]) end
 if d > 0 and c > 0 and now + d > n then redis.call('HSET', KEYS[1], 'n', now + d) end
 return held
 `)

@@ -344,7 +344,7 @@ func (f *Fetcher) Do(ctx context.Context, req *spiders.Request, d Delivery) (Res
 	}
 	ctx, started := traceStart(ctx)
 	res, body, reason, err := trip.roundTrip(ctx, req)
-	pass.leave(ctx, f.log)
+	pass.leave(ctx, f.log, gateBackoff(err))
 	if unsent(err) {
 		return t.unsent(ctx, err) // nothing left for the host
 	}

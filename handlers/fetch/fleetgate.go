@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -22,7 +23,8 @@ import (
 // says wait, the fetcher sleeps and asks again, its own slot at the host held; a wait
 // that would take it past gateMaxWait puts the request back in its host's queue for
 // that wait instead (the crawl's host waits, its other hosts go on). A robots.txt
-// fetch passes the gate too: the site sees it.
+// fetch passes the gate too: the site sees it. A 429 or 503 with a Retry-After holds
+// the host at the gate for that long (at most hostgate.MaxBackoff), for every crawl.
 //
 // The fence (fence.go) still has the last word: the check before sending runs after
 // the gate's wait. A fetcher that dies holding a gate slot frees it when the slot's
@@ -81,17 +83,29 @@ func (g *fleetGate) enter(ctx context.Context, host string, rule hostgate.Rule, 
 	}
 }
 
-// leave gives the slot back (safe on a nil pass). A failure is logged: the slot's lease
-// then ends by itself.
-func (p *gatePass) leave(ctx context.Context, log *zap.Logger) {
+// leave gives the slot back (safe on a nil pass), with the back-off the answer asked
+// for (its Retry-After; 0: none), which holds the host for every crawl. A failure is
+// logged: the slot's lease then ends by itself.
+func (p *gatePass) leave(ctx context.Context, log *zap.Logger, backoff time.Duration) {
 	if p == nil {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
-	if err := p.g.gate.Release(ctx, p.host, p.token); err != nil {
+	if err := p.g.gate.Release(ctx, p.host, p.token, backoff); err != nil {
 		log.Debug("giving back a shared host's gate slot failed; its lease ends by itself", zap.String("host", p.host), zap.Error(err))
 	}
+}
+
+// gateBackoff is the back-off an answer asks of every crawl at its host: the
+// Retry-After of a 429 or 503 (the frontier's own back-off levels stay the crawl's).
+func gateBackoff(err error) time.Duration {
+	var rerr *retryableError
+	if !errors.As(err, &rerr) || !rerr.slowDown() {
+		return 0
+	}
+	d, _ := parseRetryAfter(rerr.retryAfter, time.Now())
+	return d
 }
 
 // gateRule is the turn's rule for the host's gate: the crawl's, raised by the host's
@@ -126,5 +140,5 @@ func (s *shared) robotsGate(ctx context.Context, origin string) (func(), error) 
 	if err != nil {
 		return nil, err
 	}
-	return func() { p.leave(ctx, s.log) }, nil
+	return func() { p.leave(ctx, s.log, 0) }, nil
 }

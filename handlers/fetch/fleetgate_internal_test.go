@@ -85,3 +85,40 @@ func TestSharedHostGate(t *testing.T) {
 		t.Errorf("requests_requeued_host_gate %d, want 1", n)
 	}
 }
+
+// TestSharedHostRetryAfterHoldsEveryCrawl: a 429 with Retry-After from a shared host
+// holds the host at its gate, so another crawl's request waits too.
+func TestSharedHostRetryAfterHoldsEveryCrawl(t *testing.T) {
+	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Retry-After", "3")
+		http.Error(w, "slow down", http.StatusTooManyRequests)
+	}))
+	defer site.Close()
+	rdb := streamstest.Start(t).Client()
+	ctx := context.Background()
+	layout := streams.NewLayout("gate", 1)
+	hosts, err := frontier.New(frontier.Config{Client: rdb, Layout: layout})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hosts.Close(ctx)
+	f, err := New(Config{Settings: spiders.Settings{AllowPrivateNetworks: true, ObeyRobots: new(bool), PerHostConcurrency: -1},
+		Frontier: hosts, Client: rdb, Layout: layout, SharedHosts: func(string) bool { return true }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := &spiders.Request{URL: site.URL + "/"}
+	res, err := f.Do(ctx, req, Delivery{})
+	res.Release()
+	if err != nil || res.Outcome != Retry {
+		t.Fatalf("a 429: outcome %v, %v; want a retry", res.Outcome, err)
+	}
+	gate, err := hostgate.New(rdb, hostgate.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := gate.Acquire(ctx, spiders.HostKey(req.URL), hostgate.Rule{}, "other-crawl", time.Minute)
+	if err != nil || w < 2*time.Second || w > 3*time.Second {
+		t.Fatalf("another crawl's ask after the 429 waits %s (%v), want about the Retry-After of 3s", w, err)
+	}
+}

@@ -158,6 +158,7 @@ func (g *Gate) Acquire(ctx context.Context, host string, r Rule, token string, l
 //
 //	KEYS[1] -> the host's gate (see acquireScript)
 //	ARGV[1] -> token
+//	ARGV[2] -> back-off (ms): the host asked to wait that long (0: it did not)
 //
 // Output: 1 when the slot was still held, 0 when its lease had ended.
 //
@@ -166,20 +167,28 @@ func (g *Gate) Acquire(ctx context.Context, host string, r Rule, token string, l
 var releaseScript = redis.NewScript(`
 local held = redis.call('HDEL', KEYS[1], 't:' .. ARGV[1])
 local v = redis.call('HMGET', KEYS[1], 'n', 'd', 'du', 'c', 'cu')
-if tonumber(v[2] or 0) == 0 or tonumber(v[4] or 0) == 0 then return held end
+local backoff = tonumber(ARGV[2])
+if v[2] == false or backoff == 0 and (tonumber(v[2]) == 0 or tonumber(v[4]) == 0) then return held end
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local n, d, c = tonumber(v[1] or 0), 0, 0
 if tonumber(v[3]) > now then d = tonumber(v[2]) end
 if tonumber(v[5]) > now then c = tonumber(v[4]) end
-if d > 0 and c > 0 and now + d > n then redis.call('HSET', KEYS[1], 'n', now + d) end
+local want = now + backoff
+if d > 0 and c > 0 then want = math.max(want, now + d) end
+if want > n then redis.call('HSET', KEYS[1], 'n', want) end
 return held
 `)
 
+// MaxBackoff bounds the back-off one answer sets at a host (Release).
+const MaxBackoff = 10 * time.Minute
+
 // Release gives the slot held under token at host back: the host's next request may
-// start its delay from now.
-func (g *Gate) Release(ctx context.Context, host, token string) error {
-	if err := releaseScript.Run(ctx, g.rdb, []string{streams.HostGate(host)}, token).Err(); err != nil {
+// start its delay from now, and not before backoff (the answer's Retry-After, at most
+// MaxBackoff; 0: none) from now, whichever crawl sends it.
+func (g *Gate) Release(ctx context.Context, host, token string, backoff time.Duration) error {
+	ms := min(max(backoff, 0), MaxBackoff).Milliseconds()
+	if err := releaseScript.Run(ctx, g.rdb, []string{streams.HostGate(host)}, token, ms).Err(); err != nil {
 		return fmt.Errorf("hostgate: release %s: %w", host, err)
 	}
 	return nil

@@ -36,7 +36,7 @@ func acquire(t *testing.T, g *hostgate.Gate, host string, r hostgate.Rule, token
 
 func release(t *testing.T, g *hostgate.Gate, host, token string) {
 	t.Helper()
-	if err := g.Release(t.Context(), host, token); err != nil {
+	if err := g.Release(t.Context(), host, token, 0); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -156,7 +156,7 @@ func TestGateKeysExpireAndSpreadOverACluster(t *testing.T) {
 		if w, err := g.Acquire(ctx, host, hostgate.Rule{Delay: time.Millisecond, Concurrency: 1}, "t", time.Second); err != nil || w != 0 {
 			t.Fatalf("acquire %s: wait %s, %v", host, w, err)
 		}
-		if err := g.Release(ctx, host, "t"); err != nil {
+		if err := g.Release(ctx, host, "t", 0); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -174,5 +174,24 @@ func TestGateKeysExpireAndSpreadOverACluster(t *testing.T) {
 	ttl, err := rdb.PTTL(ctx, streams.HostGate("h0.example:8080")).Result()
 	if err != nil || ttl <= 0 || ttl > 3*time.Second {
 		t.Errorf("a gate's TTL %s (%v), want about keep plus a second", ttl, err)
+	}
+}
+
+// TestGateBackoffHoldsEveryCrawl: an answer asking to wait (Retry-After) holds the
+// host for every crawl, whatever their rules.
+func TestGateBackoffHoldsEveryCrawl(t *testing.T) {
+	g, _ := newGate(t, hostgate.Config{})
+	free := hostgate.Rule{}
+	if w := acquire(t, g, "h", free, "1", time.Minute); w != 0 {
+		t.Fatalf("first ask waits %s, want granted", w)
+	}
+	if err := g.Release(t.Context(), "h", "1", 2*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if w := acquire(t, g, "h", free, "2", time.Minute); w < time.Second || w > 2*time.Second {
+		t.Fatalf("ask after a 2s back-off waits %s, want about 2s", w)
+	}
+	if w := acquire(t, g, "other", free, "2", time.Minute); w != 0 {
+		t.Fatalf("another host waits %s, want granted", w)
 	}
 }

@@ -23,18 +23,27 @@ import (
 // pages, one request at a time per host, no delay): one crawl with the gate off (the
 // single-spider cost), with SharedHosts set but sharing no host (a fleet crawl whose
 // hosts nobody else reaches), and with every host shared; then two crawls of the same
-// web, off and on (the gate's waits included).
+// web, off and on (the gate's waits included); then two crawls of 4 hosts of 6 pages
+// with a delay of 300ms, where the crawls wait for each other at the gate (its polls
+// included).
 func BenchmarkSharedHostGate(b *testing.B) {
 	none := func([]*spiders.Spider) func(string) bool { return func(string) bool { return false } }
+	type size struct {
+		hosts, pages int
+		delay        time.Duration
+	}
+	broad, paced := size{20, 20, 0}, size{4, 6, 300 * time.Millisecond}
 	for _, c := range []struct {
 		name   string
 		crawls int
 		shared func([]*spiders.Spider) func(string) bool // nil: the gate is off
-	}{{"one-crawl-off", 1, nil}, {"one-crawl-nothing-shared", 1, none}, {"one-crawl-all-shared", 1, fleet.SharedHosts},
-		{"two-crawls-off", 2, nil}, {"two-crawls-on", 2, fleet.SharedHosts}} {
+		size
+	}{{"one-crawl-off", 1, nil, broad}, {"one-crawl-nothing-shared", 1, none, broad}, {"one-crawl-all-shared", 1, fleet.SharedHosts, broad},
+		{"two-crawls-off", 2, nil, broad}, {"two-crawls-on", 2, fleet.SharedHosts, broad},
+		{"delay-two-crawls-off", 2, nil, paced}, {"delay-two-crawls-on", 2, fleet.SharedHosts, paced}} {
 		b.Run(c.name, func(b *testing.B) {
 			for range b.N {
-				const hosts, pages = 20, 20
+				hosts, pages := c.hosts, c.pages
 				web, err := broadsite.Start(broadsite.Config{Hosts: hosts, Pages: pages})
 				if err != nil {
 					b.Fatal(err)
@@ -43,7 +52,7 @@ func BenchmarkSharedHostGate(b *testing.B) {
 				var sps []*spiders.Spider
 				for i := range c.crawls {
 					sp := broadSpider("bench-"+strconv.Itoa(i), web)
-					sp.Settings.PerHostConcurrency = 1
+					sp.Settings.PerHostConcurrency, sp.Settings.PerHostDelay = 1, c.delay
 					sps = append(sps, sp)
 				}
 				var shared func(string) bool

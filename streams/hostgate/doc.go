@@ -13,9 +13,10 @@
 //
 // A granted slot is held under the caller's token until Release, or until its lease
 // ends (a fetcher that died never releases). A refused ask answers how long to wait
-// before asking again: the time to the host's next start when it is known, else a
-// poll interval (a quarter of the delay, between MinPoll and MaxPoll) while the host's
-// slots are taken.
+// before asking again: the time to the host's next start when it is known; while the
+// host's slot is taken, its delay (no start can come sooner: the holder must end
+// first), or, without a delay, a poll interval (Poll), each cut to the end of the
+// soonest lease.
 //
 // Cost: one key per host (streams.HostGate, a hash tagged by the host, so hosts spread
 // over a Redis Cluster's slots and each call touches one), one script call per ask and

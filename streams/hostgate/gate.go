@@ -15,12 +15,9 @@ import (
 // with it (Config.Keep).
 const DefaultKeep = 5 * time.Minute
 
-// The bounds of the poll interval of a refused ask whose host has no known next start
-// (its slots are taken): a quarter of the host's delay, within these.
-const (
-	MinPoll = 20 * time.Millisecond
-	MaxPoll = 250 * time.Millisecond
-)
+// Poll is the wait of a refused ask at a host without a delay whose slots are taken:
+// when one comes free is not known (a holder's release), so the ask comes again.
+const Poll = 50 * time.Millisecond
 
 // Rule is one crawl's politeness for a host, as the crawl's frontier applies it.
 type Rule struct {
@@ -71,7 +68,7 @@ func New(rdb redis.UniversalClient, cfg Config) (*Gate, error) {
 //	ARGV[3] -> the caller's concurrency (0: no limit)
 //	ARGV[4] -> lease (ms)
 //	ARGV[5] -> keep (ms): how long a rule holds after it was asked with
-//	ARGV[6], ARGV[7] -> MinPoll, MaxPoll (ms)
+//	ARGV[6] -> Poll (ms)
 //
 // Output: 0 when the slot is granted (held under token until release or the lease's
 // end), else the ms to wait before asking again.
@@ -83,7 +80,7 @@ var acquireScript = redis.NewScript(`
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local token, delay, conc = 't:' .. ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
-local lease, keep, minpoll, maxpoll = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7])
+local lease, keep, poll = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
 local raw = redis.call('HGETALL', KEYS[1])
 local f = {}
 for i = 1, #raw, 2 do f[raw[i]] = raw[i + 1] end
@@ -120,7 +117,9 @@ local limit = c
 if c > 0 and d > 0 then limit = 1 end
 local wait = 0
 if limit > 0 and held >= limit then
-  wait = math.min(math.max(math.floor(d / 4), minpoll), maxpoll)
+  -- Taken. One at a time (a delay): no start before the holder ends and its delay
+  -- passes, so not before now + d unless its lease ends first; else poll.
+  if d > 0 then wait = d else wait = poll end
   wait = math.max(math.min(wait, soonest - now), n - now, 1)
 elseif n > now then
   wait = n - now
@@ -147,7 +146,7 @@ return wait
 // before asking again.
 func (g *Gate) Acquire(ctx context.Context, host string, r Rule, token string, lease time.Duration) (time.Duration, error) {
 	ms, err := acquireScript.Run(ctx, g.rdb, []string{streams.HostGate(host)}, token, max(r.Delay.Milliseconds(), 0),
-		max(r.Concurrency, 0), max(lease.Milliseconds(), 1), g.keep.Milliseconds(), MinPoll.Milliseconds(), MaxPoll.Milliseconds()).Int64()
+		max(r.Concurrency, 0), max(lease.Milliseconds(), 1), g.keep.Milliseconds(), Poll.Milliseconds()).Int64()
 	if err != nil {
 		return 0, fmt.Errorf("hostgate: acquire %s: %w", host, err)
 	}

@@ -135,7 +135,7 @@ if #set > 0 then
   local x = tonumber(f.x or 0)
   if now - x >= ttl / 2 then set[#set + 1], set[#set + 2] = 'x', now end
   redis.call('HSET', KEYS[1], unpack(set))
-  if now - x >= ttl / 2 then redis.call('PEXPIRE', KEYS[1], ttl * 3 / 2) end
+  if now - x >= ttl / 2 then redis.call('PEXPIRE', KEYS[1], math.floor(ttl * 3 / 2)) end
 end
 return wait
 `)

@@ -195,3 +195,17 @@ func TestGateBackoffHoldsEveryCrawl(t *testing.T) {
 		t.Fatalf("another host waits %s, want granted", w)
 	}
 }
+
+// TestGateOddDelay: a delay of an odd number of ms longer than keep (so the key's TTL
+// comes from it) is kept.
+func TestGateOddDelay(t *testing.T) {
+	g, _ := newGate(t, hostgate.Config{Keep: time.Second})
+	r := hostgate.Rule{Delay: 2001 * time.Millisecond, Concurrency: 1}
+	if w := acquire(t, g, "h", r, "1", time.Second); w != 0 {
+		t.Fatalf("first ask waits %s, want granted", w)
+	}
+	release(t, g, "h", "1")
+	if w := acquire(t, g, "h", r, "2", time.Second); w < time.Second {
+		t.Fatalf("ask after the release waits %s, want about the delay", w)
+	}
+}

@@ -113,6 +113,12 @@ type Options struct {
 	// Durability overrides the spider's durability setting ("": the spider's): see
 	// spiders.Settings.Durability. Crawl applies it to its client.
 	Durability string
+	// SharedHosts says which hosts (spiders.HostKey) other crawls reach too (see
+	// fleet.SharedHosts): the fetch stage passes such a host's fleet-wide politeness gate
+	// (package streams/hostgate) before each request to it, so that every crawl keeps
+	// one pace there, the stricter rule of theirs. Default nil: no host is shared, and
+	// the gate costs nothing.
+	SharedHosts func(host string) bool
 	// Browser configures the fetch process's browser pool, for pages that ask to be
 	// rendered (binary or remote URL, browsers, tabs, retirement; Dial is set by the
 	// run). Nil: the defaults, when a Chromium is found on PATH.

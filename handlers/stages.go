@@ -71,7 +71,7 @@ func (r *run) fetchStage(ctx context.Context, scfg streams.SubscriberConfig) err
 	f, err := fetch.New(fetch.Config{Settings: cfg.Spider.Settings, Scope: scope, FollowFilter: cfg.Spider.FollowFilter, Frontier: fr,
 		Client: cfg.Client, Layout: layout, RetryBase: cfg.RetryBase, RobotsRetry: cfg.RobotsRetry, Counters: r.counters,
 		Metrics: cfg.Metrics, HostStats: hostStats, Logger: log,
-		Browsers: pool, Render: cfg.Spider.Render, Page: cfg.Spider.Page, Extract: extractor(cfg.Spider)})
+		Browsers: pool, Render: cfg.Spider.Render, Page: cfg.Spider.Page, Extract: extractor(cfg.Spider), SharedHosts: cfg.SharedHosts})
 	if err != nil {
 		return err
 	}

@@ -39,7 +39,8 @@
 //     statewatch.go: both noticed while running (StateWatch).
 //
 // The crawl's frontier is package streams/frontier, its request dedup streams/dedup,
-// status, "done" and dead-letter tools streams/inspect, periodic work streams/loop.
+// status, "done" and dead-letter tools streams/inspect, periodic work streams/loop; the
+// politeness that crawls reaching one host share is streams/hostgate.
 // Components that work in the background have Run(ctx) error and return nil when ctx
 // ends. Components that buffer writes (Counters, HostStats, frontier.Frontier) have
 // Close(ctx) error: it sends what is queued under ctx's values and deadline (a timeout

@@ -275,3 +275,10 @@ func CrawlOfMeta(key string) (string, bool) {
 	}
 	return tag, true
 }
+
+// HostGate is the key of host's fleet-wide politeness gate (package streams/hostgate):
+// one hash per host, shared by every crawl that reaches the host. Its hash tag is the
+// host's, "host=" and the host key, so that the gates of many hosts spread over a
+// cluster's slots; no crawl's tag can take that form ('=' is not allowed in a crawl
+// name), and no crawl's reset (Keys.Pattern) matches it.
+func HostGate(host string) string { return "sc:{host=" + host + "}:gate" }

@@ -25,6 +25,8 @@
 //	robots.go      robots.txt: fetched once per crawl and origin, cached in Redis
 //	turn.go        the host's politeness turn: its slot back, back-offs, AutoThrottle
 //	fence.go       the last check before a request leaves: its entry and slot still held
+//	fleetgate.go   hosts other crawls reach too: one pace for all, the fleet-wide gate
+//	               (streams/hostgate) passed before each request to them
 //	politeness.go  the spider's per-host rules (defaults, limits) as the frontier takes them
 //	cookies.go     cookie sessions: shared in Redis, per process, or off
 //	login.go       the spider's login step, once per crawl

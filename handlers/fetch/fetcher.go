@@ -17,6 +17,7 @@ import (
 	"github.com/streamcrawl/streamcrawl/spiders"
 	"github.com/streamcrawl/streamcrawl/streams"
 	"github.com/streamcrawl/streamcrawl/streams/frontier"
+	"github.com/streamcrawl/streamcrawl/streams/hostgate"
 )
 
 // Config configures a Fetcher.
@@ -73,6 +74,10 @@ type Config struct {
 	// AutoSamples and AutoCheckEvery tune render: auto. Defaults DefaultAutoSamples
 	// and DefaultAutoCheckEvery.
 	AutoSamples, AutoCheckEvery int
+	// SharedHosts says which hosts (spiders.HostKey) other crawls reach too: their
+	// requests pass the host's fleet-wide gate in Client (fleetgate.go), so that the
+	// crawls keep one pace there. Default nil: no host is shared, and nothing is paid.
+	SharedHosts func(host string) bool
 }
 
 // setDefaults fills the unset fields.
@@ -95,6 +100,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Settings.RobotsObeyed() && c.Client == nil {
 		return errors.New("fetch: obeying robots.txt needs a redis client")
+	}
+	if c.SharedHosts != nil && c.Client == nil {
+		return errors.New("fetch: sharing hosts' politeness with other crawls needs a redis client")
 	}
 	if (c.Render == spiders.RenderOn || c.Render == spiders.RenderAuto) && c.Browsers == nil {
 		return fmt.Errorf("fetch: the spider renders its pages (render: %s): %w", c.Render, errNoBrowser)
@@ -134,6 +142,7 @@ type shared struct {
 	cookies  *cookieStore
 	robots   *robots // nil when robots.txt is not obeyed
 	budget   *bodyBudget
+	gate     *fleetGate // nil: no host is shared with other crawls
 	counters *streams.Counters
 	log      *zap.Logger
 }
@@ -167,10 +176,20 @@ func New(cfg Config) (*Fetcher, error) {
 	sh := &shared{settings: s, scope: cfg.Scope, follows: cfg.FollowFilter, guard: newGuard(s), proxies: newProxyPool(s),
 		cookies: newCookieStore(s.Cookies, cfg.Client, cfg.Layout, cfg.Counters), budget: newBodyBudget(budget),
 		counters: cfg.Counters, log: cfg.Logger}
+	if cfg.SharedHosts != nil {
+		g, err := hostgate.New(cfg.Client, hostgate.Config{})
+		if err != nil {
+			return nil, err
+		}
+		sh.gate = newFleetGate(g, cfg.SharedHosts)
+	}
 	h := newHTTPFetch(sh, cfg)
 	if s.RobotsObeyed() {
 		sh.robots = newRobots(cfg.Client, cfg.Layout, robotsClient(h.client), robotsConfig{agent: s.UserAgent, retry: cfg.RobotsRetry,
 			tries: s.RobotsUnreachableTries, maxDelay: s.MaxCrawlDelay, timeout: s.DownloadTimeout}, cfg.Counters, cfg.Logger)
+		if sh.gate != nil {
+			sh.robots.gate = sh.robotsGate
+		}
 		sh.robots.via = func(ctx context.Context, hreq *http.Request) (*http.Request, func(*http.Response, error), error) {
 			return h.viaProxy(ctx, &spiders.Request{URL: hreq.URL.String()}, hreq)
 		}
@@ -316,8 +335,16 @@ func (f *Fetcher) Do(ctx context.Context, req *spiders.Request, d Delivery) (Res
 	case err != nil:
 		return Result{}, err // the slot stays leased: the redelivery uses it
 	}
+	pass, requeued, err := t.enterGate(ctx)
+	switch {
+	case requeued && err == nil:
+		return drop(DropRequeued), nil
+	case err != nil:
+		return Result{}, err // the slot stays leased: the redelivery uses it
+	}
 	ctx, started := traceStart(ctx)
 	res, body, reason, err := trip.roundTrip(ctx, req)
+	pass.leave(ctx, f.log, gateBackoff(err))
 	if unsent(err) {
 		return t.unsent(ctx, err) // nothing left for the host
 	}

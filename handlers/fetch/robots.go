@@ -79,6 +79,9 @@ type robots struct {
 	lockTTL  time.Duration // bounds how long others wait for the one fetching robots.txt
 	// via routes a robots.txt request like a page's (the spider's proxies); nil: direct.
 	via func(ctx context.Context, hreq *http.Request) (*http.Request, func(*http.Response, error), error)
+	// gate passes a shared host's fleet-wide gate before robots.txt is fetched from
+	// origin (fleetgate.go); the returned function gives its slot back. Nil: none.
+	gate func(ctx context.Context, origin string) (leave func(), err error)
 
 	mu    sync.Mutex
 	cache map[string]robotsEntry // by scheme://host:port
@@ -254,8 +257,16 @@ func (r *robots) fetchFirst(ctx context.Context, origin, key string) (robotsEntr
 	if !won {
 		return robotsEntry{}, robotsWait, time.Time{}, nil
 	}
+	leave := func() {}
+	if r.gate != nil {
+		if leave, err = r.gate(ctx, origin); err != nil {
+			_ = r.rdb.Del(ctx, key).Err()
+			return robotsEntry{}, 0, time.Time{}, err
+		}
+	}
 	fetched := time.Now()
 	status, body, again := r.fetch(ctx, origin)
+	leave()
 	if again { // the proxy failed, not the site: ask again soon, through another one
 		_ = r.rdb.Del(ctx, key).Err()
 		return robotsEntry{}, robotsWait, time.Time{}, nil

@@ -35,8 +35,9 @@ type Options struct {
 	// three. Processes running some stages against the same Redis share the crawl.
 	Stages []string
 	// Out says where the store stage writes items (see processors.Open): FILE.jsonl,
-	// FILE.csv, a postgres:// URL, or processors.StreamOnly. Default
-	// "<spider name>.jsonl". Ignored when Sink is set or the store stage does not run.
+	// FILE.csv, a postgres:// URL, or processors.StreamOnly. Default the spider's Sink,
+	// else "<spider name>.jsonl". Ignored when Sink is set or the store stage does not
+	// run.
 	Out string
 	// Sink receives items instead of Out; Crawl closes it when it returns.
 	Sink processors.Sink
@@ -213,7 +214,7 @@ func Crawl(ctx context.Context, sp *spiders.Spider, opts Options) (st *inspect.S
 	cfg := opts.run(c, sp, stages, nil, log)
 	if slices.Contains(stages, streams.StageStore) {
 		// Opened (and Out checked) before anything changes in Redis.
-		if cfg.Sink, err = openSink(ctx, sp.Name, opts, log); err != nil {
+		if cfg.Sink, err = openSink(ctx, sp, opts, log); err != nil {
 			return nil, err
 		}
 		owned = cfg.Sink
@@ -329,16 +330,24 @@ func durability(sp *spiders.Spider, mode string) streams.Durability {
 	return d
 }
 
-// openSink opens the sink opts names: its Sink, or Out (default <name>.jsonl).
-func openSink(ctx context.Context, name string, opts Options, log *zap.Logger) (processors.Sink, error) {
+// openSink opens the sink opts names: its Sink, or Out (default OutOf's).
+func openSink(ctx context.Context, sp *spiders.Spider, opts Options, log *zap.Logger) (processors.Sink, error) {
 	if opts.Sink != nil {
 		return opts.Sink, nil
 	}
-	out := opts.Out
-	if out == "" {
-		out = name + ".jsonl"
+	return processors.Open(ctx, OutOf(sp, opts.Out), log)
+}
+
+// OutOf is where a run with Options.Out out stores sp's items: out when given, else
+// the spider's sink (the sink key of its YAML), else "<name>.jsonl".
+func OutOf(sp *spiders.Spider, out string) string {
+	switch {
+	case out != "":
+		return out
+	case sp.Sink != "":
+		return sp.Sink
 	}
-	return processors.Open(ctx, out, log)
+	return sp.Name + ".jsonl"
 }
 
 // prepare resets the crawl when asked and seeds its start URLs.

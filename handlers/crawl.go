@@ -75,6 +75,10 @@ type Options struct {
 	Continuous *inspect.Continuous
 	// PollInterval is how often "done" is checked and progress logged. Default 250ms.
 	PollInterval time.Duration
+	// FetchConcurrency caps the requests in flight in this process's fetch stage below
+	// the spider's concurrency setting: a fleet worker gives each crawl its share of the
+	// worker's. Default 0: the spider's setting.
+	FetchConcurrency int
 	// ParseConcurrency is the number of responses in the parse stage at once (parsing, or
 	// waiting for Redis to take the page's output). Default 16×GOMAXPROCS.
 	ParseConcurrency int

@@ -109,7 +109,8 @@ Start with 'streamcrawl demo'.`)
 	root.AddCommand(a.crawlCommand(), a.stageCommand("fetch"), a.stageCommand("parse"), a.stageCommand("store"),
 		a.seedCommand(), a.statusCommand(), a.resetCommand(), a.deadCommand(), a.replayCommand(), a.processCommand(),
 		a.archiveCommand(), a.groupsCommand(), a.demoSiteCommand(), a.demoCommand(), a.exporterCommand(), a.dashboardCommand(),
-		a.versionCommand(root.Name()))
+		a.versionCommand(root.Name()),
+		a.workerCommand())
 	root.Version = buildVersion(root.Name()) // --version prints it, as version does
 	root.SetVersionTemplate("{{.Version}}\n")
 	root.Flags().BoolP("version", "v", false, "print the module version and the VCS revision (the version command)")

@@ -92,8 +92,11 @@ func (w *worker) start(ctx context.Context, c Crawl, share int) {
 	rctx, cancel := context.WithCancel(ctx)
 	r := &run{crawl: c.Name, version: version, share: share, cancel: cancel, log: log}
 	w.runs[c.Name] = r
-	log.Info("fleet: serving the crawl", zap.Int64("version", version), zap.Int("share", share),
-		zap.String("out", redactOut(opts.Out)))
+	fields := []zap.Field{zap.Int64("version", version), zap.Int("share", share)}
+	if slices.Contains(w.o.Stages, streams.StageStore) {
+		fields = append(fields, zap.String("out", redactOut(opts.Out)))
+	}
+	log.Info("fleet: serving the crawl", fields...)
 	go func() {
 		defer cancel()
 		st, err := handlers.Crawl(rctx, sp, opts)

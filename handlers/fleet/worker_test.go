@@ -18,7 +18,9 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest"
 
+	"github.com/streamcrawl/streamcrawl/handlers"
 	"github.com/streamcrawl/streamcrawl/handlers/fleet"
+	"github.com/streamcrawl/streamcrawl/spiders"
 	"github.com/streamcrawl/streamcrawl/spiders/demosite"
 	"github.com/streamcrawl/streamcrawl/streams"
 	"github.com/streamcrawl/streamcrawl/streams/streamstest"
@@ -231,5 +233,130 @@ func TestFleetServesEveryCrawl(t *testing.T) {
 	stop2()
 	for name, s := range shops {
 		r.checkShopItems(name, s)
+	}
+}
+
+// waitHits waits until the shop has answered n requests.
+func (s *shop) waitHits(t *testing.T, n int, timeout time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		if got, _ := s.hitsAfter(time.Time{}); got >= n {
+			return
+		}
+		if time.Now().After(deadline) {
+			got, _ := s.hitsAfter(time.Time{})
+			t.Fatalf("the site answered %d requests after %s, want %d", got, timeout, n)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestFleetPauseAndResume: once a crawl is paused, no request of it reaches its site
+// later than 2 s after, on any worker; resumed, it finishes with its items exact.
+func TestFleetPauseAndResume(t *testing.T) {
+	r := newRig(t)
+	s := newShop(t, 800, 150*time.Millisecond)
+	r.submit("shop", s.site.SpiderYAML("shop", s.base))
+	r.worker("w1")
+	r.worker("w2", streams.StageFetch, streams.StageParse)
+	s.waitHits(t, 60, time.Minute)
+	if _, err := r.reg.Transition(r.ctx, "shop", []fleet.State{fleet.Running}, fleet.Paused, ""); err != nil {
+		t.Fatal(err)
+	}
+	paused := time.Now()
+	time.Sleep(5 * time.Second)
+	if n, last := s.hitsAfter(paused.Add(2 * time.Second)); n > 0 {
+		t.Errorf("%d requests reached the site more than 2s after the pause, the last %s after it", n, last.Sub(paused))
+	}
+	before, _ := s.hitsAfter(time.Time{})
+	if c, _ := r.reg.Get(r.ctx, "shop"); c.State != fleet.Paused {
+		t.Fatalf("crawl after the pause: %s, want paused", c.State)
+	}
+	if _, err := r.reg.Transition(r.ctx, "shop", []fleet.State{fleet.Paused}, fleet.Running, ""); err != nil {
+		t.Fatal(err)
+	}
+	r.waitState("shop", fleet.Done, 3*time.Minute)
+	if after, _ := s.hitsAfter(time.Time{}); after <= before {
+		t.Errorf("the site answered %d requests before the resume, %d after: the crawl did not go on", before, after)
+	}
+	r.checkShopItems("shop", s)
+}
+
+// TestFleetNewVersion: a new version of a running crawl's spider is served once the
+// workers have moved to it: the crawl ends done, every product has its item, and the
+// items stored after the switch are the new spider's.
+func TestFleetNewVersion(t *testing.T) {
+	r := newRig(t)
+	s := newShop(t, 800, 150*time.Millisecond)
+	v1 := s.site.SpiderYAML("shop", s.base)
+	v2 := strings.Replace(v1, `      sku: ".sku::text"`+"\n", `      sku: ".sku::text"`+"\n"+`      number: {css: ".sku", re: 'SKU-0*(\d+)'}`+"\n", 1)
+	if v2 == v1 {
+		t.Fatal("the shop's spider has no sku field to add a field after")
+	}
+	r.submit("shop", v1)
+	r.worker("w1")
+	r.worker("w2", streams.StageFetch, streams.StageParse)
+	s.waitHits(t, 80, time.Minute)
+	r.submit("shop", v2)
+	c := r.waitState("shop", fleet.Done, 3*time.Minute)
+	if c.Version != 2 {
+		t.Errorf("crawl done at version %d, want 2", c.Version)
+	}
+	items := r.items("shop")
+	urls := map[string]bool{}
+	newer := 0
+	for _, it := range items {
+		u, _ := it["url"].(string)
+		urls[u] = true
+		if n, ok := it["number"].(string); ok {
+			newer++
+			if sku, _ := it["sku"].(string); strings.TrimLeft(strings.TrimPrefix(sku, "SKU-"), "0") != n {
+				t.Errorf("item %s: number %q, sku %q: not the new spider's field", u, n, sku)
+			}
+		}
+	}
+	want := s.site.ExpectedItems(s.base)
+	for _, w := range want {
+		if !urls[w["url"]] {
+			t.Errorf("no item for %s", w["url"])
+		}
+	}
+	if len(urls) != len(want) || newer == 0 || newer == len(items) {
+		t.Errorf("%d items of %d products (%d distinct), %d of them the new spider's; want every product, some items of each version",
+			len(items), len(want), len(urls), newer)
+	}
+}
+
+// TestFleetGoSpiders: a crawl of a Go spider registered by name is served as its crawl
+// (its keys and items under the crawl's name); one naming a spider the worker does not
+// have fails at once with an error saying so, and is not tried again.
+func TestFleetGoSpiders(t *testing.T) {
+	r := newRig(t)
+	s := newShop(t, 100, 0)
+	handlers.Register("fleet-test-shop", func() *spiders.Spider {
+		sp, _, err := spiders.Parse("shop.yaml", []byte(s.site.SpiderYAML("fleet-test-shop", s.base)))
+		if err != nil {
+			panic(err)
+		}
+		return sp
+	})
+	for name, goSpider := range map[string]string{"goshop": "fleet-test-shop", "nope": "fleet-test-missing"} {
+		if _, err := r.reg.Submit(r.ctx, fleet.Submission{Name: name, GoSpider: goSpider}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r.worker("w1")
+	c := r.waitState("nope", fleet.Failed, time.Minute)
+	if !strings.Contains(c.LastError, `no Go spider named "fleet-test-missing"`) || c.Runs != 0 {
+		t.Errorf("crawl of a missing Go spider: %d runs, last error %q; want 0 runs and an error naming it", c.Runs, c.LastError)
+	}
+	r.waitState("goshop", fleet.Done, 2*time.Minute)
+	r.checkShopItems("goshop", s)
+	// Not tried again: the registry's generation stays put with nothing else changing.
+	gen, _ := r.reg.Gen(r.ctx)
+	time.Sleep(time.Second)
+	if again, _ := r.reg.Gen(r.ctx); again != gen {
+		t.Errorf("the registry changed from generation %d to %d with every crawl ended", gen, again)
 	}
 }

@@ -83,7 +83,8 @@ func (w *worker) start(ctx context.Context, c Crawl, share int) {
 		log.Info("fleet: the crawl's spider is now its version", zap.Int64("version", version))
 	}
 	opts := w.o.Base
-	opts.Client, opts.Stages, opts.Consumer, opts.Logger = w.o.Client, w.o.Stages, w.o.Consumer, log
+	// The run names its crawl in its log itself.
+	opts.Client, opts.Stages, opts.Consumer, opts.Logger = w.o.Client, w.o.Stages, w.o.Consumer, w.log
 	// A continuous crawl is never done: its run serves until stopped. Seeding again is
 	// harmless (the start URLs are seen), and spares a worker to wait for another's.
 	opts.Serve, opts.NoSeed = c.Continuous > 0, false

@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
 	"sync"
@@ -96,7 +97,10 @@ func (r *fleetRig) worker(name string, stages ...string) (stop func()) {
 	go func() {
 		done <- fleet.Serve(ctx, fleet.WorkerOptions{Client: r.rdb, Stages: stages, Consumer: name,
 			Out: filepath.Join(r.dir, "{crawl}.jsonl"), Concurrency: 16, PollInterval: 100 * time.Millisecond,
-			Logger: zaptest.NewLogger(r.t, zaptest.Level(zap.InfoLevel)).Named(name)})
+			Logger: zaptest.NewLogger(r.t, zaptest.Level(zap.InfoLevel)).Named(name),
+			// The demo site's always-failing pages are given up on quickly.
+			Base: handlers.Options{RetryBase: 20 * time.Millisecond,
+				Subscriber: streams.SubscriberConfig{RetryBackoff: 20 * time.Millisecond, MaxDeliveries: 2}}})
 	}()
 	var once sync.Once
 	stop = func() {
@@ -359,4 +363,54 @@ func TestFleetGoSpiders(t *testing.T) {
 	if again, _ := r.reg.Gen(r.ctx); again != gen {
 		t.Errorf("the registry changed from generation %d to %d with every crawl ended", gen, again)
 	}
+}
+
+// TestFleetKeepsNothingOfEndedCrawls: a worker that has served crawl after crawl holds
+// no more goroutines than after its first: nothing of an ended crawl is kept running.
+// (Its heap is logged, not asserted: the GC's figures vary with the machine's load.)
+func TestFleetKeepsNothingOfEndedCrawls(t *testing.T) {
+	r := newRig(t)
+	r.worker("w1")
+	s := newShop(t, 20, 0)
+	var base int
+	var baseHeap uint64
+	const crawls = 12
+	for i := range crawls {
+		name := fmt.Sprintf("c%02d", i)
+		r.submit(name, s.site.SpiderYAML(name, s.base))
+		r.waitState(name, fleet.Done, time.Minute)
+		n, heap := settledGoroutines(), heapInUse()
+		if i == 1 { // the first crawl warms up what a process keeps (pools, caches)
+			base, baseHeap = n, heap
+		}
+		if i > 1 && n > base+4 {
+			t.Errorf("after crawl %d: %d goroutines, %d after the second: ended crawls keep some", i+1, n, base)
+		}
+		if i == crawls-1 {
+			t.Logf("heap in use after crawl 2: %d KB, after crawl %d: %d KB", baseHeap>>10, crawls, heap>>10)
+		}
+	}
+}
+
+// settledGoroutines returns the number of goroutines once it has stopped falling (a
+// run's last goroutines end just after its crawl is marked done).
+func settledGoroutines() int {
+	n := runtime.NumGoroutine()
+	for range 50 {
+		time.Sleep(100 * time.Millisecond)
+		m := runtime.NumGoroutine()
+		if m >= n {
+			return m
+		}
+		n = m
+	}
+	return n
+}
+
+// heapInUse returns the heap in use after a collection.
+func heapInUse() uint64 {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapInuse
 }

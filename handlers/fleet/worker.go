@@ -153,13 +153,15 @@ func (w *worker) serve(ctx context.Context) error {
 	poll := time.NewTicker(w.o.PollInterval)
 	defer poll.Stop()
 	var gen int64 = -1
-	var listed time.Time
+	var listed, warned time.Time
 	reread := true
 	for {
 		if reread || time.Since(listed) >= w.o.ListInterval {
 			if crawls, err := w.reg.List(ctx); err != nil {
-				if ctx.Err() == nil {
-					w.log.Warn("fleet: read the registry", zap.Error(err))
+				// Tried again at every poll; said once in a while (an outage).
+				if ctx.Err() == nil && time.Since(warned) >= w.o.ListInterval {
+					w.log.Warn("fleet: read the registry; trying again", zap.Error(err))
+					warned = time.Now()
 				}
 			} else {
 				listed, reread = time.Now(), false

@@ -421,3 +421,27 @@ func heapInUse() uint64 {
 	runtime.ReadMemStats(&m)
 	return m.HeapInuse
 }
+
+// TestFleetRefusesSinksOutsideItsDirectory: a submitted spider is data: its sink may not
+// name a file outside the worker's directory (an absolute path, one with ..). Such a
+// crawl fails with the reason, and nothing is written there.
+func TestFleetRefusesSinksOutsideItsDirectory(t *testing.T) {
+	r := newRig(t)
+	s := newShop(t, 20, 0)
+	abs := filepath.Join(r.dir, "abs.jsonl")
+	up := "../" + filepath.Base(r.dir) + "-up.jsonl"
+	r.submit("abs", s.site.SpiderYAML("abs", s.base)+"sink: "+abs+"\n")
+	r.submit("up", s.site.SpiderYAML("up", s.base)+"sink: "+up+"\n")
+	r.worker("w1")
+	for _, name := range []string{"abs", "up"} {
+		c := r.waitState(name, fleet.Failed, time.Minute)
+		if !strings.Contains(c.LastError, "writes files only under its directory") || c.Runs != 0 {
+			t.Errorf("crawl %s: %d runs, last error %q; want no run and the sink refused", name, c.Runs, c.LastError)
+		}
+	}
+	for _, p := range []string{abs, up} {
+		if _, err := os.Stat(p); err == nil {
+			t.Errorf("%s was written", p)
+		}
+	}
+}

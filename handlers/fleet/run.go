@@ -88,6 +88,12 @@ func (w *worker) start(ctx context.Context, c Crawl, share int) {
 	// A continuous crawl is never done: its run serves until stopped. Seeding again is
 	// harmless (the start URLs are seen), and spares a worker to wait for another's.
 	opts.Serve, opts.NoSeed = c.Continuous > 0, false
+	if c.Continuous > 0 {
+		// The crawl's mode as submitted; the window lets it count as done between
+		// revisits (inspect.Continuous.IdleWindow), which a fleet shows but does not
+		// act on: the run serves on.
+		opts.Continuous = &inspect.Continuous{On: true, IdleWindow: c.Continuous}
+	}
 	opts.Out = w.out(sp)
 	opts.FetchConcurrency, opts.ParseConcurrency, opts.StoreConcurrency = share, share, share
 	rctx, cancel := context.WithCancel(ctx)

@@ -445,3 +445,44 @@ func TestFleetRefusesSinksOutsideItsDirectory(t *testing.T) {
 		}
 	}
 }
+
+// TestFleetContinuousCrawlIsServedOn: a continuous crawl is never marked done: its run
+// serves on after its pages are all fetched, until it is paused.
+func TestFleetContinuousCrawlIsServedOn(t *testing.T) {
+	r := newRig(t)
+	s := newShop(t, 50, 0)
+	if _, err := r.reg.Submit(r.ctx, fleet.Submission{Name: "shop", Spider: []byte(s.site.SpiderYAML("shop", s.base)),
+		Continuous: time.Hour}); err != nil {
+		t.Fatal(err)
+	}
+	r.worker("w1")
+	want := len(s.site.ExpectedItems(s.base))
+	deadline := time.Now().Add(time.Minute)
+	for len(r.itemsIfAny("shop")) < want && time.Now().Before(deadline) {
+		time.Sleep(100 * time.Millisecond)
+	}
+	time.Sleep(3 * time.Second) // what a one-pass crawl needs to be marked done
+	if c, _ := r.reg.Get(r.ctx, "shop"); c.State != fleet.Running {
+		t.Errorf("continuous crawl with every page fetched: %s, want running", c.State)
+	}
+	r.checkShopItems("shop", s)
+	if _, err := r.reg.Transition(r.ctx, "shop", []fleet.State{fleet.Running}, fleet.Paused, ""); err != nil {
+		t.Fatal(err)
+	}
+	paused := time.Now()
+	s.mu.Lock()
+	s.hits = nil
+	s.mu.Unlock()
+	time.Sleep(3 * time.Second)
+	if n, _ := s.hitsAfter(paused.Add(2 * time.Second)); n > 0 {
+		t.Errorf("%d requests more than 2s after the pause", n)
+	}
+}
+
+// itemsIfAny is items, or none while the file does not exist.
+func (r *fleetRig) itemsIfAny(name string) []map[string]any {
+	if _, err := os.Stat(filepath.Join(r.dir, name+".jsonl")); err != nil {
+		return nil
+	}
+	return r.items(name)
+}

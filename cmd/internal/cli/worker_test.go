@@ -116,8 +116,8 @@ func readCount(t *testing.T, path string) int {
 	return strings.Count(string(b), "\n")
 }
 
-// checkNothingHeld fails the test when any of consumers is still in a group of the
-// crawl's streams or has an entry pending there.
+// checkNothingHeld fails the test when a group of the crawl's streams has an entry
+// pending, or any of consumers is still in one.
 func checkNothingHeld(t *testing.T, rdb redis.UniversalClient, crawl string, consumers ...string) {
 	t.Helper()
 	ctx := context.Background()
@@ -127,6 +127,12 @@ func checkNothingHeld(t *testing.T, rdb redis.UniversalClient, crawl string, con
 	}
 	for _, k := range l.Parts {
 		for _, stage := range []string{streams.StageFetch, streams.StageParse, streams.StageStore} {
+			// Every worker has stopped: any entry pending is one they held.
+			if p, err := rdb.XPending(ctx, k.Input(stage), stage).Result(); err != nil {
+				t.Errorf("pending of %s: %v", k.Input(stage), err)
+			} else if p.Count != 0 {
+				t.Errorf("%s group %s: %d entries pending after every worker stopped: %v", k.Input(stage), stage, p.Count, p.Consumers)
+			}
 			cs, err := rdb.XInfoConsumers(ctx, k.Input(stage), stage).Result()
 			if err != nil {
 				t.Errorf("consumers of %s: %v", k.Input(stage), err)

@@ -17,7 +17,9 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest"
+	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/streamcrawl/streamcrawl/handlers"
 	"github.com/streamcrawl/streamcrawl/handlers/fleet"
@@ -77,6 +79,9 @@ type fleetRig struct {
 	dir string
 	// quiet drops the workers' log (a test's log is kept in memory until it ends).
 	quiet bool
+	// logs are the workers' INFO and up, for tests that look at what a worker did.
+	logs *observer.ObservedLogs
+	obs  zapcore.Core
 }
 
 func newRig(t *testing.T) *fleetRig {
@@ -88,7 +93,9 @@ func newRig(t *testing.T) *fleetRig {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { rdb.Close() })
-	return &fleetRig{t: t, ctx: ctx, rdb: rdb, reg: fleet.New(rdb.UniversalClient), dir: t.TempDir()}
+	r := &fleetRig{t: t, ctx: ctx, rdb: rdb, reg: fleet.New(rdb.UniversalClient), dir: t.TempDir()}
+	r.obs, r.logs = observer.New(zap.InfoLevel)
+	return r
 }
 
 // worker starts fleet.Serve with stages until the returned stop is called; stop waits
@@ -96,7 +103,9 @@ func newRig(t *testing.T) *fleetRig {
 func (r *fleetRig) worker(name string, stages ...string) (stop func()) {
 	ctx, cancel := context.WithCancel(r.ctx)
 	done := make(chan error, 1)
-	log := zaptest.NewLogger(r.t, zaptest.Level(zap.InfoLevel)).Named(name)
+	log := zaptest.NewLogger(r.t, zaptest.Level(zap.InfoLevel), zaptest.WrapOptions(zap.WrapCore(func(c zapcore.Core) zapcore.Core {
+		return zapcore.NewTee(c, r.obs)
+	}))).Named(name)
 	if r.quiet {
 		log = zap.NewNop()
 	}
@@ -485,4 +494,28 @@ func (r *fleetRig) itemsIfAny(name string) []map[string]any {
 		return nil
 	}
 	return r.items(name)
+}
+
+// TestFleetRestartsARunWhoseShareMoved: a crawl served alone has the worker's whole
+// concurrency; once two more crawls are submitted its share is a third, and its run is
+// restarted with it (a 2x move). Every crawl still ends done with its items exact, and
+// the restart is not a new run of the crawl.
+func TestFleetRestartsARunWhoseShareMoved(t *testing.T) {
+	r := newRig(t)
+	shops := map[string]*shop{"big": newShop(t, 600, 100*time.Millisecond), "b": newShop(t, 50, 0), "c": newShop(t, 50, 0)}
+	r.submit("big", shops["big"].site.SpiderYAML("big", shops["big"].base))
+	r.worker("w1")
+	shops["big"].waitHits(t, 30, time.Minute)
+	r.submit("b", shops["b"].site.SpiderYAML("b", shops["b"].base))
+	r.submit("c", shops["c"].site.SpiderYAML("c", shops["c"].base))
+	for name, s := range shops {
+		if c := r.waitState(name, fleet.Done, 3*time.Minute); c.Runs != 1 {
+			t.Errorf("crawl %s: %d runs, want 1", name, c.Runs)
+		}
+		r.checkShopItems(name, s)
+	}
+	moved := r.logs.FilterMessage("fleet: stopping the crawl's run").FilterField(zap.String("crawl", "big")).All()
+	if len(moved) == 0 || !strings.Contains(fmt.Sprint(moved[0].ContextMap()["why"]), "share moves from 16 to 5") {
+		t.Errorf("big's run was not restarted for its share: %v", moved)
+	}
 }

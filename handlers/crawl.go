@@ -35,8 +35,9 @@ type Options struct {
 	// three. Processes running some stages against the same Redis share the crawl.
 	Stages []string
 	// Out says where the store stage writes items (see processors.Open): FILE.jsonl,
-	// FILE.csv, a postgres:// URL, or processors.StreamOnly. Default
-	// "<spider name>.jsonl". Ignored when Sink is set or the store stage does not run.
+	// FILE.csv, a postgres:// URL, or processors.StreamOnly. Default the spider's Sink,
+	// else "<spider name>.jsonl". Ignored when Sink is set or the store stage does not
+	// run.
 	Out string
 	// Sink receives items instead of Out; Crawl closes it when it returns.
 	Sink processors.Sink
@@ -74,6 +75,10 @@ type Options struct {
 	Continuous *inspect.Continuous
 	// PollInterval is how often "done" is checked and progress logged. Default 250ms.
 	PollInterval time.Duration
+	// FetchConcurrency caps the requests in flight in this process's fetch stage below
+	// the spider's concurrency setting: a fleet worker gives each crawl its share of the
+	// worker's. Default 0: the spider's setting.
+	FetchConcurrency int
 	// ParseConcurrency is the number of responses in the parse stage at once (parsing, or
 	// waiting for Redis to take the page's output). Default 16×GOMAXPROCS.
 	ParseConcurrency int
@@ -219,7 +224,7 @@ func Crawl(ctx context.Context, sp *spiders.Spider, opts Options) (st *inspect.S
 	cfg := opts.run(c, sp, stages, nil, log)
 	if slices.Contains(stages, streams.StageStore) {
 		// Opened (and Out checked) before anything changes in Redis.
-		if cfg.Sink, err = openSink(ctx, sp.Name, opts, log); err != nil {
+		if cfg.Sink, err = openSink(ctx, sp, opts, log); err != nil {
 			return nil, err
 		}
 		owned = cfg.Sink
@@ -335,16 +340,24 @@ func durability(sp *spiders.Spider, mode string) streams.Durability {
 	return d
 }
 
-// openSink opens the sink opts names: its Sink, or Out (default <name>.jsonl).
-func openSink(ctx context.Context, name string, opts Options, log *zap.Logger) (processors.Sink, error) {
+// openSink opens the sink opts names: its Sink, or Out (default OutOf's).
+func openSink(ctx context.Context, sp *spiders.Spider, opts Options, log *zap.Logger) (processors.Sink, error) {
 	if opts.Sink != nil {
 		return opts.Sink, nil
 	}
-	out := opts.Out
-	if out == "" {
-		out = name + ".jsonl"
+	return processors.Open(ctx, OutOf(sp, opts.Out), log)
+}
+
+// OutOf is where a run with Options.Out out stores sp's items: out when given, else
+// the spider's sink (the sink key of its YAML), else "<name>.jsonl".
+func OutOf(sp *spiders.Spider, out string) string {
+	switch {
+	case out != "":
+		return out
+	case sp.Sink != "":
+		return sp.Sink
 	}
-	return processors.Open(ctx, out, log)
+	return sp.Name + ".jsonl"
 }
 
 // prepare resets the crawl when asked and seeds its start URLs.

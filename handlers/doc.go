@@ -37,6 +37,8 @@
 //	frontier.go     the crawl's frontier and layout from the spider; requests as candidates
 //	partition_spread.go  the start-up log of where a crawl's partitions sit (inspect.PartitionMasters); a warning when uneven
 //	owner.go        the crawl's owner spider: its fingerprint claimed in the meta hash
+//	gospiders.go    Go spiders compiled into the binary, by name (Register), for fleet workers
+//	adopt.go        a new version of a crawl's spider takes the crawl over (Adopt), for fleet workers
 //	fingerprint_rules.go  the digest of the spider's fingerprint rules: a change warns once
 //	corrupt.go      a key of the wrong type (WRONGTYPE) ends the run with ErrCorruptState
 //	seed.go         Seed: start URLs through the frontier

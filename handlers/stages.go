@@ -86,6 +86,9 @@ func (r *run) fetchStage(ctx context.Context, scfg streams.SubscriberConfig) err
 		return err
 	}
 	scfg.MaxInFlight = cfg.Spider.Settings.Concurrency
+	if cfg.FetchConcurrency > 0 && cfg.FetchConcurrency < scfg.MaxInFlight {
+		scfg.MaxInFlight = cfg.FetchConcurrency
+	}
 	if cfg.MaxBacklog > 0 {
 		var responses []string
 		for _, k := range layout.Parts {

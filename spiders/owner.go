@@ -69,6 +69,9 @@ func yamlDefinition(root *yaml.Node, data []byte) []byte {
 	var doc any
 	if err := root.Decode(&doc); err == nil {
 		withoutFingerprintRules(doc)
+		if top, ok := doc.(map[string]any); ok {
+			delete(top, "sink") // where the items go is not what the crawl is
+		}
 		if b, err := json.Marshal(map[string]any{"kind": "yaml", "spider": doc}); err == nil {
 			return b
 		}

@@ -76,6 +76,12 @@ type Spider struct {
 	// its own. Default nil: wait for the network to go idle, block images, fonts and
 	// media.
 	Page *Page
+	// Sink is where the store stage writes the crawl's items when its command gives no
+	// --out: a JSONL or CSV path or a postgres:// URL, as processors.Open takes it. It
+	// is not part of the crawl's definition (Fingerprint): moving the items elsewhere
+	// keeps the crawl. Default "": the command's default (<name>.jsonl, or a fleet
+	// worker's --out template).
+	Sink string
 	// Warnings are what the loader noticed in the file that is not an error: deprecated
 	// keys, one "FILE:LINE: ..." each (see Parse). A command logs them when it loads
 	// the file, handlers.Crawl when it starts; nil for a Go spider.

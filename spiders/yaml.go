@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"reflect"
 	"regexp"
@@ -187,6 +188,8 @@ func (p *yamlParser) spider(data []byte) (*Spider, error) {
 			sp.Render, err = p.render(n, kv.key)
 		case "page":
 			sp.Page, err = p.page(n, kv.key)
+		case "sink":
+			sp.Sink, err = p.sink(n, kv.key)
 		case "login":
 			sp.Login = &Login{}
 			if err := p.decodeStruct(n, kv.key, reflect.ValueOf(sp.Login).Elem(), nil); err != nil {
@@ -406,3 +409,24 @@ func (r *itemRule) hasField(name string) bool {
 
 // index returns "key[i]".
 func index(key string, i int) string { return key + "[" + strconv.Itoa(i) + "]" }
+
+// sink reads the sink key: a path or a postgres:// URL (processors.Open opens it when
+// the store stage starts; here only its form is checked).
+func (p *yamlParser) sink(n *yaml.Node, key string) (string, error) {
+	s, err := p.str(n, key)
+	if err != nil {
+		return "", err
+	}
+	if strings.TrimSpace(s) == "" {
+		return "", p.errorf(n, key, "want a JSONL or CSV path or a postgres:// URL, got an empty string")
+	}
+	lower := strings.ToLower(s)
+	if strings.HasPrefix(lower, "postgres://") || strings.HasPrefix(lower, "postgresql://") {
+		if _, err := url.Parse(s); err != nil {
+			return "", p.errorf(n, key, "not a URL: %v", errors.Unwrap(err))
+		}
+	} else if strings.Contains(lower, "://") {
+		return "", p.errorf(n, key, "want a JSONL or CSV path or a postgres:// URL, got another URL")
+	}
+	return s, nil
+}

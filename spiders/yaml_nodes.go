@@ -33,7 +33,7 @@ func (p *yamlParser) unknownKey(kv pair, parent string, known []string) error {
 // The keys of each mapping of a spider file, for "did you mean" (settings, login and
 // retention keys come from their structs' yaml tags).
 var (
-	topKeys    = []string{"name", "start_urls", "allowed_domains", "sitemap_urls", "follow", "items", "settings", "login"}
+	topKeys    = []string{"name", "start_urls", "allowed_domains", "sitemap_urls", "follow", "items", "settings", "login", "sink"}
 	followKeys = []string{"links", "allow", "deny"}
 	itemKeys   = []string{"type", "when", "key", "fields"}
 )

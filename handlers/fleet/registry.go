@@ -68,7 +68,9 @@ type Crawl struct {
 	Weight int `json:"weight"`
 	// GoSpider names a Go spider of the workers' registry; empty for a YAML spider.
 	GoSpider string `json:"go_spider,omitempty"`
-	// Continuous says the crawl revisits its pages (inspect.Continuous.Window, or 0).
+	// Continuous says the crawl revisits its pages: its idle window
+	// (inspect.Continuous.IdleWindow), NoIdleWindow for none, 0 for a crawl that ends;
+	// Mode reads it.
 	Continuous time.Duration `json:"continuous,omitempty"`
 	// Schedule is the crawl's cron schedule; empty: it runs once.
 	Schedule string `json:"schedule,omitempty"`
@@ -129,7 +131,7 @@ var (
 )
 
 // Submit registers s as a new crawl, or as the next version of a registered one (a
-// running crawl's workers move to it between messages: see Worker). It refuses a
+// running crawl's workers move to it between messages: see Serve). It refuses a
 // crawl being deleted. It returns the crawl as registered.
 func (r *Registry) Submit(ctx context.Context, s Submission) (Crawl, error) {
 	if err := spiders.ValidateName(s.Name); err != nil {

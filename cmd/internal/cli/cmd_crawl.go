@@ -80,10 +80,7 @@ func (a *App) Crawl(ctx context.Context, c *streams.Client, sp *spiders.Spider, 
 	if err != nil {
 		return nil, err
 	}
-	out := f.Out
-	if out == "" {
-		out = sp.Name + ".jsonl"
-	}
+	out := handlers.OutOf(sp, f.Out) // --out, else the spider's sink, else <name>.jsonl
 	path := redactOut(out)
 	// One process runs the whole crawl: its /metrics serves the crawl-wide families
 	// too (streams, frontier, dedup, dead letters), as the exporter does, so that one

@@ -69,9 +69,7 @@ func (a *App) runStage(ctx context.Context, stage string, f *RunFlags, spiderPat
 	opts.Client, opts.Stages, opts.NoSeed, opts.Serve, opts.Logger = rdb, []string{stage}, true, !f.UntilDone, a.Log
 	sink := "none"
 	if stage == streams.StageStore {
-		if opts.Out = f.Out; opts.Out == "" {
-			opts.Out = sp.Name + ".jsonl"
-		}
+		opts.Out = handlers.OutOf(sp, f.Out) // --out, else the spider's sink, else <name>.jsonl
 		sink = sinkKind(redactOut(opts.Out))
 	}
 	if opts.Metrics, err = a.serveMetrics(ctx, f.metricsAddr, rdb, sink, groupsReady(rdb, sp.Name, stage)); err != nil {

@@ -109,7 +109,7 @@ Start with 'streamcrawl demo'.`)
 	root.AddCommand(a.crawlCommand(), a.stageCommand("fetch"), a.stageCommand("parse"), a.stageCommand("store"),
 		a.seedCommand(), a.statusCommand(), a.resetCommand(), a.deadCommand(), a.replayCommand(), a.processCommand(),
 		a.archiveCommand(), a.groupsCommand(), a.demoSiteCommand(), a.demoCommand(), a.exporterCommand(), a.dashboardCommand(),
-		a.submitCommand(), a.crawlsCommand(), a.pauseCommand(), a.resumeCommand(), a.cancelCommand(), a.deleteCommand(),
+		a.workerCommand(), a.submitCommand(), a.crawlsCommand(), a.pauseCommand(), a.resumeCommand(), a.cancelCommand(), a.deleteCommand(),
 		a.versionCommand(root.Name()))
 	root.Version = buildVersion(root.Name()) // --version prints it, as version does
 	root.SetVersionTemplate("{{.Version}}\n")

@@ -83,7 +83,7 @@ func (f *RunFlags) AddConsumer(cmd *cobra.Command, withOut bool) {
 	d := streams.SubscriberDefaults()
 	fl.StringVar(&f.consumer, "consumer", "", "this process's consumer name in the stage groups; keep it stable per process slot so a restart re-reads its own pending entries (default host-pid)")
 	if withOut {
-		fl.StringVar(&f.Out, "out", "", "where the store stage writes items: FILE.jsonl (default <spider name>.jsonl), FILE.csv, postgres://user:pass@host/db?table=items, or \"stream\" to keep them in the items stream only")
+		fl.StringVar(&f.Out, "out", "", "where the store stage writes items: FILE.jsonl (default: the spider's sink, else <spider name>.jsonl), FILE.csv, postgres://user:pass@host/db?table=items, or \"stream\" to keep them in the items stream only")
 	}
 	fl.DurationVar(&f.shutdownTimeout, "shutdown-timeout", d.ShutdownTimeout, "on SIGINT/SIGTERM, how long in-flight work may take to finish")
 	fl.IntVar(&f.maxDeliveries, "max-deliveries", d.MaxDeliveries, "deliveries of an entry before it goes to dead letters")

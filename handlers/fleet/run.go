@@ -22,6 +22,7 @@ import (
 // run is one run of a crawl in a worker: handlers.Crawl in its own goroutine.
 type run struct {
 	crawl    string
+	sp       *spiders.Spider
 	version  int64
 	share    int
 	cancel   context.CancelFunc
@@ -97,9 +98,11 @@ func (w *worker) start(ctx context.Context, c Crawl, share int) {
 	}
 	opts.Out = w.out(sp)
 	opts.FetchConcurrency, opts.ParseConcurrency, opts.StoreConcurrency = share, share, share
+	opts.SharedHosts = w.sharedHost
 	rctx, cancel := context.WithCancel(ctx)
-	r := &run{crawl: c.Name, version: version, share: share, cancel: cancel, log: log}
+	r := &run{crawl: c.Name, sp: sp, version: version, share: share, cancel: cancel, log: log}
 	w.runs[c.Name] = r
+	w.shareHosts()
 	fields := []zap.Field{zap.Int64("version", version), zap.Int("share", share)}
 	if slices.Contains(w.o.Stages, streams.StageStore) {
 		fields = append(fields, zap.String("out", redactOut(opts.Out)))
@@ -117,6 +120,7 @@ func (w *worker) start(ctx context.Context, c Crawl, share int) {
 func (w *worker) end(ctx context.Context, e runEnd) {
 	r := e.run
 	delete(w.runs, r.crawl)
+	w.shareHosts()
 	if r.stopping || ctx.Err() != nil {
 		r.log.Info("fleet: the crawl's run stopped")
 		return

@@ -8,11 +8,13 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
 
 	"github.com/streamcrawl/streamcrawl/handlers"
+	"github.com/streamcrawl/streamcrawl/spiders"
 	"github.com/streamcrawl/streamcrawl/streams"
 )
 
@@ -137,6 +139,27 @@ type worker struct {
 	runs  map[string]*run      // by crawl name: the run serving it, until it has ended
 	ended chan runEnd          // runs report their end here
 	errs  map[string]runErrors // by crawl name: runs that ended in an error, of active crawls only
+
+	// shared says which hosts two of the crawls served reach (SharedHosts), for every
+	// run's fetch stage: rebuilt as runs start and end.
+	shared atomic.Pointer[func(host string) bool]
+}
+
+// shareHosts rebuilds w.shared from the spiders of the runs.
+func (w *worker) shareHosts() {
+	sps := make([]*spiders.Spider, 0, len(w.runs))
+	for _, r := range w.runs {
+		sps = append(sps, r.sp)
+	}
+	f := SharedHosts(sps)
+	w.shared.Store(&f)
+}
+
+// sharedHost reports whether host is one that two crawls served reach: their requests
+// there pass the host's fleet-wide gate (handlers.Options.SharedHosts).
+func (w *worker) sharedHost(host string) bool {
+	f := w.shared.Load()
+	return f != nil && (*f)(host)
 }
 
 // runErrors counts the runs of one version of a crawl that ended in an error in a row,

@@ -42,6 +42,9 @@ const (
 	Failed    State = "failed"
 	Cancelled State = "cancelled"
 	Deleting  State = "deleting"
+	// Resetting is a scheduled crawl between two runs: the worker that started the run
+	// for a tick keeps the last run's figures and deletes its keys, then queues it.
+	Resetting State = "resetting"
 )
 
 // Active reports whether workers serve a crawl in state s.
@@ -128,6 +131,9 @@ var (
 	//go:embed transition.lua
 	transitionLua    string
 	transitionScript = redis.NewScript(transitionLua)
+	//go:embed startrun.lua
+	startRunLua    string
+	startRunScript = redis.NewScript(startRunLua)
 )
 
 // Submit registers s as a new crawl, or as the next version of a registered one (a

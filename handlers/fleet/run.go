@@ -21,13 +21,14 @@ import (
 
 // run is one run of a crawl in a worker: handlers.Crawl in its own goroutine.
 type run struct {
-	crawl    string
-	sp       *spiders.Spider
-	version  int64
-	share    int
-	cancel   context.CancelFunc
-	stopping bool
-	log      *zap.Logger
+	crawl     string
+	scheduled bool // the crawl has a schedule: a run that is done leaves it scheduled
+	sp        *spiders.Spider
+	version   int64
+	share     int
+	cancel    context.CancelFunc
+	stopping  bool
+	log       *zap.Logger
 }
 
 // stop ends the run gracefully (its in-flight work finished and acked); the worker
@@ -100,7 +101,7 @@ func (w *worker) start(ctx context.Context, c Crawl, share int) {
 	opts.FetchConcurrency, opts.ParseConcurrency, opts.StoreConcurrency = share, share, share
 	opts.SharedHosts = w.sharedHost
 	rctx, cancel := context.WithCancel(ctx)
-	r := &run{crawl: c.Name, sp: sp, version: version, share: share, cancel: cancel, log: log}
+	r := &run{crawl: c.Name, scheduled: c.Schedule != "", sp: sp, version: version, share: share, cancel: cancel, log: log}
 	w.runs[c.Name] = r
 	w.shareHosts()
 	fields := []zap.Field{zap.Int64("version", version), zap.Int("share", share)}
@@ -128,8 +129,12 @@ func (w *worker) end(ctx context.Context, e runEnd) {
 	switch {
 	case e.err == nil && e.st != nil && e.st.Done:
 		delete(w.errs, r.crawl)
-		if _, err := w.reg.Transition(ctx, r.crawl, []State{Queued, Running}, Done, ""); err == nil {
-			r.log.Info("fleet: the crawl is done")
+		to := Done
+		if r.scheduled {
+			to = Scheduled // until its next tick
+		}
+		if _, err := w.reg.Transition(ctx, r.crawl, []State{Queued, Running}, to, ""); err == nil {
+			r.log.Info("fleet: the crawl is done", zap.String("state", string(to)))
 		} else if !errors.Is(err, ErrState) && !errors.Is(err, ErrUnknownCrawl) {
 			r.log.Warn("fleet: cannot mark the crawl done", zap.Error(err))
 		}

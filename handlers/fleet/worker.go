@@ -140,6 +140,9 @@ type worker struct {
 	ended chan runEnd          // runs report their end here
 	errs  map[string]runErrors // by crawl name: runs that ended in an error, of active crawls only
 
+	// listed is the registry as last read, for the schedules' ticks between reads.
+	listed []Crawl
+
 	// shared says which hosts two of the crawls served reach (SharedHosts), for every
 	// run's fetch stage: rebuilt as runs start and end.
 	shared atomic.Pointer[func(host string) bool]
@@ -188,7 +191,9 @@ func (w *worker) serve(ctx context.Context) error {
 				}
 			} else {
 				listed, reread = time.Now(), false
+				w.listed = crawls
 				w.reconcile(ctx, crawls)
+				w.schedule(ctx, crawls)
 			}
 		}
 		select {
@@ -204,6 +209,10 @@ func (w *worker) serve(ctx context.Context) error {
 			}
 			if g != gen {
 				gen, reread = g, true
+			} else {
+				// A tick moves no generation: the crawls as last read are as Redis has
+				// them (a stale list would count ticks from an old change).
+				w.schedule(ctx, w.listed)
 			}
 		}
 	}

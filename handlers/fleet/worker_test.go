@@ -32,18 +32,20 @@ import (
 // shop is a demo site served on loopback for one crawl, with the time of each request
 // it answered.
 type shop struct {
-	site *demosite.Site
-	base string
-	mu   sync.Mutex
-	hits []time.Time
+	site  *demosite.Site
+	base  string
+	mu    sync.Mutex
+	hits  []time.Time
+	paths map[string]int // requests by path
 }
 
 func newShop(t *testing.T, pages int, delay time.Duration) *shop {
 	t.Helper()
-	s := &shop{site: demosite.New(pages)}
+	s := &shop{site: demosite.New(pages), paths: map[string]int{}}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.mu.Lock()
 		s.hits = append(s.hits, time.Now())
+		s.paths[r.URL.Path]++
 		s.mu.Unlock()
 		if delay > 0 {
 			time.Sleep(delay)

@@ -50,8 +50,8 @@ func (a *App) crawlsCommand() *cobra.Command {
 		Use:   "crawls --redis URL [--json]",
 		Short: "List the fleet's crawls with their state and figures",
 		Long: `crawls lists every crawl registered with the fleet (streamcrawl submit), one row each:
-its state (queued, running, paused, scheduled, done, failed, cancelled, deleting), version,
-weight, pages/s, pages fetched, items stored, requests waiting, dead letters and last error
+its state (queued, running, paused, scheduled, resetting between two scheduled runs, done,
+failed, cancelled, deleting), version, weight, pages/s, pages fetched, items stored, requests waiting, dead letters and last error
 (shortened in the table, whole with --json). The figures are those status reads, from the
 counters the crawl keeps (the same cost for a crawl of any size). Redis keeps no rate, so
 pages/s is two reads of each crawl's pages counter 1 s apart: crawls takes about a second.`,

@@ -22,13 +22,18 @@ import (
 // demo site of the file.
 func TestComposeFleetFile(t *testing.T) {
 	opts, err := cli.NewProjectOptions([]string{filepath.Join(composeDir, "docker-compose.fleet.yml")},
-		cli.WithName("streamcrawl"), cli.WithWorkingDirectory(composeDir), cli.WithEnv([]string{"REDIS_PASSWORD=s3cret"}))
+		cli.WithWorkingDirectory(composeDir), cli.WithEnv([]string{"REDIS_PASSWORD=s3cret"}))
 	if err != nil {
 		t.Fatal(err)
 	}
 	project, err := opts.LoadProject(context.Background())
 	if err != nil {
 		t.Fatalf("load compose file: %v", err)
+	}
+	// Without a name of its own the project would be "compose", docker-compose.yml's,
+	// and share its Redis volume.
+	if project.Name != "streamcrawl-fleet" {
+		t.Errorf("project name %q, want streamcrawl-fleet", project.Name)
 	}
 	sites := map[string]bool{} // services running demo-site
 	workers := map[string][]string{}

@@ -7,7 +7,8 @@ import (
 
 // The shipped spider files load (the compose one names its site by host in allow_networks).
 func TestShippedSpiderFilesLoad(t *testing.T) {
-	for _, f := range []string{"../examples/shop.yaml", "../compose/spiders/shop.yaml", "../compose/spiders/shop-render.yaml"} {
+	for _, f := range []string{"../examples/shop.yaml", "../compose/spiders/shop.yaml", "../compose/spiders/shop-render.yaml",
+		"../compose/spiders/outlet.yaml", "../compose/spiders/prices.yaml"} {
 		data, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)

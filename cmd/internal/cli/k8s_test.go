@@ -106,16 +106,22 @@ type k8sObjects struct {
 	scaledObjects map[string]*scaledObject
 }
 
-// loadK8s decodes kustomization.yaml and every document of every file it lists strictly
-// into its Kubernetes API type (unknown fields, duplicate fields and unknown kinds fail),
-// and checks that every YAML file of the directory is listed.
+// loadK8s loads compose/k8s (see loadK8sDir).
 func loadK8s(t *testing.T) *k8sObjects {
+	t.Helper()
+	return loadK8sDir(t, k8sDir)
+}
+
+// loadK8sDir decodes dir's kustomization.yaml and every document of every file it lists
+// strictly into its Kubernetes API type (unknown fields, duplicate fields and unknown
+// kinds fail), and checks that every YAML file of the directory is listed.
+func loadK8sDir(t *testing.T, dir string) *k8sObjects {
 	t.Helper()
 	o := &k8sObjects{namespaces: map[string]*corev1.Namespace{}, secrets: map[string]*corev1.Secret{},
 		configMaps: map[string]*corev1.ConfigMap{}, services: map[string]*corev1.Service{},
 		deployments: map[string]*appsv1.Deployment{}, statefulSets: map[string]*appsv1.StatefulSet{},
 		jobs: map[string]*batchv1.Job{}, scaledObjects: map[string]*scaledObject{}}
-	b, err := os.ReadFile(filepath.Join(k8sDir, "kustomization.yaml"))
+	b, err := os.ReadFile(filepath.Join(dir, "kustomization.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,7 +131,7 @@ func loadK8s(t *testing.T) *k8sObjects {
 	if k := o.kustomization.TypeMeta; k.APIVersion != "kustomize.config.k8s.io/v1beta1" || k.Kind != "Kustomization" {
 		t.Fatalf("kustomization.yaml is a %s %s", k.APIVersion, k.Kind)
 	}
-	files, err := filepath.Glob(filepath.Join(k8sDir, "*.yaml"))
+	files, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,7 +142,7 @@ func loadK8s(t *testing.T) *k8sObjects {
 	}
 	docSep := regexp.MustCompile(`(?m)^---[ \t]*$`)
 	for _, res := range o.kustomization.Resources {
-		b, err := os.ReadFile(filepath.Join(k8sDir, res))
+		b, err := os.ReadFile(filepath.Join(dir, res))
 		if err != nil {
 			t.Errorf("resource %s: %v", res, err)
 			continue

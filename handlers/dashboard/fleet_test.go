@@ -177,8 +177,9 @@ func TestFleetPageListsAndSteersTheCrawls(t *testing.T) {
 		"/crawls/alpha":            `<a class="back" href="/">`, // redirected
 		"/crawls/alpha/api/status": `"crawl":"alpha"`,
 		"/crawls/gamma/api/dead":   `[]`,
+		"/crawls/gamma/api/status": `"crawl":"gamma"`,
 	} {
-		if code, body := get(t, ui.URL+path, nil); code != http.StatusOK || !strings.Contains(body, want) {
+		if code, body := get(t, ui.URL+path, nil); code != http.StatusOK || !strings.Contains(body, want) || strings.Contains(body, `"error":`) {
 			t.Errorf("GET %s: %d, want 200 with %q:\n%s", path, code, want, body)
 		}
 	}

@@ -48,6 +48,11 @@ func (c *CrawlCollector) collectFleet(ctx context.Context, ch chan<- prometheus.
 		c.log.Warn("metrics: list the fleet's crawls", zap.Error(err))
 		return
 	}
+	names := make(map[string]bool, len(list))
+	for _, fc := range list {
+		names[fc.Name] = true
+	}
+	c.s.retain(names)
 	var ready int64
 	for _, fc := range list {
 		ch <- prometheus.MustNewConstMetric(descState, prometheus.GaugeValue, 1, fc.Name, fc.State)

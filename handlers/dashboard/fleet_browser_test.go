@@ -101,7 +101,14 @@ func TestFleetPageInChromium(t *testing.T) {
 	t.Logf("screenshot (%d bytes): %s", len(png), shot)
 
 	// One click to the crawl's own page, whose script reads its API under /crawls/beta/.
+	// The click is followed by a wait for the crawl page's chart: a script evaluated while
+	// the browser navigates can run in either page.
 	waitJS(t, bctx, `(() => { document.querySelector('#crawls tr[data-crawl="beta"] a').click(); return 1; })()`, func(v float64) bool { return v == 1 })
-	waitJS(t, bctx, `location.pathname === "/crawls/beta/" && document.getElementById("crawl").textContent === "beta" && `+
-		`document.getElementById("error").textContent === "" ? 1 : 0`, func(v float64) bool { return v == 1 })
+	nav, ncancel := context.WithTimeout(bctx, time.Minute)
+	defer ncancel()
+	if err := chromedp.Do(nav, chromedp.WaitVisible(chromedp.CSS("#chart-rates"))); err != nil {
+		t.Fatalf("the crawl's page after the click: %v", err)
+	}
+	waitJS(t, bctx, `location.pathname === "/crawls/beta/" && (document.getElementById("crawl") || {}).textContent === "beta" && `+
+		`(document.getElementById("error") || {}).textContent === "" ? 1 : 0`, func(v float64) bool { return v == 1 })
 }

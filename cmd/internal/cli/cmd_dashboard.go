@@ -64,9 +64,11 @@ is looked at.`,
 			defer rdb.Close()
 			inFleet := false
 			if crawl == "" {
+				// A user that may not read the registry (a viewer given only a crawl's
+				// keys) still gets the crawls found in Redis.
 				list, err := fleet.New(rdb).List(ctx)
 				if err != nil {
-					return err
+					a.Log.Warn("cannot read the fleet's registry: looking for crawls in Redis instead", zap.Error(err))
 				}
 				if inFleet = len(list) > 0; inFleet {
 					a.Log.Info("showing the fleet's crawls", zap.Int("crawls", len(list)))

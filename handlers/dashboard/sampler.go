@@ -82,14 +82,19 @@ const watched = 5 * time.Second
 // run samples every interval while the page is read, until ctx ends, then returns nil.
 func (s *sampler) run(ctx context.Context, every time.Duration) error {
 	return loop.Every(ctx, every, loop.Config{Now: true}, func(ctx context.Context) error {
-		s.mu.Lock()
-		idle := time.Since(s.readAt) > watched && len(s.history) > 0
-		s.mu.Unlock()
-		if !idle {
-			s.sample(ctx) // keeps its own last error for the page
-		}
+		s.tick(ctx)
 		return nil
 	})
+}
+
+// tick samples unless nobody read the page lately (and it has a sample to show).
+func (s *sampler) tick(ctx context.Context) {
+	s.mu.Lock()
+	idle := time.Since(s.readAt) > watched && len(s.history) > 0
+	s.mu.Unlock()
+	if !idle {
+		s.sample(ctx) // keeps its own last error for the page
+	}
 }
 
 func (s *sampler) sample(ctx context.Context) {

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"html/template"
-	"io/fs"
 	"math"
 	"mime"
 	"net/http"
@@ -43,7 +42,9 @@ const (
 type Config struct {
 	// Client reaches the crawl's Redis. Required.
 	Client redis.UniversalClient
-	// Crawl is the crawl shown. Required.
+	// Crawl is the crawl shown. Empty: the fleet page, every crawl registered with the
+	// fleet (handlers/fleet) with pause and resume buttons, each crawl's own page under
+	// /crawls/NAME/ (see fleet.go).
 	Crawl string
 	// Interval between samples. Default DefaultInterval.
 	Interval time.Duration
@@ -72,15 +73,17 @@ type Config struct {
 // Dashboard serves one crawl's dashboard. Run samples the crawl; Handler serves the page
 // and its API.
 type Dashboard struct {
-	cfg Config
-	s   *sampler
-	log *zap.Logger
+	cfg     Config
+	s       *sampler
+	fleet   *fleetView // the fleet page's, nil for one crawl's dashboard
+	inFleet bool       // one crawl's page served under the fleet page (links back to it)
+	log     *zap.Logger
 }
 
 // New returns a dashboard for cfg.
 func New(cfg Config) (*Dashboard, error) {
-	if cfg.Client == nil || cfg.Crawl == "" {
-		return nil, errors.New("dashboard: needs a redis client and a crawl")
+	if cfg.Client == nil {
+		return nil, errors.New("dashboard: needs a redis client")
 	}
 	conf.Positive(&cfg.Interval, DefaultInterval)
 	conf.Positive(&cfg.History, DefaultHistory)
@@ -96,22 +99,32 @@ func New(cfg Config) (*Dashboard, error) {
 	if cfg.Sampler == nil {
 		cfg.Sampler = metrics.NewSampler(cfg.Client, cfg.Interval)
 	}
+	if cfg.Crawl == "" {
+		return &Dashboard{cfg: cfg, fleet: newFleetView(cfg), log: cfg.Logger}, nil
+	}
 	return &Dashboard{cfg: cfg, s: &sampler{src: cfg.Sampler, rdb: cfg.Client, crawl: cfg.Crawl, keep: cfg.History,
 		alive: cfg.AliveIdle}, log: cfg.Logger}, nil
 }
 
 // Run samples the crawl at once and then every Interval while the page is being read
 // (the last read of its status within a few seconds), until ctx ends, then returns nil.
-func (d *Dashboard) Run(ctx context.Context) error { return d.s.run(ctx, d.cfg.Interval) }
+func (d *Dashboard) Run(ctx context.Context) error {
+	if d.fleet != nil {
+		return d.fleet.run(ctx, d.cfg.Interval)
+	}
+	return d.s.run(ctx, d.cfg.Interval)
+}
 
 // Handler serves the page at /, its assets under /static/, and the API: GET /api/status,
 // GET /api/dead, POST /api/dead/retry ({"ids": [...]}, JSON only). It answers only
-// requests whose Host is an IP address, localhost or one of Config.AllowHosts.
+// requests whose Host is an IP address, localhost or one of Config.AllowHosts. The fleet
+// page's dashboard serves the paths of fleetHandler instead.
 func (d *Dashboard) Handler() http.Handler {
+	if d.fleet != nil {
+		return checkHost(d.fleetHandler(), d.cfg.AllowHosts)
+	}
 	mux := http.NewServeMux()
-	sub, _ := fs.Sub(static, "static")
-	_ = mime.AddExtensionType(".js", "text/javascript")
-	mux.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(sub)))
+	mux.Handle("GET /static/", staticHandler())
 	mux.HandleFunc("GET /{$}", d.page)
 	mux.HandleFunc("GET /api/status", d.status)
 	mux.HandleFunc("GET /api/dead", d.dead)
@@ -130,6 +143,7 @@ var pageTemplate = template.Must(template.New("index.html").Funcs(template.FuncM
 // pageData is what the page template shows.
 type pageData struct {
 	Crawl  string
+	Fleet  bool   // served under the fleet page: a link back to it
 	State  string // connecting, running, continuous (running, waiting for revisits when idle) or done
 	Error  string
 	Last   Sample
@@ -156,7 +170,7 @@ func stateOf(s Sample) string {
 
 func (d *Dashboard) page(w http.ResponseWriter, _ *http.Request) {
 	h, _, _, lastErr := d.s.snapshot()
-	p := pageData{Crawl: d.cfg.Crawl, State: "connecting", Error: lastErr}
+	p := pageData{Crawl: d.cfg.Crawl, Fleet: d.inFleet, State: "connecting", Error: lastErr}
 	if len(h) > 0 {
 		p.Last = h[len(h)-1]
 		p.State = stateOf(p.Last)

@@ -54,6 +54,7 @@ type CrawlCollector struct {
 	ctx     context.Context
 	s       *Sampler
 	crawls  func(ctx context.Context) ([]string, error)
+	fleet   func(ctx context.Context) ([]FleetCrawl, error) // set by NewFleetCollector, in place of crawls
 	timeout time.Duration
 	log     *zap.Logger
 	mu      sync.Mutex // one scrape at a time
@@ -77,7 +78,7 @@ func Crawls(names ...string) func(context.Context) ([]string, error) {
 func (c *CrawlCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descUp, descDone, descStreamLen, descStreamBytes, descPending, descLag,
 		descConsumers, descFrontier, descDueHosts, descDelayed, descQueued, descDead, descSeen, descItems,
-		descMemory, descStat, descRender, descUsedMem, descMaxMem, descReady, descRevisits} {
+		descMemory, descStat, descRender, descUsedMem, descMaxMem, descReady, descRevisits, descState, descFleetReady} {
 		ch <- d
 	}
 }
@@ -88,8 +89,11 @@ func (c *CrawlCollector) Collect(ch chan<- prometheus.Metric) {
 	defer c.mu.Unlock()
 	ctx, cancel := context.WithTimeout(c.ctx, c.timeout)
 	defer cancel()
-	crawls, err := c.crawls(ctx)
-	if err != nil {
+	var crawls []string
+	var err error
+	if c.fleet != nil {
+		c.collectFleet(ctx, ch)
+	} else if crawls, err = c.crawls(ctx); err != nil {
 		c.log.Warn("metrics: list crawls", zap.Error(err))
 	}
 	for _, crawl := range crawls {
@@ -110,6 +114,12 @@ func (c *CrawlCollector) collectCrawl(ctx context.Context, crawl string, ch chan
 	if err != nil {
 		return err
 	}
+	c.sendCrawl(crawl, smp, ch)
+	return nil
+}
+
+// sendCrawl sends the figures of one read of crawl.
+func (c *CrawlCollector) sendCrawl(crawl string, smp Sample, ch chan<- prometheus.Metric) {
 	st := smp.Status
 	f := FrontierOf(st)
 	gauge := func(d *prometheus.Desc, v int64, labels ...string) {
@@ -157,7 +167,6 @@ func (c *CrawlCollector) collectCrawl(ctx context.Context, crawl string, ch chan
 		}
 		gauge(descRender, 1, r.PageType, mode)
 	}
-	return nil
 }
 
 // RedisMemory returns Redis's used_memory and maxmemory, summed over the masters of a

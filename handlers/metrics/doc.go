@@ -7,5 +7,8 @@
 // pending, bytes, frontier size, dead letters) are read from Redis at scrape time by one
 // CrawlCollector, served by one process (`streamcrawl exporter`, the dashboard or a
 // single-process crawl), not by every worker, through a Sampler (sampler.go) that the
-// dashboard of the same process shares: one read per interval between them. Serve serves /metrics, /healthz and /readyz.
+// // dashboard of the same process shares: one read per interval between them. A fleet
+// collector (NewFleetCollector, fleet.go) follows the crawls of a fleet's registry as
+// they come and go, with each crawl's state and the fleet's ready fetch work. Serve
+// serves /metrics, /healthz and /readyz.
 package metrics

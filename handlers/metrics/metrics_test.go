@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 
@@ -121,5 +122,16 @@ func TestReadyzSaysWhyNotReady(t *testing.T) {
 	}
 	if code, body := get("/metrics"); code != http.StatusOK || !strings.Contains(body, "go_memstats_heap_alloc_bytes") {
 		t.Errorf("metrics: %d, want 200 with the Go collector's memory figures", code)
+	}
+}
+
+// TestNamesHaveTheFleetGauges: the fleet collector's gauges are among the names that
+// dashboards, alerts and scalers are checked against.
+func TestNamesHaveTheFleetGauges(t *testing.T) {
+	names := metrics.Names()
+	for _, want := range []string{"streamcrawl_crawl_state", "streamcrawl_fleet_ready_requests", "streamcrawl_ready_work"} {
+		if !slices.Contains(names, want) {
+			t.Errorf("metrics.Names() has no %s: %v", want, names)
+		}
 	}
 }

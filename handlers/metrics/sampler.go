@@ -102,3 +102,15 @@ func (s *Sampler) Memory(ctx context.Context) (used, limit int64, err error) {
 	m.smp, m.err = Sample{At: time.Now(), RedisUsed: used, RedisMax: limit}, err
 	return used, limit, err
 }
+
+// retain forgets the last read of every crawl not in names: a fleet's collector follows
+// crawls that come and go, and a deleted crawl's figures must not stay in memory.
+func (s *Sampler) retain(names map[string]bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for c := range s.crawls {
+		if !names[c] {
+			delete(s.crawls, c)
+		}
+	}
+}

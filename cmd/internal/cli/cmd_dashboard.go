@@ -15,6 +15,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/streamcrawl/streamcrawl/handlers/dashboard"
+	"github.com/streamcrawl/streamcrawl/handlers/fleet"
 	"github.com/streamcrawl/streamcrawl/handlers/metrics"
 	"github.com/streamcrawl/streamcrawl/streams"
 	"github.com/streamcrawl/streamcrawl/streams/inspect"
@@ -38,8 +39,13 @@ It listens on loopback by default: it has no login, and anyone who reaches it ca
 read the dead letters and re-queue them. The page and its API answer only requests
 addressed to an IP address or localhost, or to a name given with --allow-host (a
 page of another site that points its name at this address is refused).
-Without --crawl it looks for the crawls in Redis: it shows the only one, or lists them
-and asks which (on a terminal; elsewhere it names them and exits). The page and
+Without --crawl, when crawls are registered with the fleet (streamcrawl submit), it
+opens on the fleet page: every registered crawl with its state, pages/s (over the page's
+last 10 s), items, requests waiting, dead letters and last error, pause and resume
+buttons, and each crawl's own page one click away (/crawls/NAME/); /metrics then serves
+every registered crawl as the exporter does. With no crawl registered it looks for the
+crawls in Redis: it shows the only one, or lists them and asks which (on a terminal;
+elsewhere it names them and exits). The page and
 /metrics share one read of the crawl per --interval, and nothing is read while neither
 is looked at.`,
 		Args: cobra.NoArgs,
@@ -56,8 +62,17 @@ is looked at.`,
 				return err
 			}
 			defer rdb.Close()
+			inFleet := false
 			if crawl == "" {
-				if crawl, err = a.pickCrawl(ctx, rdb); err != nil {
+				// A user that may not read the registry (a viewer given only a crawl's
+				// keys) still gets the crawls found in Redis.
+				list, err := fleet.New(rdb).List(ctx)
+				if err != nil {
+					a.Log.Warn("cannot read the fleet's registry: looking for crawls in Redis instead", zap.Error(err))
+				}
+				if inFleet = len(list) > 0; inFleet {
+					a.Log.Info("showing the fleet's crawls", zap.Int("crawls", len(list)))
+				} else if crawl, err = a.pickCrawl(ctx, rdb); err != nil {
 					return err
 				}
 			}
@@ -67,7 +82,11 @@ is looked at.`,
 				return err
 			}
 			m := metrics.New(metrics.Config{})
-			m.Registry().MustRegister(metrics.NewCrawlCollector(ctx, smp, metrics.Crawls(crawl), a.Log))
+			if inFleet {
+				m.Registry().MustRegister(metrics.NewFleetCollector(ctx, smp, fleetCrawls(rdb), a.Log))
+			} else {
+				m.Registry().MustRegister(metrics.NewCrawlCollector(ctx, smp, metrics.Crawls(crawl), a.Log))
+			}
 			rdb.AddHook(m.RedisHook())
 			mux := http.NewServeMux()
 			mh := metrics.Handler(m.Registry(), func(ctx context.Context) error { return rdb.Ping(ctx).Err() })
@@ -95,7 +114,7 @@ is looked at.`,
 		},
 	}
 	a.RedisFlags(cmd, false)
-	cmd.Flags().StringVar(&crawl, "crawl", "", "crawl (spider) name (default: the only crawl in Redis, or one picked from those found)")
+	cmd.Flags().StringVar(&crawl, "crawl", "", "crawl (spider) name (default: the fleet page when crawls are registered, else the only crawl in Redis, or one picked from those found)")
 	cmd.Flags().StringVar(&addr, "addr", DefaultDashboardAddr, "address to serve the dashboard on (port 0: a free one, logged)")
 	cmd.Flags().StringSliceVar(&allowHosts, "allow-host", nil, "a host name the page and its API answer to besides IP addresses and localhost (e.g. the name of the reverse proxy in front); repeat or separate by commas for several")
 	cmd.Flags().DurationVar(&every, "interval", dashboard.DefaultInterval, "how often the crawl's figures are read from Redis")

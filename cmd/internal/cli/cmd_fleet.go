@@ -84,7 +84,7 @@ func (a *App) pauseCommand() *cobra.Command {
 		`pause makes the fleet's workers stop serving a queued or running crawl: each finishes
 and acks what it holds of it and leaves it. Its state stays in Redis, and resume continues
 it where it stopped.`,
-		[]fleet.State{fleet.Queued, fleet.Running}, func(fleet.Crawl) fleet.State { return fleet.Paused },
+		fleet.PauseFrom, func(fleet.Crawl) fleet.State { return fleet.Paused },
 		"workers stop serving it within seconds; `streamcrawl resume --crawl NAME` continues it")
 }
 
@@ -92,17 +92,8 @@ func (a *App) resumeCommand() *cobra.Command {
 	return a.transitionCommand("resume", "Serve a paused crawl of the fleet again",
 		`resume makes a paused crawl active again: running when it had started (the workers go on
 with what Redis holds of it), queued when no worker had served it yet.`,
-		[]fleet.State{fleet.Paused}, resumedState,
+		fleet.ResumeFrom, fleet.ResumedState,
 		"the fleet's workers serve it again within seconds")
-}
-
-// resumedState is where resume moves a paused crawl: back to running when a run of it
-// had started (a resume is not a new run), else queued for the first worker to start.
-func resumedState(c fleet.Crawl) fleet.State {
-	if c.Runs > 0 {
-		return fleet.Running
-	}
-	return fleet.Queued
 }
 
 func (a *App) cancelCommand() *cobra.Command {

@@ -1,5 +1,7 @@
 // streamcrawl dashboard: polls /api/status every second and /api/dead every 5 s, draws
-// line charts on canvases, and re-queues dead letters through POST /api/dead/retry.
+// line charts on canvases, and re-queues dead letters through POST /api/dead/retry. The
+// API paths are relative to the page: a crawl of the fleet page is served under
+// /crawls/NAME/.
 "use strict";
 
 const colors = ["#2563eb", "#16a34a", "#d97706", "#9333ea"];
@@ -54,7 +56,7 @@ function rows(tbody, items, cells) {
 async function refresh() {
   let st;
   try {
-    const res = await fetch("/api/status", { cache: "no-store" });
+    const res = await fetch("api/status", { cache: "no-store" });
     st = await res.json();
   } catch (e) {
     $("error").textContent = "dashboard unreachable: " + e;
@@ -90,7 +92,7 @@ async function refresh() {
 
 async function retry(ids, button) {
   button.disabled = true;
-  const res = await fetch("/api/dead/retry", { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ ids }) });
+  const res = await fetch("api/dead/retry", { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ ids }) });
   const body = await res.json();
   button.textContent = res.ok ? "re-queued" : "failed: " + body.error;
   button.className = res.ok ? "done" : "";
@@ -101,7 +103,7 @@ let shownDead = [];
 async function refreshDead() {
   let list;
   try {
-    list = await (await fetch("/api/dead", { cache: "no-store" })).json();
+    list = await (await fetch("api/dead", { cache: "no-store" })).json();
   } catch (e) { return; }
   if (!Array.isArray(list)) return;
   shownDead = list.map((d) => d.id);

@@ -43,8 +43,10 @@ func TestCLIPapercuts(t *testing.T) {
 
 	t.Run("missing --crawl says so", func(t *testing.T) {
 		t.Parallel()
+		// Not exporter: without --crawl it serves every crawl of the fleet's registry
+		// (TestExporterFollowsTheFleet).
 		for _, args := range [][]string{
-			{"status"}, {"reset"}, {"dead", "list"}, {"groups", "list"}, {"exporter"},
+			{"status"}, {"reset"}, {"dead", "list"}, {"groups", "list"},
 			{"process", "--group", "g"}, {"replay", "--stage", "parse", "--from", "0"},
 		} {
 			code, _, stderr := runInProcess(append(args, "--redis", "redis://127.0.0.1:1/0")...)

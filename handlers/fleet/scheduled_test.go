@@ -21,7 +21,7 @@ func TestFleetRunsAScheduledCrawlOncePerTick(t *testing.T) {
 	for _, name := range []string{"w1", "w2", "w3"} {
 		r.worker(name)
 	}
-	const runs = 3
+	const runs = 4
 	deadline := time.Now().Add(2 * time.Minute)
 	var c fleet.Crawl
 	for {

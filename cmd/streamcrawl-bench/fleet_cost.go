@@ -1,0 +1,135 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/streamcrawl/streamcrawl/streams"
+)
+
+// redisCost is what one crawl cost its redis-server, whole (the server is the run's own).
+type redisCost struct {
+	Pages    int64
+	Commands float64 // total_commands_processed: those clients sent and those scripts called
+	Scripts  float64 // calls of EVALSHA, EVAL and FCALL (INFO commandstats)
+	Reads    float64 // total_reads_processed: the server's wake-ups for a client's socket
+	CPU      float64 // used_cpu_user + used_cpu_sys, seconds
+	Wall     time.Duration
+}
+
+// costSince returns the cost on rdb since before and calls (redisInfo, commandCalls).
+func costSince(ctx context.Context, rdb redis.UniversalClient, before, calls map[string]float64) redisCost {
+	after, callsAfter := redisInfo(ctx, rdb), commandCalls(ctx, rdb)
+	var c redisCost
+	c.Commands = after["total_commands_processed"] - before["total_commands_processed"]
+	c.CPU = (after["used_cpu_user"] + after["used_cpu_sys"]) - (before["used_cpu_user"] + before["used_cpu_sys"])
+	c.Reads = after["total_reads_processed"] - before["total_reads_processed"]
+	for _, k := range []string{"evalsha", "eval", "fcall", "evalsha_ro", "eval_ro", "fcall_ro"} {
+		c.Scripts += callsAfter[k] - calls[k]
+	}
+	return c
+}
+
+// fleetCost runs bench fleet's cost scenario: one crawl through the fleet, then the same
+// site crawled by one `crawl --redis` process, each on a redis-server of its own.
+func (a *app) fleetCost(ctx context.Context, o *fleetOptions, dir string) error {
+	sctx, stopSites := context.WithCancel(ctx)
+	defer stopSites()
+	site, err := serveFleetSite(sctx, "127.0.0.50", o.CostPages)
+	if err != nil {
+		return err
+	}
+	const name = "cost"
+	yaml := site.spider(name, o.CostPages)
+	rig, err := startFleet(ctx, o, dir)
+	if err != nil {
+		return err
+	}
+	before, calls, start := redisInfo(ctx, rig.c), commandCalls(ctx, rig.c), time.Now()
+	if err := rig.submit(ctx, name, yaml); err != nil {
+		return errors.Join(err, rig.close())
+	}
+	if err := rig.waitDone(ctx, name); err != nil {
+		return errors.Join(err, rig.close())
+	}
+	fl := costSince(ctx, rig.c, before, calls)
+	fl.Wall = time.Since(start)
+	fl.Pages, _ = rig.counters(ctx, name)
+	if err := rig.close(); err != nil {
+		return err
+	}
+	alone, err := crawlAloneCost(ctx, dir, name, yaml)
+	if err != nil {
+		return err
+	}
+	w := a.Stdout
+	fmt.Fprintf(w, "one crawl of a %d-page site through the fleet, then by one crawl --redis process (a fresh redis-server each)\n\n", o.CostPages)
+	fmt.Fprintf(w, "| run | pages | commands / page (incl. in scripts) | script calls / page | wake-ups / page | Redis CPU µs / page | wall s |\n")
+	fmt.Fprintf(w, "| --- | ----: | ---------------------------------: | ------------------: | --------------: | ------------------: | -----: |\n")
+	row := func(what string, c redisCost) {
+		p := float64(c.Pages)
+		fmt.Fprintf(w, "| %s | %d | %.2f | %.2f | %.2f | %.1f | %.1f |\n", what, c.Pages, c.Commands/p, c.Scripts/p, c.Reads/p, c.CPU/p*1e6, c.Wall.Seconds())
+	}
+	row("fleet (worker processes)", fl)
+	row("crawl --redis alone", alone)
+	ratio := func(f func(redisCost) float64) float64 {
+		return (f(fl) / float64(fl.Pages)) / (f(alone) / float64(alone.Pages))
+	}
+	cmds, cpu := ratio(func(c redisCost) float64 { return c.Commands }), ratio(func(c redisCost) float64 { return c.CPU })
+	fmt.Fprintf(w, "\nfleet / alone: commands %.2f, Redis CPU %.2f (at most %.2f each); wake-ups %.2f\n", cmds, cpu, o.MaxCostRatio,
+		ratio(func(c redisCost) float64 { return c.Reads }))
+	var failed []error
+	if fl.Pages < int64(o.CostPages)/2 || alone.Pages < int64(o.CostPages)/2 {
+		failed = append(failed, fmt.Errorf("pages fetched: fleet %d, alone %d; want about %d each", fl.Pages, alone.Pages, o.CostPages))
+	}
+	if cmds > o.MaxCostRatio || cpu > o.MaxCostRatio {
+		failed = append(failed, fmt.Errorf("the fleet's Redis cost per page is over %.2fx crawl --redis's", o.MaxCostRatio))
+	}
+	return errors.Join(failed...)
+}
+
+// crawlAloneCost crawls with one `crawl --redis` process on a redis-server of its own
+// and returns what it cost that server.
+func crawlAloneCost(ctx context.Context, dir, name, yaml string) (redisCost, error) {
+	var c redisCost
+	rc, url, err := startRedisChild(ctx)
+	if err != nil {
+		return c, err
+	}
+	defer rc.stop()
+	rdb, err := streams.Connect(ctx, streams.ClientOptions{URL: url})
+	if err != nil {
+		return c, err
+	}
+	defer rdb.Close()
+	spider := filepath.Join(dir, name+"-alone.yaml")
+	if err := os.WriteFile(spider, []byte(yaml), 0o644); err != nil {
+		return c, err
+	}
+	cmd, err := selfCommand(ctx, "crawl", "--redis", url, "--spider", spider, "--out", filepath.Join(dir, name+"-alone.jsonl"),
+		"--log-level", "error", "--retry-backoff", "100ms")
+	if err != nil {
+		return c, err
+	}
+	logPath := filepath.Join(dir, "crawl-alone.log")
+	logf, err := os.Create(logPath)
+	if err != nil {
+		return c, err
+	}
+	defer logf.Close()
+	cmd.Stdout, cmd.Stderr = logf, logf
+	before, calls, start := redisInfo(ctx, rdb), commandCalls(ctx, rdb), time.Now()
+	if err := cmd.Run(); err != nil {
+		return c, fmt.Errorf("crawl --redis: %w (log: %s)", err, tail(logPath))
+	}
+	c = costSince(ctx, rdb, before, calls)
+	c.Wall = time.Since(start)
+	c.Pages, _ = crawlCounters(ctx, rdb, streams.NewKeys(name).Stats)
+	return c, nil
+}

@@ -17,6 +17,7 @@ type fleetOptions struct {
 	Scenarios   []string
 	FetchParse  int // worker --stages fetch,parse processes
 	Store       int // worker --stages store processes
+	AllStages   int // workers with every stage
 	Concurrency int // each worker's --concurrency
 
 	Sites, Pages int // sites: crawls of Pages pages each, one per site
@@ -59,8 +60,9 @@ submits crawls to the fleet's registry and measures:
           worker's grew by more than --max-growth.
   cost    one crawl of --cost-pages pages through the fleet, then the same site by one
           "crawl --redis" process, each on a fresh redis-server: Redis commands (top
-          level, and with the calls inside scripts) and Redis CPU µs per page. Fails when
-          the fleet's are over --max-cost-ratio times crawl's.
+          level and inside scripts, script calls, wake-ups) and Redis CPU µs per page,
+          with a row for a fleet of one worker with every stage. Fails when the fleet's
+          commands or CPU per page are over --max-cost-ratio times crawl's.
 
 Each scenario prints a table; the command exits non-zero when a check fails. Linux only
 (it reads /proc, and binds 127.0.0.x).`,
@@ -71,8 +73,8 @@ Each scenario prints a table; the command exits non-zero when a check fails. Lin
 					return fmt.Errorf("--scenarios: unknown %q (want %s)", s, strings.Join(fleetScenarios, ", "))
 				}
 			}
-			if o.FetchParse < 1 || o.Store < 1 {
-				return errors.New("--fetch-parse and --store: want 1 or more each")
+			if o.FetchParse < 0 || o.Store < 0 || o.AllStages < 0 || o.FetchParse+o.AllStages < 1 || o.Store+o.AllStages < 1 {
+				return errors.New("--fetch-parse, --store, --all-stages: want a worker for each stage")
 			}
 			ctx, cancel := context.WithTimeout(cmd.Context(), o.Timeout)
 			defer cancel()
@@ -85,8 +87,8 @@ Each scenario prints a table; the command exits non-zero when a check fails. Lin
 			} else {
 				defer os.RemoveAll(dir)
 			}
-			fmt.Fprintf(a.Stdout, "bench fleet: %d worker(s) --stages fetch,parse and %d --stages store, --concurrency %d each\n",
-				o.FetchParse, o.Store, o.Concurrency)
+			fmt.Fprintf(a.Stdout, "bench fleet: %d worker(s) --stages fetch,parse, %d --stages store and %d with every stage, --concurrency %d each\n",
+				o.FetchParse, o.Store, o.AllStages, o.Concurrency)
 			var failed []error
 			for _, s := range fleetScenarios {
 				if !slices.Contains(o.Scenarios, s) {
@@ -112,6 +114,7 @@ Each scenario prints a table; the command exits non-zero when a check fails. Lin
 	fl.StringSliceVar(&o.Scenarios, "scenarios", fleetScenarios, "the scenarios to run: any of sites, fair, memory, cost")
 	fl.IntVar(&o.FetchParse, "fetch-parse", 2, "worker processes with --stages fetch,parse")
 	fl.IntVar(&o.Store, "store", 1, "worker processes with --stages store")
+	fl.IntVar(&o.AllStages, "all-stages", 0, "worker processes with every stage (--stages fetch,parse,store)")
 	fl.IntVar(&o.Concurrency, "concurrency", 64, "each worker's --concurrency (shared by its crawls)")
 	fl.IntVar(&o.Sites, "sites", 20, "sites: crawls, one per site, each its own host (127.0.0.x)")
 	fl.IntVar(&o.Pages, "pages", 2000, "sites: pages of each site")

@@ -47,21 +47,14 @@ func (a *app) fleetCost(ctx context.Context, o *fleetOptions, dir string) error 
 	}
 	const name = "cost"
 	yaml := site.spider(name, o.CostPages)
-	rig, err := startFleet(ctx, o, dir)
+	fl, err := fleetCostRun(ctx, o, dir+"/fleet", name, yaml)
 	if err != nil {
 		return err
 	}
-	before, calls, start := redisInfo(ctx, rig.c), commandCalls(ctx, rig.c), time.Now()
-	if err := rig.submit(ctx, name, yaml); err != nil {
-		return errors.Join(err, rig.close())
-	}
-	if err := rig.waitDone(ctx, name); err != nil {
-		return errors.Join(err, rig.close())
-	}
-	fl := costSince(ctx, rig.c, before, calls)
-	fl.Wall = time.Since(start)
-	fl.Pages, _ = rig.counters(ctx, name)
-	if err := rig.close(); err != nil {
+	one := *o
+	one.FetchParse, one.Store, one.AllStages = 0, 0, 1
+	single, err := fleetCostRun(ctx, &one, dir+"/single", name, yaml)
+	if err != nil {
 		return err
 	}
 	alone, err := crawlAloneCost(ctx, dir, name, yaml)
@@ -76,7 +69,8 @@ func (a *app) fleetCost(ctx context.Context, o *fleetOptions, dir string) error 
 		p := float64(c.Pages)
 		fmt.Fprintf(w, "| %s | %d | %.2f | %.2f | %.2f | %.1f | %.1f |\n", what, c.Pages, c.Commands/p, c.Scripts/p, c.Reads/p, c.CPU/p*1e6, c.Wall.Seconds())
 	}
-	row("fleet (worker processes)", fl)
+	row(fmt.Sprintf("fleet (%d fetch,parse + %d store + %d all-stage workers)", o.FetchParse, o.Store, o.AllStages), fl)
+	row("fleet (one worker, every stage)", single)
 	row("crawl --redis alone", alone)
 	ratio := func(f func(redisCost) float64) float64 {
 		return (f(fl) / float64(fl.Pages)) / (f(alone) / float64(alone.Pages))
@@ -85,13 +79,37 @@ func (a *app) fleetCost(ctx context.Context, o *fleetOptions, dir string) error 
 	fmt.Fprintf(w, "\nfleet / alone: commands %.2f, Redis CPU %.2f (at most %.2f each); wake-ups %.2f\n", cmds, cpu, o.MaxCostRatio,
 		ratio(func(c redisCost) float64 { return c.Reads }))
 	var failed []error
-	if fl.Pages < int64(o.CostPages)/2 || alone.Pages < int64(o.CostPages)/2 {
+	if fl.Pages < int64(o.CostPages)/2 || single.Pages < int64(o.CostPages)/2 || alone.Pages < int64(o.CostPages)/2 {
 		failed = append(failed, fmt.Errorf("pages fetched: fleet %d, alone %d; want about %d each", fl.Pages, alone.Pages, o.CostPages))
 	}
 	if cmds > o.MaxCostRatio || cpu > o.MaxCostRatio {
 		failed = append(failed, fmt.Errorf("the fleet's Redis cost per page is over %.2fx crawl --redis's", o.MaxCostRatio))
 	}
 	return errors.Join(failed...)
+}
+
+// fleetCostRun runs one crawl through a fleet of its own (o's workers, a redis-server
+// of its own, logs and items in dir) and returns what it cost that server.
+func fleetCostRun(ctx context.Context, o *fleetOptions, dir, name, yaml string) (redisCost, error) {
+	var c redisCost
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		return c, err
+	}
+	rig, err := startFleet(ctx, o, dir)
+	if err != nil {
+		return c, err
+	}
+	before, calls, start := redisInfo(ctx, rig.c), commandCalls(ctx, rig.c), time.Now()
+	if err := rig.submit(ctx, name, yaml); err != nil {
+		return c, errors.Join(err, rig.close())
+	}
+	if err := rig.waitDone(ctx, name); err != nil {
+		return c, errors.Join(err, rig.close())
+	}
+	c = costSince(ctx, rig.c, before, calls)
+	c.Wall = time.Since(start)
+	c.Pages, _ = rig.counters(ctx, name)
+	return c, rig.close()
 }
 
 // crawlAloneCost crawls with one `crawl --redis` process on a redis-server of its own

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/streamcrawl/streamcrawl/streams/inspect"
 )
@@ -54,8 +56,20 @@ func (a *app) fleetMemory(ctx context.Context, o *fleetOptions, dir string) erro
 	w := a.Stdout
 	fmt.Fprintf(w, "%d crawls of a %d-page site, one after another; RSS after each crawl, the first %d against the last %d\n\n",
 		o.Crawls, o.MemoryPages, window, window)
-	fmt.Fprintf(w, "| worker | mean RSS MiB, first %d | mean RSS MiB, last %d | last / first |\n", window, window)
-	fmt.Fprintf(w, "| ------ | ---------------------: | --------------------: | -----------: |\n")
+	// The RSS after five crawls spread over the run shows a trend from a step.
+	var at []int
+	for q := range 5 {
+		if i := q * (len(rss) - 1) / 4; len(at) == 0 || at[len(at)-1] != i {
+			at = append(at, i)
+		}
+	}
+	var after []string
+	for _, i := range at {
+		after = append(after, strconv.Itoa(i+1))
+	}
+	fmt.Fprintf(w, "| worker | mean RSS MiB, first %d | mean RSS MiB, last %d | last / first | RSS MiB after crawl %s |\n",
+		window, window, strings.Join(after, ", "))
+	fmt.Fprintf(w, "| ------ | ---------------------: | --------------------: | -----------: | ---: |\n")
 	workers := make([]string, 0, len(rss[0]))
 	for k := range rss[0] {
 		workers = append(workers, k)
@@ -63,7 +77,11 @@ func (a *app) fleetMemory(ctx context.Context, o *fleetOptions, dir string) erro
 	slices.Sort(workers)
 	for _, k := range workers {
 		first, last := mean(rss[:window], k), mean(rss[len(rss)-window:], k)
-		fmt.Fprintf(w, "| %s | %.1f | %.1f | %.2f |\n", k, first, last, last/first)
+		var series []string
+		for _, i := range at {
+			series = append(series, fmt.Sprintf("%.0f", float64(rss[i][k])/(1<<20)))
+		}
+		fmt.Fprintf(w, "| %s | %.1f | %.1f | %.2f | %s |\n", k, first, last, last/first, strings.Join(series, ", "))
 		if last > o.MaxGrowth*first {
 			failed = append(failed, fmt.Errorf("worker %s: RSS %.1f MiB over the last %d crawls against %.1f over the first %d: grew more than %.2fx",
 				k, last, window, first, window, o.MaxGrowth))

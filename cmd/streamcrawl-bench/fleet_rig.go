@@ -32,7 +32,8 @@ type fleetRig struct {
 }
 
 // startFleet starts a redis-server and o.FetchParse `worker --stages fetch,parse`
-// processes and o.Store `worker --stages store` processes on it, logging to dir.
+// processes, o.Store `worker --stages store` processes and o.AllStages workers with
+// every stage on it, logging to dir.
 func startFleet(ctx context.Context, o *fleetOptions, dir string) (*fleetRig, error) {
 	rc, url, err := startRedisChild(ctx)
 	if err != nil {
@@ -72,6 +73,12 @@ func startFleet(ctx context.Context, o *fleetOptions, dir string) (*fleetRig, er
 			break
 		}
 		err = start(fmt.Sprintf("store-%d", i+1), "--stages", "store", "--out", filepath.Join(dir, "{crawl}.jsonl"))
+	}
+	for i := range o.AllStages {
+		if err != nil {
+			break
+		}
+		err = start(fmt.Sprintf("all-%d", i+1), "--stages", "fetch,parse,store", "--out", filepath.Join(dir, "{crawl}.jsonl"))
 	}
 	if err != nil {
 		r.close()

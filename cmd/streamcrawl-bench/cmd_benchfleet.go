@@ -32,6 +32,8 @@ type fleetOptions struct {
 	CostPages    int     // cost: pages of the crawl
 	MaxCostRatio float64 // cost: Redis commands and CPU per page, fleet over crawl --redis, at most
 
+	Settings []string // KEY=VALUE lines added to every spider's settings
+
 	Timeout time.Duration
 	Keep    bool
 }
@@ -61,8 +63,9 @@ submits crawls to the fleet's registry and measures:
   cost    one crawl of --cost-pages pages through the fleet, then the same site by one
           "crawl --redis" process, each on a fresh redis-server: Redis commands (top
           level and inside scripts, script calls, wake-ups) and Redis CPU µs per page,
-          with a row for a fleet of one worker with every stage. Fails when the fleet's
-          commands or CPU per page are over --max-cost-ratio times crawl's.
+          with a row for a fleet of one worker with every stage. Fails when that one
+          worker's commands or CPU per page are over --max-cost-ratio times crawl's (one
+          process doing every stage either way).
 
 Each scenario prints a table; the command exits non-zero when a check fails. Linux only
 (it reads /proc, and binds 127.0.0.x).`,
@@ -125,7 +128,8 @@ Each scenario prints a table; the command exits non-zero when a check fails. Lin
 	fl.IntVar(&o.MemoryPages, "memory-pages", 500, "memory: pages of each crawl")
 	fl.Float64Var(&o.MaxGrowth, "max-growth", 1.3, "memory: a worker's mean RSS after the last 10 crawls over after the first 10, at most")
 	fl.IntVar(&o.CostPages, "cost-pages", 5000, "cost: pages of the crawl")
-	fl.Float64Var(&o.MaxCostRatio, "max-cost-ratio", 1.1, "cost: Redis commands and CPU per page through the fleet over crawl --redis's, at most")
+	fl.Float64Var(&o.MaxCostRatio, "max-cost-ratio", 1.1, "cost: Redis commands and CPU per page through a fleet of one worker over crawl --redis's, at most")
+	fl.StringArrayVar(&o.Settings, "spider-setting", nil, "add KEY=VALUE to every spider's settings (repeatable): response_dict=off, say")
 	fl.DurationVar(&o.Timeout, "timeout", 3*time.Hour, "give up after this long")
 	fl.BoolVar(&o.Keep, "keep", false, "keep the work directory (worker logs, items files)")
 	return cmd

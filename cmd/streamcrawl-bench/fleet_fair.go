@@ -14,11 +14,11 @@ import (
 func (a *app) fleetFair(ctx context.Context, o *fleetOptions, dir string) error {
 	sctx, stopSites := context.WithCancel(ctx)
 	defer stopSites()
-	big, err := serveFleetSite(sctx, "127.0.0.30", o.Big)
+	big, err := serveFleetSite(sctx, o, "127.0.0.30", o.Big)
 	if err != nil {
 		return err
 	}
-	small, err := serveFleetSite(sctx, "127.0.0.31", o.Small)
+	small, err := serveFleetSite(sctx, o, "127.0.0.31", o.Small)
 	if err != nil {
 		return err
 	}

@@ -20,7 +20,7 @@ func (a *app) fleetMemory(ctx context.Context, o *fleetOptions, dir string) erro
 	window := min(10, o.Crawls/2) // the first and last crawls compared
 	sctx, stopSites := context.WithCancel(ctx)
 	defer stopSites()
-	site, err := serveFleetSite(sctx, "127.0.0.40", o.MemoryPages)
+	site, err := serveFleetSite(sctx, o, "127.0.0.40", o.MemoryPages)
 	if err != nil {
 		return err
 	}

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -201,18 +202,28 @@ func lineCount(path string) int64 {
 // fleetSite is a demo shop served in this process on a loopback address of its own
 // (127.0.0.x), so that each site is its own host to the crawls.
 type fleetSite struct {
-	site *demosite.Site
-	ip   string
-	base string
+	site     *demosite.Site
+	ip       string
+	base     string
+	settings string // more lines of its spiders' settings
 }
 
-// serveFleetSite serves a demo shop of pages pages on ip (a free port) until ctx ends.
-func serveFleetSite(ctx context.Context, ip string, pages int) (*fleetSite, error) {
+// serveFleetSite serves a demo shop of pages pages on ip (a free port) until ctx ends;
+// its spiders have o's extra settings.
+func serveFleetSite(ctx context.Context, o *fleetOptions, ip string, pages int) (*fleetSite, error) {
 	ln, err := net.Listen("tcp", net.JoinHostPort(ip, "0"))
 	if err != nil {
 		return nil, fmt.Errorf("bench fleet: serve a site on %s: %w", ip, err)
 	}
 	s := &fleetSite{site: demosite.New(pages), ip: ip, base: "http://" + ln.Addr().String() + "/"}
+	for _, kv := range o.Settings {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok {
+			_ = ln.Close()
+			return nil, fmt.Errorf("--spider-setting %q: want KEY=VALUE", kv)
+		}
+		s.settings += fmt.Sprintf("  %s: %s\n", k, v)
+	}
 	go func() { _ = cli.Serve(ctx, ln, s.site) }()
 	return s, nil
 }
@@ -231,7 +242,7 @@ items:
   per_host_concurrency: -1
   allow_networks: [127.0.0.0/8]
   capacity: %d
-`, name, s.base, s.ip, demosite.ItemRules, 2*pages)
+%s`, name, s.base, s.ip, demosite.ItemRules, 2*pages, s.settings)
 }
 
 // itemCheck compares a crawl's items file with the site's expected items.

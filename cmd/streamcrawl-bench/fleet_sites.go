@@ -18,7 +18,7 @@ func (a *app) fleetSites(ctx context.Context, o *fleetOptions, dir string) error
 	defer stopSites()
 	sites := make([]*fleetSite, o.Sites)
 	for i := range sites {
-		s, err := serveFleetSite(sctx, fmt.Sprintf("127.0.0.%d", i+2), o.Pages)
+		s, err := serveFleetSite(sctx, o, fmt.Sprintf("127.0.0.%d", i+2), o.Pages)
 		if err != nil {
 			return err
 		}

@@ -101,12 +101,12 @@ func (r *fleetRig) close() error {
 		select {
 		case err := <-done:
 			if err != nil {
-				errs = append(errs, fmt.Errorf("worker %s: %w", w.Args[len(w.Args)-1], err))
+				errs = append(errs, fmt.Errorf("worker %s: %w (log in %s)", consumerOf(w), err, r.dir))
 			}
 		case <-time.After(30 * time.Second):
 			_ = w.Process.Kill()
 			<-done
-			errs = append(errs, fmt.Errorf("worker %v: killed after 30 s", w.Args[1:]))
+			errs = append(errs, fmt.Errorf("worker %s: killed 30 s after SIGTERM (log in %s)", consumerOf(w), r.dir))
 		}
 	}
 	r.c.Close()

@@ -75,6 +75,7 @@ func (r *run) fetchStage(ctx context.Context, scfg streams.SubscriberConfig) err
 	if err != nil {
 		return err
 	}
+	r.closers = append(r.closers, f.Close)
 	if cfg.Spider.Login != nil {
 		if err := f.Login(ctx, cfg.Spider.Login); err != nil {
 			return err

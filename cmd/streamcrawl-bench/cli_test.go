@@ -29,10 +29,10 @@ func TestHelpListsTheToolingOnly(t *testing.T) {
 			names = append(names, f[0])
 		}
 	}
-	if got, want := strings.Join(names, " "), "bench bench-broad bench-dedup bench-frontier bench-latency bench-memory bench-peers bench-render bench-scale chaos figures plots testprogress"; got != want {
+	if got, want := strings.Join(names, " "), "bench bench-broad bench-dedup bench-frontier bench-latency bench-memory bench-peers bench-render bench-scale chaos figures fleet plots testprogress"; got != want {
 		t.Errorf("streamcrawl-bench --help lists %q, want %q\n%s", got, want, stdout)
 	}
-	for _, worker := range []string{"fetch", "parse", "store", "demo-site", "js-site"} {
+	for _, worker := range []string{"fetch", "parse", "store", "demo-site", "js-site", "worker", "submit"} {
 		code, out, errOut := run(worker, "--help")
 		if code != 0 || !strings.Contains(out, "Usage:\n  streamcrawl-bench "+worker) {
 			t.Errorf("streamcrawl-bench %s --help: exit %d, stdout:\n%s\nstderr:\n%s", worker, code, out, errOut)

@@ -182,7 +182,7 @@ func sampleMemory(ctx context.Context, rdb *redis.Client, stats string, pid int,
 
 // crawlCounters reads pages fetched and items stored from the crawl's counters, as
 // status does (0 before the crawl has written them).
-func crawlCounters(ctx context.Context, rdb *redis.Client, stats string) (pages, items int64) {
+func crawlCounters(ctx context.Context, rdb redis.Cmdable, stats string) (pages, items int64) {
 	v, err := rdb.HMGet(ctx, stats, "pages_fetched", "items_stored").Result()
 	if err != nil {
 		return 0, 0

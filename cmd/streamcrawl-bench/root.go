@@ -32,11 +32,12 @@ memory as it goes; bench-latency puts a proxy that adds round-trip time between 
 fetch or crawl process and Redis and prints its pages/s against none; plots draws the
 docs' SVG plots from the runs recorded with --record, and
 figures runs those benchmarks and plots in one go; chaos kills worker processes mid-crawl and
-checks that nothing was lost; testprogress prints a line per ended test from go test -json (the test command
+checks that nothing was lost; fleet runs worker processes serving many crawls and measures
+items, fair share, memory and Redis cost; testprogress prints a line per ended test from go test -json (the test command
 .ci/test). Worker processes are children of this binary, which runs
 streamcrawl's own fetch, parse, store and demo-site commands for them.`)
 	root.AddCommand(a.benchCommand(), a.benchScaleCommand(), a.benchBroadCommand(), a.benchFrontierCommand(), a.benchDedupCommand(), a.chaosCommand(),
-		a.benchRenderCommand(), a.benchPeersCommand(), a.benchMemoryCommand(), a.benchLatencyCommand(), a.plotsCommand(), a.figuresCommand(), a.testProgressCommand())
+		a.benchRenderCommand(), a.benchPeersCommand(), a.benchMemoryCommand(), a.benchLatencyCommand(), a.fleetCommand(), a.plotsCommand(), a.figuresCommand(), a.testProgressCommand())
 	root.AddCommand(append(a.WorkerCommands(), a.jsSiteCommand())...)
 	return root
 }

@@ -206,6 +206,17 @@ func New(cfg Config) (*Fetcher, error) {
 	return f, nil
 }
 
+// Close closes the fetcher's idle HTTP connections. A process that runs crawl after
+// crawl (a fleet worker) makes a fetcher per run: without this, each ended run's
+// keep-alive connections, with their goroutines and buffers, stay until the transport's
+// idle timeout.
+func (f *Fetcher) Close(context.Context) error {
+	if f.http.tr != nil {
+		f.http.tr.CloseIdleConnections()
+	}
+	return nil
+}
+
 // Delivery says how a request reached the fetcher: the requests-stream entry it came in
 // (a host with a concurrency limit has its slot leased for that entry) and whether it
 // was delivered before.

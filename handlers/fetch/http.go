@@ -23,13 +23,15 @@ import (
 type httpFetch struct {
 	*shared
 	client    *http.Client
-	following *http.Client // the login's: follows redirects within one fetch
-	cond      *validators  // nil without a Redis client
+	tr        *http.Transport // client's, under any wrapping: its idle connections are closed with the fetcher
+	following *http.Client    // the login's: follows redirects within one fetch
+	cond      *validators     // nil without a Redis client
 }
 
 // newHTTPFetch returns the HTTP fetcher of cfg, sharing sh's rules.
 func newHTTPFetch(sh *shared, cfg Config) *httpFetch {
 	h := &httpFetch{shared: sh, client: newHTTPClient(sh.settings)}
+	h.tr, _ = h.client.Transport.(*http.Transport)
 	if cfg.Metrics != nil {
 		h.client.Transport = cfg.Metrics.Transport(h.client.Transport)
 	}

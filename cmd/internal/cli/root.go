@@ -138,11 +138,11 @@ func (a *App) NewRoot(use, short, long string) *cobra.Command {
 }
 
 // WorkerCommands are the commands a benchmark starts as child processes of its own
-// binary (fetch, parse, store, crawl, demo-site), hidden from its help: the same code as
-// streamcrawl's, so its figures are streamcrawl's.
+// binary (fetch, parse, store, crawl, demo-site, and a fleet's worker and submit),
+// hidden from its help: the same code as streamcrawl's, so its figures are streamcrawl's.
 func (a *App) WorkerCommands() []*cobra.Command {
 	cmds := []*cobra.Command{a.stageCommand(streams.StageFetch), a.stageCommand(streams.StageParse),
-		a.stageCommand(streams.StageStore), a.crawlCommand(), a.demoSiteCommand()}
+		a.stageCommand(streams.StageStore), a.crawlCommand(), a.demoSiteCommand(), a.workerCommand(), a.submitCommand()}
 	for _, c := range cmds {
 		c.Hidden = true
 	}

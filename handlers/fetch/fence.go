@@ -3,6 +3,7 @@ package fetch
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -38,12 +39,24 @@ func withSendCheck(ctx context.Context, check func(context.Context) error) conte
 	return context.WithValue(ctx, sendCheckKey{}, check)
 }
 
+// errSendUnconfirmed wraps the error of a send check that Redis could not answer (a
+// failover, an outage): the request was not sent, and its entry is not acked, so that it
+// comes again (never a dead letter: the site was not asked).
+var errSendUnconfirmed = errors.New("fetch: whether the request may leave could not be checked")
+
 // beforeSend asks ctx's send check, if any: nil when the request may leave now,
-// errSlotLost or an error wrapping streams.ErrNotHeld when it must not, another error
-// when Redis could not say (the request is not sent; it comes again).
+// errSlotLost or an error wrapping streams.ErrNotHeld when it must not, an error
+// wrapping errSendUnconfirmed when Redis could not say (the request is not sent; it
+// comes again).
 func beforeSend(ctx context.Context) error {
-	if check, _ := ctx.Value(sendCheckKey{}).(func(context.Context) error); check != nil {
-		return check(ctx)
+	check, _ := ctx.Value(sendCheckKey{}).(func(context.Context) error)
+	if check == nil {
+		return nil
+	}
+	if err := check(ctx); err != nil && !unsent(err) {
+		return fmt.Errorf("%w: %w", errSendUnconfirmed, err)
+	} else if err != nil {
+		return err
 	}
 	return nil
 }

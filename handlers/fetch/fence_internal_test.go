@@ -83,3 +83,41 @@ func TestARequestWhoseSlotWasHandedOnIsNotSent(t *testing.T) {
 		}
 	}
 }
+
+// TestARequestWhoseSlotCannotBeCheckedComesAgain: a request handed out a minute ago must
+// ask Redis whether its slot is still its own before it leaves; with Redis gone (a
+// failover, an outage) the answer is an error for the delivery to come again: no
+// request to the site and no dead letter (before: the check's error was taken for a
+// final fetch error, and the page, never asked for, ended in the dead letters).
+func TestARequestWhoseSlotCannotBeCheckedComesAgain(t *testing.T) {
+	var served atomic.Int64
+	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		served.Add(1)
+		w.Write([]byte("<html><body>ok</body></html>"))
+	}))
+	defer site.Close()
+	srv := streamstest.Start(t)
+	rdb := srv.Client()
+	ctx := context.Background()
+	layout := streams.NewLayout("fence", 1)
+	settings := spiders.Settings{AllowPrivateNetworks: true, ObeyRobots: new(bool), PerHostConcurrency: 2}
+	hosts, err := frontier.New(frontier.Config{Client: rdb, Layout: layout, Hosts: frontier.HostRule{Concurrency: 2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hosts.Close(ctx)
+	f, err := New(Config{Settings: settings, Frontier: hosts})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := strconv.FormatInt(time.Now().Add(-time.Minute).UnixMilli(), 10) + "-0"
+	srv.Kill()
+	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	res, err := f.Do(cctx, &spiders.Request{URL: site.URL + "/p"}, Delivery{ID: id, Owner: "f"})
+	res.Release()
+	if err == nil || res.Outcome == Dead || served.Load() != 0 {
+		t.Errorf("slot check with Redis gone: outcome %v, error %v, %d sent; want an error (the delivery comes again), no dead letter, none sent",
+			res.Outcome, err, served.Load())
+	}
+}

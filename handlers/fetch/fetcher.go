@@ -359,6 +359,9 @@ func (f *Fetcher) Do(ctx context.Context, req *spiders.Request, d Delivery) (Res
 	if unsent(err) {
 		return t.unsent(ctx, err) // nothing left for the host
 	}
+	if errors.Is(err, errSendUnconfirmed) {
+		return Result{}, err // not sent; the slot stays leased: the redelivery uses it
+	}
 	if err == nil && reason == "" {
 		f.spendBytes(ctx, t.host, res) // before the slot goes back: the host's next page waits for it
 	}

@@ -86,3 +86,15 @@ type streamOnly struct{}
 
 func (streamOnly) Store(context.Context, *spiders.Item) (bool, error) { return true, nil }
 func (streamOnly) Close(context.Context) error                        { return nil }
+
+// RedactedOut is out, what Open takes, with the password of a postgres:// URL replaced by
+// "***", for messages and logs; a file path or a URL without a password is as it is.
+func RedactedOut(out string) string {
+	if u, err := url.Parse(out); err == nil && u.User != nil {
+		if _, ok := u.User.Password(); ok {
+			u.User = url.UserPassword(u.User.Username(), "***")
+			return u.String()
+		}
+	}
+	return out
+}

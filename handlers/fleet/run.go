@@ -106,7 +106,7 @@ func (w *worker) start(ctx context.Context, c Crawl, share int) {
 	w.shareHosts()
 	fields := []zap.Field{zap.Int64("version", version), zap.Int("share", share)}
 	if slices.Contains(w.o.Stages, streams.StageStore) {
-		fields = append(fields, zap.String("out", redactOut(opts.Out)))
+		fields = append(fields, zap.String("out", processors.RedactedOut(opts.Out)))
 	}
 	log.Info("fleet: serving the crawl", fields...)
 	go func() {
@@ -228,17 +228,4 @@ func (w *worker) prepareOut(sp *spiders.Spider) error {
 func isFile(out string) bool {
 	lower := strings.ToLower(out)
 	return out != processors.StreamOnly && !strings.HasPrefix(lower, "postgres://") && !strings.HasPrefix(lower, "postgresql://")
-}
-
-// redactOut hides a password in out, for the log.
-func redactOut(out string) string {
-	if isFile(out) {
-		return out
-	}
-	if i, j := strings.Index(out, "://"), strings.LastIndex(out, "@"); i >= 0 && j > i {
-		if k := strings.Index(out[i+3:j], ":"); k >= 0 {
-			return out[:i+3+k+1] + "***" + out[j:]
-		}
-	}
-	return out
 }

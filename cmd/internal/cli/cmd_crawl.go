@@ -11,6 +11,7 @@ import (
 
 	"github.com/streamcrawl/streamcrawl/handlers"
 	"github.com/streamcrawl/streamcrawl/handlers/metrics"
+	"github.com/streamcrawl/streamcrawl/processors"
 	"github.com/streamcrawl/streamcrawl/spiders"
 	"github.com/streamcrawl/streamcrawl/streams"
 	"github.com/streamcrawl/streamcrawl/streams/inspect"
@@ -81,7 +82,7 @@ func (a *App) Crawl(ctx context.Context, c *streams.Client, sp *spiders.Spider, 
 		return nil, err
 	}
 	out := handlers.OutOf(sp, f.Out) // --out, else the spider's sink, else <name>.jsonl
-	path := redactOut(out)
+	path := processors.RedactedOut(out)
 	// One process runs the whole crawl: its /metrics serves the crawl-wide families
 	// too (streams, frontier, dedup, dead letters), as the exporter does, so that one
 	// scrape target is enough.

@@ -78,7 +78,7 @@ variables.`,
 			fmt.Fprintf(a.Stdout, "replay %s of %s: %d entries, %d items, %d links not followed, %d entries past --to skipped\n",
 				res.Group, crawl, res.Entries, res.Items, res.RequestsDiscarded, res.Skipped)
 			if f.Out != "" {
-				fmt.Fprintf(a.Stdout, "items written to %s\n", redactOut(f.Out))
+				fmt.Fprintf(a.Stdout, "items written to %s\n", processors.RedactedOut(f.Out))
 			}
 			return nil
 		},

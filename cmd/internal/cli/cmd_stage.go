@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/streamcrawl/streamcrawl/handlers"
+	"github.com/streamcrawl/streamcrawl/processors"
 	"github.com/streamcrawl/streamcrawl/streams"
 )
 
@@ -70,13 +71,13 @@ func (a *App) runStage(ctx context.Context, stage string, f *RunFlags, spiderPat
 	sink := "none"
 	if stage == streams.StageStore {
 		opts.Out = handlers.OutOf(sp, f.Out) // --out, else the spider's sink, else <name>.jsonl
-		sink = sinkKind(redactOut(opts.Out))
+		sink = sinkKind(processors.RedactedOut(opts.Out))
 	}
 	if opts.Metrics, err = a.serveMetrics(ctx, f.metricsAddr, rdb, sink, groupsReady(rdb, sp.Name, stage)); err != nil {
 		return err
 	}
 	if stage == streams.StageStore {
-		a.Log.Sugar().Infof("storing items of %s in %s", sp.Name, redactOut(opts.Out))
+		a.Log.Sugar().Infof("storing items of %s in %s", sp.Name, processors.RedactedOut(opts.Out))
 	}
 	// A stage that stopped cleanly has done its job even when the crawl's
 	// status cannot be read afterwards (Redis gone at the end).

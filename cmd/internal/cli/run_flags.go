@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"fmt"
-	"net/url"
 	"slices"
 	"time"
 
@@ -110,18 +109,7 @@ func (f *RunFlags) openSink(ctx context.Context, name string, log *zap.Logger) (
 	if err != nil {
 		return nil, "", err
 	}
-	return s, redactOut(out), nil
-}
-
-// redactOut hides a password in a postgres:// URL for messages.
-func redactOut(out string) string {
-	if u, err := url.Parse(out); err == nil && u.User != nil {
-		if _, ok := u.User.Password(); ok {
-			u.User = url.UserPassword(u.User.Username(), "***")
-			return u.String()
-		}
-	}
-	return out
+	return s, processors.RedactedOut(out), nil
 }
 
 // options returns the run's settings the flags give (consumer, retries, backlog,
